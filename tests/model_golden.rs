@@ -1,0 +1,202 @@
+//! GPT-2 in burn against Hugging Face `transformers` (tests/fixtures/golden_tiny.json, written
+//! by scripts/reference_golden.py from the deterministic test model), on the CPU backend and
+//! on wgpu; and wgpu against the CPU on GPT-2-small-shaped random weights.
+
+mod common;
+
+use burn::tensor::Tensor;
+use burn::tensor::activation::log_softmax;
+use clozelab::backend::{ComputeDevice, cpu_device, wgpu_device};
+use clozelab::inference::read_f32;
+use clozelab::model::{Gpt2, Gpt2Config, load_gpt2};
+use clozelab::modeldir::read_model_dir;
+use common::LOGPROB_TOLERANCE;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Fixture {
+    model: FixtureModel,
+    probe_ids: Vec<u32>,
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct FixtureModel {
+    seed: u64,
+    layers: usize,
+    dim: usize,
+    heads: usize,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    name: String,
+    kind: String,
+    text: String,
+    ids: Vec<u32>,
+    #[serde(default)]
+    positions: Vec<Position>,
+    prefix_last: Option<Position>,
+    #[serde(default)]
+    continuations: Vec<Continuation>,
+}
+
+#[derive(Deserialize)]
+struct Continuation {
+    ids: Vec<u32>,
+    positions: Vec<Position>,
+}
+
+#[derive(Deserialize)]
+struct Position {
+    top: Vec<(u32, f64)>,
+    probe: Vec<f64>,
+}
+
+fn fixture() -> Fixture {
+    let text = std::fs::read_to_string(common::repo_root().join("tests/fixtures/golden_tiny.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Loads the test model onto `device`, checking the fixture was made from the same one.
+fn load_test_model(compute: &ComputeDevice) -> (Gpt2, clozelab::tokenizer::Gpt2Tokenizer) {
+    let f = fixture();
+    assert_eq!((f.model.seed, f.model.layers, f.model.dim, f.model.heads), (0, 2, 64, 4));
+    let files = read_model_dir(common::test_model_dir()).unwrap();
+    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    (model, files.tokenizer)
+}
+
+/// Compares one row of log-probs (length vocab) with a golden position; returns the max error.
+fn compare(label: &str, row: &[f32], golden: &Position, probe_ids: &[u32]) -> f32 {
+    let mut worst = 0f32;
+    let pairs = golden.top.iter().copied().chain(probe_ids.iter().copied().zip(golden.probe.iter().copied()));
+    for (id, expected) in pairs {
+        let err = (row[id as usize] - expected as f32).abs();
+        worst = worst.max(err);
+        assert!(
+            err <= LOGPROB_TOLERANCE,
+            "{label}: token {id}: got {}, Hugging Face {expected}, |diff| {err} > {LOGPROB_TOLERANCE}",
+            row[id as usize]
+        );
+    }
+    worst
+}
+
+fn rows(flat: &[f32], vocab: usize) -> Vec<&[f32]> {
+    flat.chunks(vocab).collect()
+}
+
+async fn logprobs_3d(logits: Tensor<3>) -> Vec<f32> {
+    read_f32(log_softmax(logits, 2)).await.unwrap()
+}
+
+fn check_against_golden(compute: &ComputeDevice) {
+    let f = fixture();
+    let (model, tokenizer) = load_test_model(compute);
+    let vocab = model.vocab_size;
+    let backend = compute.kind.name();
+    let mut worst = 0f32;
+    for case in &f.cases {
+        // The tokenizer must reproduce Hugging Face's ids for the same text.
+        assert_eq!(tokenizer.encode(&case.text).unwrap(), case.ids, "tokenizer ids for {:?}", case.text);
+        match case.kind.as_str() {
+            "full" => {
+                let tokens = model.token_tensor(&[case.ids.clone()]).unwrap();
+                let lp = pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()));
+                for (t, row) in rows(&lp, vocab).iter().enumerate() {
+                    worst = worst.max(compare(&format!("{backend} full {} @{t}", case.name), row, &case.positions[t], &f.probe_ids));
+                }
+            }
+            "incremental" => {
+                let mut cache = model.new_cache(None, 1, case.ids.len());
+                for (t, &id) in case.ids.iter().enumerate() {
+                    let hidden = model.forward_cached(model.token_tensor(&[vec![id]]).unwrap(), &mut cache).unwrap();
+                    let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
+                    worst = worst.max(compare(&format!("{backend} incremental {} @{t}", case.name), &lp, &case.positions[t], &f.probe_ids));
+                }
+            }
+            "shared_prefix" => {
+                let mut prefix_cache = model.new_cache(None, 1, case.ids.len());
+                let hidden = model.forward_cached(model.token_tensor(&[case.ids.clone()]).unwrap(), &mut prefix_cache).unwrap();
+                let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
+                worst = worst.max(compare(&format!("{backend} prefix"), &lp, case.prefix_last.as_ref().unwrap(), &f.probe_ids));
+                let prefix = prefix_cache.into_shared_prefix().unwrap();
+                // Different-length continuations in one batch, right-padded with token 0.
+                let longest = case.continuations.iter().map(|c| c.ids.len()).max().unwrap();
+                let padded: Vec<Vec<u32>> = case
+                    .continuations
+                    .iter()
+                    .map(|c| c.ids.iter().copied().chain(std::iter::repeat(0)).take(longest).collect())
+                    .collect();
+                let mut cache = model.new_cache(Some(prefix), padded.len(), longest);
+                let hidden = model.forward_cached(model.token_tensor(&padded).unwrap(), &mut cache).unwrap();
+                let lp = pollster::block_on(logprobs_3d(model.logits(hidden)));
+                for (b, cont) in case.continuations.iter().enumerate() {
+                    for t in 0..cont.ids.len() {
+                        let start = (b * longest + t) * vocab;
+                        worst = worst.max(compare(
+                            &format!("{backend} shared prefix row {b} @{t}"),
+                            &lp[start..start + vocab],
+                            &cont.positions[t],
+                            &f.probe_ids,
+                        ));
+                    }
+                }
+            }
+            other => panic!("unknown case kind {other}"),
+        }
+    }
+    eprintln!("{backend}: worst |log-prob − Hugging Face| = {worst:e}");
+}
+
+#[test]
+fn cpu_matches_hugging_face() {
+    check_against_golden(&cpu_device());
+}
+
+/// The wgpu device, or `None` (test skipped) when no adapter exists and the run does not
+/// demand one. The test command sets CLOZELAB_REQUIRE_WGPU=1 after installing lavapipe.
+fn wgpu_or_skip() -> Option<ComputeDevice> {
+    match wgpu_device() {
+        Ok(d) => Some(d),
+        Err(e) if std::env::var("CLOZELAB_REQUIRE_WGPU").as_deref() == Ok("1") => {
+            panic!("CLOZELAB_REQUIRE_WGPU=1 but {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no wgpu adapter ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn wgpu_matches_hugging_face() {
+    if let Some(device) = wgpu_or_skip() {
+        check_against_golden(&device);
+    }
+}
+
+/// Tolerance between two f32 backends on a 12-layer, 768-wide model: accumulation order differs.
+const CROSS_BACKEND_TOLERANCE: f32 = 2e-3;
+
+#[test]
+fn wgpu_matches_cpu_on_gpt2_small_shape() {
+    let Some(gpu) = wgpu_or_skip() else { return };
+    let config = Gpt2Config::gpt2_small();
+    let weights = clozelab::testmodel::to_safetensors(&clozelab::testmodel::generate_weights(&config, 7)).unwrap();
+    let cpu = cpu_device();
+    let ids: Vec<u32> = vec![464, 2068, 7586, 21831, 18045, 625, 262, 16931];
+    let run = |compute: &ComputeDevice| {
+        let model = clozelab::model::loader::load_with_config(&config, &weights, &compute.device).unwrap();
+        let tokens = model.token_tensor(&[ids.clone()]).unwrap();
+        pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()))
+    };
+    let on_cpu = run(&cpu);
+    let on_gpu = run(&gpu);
+    assert_eq!(on_cpu.len(), on_gpu.len());
+    let worst = on_cpu.iter().zip(&on_gpu).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    eprintln!("GPT-2-small shape: worst |wgpu − cpu| log-prob = {worst:e}");
+    assert!(worst <= CROSS_BACKEND_TOLERANCE, "wgpu differs from cpu by {worst}");
+    assert!(on_gpu.iter().all(|v| v.is_finite()));
+}
