@@ -171,6 +171,9 @@ fn next_token(args: &Args) -> Result<(), String> {
     let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
     let compute = device_for(backend)?;
     let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).map_err(|e| e.to_string())?;
+    if crate::engine::is_random_test_model(&files.weights) {
+        eprintln!("note: {} holds the random test model; its predictions are noise", dir.display());
+    }
     let tokens = pollster::block_on(crate::inference::next_tokens(&model, &files.tokenizer, context, top))
         .map_err(|e| e.to_string())?;
     if args.has("--json") {

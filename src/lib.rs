@@ -3,7 +3,10 @@
 //! The core (model, tokenizer, inference) is plain Rust that compiles and tests natively;
 //! the browser app (`app`, wasm32 only) wires it to Leptos signals.
 
+#[cfg(target_arch = "wasm32")]
+pub mod app;
 pub mod backend;
+pub mod engine;
 pub mod inference;
 pub mod model;
 pub mod testmodel;

@@ -94,5 +94,6 @@ pub fn to_safetensors(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>) -> Res
         .collect::<Result<Vec<_>, _>>()?;
     let mut metadata = std::collections::HashMap::new();
     metadata.insert("format".to_string(), "pt".to_string());
+    metadata.insert(crate::engine::RANDOM_TEST_MODEL_KEY.to_string(), "random weights from clozelab make-test-model".to_string());
     safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
 }

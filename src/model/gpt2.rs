@@ -403,7 +403,8 @@ impl Gpt2 {
         let mut updated = Vec::with_capacity(layers.len());
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
-            let (out, layer) = block.forward_cached(x, layer, cache.len, prefix, mask.clone());
+            let step = CacheStep { past: cache.len, prefix, mask: mask.clone() };
+            let (out, layer) = block.forward_cached(x, layer, step);
             x = out;
             updated.push(layer);
         }
@@ -447,16 +448,19 @@ fn causal_mask(past: usize, seq: usize, device: &Device) -> Option<Tensor<4>> {
     Some(Tensor::from_data(TensorData::new(data, [1, 1, seq, keys]), device))
 }
 
+/// What one block needs besides its input to extend the cache by a step.
+struct CacheStep<'a> {
+    /// Own tokens already cached per row.
+    past: usize,
+    /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
+    prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
+    /// Causal mask over own keys (see [`causal_mask`]).
+    mask: Option<Tensor<4>>,
+}
+
 impl Block {
-    fn forward_cached(
-        &self,
-        x: Tensor<3>,
-        layer: LayerCache,
-        past: usize,
-        prefix: Option<&(Tensor<4>, Tensor<4>)>,
-        mask: Option<Tensor<4>>,
-    ) -> (Tensor<3>, LayerCache) {
-        let (attended, layer) = self.attn.forward_cached(self.ln_1.forward(x.clone()), layer, past, prefix, mask);
+    fn forward_cached(&self, x: Tensor<3>, layer: LayerCache, step: CacheStep) -> (Tensor<3>, LayerCache) {
+        let (attended, layer) = self.attn.forward_cached(self.ln_1.forward(x.clone()), layer, step);
         let x = x + attended;
         let x = x.clone() + self.mlp.c_proj.forward(gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x))));
         (x, layer)
@@ -467,14 +471,8 @@ impl Attention {
     /// # Shapes
     /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
     /// - prefix keys/values `[1, n_head, prefix_len, head_dim]`, broadcast over the batch
-    fn forward_cached(
-        &self,
-        x: Tensor<3>,
-        layer: LayerCache,
-        past: usize,
-        prefix: Option<&(Tensor<4>, Tensor<4>)>,
-        mask: Option<Tensor<4>>,
-    ) -> (Tensor<3>, LayerCache) {
+    fn forward_cached(&self, x: Tensor<3>, layer: LayerCache, step: CacheStep) -> (Tensor<3>, LayerCache) {
+        let CacheStep { past, prefix, mask } = step;
         let [batch, seq, n_embd] = x.dims();
         let n_head = self.n_head;
         let head_dim = n_embd / n_head;
@@ -529,11 +527,11 @@ mod tests {
         let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]), &device);
         let a = whole.forward(ids.clone());
         let b = split.forward(ids);
-        let (a, b) = (a.into_data().to_vec::<f32>().unwrap(), b.into_data().to_vec::<f32>().unwrap());
+        let (a, b) = (a.into_data().try_to_vec::<f32>().unwrap(), b.into_data().try_to_vec::<f32>().unwrap());
         assert_eq!(a, b);
         let hidden = Tensor::<3>::from_data(TensorData::new(vec![0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], [1, 2, 3]), &device);
-        let la = whole.logits(hidden.clone()).into_data().to_vec::<f32>().unwrap();
-        let lb = split.logits(hidden).into_data().to_vec::<f32>().unwrap();
+        let la = whole.logits(hidden.clone()).into_data().try_to_vec::<f32>().unwrap();
+        let lb = split.logits(hidden).into_data().try_to_vec::<f32>().unwrap();
         assert_eq!(la.len(), 2 * vocab);
         for (x, y) in la.iter().zip(&lb) {
             assert!((x - y).abs() < 1e-6, "{x} vs {y}");

@@ -1,0 +1,23 @@
+//! Which backend and adapter run the model.
+
+use leptos::prelude::*;
+
+use crate::app::state::{BackendState, use_runtime};
+
+#[component]
+pub fn BackendStatus() -> impl IntoView {
+    let ctx = use_runtime();
+    view! {
+        <p class="backend-status" data-testid="backend-status" aria-live="polite">
+            {move || match ctx.backend.get() {
+                BackendState::Detecting => view! { <span>"Detecting WebGPU…"</span> }.into_any(),
+                BackendState::Ready { kind, adapter, fallback_reason } => view! {
+                    <span data-backend=kind.name()>
+                        {format!("Backend: {} — {}", if kind == crate::backend::BackendKind::Wgpu { "WebGPU" } else { "CPU" }, adapter)}
+                    </span>
+                    {fallback_reason.map(|r| view! { <span class="note">{format!(" (WebGPU not used: {r})")}</span> })}
+                }.into_any(),
+            }}
+        </p>
+    }
+}

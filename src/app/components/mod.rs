@@ -1,0 +1,3 @@
+pub mod backend_status;
+pub mod distribution_chart;
+pub mod model_loader;

@@ -1,0 +1,34 @@
+//! The browser app (Leptos, client-side rendered). Thin: it wires signals to the core.
+
+mod components;
+mod pages;
+mod state;
+mod web;
+
+use leptos::prelude::*;
+
+use components::backend_status::BackendStatus;
+use components::model_loader::ModelLoader;
+use pages::next_token::NextTokenPage;
+use state::provide_runtime_context;
+
+/// Mounts the app on `<body>`.
+pub fn mount() {
+    leptos::mount::mount_to_body(App);
+}
+
+#[component]
+fn App() -> impl IntoView {
+    provide_runtime_context();
+    view! {
+        <header class="app-header">
+            <h1>"clozelab"</h1>
+            <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
+            <BackendStatus/>
+        </header>
+        <main>
+            <ModelLoader/>
+            <NextTokenPage/>
+        </main>
+    }
+}

@@ -1,0 +1,115 @@
+//! A loaded model and tokenizer, built from raw bytes wherever they came from (disk, fetch,
+//! Cache Storage, a file picker). The browser and the CLI both go through here.
+
+use burn::tensor::Device;
+
+use crate::inference::{InferenceError, TokenLogProb, next_tokens};
+use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
+use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+
+/// safetensors metadata key that marks the random test model, so every front end can say
+/// plainly that its predictions mean nothing.
+pub const RANDOM_TEST_MODEL_KEY: &str = "clozelab_random_test_model";
+
+/// Where the tokenizer comes from.
+#[derive(Debug)]
+pub enum TokenizerFiles {
+    /// A Hugging Face `tokenizer.json`.
+    TokenizerJson(Vec<u8>),
+    /// `vocab.json` (= `encoder.json`) and `merges.txt` (= `vocab.bpe`).
+    VocabAndMerges { vocab_json: String, merges_txt: String },
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EngineError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    #[error("the tokenizer has {tokenizer} tokens but the model's vocabulary has {model}")]
+    VocabularyMismatch { tokenizer: usize, model: usize },
+}
+
+/// Model + tokenizer, ready for inference.
+pub struct Engine {
+    pub config: Gpt2Config,
+    pub model: Gpt2,
+    pub tokenizer: Gpt2Tokenizer,
+    /// True for weights made by `clozelab make-test-model` (random: predictions are noise).
+    pub random_test_model: bool,
+}
+
+/// Whether a safetensors file carries the test-model marker (false for anything unreadable).
+pub fn is_random_test_model(weights: &[u8]) -> bool {
+    safetensors::SafeTensors::read_metadata(weights)
+        .ok()
+        .and_then(|(_, meta)| meta.metadata().as_ref().map(|m| m.contains_key(RANDOM_TEST_MODEL_KEY)))
+        .unwrap_or(false)
+}
+
+impl Engine {
+    pub fn load(config_json: &str, weights: &[u8], tokenizer: TokenizerFiles, device: &Device) -> Result<Self, EngineError> {
+        let tokenizer = match tokenizer {
+            TokenizerFiles::TokenizerJson(bytes) => Gpt2Tokenizer::from_tokenizer_json(&bytes)?,
+            TokenizerFiles::VocabAndMerges { vocab_json, merges_txt } => {
+                Gpt2Tokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?
+            }
+        };
+        let (config, model) = load_gpt2(config_json, weights, device)?;
+        if tokenizer.vocab_size() > config.vocab_size {
+            return Err(EngineError::VocabularyMismatch { tokenizer: tokenizer.vocab_size(), model: config.vocab_size });
+        }
+        Ok(Self { config, model, tokenizer, random_test_model: is_random_test_model(weights) })
+    }
+
+    /// The `k` most likely next tokens after `context`.
+    pub async fn next_tokens(&self, context: &str, k: usize) -> Result<Vec<TokenLogProb>, InferenceError> {
+        next_tokens(&self.model, &self.tokenizer, context, k).await
+    }
+}
+
+/// The parts of a model folder, picked out of files by name.
+#[derive(Debug)]
+pub struct ModelParts {
+    pub config_json: String,
+    pub weights: Vec<u8>,
+    pub tokenizer: TokenizerFiles,
+}
+
+/// Picks `config.json`, the `.safetensors` file and the tokenizer out of files the user chose
+/// (any order, extra files ignored). Names are matched case-insensitively on the base name.
+pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelParts, String> {
+    let mut config = None;
+    let mut weights = None;
+    let mut tokenizer_json = None;
+    let mut vocab = None;
+    let mut merges = None;
+    for (name, bytes) in files {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(&name).to_lowercase();
+        match base.as_str() {
+            "config.json" => config = Some(bytes),
+            "tokenizer.json" => tokenizer_json = Some(bytes),
+            "vocab.json" | "encoder.json" => vocab = Some(bytes),
+            "merges.txt" | "vocab.bpe" => merges = Some(bytes),
+            b if b.ends_with(".safetensors") => {
+                if weights.is_some() {
+                    return Err("more than one .safetensors file chosen; choose one model".into());
+                }
+                weights = Some(bytes)
+            }
+            _ => {}
+        }
+    }
+    let text = |bytes: Vec<u8>, what: &str| String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"));
+    let config_json = text(config.ok_or("config.json is missing")?, "config.json")?;
+    let weights = weights.ok_or("the .safetensors weights file is missing")?;
+    let tokenizer = match (tokenizer_json, vocab, merges) {
+        (Some(json), _, _) => TokenizerFiles::TokenizerJson(json),
+        (None, Some(v), Some(m)) => TokenizerFiles::VocabAndMerges {
+            vocab_json: text(v, "vocab.json")?,
+            merges_txt: text(m, "merges.txt")?,
+        },
+        _ => return Err("the tokenizer is missing: add tokenizer.json, or vocab.json and merges.txt".into()),
+    };
+    Ok(ModelParts { config_json, weights, tokenizer })
+}

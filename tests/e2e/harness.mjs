@@ -1,0 +1,59 @@
+// Shared helpers for the browser end-to-end tests: a static server for dist/ on loopback,
+// headless Chromium through playwright-core, and the native CLI for reference numbers.
+import { createServer } from "node:http";
+import { readFile, mkdir } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { extname, join, normalize, resolve } from "node:path";
+import { chromium } from "playwright-core";
+
+export const ROOT = resolve(import.meta.dirname, "..", "..");
+export const DIST = join(ROOT, "dist");
+export const ARTIFACTS = join(ROOT, "test-artifacts");
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
+
+export async function serveDist() {
+  const server = createServer(async (req, res) => {
+    try {
+      const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+      let file = normalize(join(DIST, path));
+      if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
+      if (path.endsWith("/")) file = join(file, "index.html");
+      const body = await readFile(file);
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length });
+      res.end(req.method === "HEAD" ? undefined : body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { server, base: `http://127.0.0.1:${server.address().port}` };
+}
+
+const BASE_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+/** Chromium with WebGPU (SwiftShader) or with WebGPU absent. */
+export async function launch({ webgpu }) {
+  const args = webgpu ? [...BASE_ARGS, "--enable-unsafe-webgpu"] : [...BASE_ARGS, "--disable-webgpu"];
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args });
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  if (!webgpu) {
+    // Make "no WebGPU" unambiguous whatever the browser build does with the flag.
+    await context.addInitScript(() => { delete Navigator.prototype.gpu; });
+  }
+  const page = await context.newPage();
+  const logs = [];
+  page.on("console", (m) => logs.push(`${m.type()}: ${m.text()}`));
+  page.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
+  return { browser, page, logs };
+}
+
+/** `clozelab next-token --json` for the same model and context (the reference). */
+export function cliNextToken(modelDir, context, top) {
+  const out = execFileSync(join(ROOT, "target", "debug", "clozelab"), ["next-token", "--model", modelDir, "--context", context, "--top", String(top), "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return JSON.parse(out);
+}
+
+export async function screenshot(page, name) {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+}

@@ -1,0 +1,50 @@
+// The app's next-token screen against `clozelab next-token`, on WebGPU and with WebGPU absent.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, serveDist, launch, cliNextToken, screenshot } from "./harness.mjs";
+
+const MODEL_DIR = join(ROOT, "public", "models", "test");
+const CONTEXT = "The quick brown fox jumps over";
+const TOP = 15;
+const TOLERANCE = 1e-4;
+const TIMEOUT = 240_000;
+
+let served;
+before(async () => { served = await serveDist(); });
+after(() => served?.server.close());
+
+async function checkMode(webgpu) {
+  const { browser, page, logs } = await launch({ webgpu });
+  try {
+    await page.goto(`${served.base}/?model=models/test/`);
+    const status = page.getByTestId("backend-status").locator("[data-backend]");
+    await status.waitFor({ timeout: TIMEOUT });
+    assert.equal(await status.getAttribute("data-backend"), webgpu ? "wgpu" : "cpu", await page.getByTestId("backend-status").innerText());
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("random-model-warning").innerText(), /random TEST model/);
+
+    await page.getByTestId("context").fill(CONTEXT);
+    const list = page.locator(`[data-testid=token-list][data-context="${CONTEXT}"]`);
+    await list.waitFor({ timeout: TIMEOUT });
+    const shown = await list.locator("li").evaluateAll((items) => items.map((li) => ({ id: Number(li.dataset.id), logprob: Number(li.dataset.logprob) })));
+    const reference = cliNextToken(MODEL_DIR, CONTEXT, TOP).tokens;
+    assert.equal(shown.length, TOP);
+    for (let i = 0; i < TOP; i++) {
+      assert.equal(shown[i].id, reference[i].id, `rank ${i}: browser id ${shown[i].id}, CLI id ${reference[i].id}`);
+      assert.ok(Math.abs(shown[i].logprob - reference[i].logprob) <= TOLERANCE, `rank ${i}: ${shown[i].logprob} vs ${reference[i].logprob}`);
+    }
+    const errors = logs.filter((l) => /error|panicked/i.test(l) && !/favicon/.test(l));
+    assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
+    await screenshot(page, `next-token-${webgpu ? "webgpu" : "cpu"}.png`);
+  } catch (e) {
+    await screenshot(page, `FAILED-next-token-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+}
+
+test("next-token distribution on WebGPU matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true));
+test("next-token distribution with WebGPU absent falls back to the CPU and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false));
