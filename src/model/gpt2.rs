@@ -159,12 +159,14 @@ impl TokenEmbedding {
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
     pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
-        let parts: Vec<Tensor<3>> = self
-            .chunks
-            .iter()
-            .map(|chunk| burn::tensor::module::linear(hidden.clone(), chunk.val().transpose(), None))
-            .collect();
-        if parts.len() == 1 { parts.into_iter().next().unwrap_or(hidden) } else { Tensor::cat(parts, 2) }
+        let [batch, seq, n_embd] = hidden.dims();
+        // `chunk · hiddenᵀ` keeps the big matrix in its stored row-major layout; multiplying by
+        // a transposed view of it instead ran ~40× slower on the CPU backend.
+        let rows_t = hidden.reshape([batch * seq, n_embd]).transpose();
+        let parts: Vec<Tensor<2>> = self.chunks.iter().map(|chunk| chunk.val().matmul(rows_t.clone())).collect();
+        let vocab: usize = parts.iter().map(|p| p.dims()[0]).sum();
+        let stacked = if parts.len() == 1 { parts.into_iter().next().unwrap_or(rows_t) } else { Tensor::cat(parts, 0) };
+        stacked.transpose().reshape([batch, seq, vocab])
     }
 
     fn device(&self) -> Device {

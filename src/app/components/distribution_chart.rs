@@ -2,7 +2,6 @@
 //! an accessible list (screen readers, copy-paste and the end-to-end test read the list).
 
 use crate::inference::TokenLogProb;
-use crate::tokenizer::visible_whitespace;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -26,7 +25,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<
         let y = 8 + i as i32 * ROW_HEIGHT;
         let p = t.logprob.exp();
         let w = (p / max_p * bar_space).round() as i32;
-        let mut label = visible_whitespace(&t.text);
+        let mut label = t.label.clone();
         if label.chars().count() > 16 {
             label = label.chars().take(15).collect::<String>() + "…";
         }
@@ -62,7 +61,7 @@ pub fn DistributionChart(
             <ol class="token-list" data-testid="token-list" data-context=move || context.get()>
                 <For each=move || tokens.get().into_iter().enumerate() key=|(i, t)| (*i, t.id) let:item>
                     <li data-id=item.1.id data-logprob=item.1.logprob.to_string()>
-                        <code>{visible_whitespace(&item.1.text)}</code>
+                        <code>{item.1.label.clone()}</code>
                         {format!(" {:.2}%", 100.0 * item.1.logprob.exp())}
                     </li>
                 </For>
