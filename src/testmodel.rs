@@ -76,24 +76,37 @@ pub fn generate_weights(config: &Gpt2Config, seed: u64) -> BTreeMap<String, (Vec
         .collect()
 }
 
-/// Serialises tensors as a safetensors file (f32, little-endian).
+/// Serialises tensors as a safetensors file (f32, little-endian), byte-for-byte reproducible:
+/// tensors and metadata in sorted order (the `safetensors` crate takes metadata as a `HashMap`,
+/// whose order changes from run to run).
 pub fn to_safetensors(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>) -> Result<Vec<u8>, String> {
-    let bytes: Vec<(String, Vec<u8>, Vec<usize>)> = tensors
-        .iter()
-        .map(|(name, (values, shape))| {
-            (name.clone(), values.iter().flat_map(|v| v.to_le_bytes()).collect(), shape.clone())
-        })
-        .collect();
-    let views = bytes
-        .iter()
-        .map(|(name, data, shape)| {
-            safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), data)
-                .map(|view| (name.clone(), view))
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut metadata = std::collections::HashMap::new();
-    metadata.insert("format".to_string(), "pt".to_string());
-    metadata.insert(crate::engine::RANDOM_TEST_MODEL_KEY.to_string(), "random weights from clozelab make-test-model".to_string());
-    safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
+    let mut header = serde_json::Map::new();
+    header.insert(
+        "__metadata__".into(),
+        serde_json::json!({
+            "format": "pt",
+            (crate::engine::RANDOM_TEST_MODEL_KEY): "random weights from clozelab make-test-model",
+        }),
+    );
+    let mut offset = 0usize;
+    for (name, (values, shape)) in tensors {
+        if values.len() != shape.iter().product::<usize>() {
+            return Err(format!("tensor {name}: {} values do not fill shape {shape:?}", values.len()));
+        }
+        let end = offset + values.len() * 4;
+        header.insert(name.clone(), serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, end]}));
+        offset = end;
+    }
+    let mut header = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
+    // The data section starts 8-byte aligned, padded with spaces as the format allows.
+    while header.len() % 8 != 0 {
+        header.push(b' ');
+    }
+    let mut out = Vec::with_capacity(8 + header.len() + offset);
+    out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    out.extend_from_slice(&header);
+    for (values, _) in tensors.values() {
+        out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+    }
+    Ok(out)
 }

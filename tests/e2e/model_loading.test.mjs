@@ -1,0 +1,60 @@
+// Loading a model in the browser: a second visit works offline from Cache Storage, and local
+// files load through the file picker.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ROOT, serveDist, launch, screenshot } from "./harness.mjs";
+
+const TIMEOUT = 240_000;
+let served;
+before(async () => { served = await serveDist(); });
+after(() => served?.server.close());
+
+test("a second visit loads the model from the browser cache with the network cut", { timeout: 2 * TIMEOUT }, async () => {
+  const { browser, page, logs } = await launch({ webgpu: false });
+  try {
+    await page.goto(`${served.base}/?model=models/test/`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    // Cut every model download: only Cache Storage can serve the files now.
+    let blocked = 0;
+    await page.route("**/models/test/**", (route) => { blocked++; return route.abort(); });
+    await page.reload();
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("model-state").innerText(), /Loaded models\/test\//);
+    assert.ok(blocked <= 1, `only the optional tokenizer.json probe may touch the network, saw ${blocked}`);
+  } catch (e) {
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+});
+
+test("model files chosen in the file picker load; a bad weights file is a clear error", { timeout: 2 * TIMEOUT }, async () => {
+  const { browser, page, logs } = await launch({ webgpu: false });
+  const dir = join(ROOT, "public", "models", "test");
+  try {
+    await page.goto(`${served.base}/`);
+    await page.getByTestId("backend-status").locator("[data-backend]").waitFor({ timeout: TIMEOUT });
+    await page.getByText("No model loaded").waitFor();
+    // Broken weights first: the page must say why and stay usable.
+    await page.locator("#model-files").setInputFiles([
+      join(dir, "config.json"), join(dir, "vocab.json"), join(dir, "merges.txt"),
+      { name: "model.safetensors", mimeType: "application/octet-stream", buffer: Buffer.from("this is not a safetensors file") },
+    ]);
+    await page.getByRole("alert").filter({ hasText: "Could not load the model" }).waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("model-state").innerText(), /weights file/);
+    await page.locator("#model-files").setInputFiles(["config.json", "model.safetensors", "vocab.json", "merges.txt"].map((f) => join(dir, f)));
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("model-state").innerText(), /local files/);
+    await page.getByTestId("context").fill("Hello");
+    await page.locator(`[data-testid=token-list][data-context="Hello"] li`).first().waitFor({ timeout: TIMEOUT });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "next-token-phone.png");
+  } catch (e) {
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+});
