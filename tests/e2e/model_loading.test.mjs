@@ -3,6 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { ROOT, serveDist, launch, screenshot } from "./harness.mjs";
 
 const TIMEOUT = 240_000;
@@ -38,8 +39,9 @@ test("model files chosen in the file picker load; a bad weights file is a clear 
     await page.getByTestId("backend-status").locator("[data-backend]").waitFor({ timeout: TIMEOUT });
     await page.getByText("No model loaded").waitFor();
     // Broken weights first: the page must say why and stay usable.
+    const asBuffer = async (name) => ({ name, mimeType: "application/octet-stream", buffer: await readFile(join(dir, name)) });
     await page.locator("#model-files").setInputFiles([
-      join(dir, "config.json"), join(dir, "vocab.json"), join(dir, "merges.txt"),
+      await asBuffer("config.json"), await asBuffer("vocab.json"), await asBuffer("merges.txt"),
       { name: "model.safetensors", mimeType: "application/octet-stream", buffer: Buffer.from("this is not a safetensors file") },
     ]);
     await page.getByRole("alert").filter({ hasText: "Could not load the model" }).waitFor({ timeout: TIMEOUT });
