@@ -8,9 +8,11 @@ pub mod app;
 pub mod backend;
 pub mod engine;
 pub mod inference;
+pub mod metrics;
 pub mod model;
 pub mod testmodel;
 pub mod tokenizer;
+pub mod words;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
