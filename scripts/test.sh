@@ -15,6 +15,8 @@ cargo test --locked 2>&1
 
 echo "== browser end-to-end"
 cargo build --locked -q --bin clozelab
-./target/debug/clozelab make-test-model --out public/models/test 2>/dev/null
+target_dir=$(cargo metadata --format-version 1 --no-deps | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
+export CLOZELAB_BIN="$target_dir/debug/clozelab"
+"$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 trunk build --locked 2>&1 | tail -n 3
 node --test --test-reporter=spec tests/e2e/ 2>&1

@@ -49,7 +49,8 @@ export async function launch({ webgpu }) {
 
 /** `clozelab next-token --json` for the same model and context (the reference). */
 export function cliNextToken(modelDir, context, top) {
-  const out = execFileSync(join(ROOT, "target", "debug", "clozelab"), ["next-token", "--model", modelDir, "--context", context, "--top", String(top), "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+  const out = execFileSync(bin, ["next-token", "--model", modelDir, "--context", context, "--top", String(top), "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   return JSON.parse(out);
 }
 
