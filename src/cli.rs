@@ -12,6 +12,7 @@ const USAGE: &str = "clozelab — GPT-2 next-word tools
 USAGE:
   clozelab make-test-model --out DIR [--seed S] [--layers L --dim D --heads H] [--tokenizer DIR]
   clozelab next-token --model DIR --context TEXT [--top K] [--backend cpu|wgpu] [--json]
+  clozelab table1 --provo DIR [--seed S] [--resamples R] [--per-context FILE.csv] [--json]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
 
@@ -96,6 +97,7 @@ pub fn run(raw: &[String]) -> Result<(), String> {
     match command.as_str() {
         "make-test-model" => make_test_model(&Args::parse(&raw[1..])?),
         "next-token" => next_token(&Args::parse(&raw[1..])?),
+        "table1" => table1(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::bench::forward(&Args::parse(&raw[2..])?),
             _ => Err("usage: clozelab bench forward [options]".into()),
@@ -192,4 +194,40 @@ fn next_token(args: &Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn table1(args: &Args) -> Result<(), String> {
+    args.only(&["--provo", "--seed", "--resamples", "--per-context", "--json"])?;
+    let dir = PathBuf::from(args.required("--provo")?);
+    let seed: u64 = args.parsed("--seed", 0)?;
+    let resamples: usize = args.parsed("--resamples", 20)?;
+    let started = std::time::Instant::now();
+    let (rows, per_context) = crate::table1::compute(&dir, seed, resamples)?;
+    if let Some(path) = args.value("--per-context") {
+        let mut csv = String::from("text_id,word_num,system,tvd_human,tvd_oracle,entropy,mode,mode_prob\n");
+        let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
+        for r in &per_context {
+            csv += &format!(
+                "{},{},{},{},{},{:.6},{},{:.6}\n",
+                r.text_id, r.word_num, csv_field(&r.system), opt(r.tvd_human), opt(r.tvd_oracle), r.entropy, csv_field(&r.mode), r.mode_prob
+            );
+        }
+        std::fs::write(path, csv).map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    if args.has("--json") {
+        println!("{}", serde_json::json!({"seed": seed, "resamples": resamples, "rows": rows}));
+    } else {
+        print!("{}", crate::table1::format_table(&rows));
+        eprintln!("({} resamples of the oracle split, seed {seed}; {:.1} s)", resamples, started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+/// Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
+pub fn csv_field(value: &str) -> String {
+    if value.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_string()
+    }
 }

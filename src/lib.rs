@@ -10,6 +10,8 @@ pub mod engine;
 pub mod inference;
 pub mod metrics;
 pub mod model;
+pub mod provo;
+pub mod table1;
 pub mod testmodel;
 pub mod tokenizer;
 pub mod words;

@@ -1,0 +1,154 @@
+//! The Provo cloze norms and published model samples in ../shared/provo (JSON Lines).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::words::first_word_normalized;
+
+/// Key of a context: passage and 1-based position of the word to predict.
+pub type ContextKey = (u32, u32);
+
+/// One context of the norms.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ProvoContext {
+    pub text_id: u32,
+    pub word_num: u32,
+    pub context: String,
+    pub original: String,
+    /// Normalised response → number of participants who gave it.
+    pub human: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProvoError {
+    #[error("cannot read {path}: {message}")]
+    Io { path: String, message: String },
+    #[error("{path} line {line}: {message}")]
+    Line { path: String, line: usize, message: String },
+}
+
+/// Word samples of one system for one context, already reduced to words (failures counted).
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// Normalised word → count.
+    pub words: BTreeMap<String, f64>,
+    /// Samples that yielded no word (rejected, as in the paper).
+    pub failed: u64,
+}
+
+/// The special value the paper's GPT-2 sample files use for a sample without a word.
+pub const FAILED_SAMPLE: &str = "Failed to generate word";
+
+fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ProvoError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ProvoError::Io { path: shown.clone(), message: e.to_string() })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: shown.clone(), line: i + 1, message: e.to_string() })
+        })
+        .collect()
+}
+
+/// Reads `provo_cloze.jsonl`.
+pub fn read_norms(dir: &Path) -> Result<Vec<ProvoContext>, ProvoError> {
+    read_lines(&dir.join("provo_cloze.jsonl"))
+}
+
+fn add_word(samples: &mut Samples, raw: &str, count: f64) {
+    match first_word_normalized(raw) {
+        Some(w) if raw != FAILED_SAMPLE => *samples.words.entry(w).or_insert(0.0) += count,
+        _ => samples.failed += count as u64,
+    }
+}
+
+#[derive(Deserialize)]
+struct CountedLine {
+    text_id: u32,
+    word_num: u32,
+    samples: BTreeMap<String, f64>,
+}
+
+/// A GPT-2 sample file (`samples`: first word → count, punctuation already stripped).
+pub fn read_counted_samples(path: &Path) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<CountedLine> = read_lines(path)?;
+    Ok(lines
+        .into_iter()
+        .map(|l| {
+            let mut s = Samples::default();
+            for (word, count) in &l.samples {
+                add_word(&mut s, word, *count);
+            }
+            ((l.text_id, l.word_num), s)
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct ContinuationLine {
+    text_id: u32,
+    word_num: u32,
+    continuations: Vec<String>,
+}
+
+/// BLOOM's raw continuations: the first complete word is cut from each.
+pub fn read_continuations(path: &Path) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<ContinuationLine> = read_lines(path)?;
+    Ok(lines
+        .into_iter()
+        .map(|l| {
+            let mut s = Samples::default();
+            for c in &l.continuations {
+                add_word(&mut s, c, 1.0);
+            }
+            ((l.text_id, l.word_num), s)
+        })
+        .collect())
+}
+
+#[derive(Deserialize)]
+struct WordListLine {
+    text_id: u32,
+    word_num: u32,
+    #[serde(flatten)]
+    lists: BTreeMap<String, serde_json::Value>,
+}
+
+/// ChatGPT's word lists; `field` picks `single_prompt_temp1`, `list_prompt`, …
+pub fn read_word_lists(path: &Path, field: &str) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<WordListLine> = read_lines(path)?;
+    Ok(lines
+        .into_iter()
+        .filter_map(|l| {
+            let mut s = Samples::default();
+            match l.lists.get(field)? {
+                serde_json::Value::Array(words) => {
+                    for w in words.iter().filter_map(|w| w.as_str()) {
+                        add_word(&mut s, w, 1.0);
+                    }
+                }
+                // The list prompt's answer is one text: "1. later\n2. ago\n…".
+                serde_json::Value::String(text) => {
+                    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                        add_word(&mut s, strip_list_number(line), 1.0);
+                    }
+                }
+                _ => return None,
+            }
+            Some(((l.text_id, l.word_num), s))
+        })
+        .collect())
+}
+
+/// Drops a leading list number ("12. ", "3) ") from a line of a numbered list.
+pub fn strip_list_number(line: &str) -> &str {
+    let trimmed = line.trim_start();
+    let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0 && let Some(rest) = trimmed[digits..].strip_prefix(['.', ')']) {
+        return rest;
+    }
+    line
+}

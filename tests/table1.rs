@@ -1,0 +1,68 @@
+//! Table 1 of Ilia & Aziz (2024) from ../shared/provo (skipped when ../shared is absent), and the
+//! oracle split's contract.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use clozelab::metrics::tvd;
+use clozelab::provo::strip_list_number;
+use clozelab::table1::{compute, oracle_halves};
+use clozelab::testmodel::SplitMix64;
+
+#[test]
+fn oracle_halves_are_disjoint_equal_and_seeded() {
+    let human: BTreeMap<String, u32> = [("a", 7u32), ("b", 5), ("c", 1)].iter().map(|(w, c)| (w.to_string(), *c)).collect();
+    let (h1, h2) = oracle_halves(&human, &mut SplitMix64::new(1)).unwrap();
+    // 13 responses: one dropped, 6 + 6, together never more than the original counts.
+    assert_eq!((h1.total(), h2.total()), (6.0, 6.0));
+    for w in ["a", "b", "c"] {
+        let used = (h1.prob(w) + h2.prob(w)) * 6.0;
+        assert!(used <= human[w] as f64 + 1e-9, "{w}: {used}");
+    }
+    let again = oracle_halves(&human, &mut SplitMix64::new(1)).unwrap();
+    assert_eq!((again.0, again.1), (h1.clone(), h2.clone()));
+    let other = oracle_halves(&human, &mut SplitMix64::new(2)).unwrap();
+    assert!(other.0 != h1 || other.1 != h2, "different seeds give different splits");
+    let single: BTreeMap<String, u32> = [("a".to_string(), 1u32)].into();
+    assert!(oracle_halves(&single, &mut SplitMix64::new(1)).is_none());
+    assert!(tvd(&h1, &h2) <= 1.0);
+}
+
+#[test]
+fn numbered_list_items() {
+    assert_eq!(strip_list_number("12. later "), " later ");
+    assert_eq!(strip_list_number("3) ago"), " ago");
+    assert_eq!(strip_list_number("no number"), "no number");
+    assert_eq!(strip_list_number("1999 was"), "1999 was");
+}
+
+#[test]
+fn reproduces_published_mean_tvds() {
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
+        return;
+    };
+    let (rows, per_context) = compute(&shared.join("provo"), 0, 5).unwrap();
+    let get = |name: &str| rows.iter().find(|r| r.system == name).unwrap_or_else(|| panic!("row {name}"));
+    // Same contexts as the paper (all 2687) for these systems: within 0.01 of Table 1.
+    for (name, published) in [("GPT-2 (T=0.5)", 0.61), ("BLOOM", 0.61), ("ChatGPT", 0.76)] {
+        let ours = get(name).tvd_human.unwrap();
+        assert!((ours - published).abs() <= 0.01, "{name}: {ours} vs published {published}");
+    }
+    // Known, explained gaps (see the issue note): the oracle split (0.433 vs 0.42), GPT-2
+    // ancestral on the 797 available contexts only (0.62 vs 0.64), the list prompt (0.80 vs 0.82).
+    for (name, published, slack) in [("Oracle", 0.42, 0.02), ("GPT-2", 0.64, 0.03), ("ChatGPT (list)", 0.82, 0.03)] {
+        let ours = get(name).tvd_human.unwrap();
+        assert!((ours - published).abs() <= slack, "{name}: {ours} vs published {published}");
+    }
+    assert_eq!(get("Human").contexts, 2687);
+    assert_eq!(get("GPT-2").contexts, 797);
+    for r in &rows {
+        for v in [r.ece_original, r.ece_human_majority, r.tvd_human].into_iter().flatten() {
+            assert!((0.0..=1.0).contains(&v), "{}: {v}", r.system);
+        }
+        assert!(r.mean_entropy.is_finite() && r.top1_accuracy <= 1.0);
+    }
+    assert!(per_context.iter().all(|p| p.entropy.is_finite() && (0.0..=1.0).contains(&p.mode_prob)));
+}
