@@ -6,6 +6,7 @@
 #[cfg(target_arch = "wasm32")]
 pub mod app;
 pub mod backend;
+pub mod data;
 pub mod engine;
 pub mod inference;
 pub mod metrics;

@@ -1,0 +1,95 @@
+//! Import/export of cloze data: round trips, clear errors, hostile text kept verbatim.
+
+mod common;
+
+use clozelab::data::*;
+
+const OSF_SAMPLE: &str = "Word_Unique_ID,Text_ID,Text,Word_Number,Word,Response,Response_Count,Total_Response_Count\n\
+1_1_2,1,\"There are now, rumblings\",2,are,are,16,40\n\
+1_1_2,1,\"There are now, rumblings\",2,are,is,9,40\n\
+1_1_2,1,\"There are now, rumblings\",2,are,,0,40\n\
+1_1_3,1,\"There are now, rumblings\",3,now,many,20,40\n\
+1_1_3,1,\"There are now, rumblings\",3,now,\"<img src=x onerror=alert(1)>\",1,40\n";
+
+#[test]
+fn provo_osf_csv_imports_and_round_trips() {
+    let (norms, skipped) = import_provo_norms("norms.csv", OSF_SAMPLE).unwrap();
+    assert_eq!(skipped, vec![SkippedRow { line: 4, reason: "empty response".into() }]);
+    assert_eq!(norms.contexts[&(1, 2)].responses["are"], 16);
+    assert_eq!(norms.contexts[&(1, 3)].responses["<img src=x onerror=alert(1)>"], 1, "hostile text kept verbatim");
+    assert_eq!(norms.context_text(1, 3).as_deref(), Some("There are"));
+    for delimiter in [Delimiter::Comma, Delimiter::Tab] {
+        let exported = export_provo_norms(&norms, delimiter);
+        let (again, skipped) = import_provo_norms("again", &exported).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(again, norms, "{delimiter:?}");
+    }
+    // BOM + CRLF + reordered columns give the same norms.
+    let mut lines: Vec<Vec<String>> = OSF_SAMPLE.lines().map(|l| l.split_inclusive(',').map(String::from).collect()).collect();
+    lines.iter_mut().for_each(|l| l.rotate_left(0));
+    let crlf = format!("\u{feff}{}", OSF_SAMPLE.replace('\n', "\r\n"));
+    assert_eq!(import_provo_norms("crlf.csv", &crlf).unwrap().0, norms);
+    let reordered = export_provo_norms(&norms, Delimiter::Comma);
+    let mut rows: Vec<Vec<String>> = reordered.lines().map(|l| parse_delimited("x", l, Delimiter::Comma).unwrap().remove(0).1).collect();
+    for row in &mut rows {
+        row.reverse();
+    }
+    let reversed: String = rows.iter().map(|r| r.iter().map(|f| quote_field(f, Delimiter::Comma)).collect::<Vec<_>>().join(",") + "\n").collect();
+    assert_eq!(import_provo_norms("reversed.csv", &reversed).unwrap().0, norms);
+}
+
+#[test]
+fn malformed_files_name_file_line_and_column() {
+    let missing = "Text_ID,Text,Word_Number,Word,Response\n1,a,2,b,c\n";
+    assert!(matches!(import_provo_norms("m.csv", missing), Err(DataError::MissingColumn { column: "Response_Count", .. })));
+    let bad_number = "Text_ID,Text,Word_Number,Word,Response,Response_Count\n1,a,2,b,c,1\n1,a,two,b,c,1\n";
+    let err = import_provo_norms("n.csv", bad_number).unwrap_err();
+    assert_eq!(err, DataError::At { file: "n.csv".into(), line: 3, column: 3, message: "Word_Number \"two\" is not a valid number".into() });
+    assert!(err.to_string().starts_with("n.csv: line 3, column 3"));
+    let unclosed = "Text_ID,Text\n1,\"never closed\n";
+    assert!(matches!(import_provo_norms("q.csv", unclosed), Err(DataError::At { line: 2, column: 3, .. })));
+    let stray = "a,b\n1,x\"y\n";
+    assert!(matches!(parse_delimited("s.csv", stray, Delimiter::Comma), Err(DataError::At { line: 2, column: 4, .. })));
+    let short = "Text_ID,Text,Word_Number,Word,Response,Response_Count\n1,a\n";
+    assert!(matches!(import_provo_norms("short.csv", short), Err(DataError::At { line: 2, .. })));
+    assert!(import_provo_norms("empty.csv", "").is_err());
+    assert!(import_long_json("bad.json", "[{\"participant\": 1}]").unwrap_err().to_string().contains("bad.json: line 1"));
+}
+
+#[test]
+fn long_format_round_trips_in_csv_and_json() {
+    let records = vec![
+        ResponseRecord { participant: "P1".into(), passage: "p-1".into(), position: 2, response: "don't".into(), response_time_ms: Some(1234.5), timestamp: "2026-11-22T05:00:00Z".into() },
+        ResponseRecord { participant: "P,2 \"quoted\"".into(), passage: "東京".into(), position: 3, response: "<img src=x onerror=alert(1)>".into(), response_time_ms: None, timestamp: "2026-11-22T05:00:01Z".into() },
+        ResponseRecord { participant: "p3".into(), passage: "multi\nline".into(), position: 4, response: " padded 🚀 ".into(), response_time_ms: Some(0.0), timestamp: "t".into() },
+    ];
+    for delimiter in [Delimiter::Comma, Delimiter::Tab] {
+        let csv = export_long_csv(&records, delimiter);
+        assert_eq!(import_long_csv("long.csv", &csv).unwrap(), records, "{delimiter:?}");
+    }
+    assert_eq!(import_long_json("long.json", &export_long_json(&records)).unwrap(), records);
+}
+
+#[test]
+fn shared_norms_survive_the_osf_format() {
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
+        return;
+    };
+    let contexts = clozelab::provo::read_norms(&shared.join("provo")).unwrap();
+    let mut norms = ClozeNorms::default();
+    for c in &contexts {
+        norms.passages.entry(c.text_id).or_insert_with(|| c.context.clone());
+        norms.contexts.insert((c.text_id, c.word_num), NormContext { word: c.original.clone(), responses: c.human.clone() });
+    }
+    // The release carries "NaN" responses with count 0: imported as skipped rows, with reasons.
+    let zero_rows = norms.contexts.values().flat_map(|c| c.responses.values()).filter(|n| **n == 0).count();
+    let (again, skipped) = import_provo_norms("provo.csv", &export_provo_norms(&norms, Delimiter::Comma)).unwrap();
+    assert_eq!(skipped.len(), zero_rows);
+    assert!(skipped.iter().all(|s| s.reason.contains("count 0")), "{skipped:?}");
+    for c in norms.contexts.values_mut() {
+        c.responses.retain(|_, n| *n > 0);
+    }
+    assert_eq!(again.contexts.len(), 2687);
+    assert_eq!(again, norms);
+}
