@@ -199,6 +199,39 @@ pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
     )
 }
 
+/// The interpretation curve: expected TVD when, for k = 0..=100 percent of contexts, the model's
+/// TVD is replaced by the oracle's. Contexts are replaced worst first (largest model − oracle
+/// gap), so point k says how good the model would be if its k% worst contexts were as good as
+/// another person. `None` when the inputs are empty or of different lengths.
+///
+/// ```
+/// use clozelab::metrics::interpretation_curve;
+/// let curve = interpretation_curve(&[0.9, 0.5], &[0.4, 0.4]).unwrap();
+/// assert_eq!(curve.len(), 101);
+/// assert!((curve[0] - 0.7).abs() < 1e-12 && (curve[100] - 0.4).abs() < 1e-12);
+/// assert!((curve[50] - 0.45).abs() < 1e-12);
+/// ```
+pub fn interpretation_curve(model: &[f64], oracle: &[f64]) -> Option<Vec<f64>> {
+    if model.is_empty() || model.len() != oracle.len() {
+        return None;
+    }
+    let n = model.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| (model[b] - oracle[b]).total_cmp(&(model[a] - oracle[a])).then(a.cmp(&b)));
+    Some(
+        (0..=100)
+            .map(|k| {
+                let replaced = (k * n + 50) / 100;
+                let mut values = model.to_vec();
+                for &i in &order[..replaced] {
+                    values[i] = oracle[i];
+                }
+                values.iter().sum::<f64>() / n as f64
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use crate::words::first_word_normalized;
 pub type ContextKey = (u32, u32);
 
 /// One context of the norms.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
 pub struct ProvoContext {
     pub text_id: u32,
     pub word_num: u32,
@@ -19,6 +19,25 @@ pub struct ProvoContext {
     pub original: String,
     /// Normalised response → number of participants who gave it.
     pub human: BTreeMap<String, u32>,
+    /// Real GPT-2's log-probability of each response, when the file has it (kept on export).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpt2_logprob_human: Option<BTreeMap<String, f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpt2_logprob_original: Option<f64>,
+}
+
+/// Parses norms from JSON Lines text (the format of `provo_cloze.jsonl`); errors name the line.
+pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, ProvoError> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| ProvoError::Line { path: file.into(), line: i + 1, message: e.to_string() }))
+        .collect()
+}
+
+/// Writes norms as JSON Lines, one context per line.
+pub fn export_norms_jsonl(contexts: &[ProvoContext]) -> String {
+    contexts.iter().filter_map(|c| serde_json::to_string(c).ok()).map(|l| l + "\n").collect()
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::metrics::{WordDistribution, ece, mean, tvd};
+use crate::metrics::{WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd, wasserstein1};
 use crate::provo::{ContextKey, ProvoContext, Samples, read_continuations, read_counted_samples, read_norms, read_word_lists};
 use crate::testmodel::SplitMix64;
 use crate::words::normalize;
@@ -43,6 +43,12 @@ pub struct Row {
     pub ece_oracle_majority: (f64, f64),
     /// Mean TVD to the full human distribution (for the oracle: half₂ vs half₁).
     pub tvd_human: Option<f64>,
+    /// Bootstrap 95% interval of that mean over contexts (1000 resamples).
+    pub tvd_human_ci: Option<(f64, f64)>,
+    /// Wasserstein-1 between this system's per-context TVDs (to oracle half₁) and the oracle's.
+    pub w1_to_oracle: Option<f64>,
+    /// Expected TVD to oracle half₁ when k% of contexts (worst first) take the oracle's TVD.
+    pub interpretation_curve: Option<Vec<f64>>,
     /// Mean TVD to oracle half₁ (mean ± sd over resamples).
     pub tvd_oracle: Option<(f64, f64)>,
     pub top1_accuracy: f64,
@@ -112,6 +118,8 @@ fn row(
     let mut top1 = Vec::new();
     let mut entropies = Vec::new();
     let mut tvd_full = Vec::new();
+    let mut own_vs_half = Vec::new();
+    let mut oracle_vs_half = Vec::new();
     for (i, dist) in &chosen {
         let (mode, p) = dist.mode();
         let original = normalize(&norms[*i].original);
@@ -130,6 +138,10 @@ fn row(
             tvd_full.push(t);
         }
         let t_oracle = if is_human { None } else { splits[0][*i].as_ref().map(|(h1, h2)| tvd(if is_oracle { h2 } else { dist }, h1)) };
+        if let (Some(t), Some((h1, h2))) = (t_oracle, splits[0][*i].as_ref()) {
+            own_vs_half.push(t);
+            oracle_vs_half.push(tvd(h2, h1));
+        }
         per_context.push(PerContext {
             text_id: norms[*i].text_id,
             word_num: norms[*i].word_num,
@@ -168,6 +180,9 @@ fn row(
         ece_human_majority: ece(&ece_major, ECE_BINS),
         ece_oracle_majority: mean_sd(&ece_oracle_runs),
         tvd_human: mean(&tvd_full),
+        tvd_human_ci: mean_with_bootstrap_ci(&tvd_full, 1000, 17).map(|(_, lo, hi)| (lo, hi)),
+        w1_to_oracle: if is_human || is_oracle { None } else { wasserstein1(&own_vs_half, &oracle_vs_half) },
+        interpretation_curve: if is_human || is_oracle { None } else { interpretation_curve(&own_vs_half, &oracle_vs_half) },
         tvd_oracle: (!tvd_oracle_runs.is_empty()).then(|| mean_sd(&tvd_oracle_runs)),
         top1_accuracy: mean(&top1).unwrap_or(0.0),
         mean_entropy: mean(&entropies).unwrap_or(0.0),
@@ -227,21 +242,23 @@ pub fn compute(dir: &Path, seed: u64, resamples: usize) -> Result<(Vec<Row>, Vec
 pub fn format_table(rows: &[Row]) -> String {
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     let mut out = format!(
-        "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>9} {:>7} {:>9}\n",
-        "system", "n", "ECE orig", "ECE maj", "ECE oracle", "TVD hum", "TVD oracle", "published", "top-1", "entropy"
+        "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>13} {:>9} {:>7} {:>7} {:>9}\n",
+        "system", "n", "ECE orig", "ECE maj", "ECE oracle", "TVD hum", "95% CI", "TVD oracle", "published", "W1", "top-1", "entropy"
     );
     for r in rows {
         let published = PUBLISHED_TVD.iter().find(|(n, _)| *n == r.system).map(|(_, v)| format!("{v:.2}")).unwrap_or_else(|| "—".into());
         out += &format!(
-            "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>9} {:>7.3} {:>9.3}\n",
+            "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>13} {:>9} {:>7} {:>7.3} {:>9.3}\n",
             r.system,
             r.contexts,
             f(r.ece_original),
             f(r.ece_human_majority),
             format!("{:.3}±{:.3}", r.ece_oracle_majority.0, r.ece_oracle_majority.1),
             f(r.tvd_human),
+            r.tvd_human_ci.map(|(lo, hi)| format!("{lo:.3}–{hi:.3}")).unwrap_or_else(|| "—".into()),
             r.tvd_oracle.map(|(m, s)| format!("{m:.3}±{s:.3}")).unwrap_or_else(|| "—".into()),
             published,
+            f(r.w1_to_oracle),
             r.top1_accuracy,
             r.mean_entropy,
         );

@@ -93,3 +93,19 @@ fn shared_norms_survive_the_osf_format() {
     assert_eq!(again.contexts.len(), 2687);
     assert_eq!(again, norms);
 }
+
+#[test]
+fn shared_jsonl_round_trips() {
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
+        return;
+    };
+    let text = std::fs::read_to_string(shared.join("provo/provo_cloze.jsonl")).unwrap();
+    let contexts = clozelab::provo::parse_norms_jsonl("provo_cloze.jsonl", &text).unwrap();
+    assert_eq!(contexts.len(), 2687);
+    let again = clozelab::provo::parse_norms_jsonl("again", &clozelab::provo::export_norms_jsonl(&contexts)).unwrap();
+    assert_eq!(again, contexts);
+    let broken = "{\"text_id\": 1}\n";
+    let err = clozelab::provo::parse_norms_jsonl("b.jsonl", &format!("{}{broken}", text.lines().next().unwrap().to_owned() + "\n")).unwrap_err();
+    assert!(err.to_string().starts_with("b.jsonl line 2"), "{err}");
+}

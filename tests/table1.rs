@@ -65,4 +65,23 @@ fn reproduces_published_mean_tvds() {
         assert!(r.mean_entropy.is_finite() && r.top1_accuracy <= 1.0);
     }
     assert!(per_context.iter().all(|p| p.entropy.is_finite() && (0.0..=1.0).contains(&p.mode_prob)));
+    // The interpretation curve starts at the model's expected TVD and falls to the oracle's.
+    let curve = get("GPT-2 (T=0.5)").interpretation_curve.clone().unwrap();
+    assert!(curve.windows(2).all(|w| w[1] <= w[0] + 1e-12));
+    assert!((curve[100] - get("Oracle").tvd_human.unwrap()).abs() < 0.02);
+    let (lo, hi) = get("BLOOM").tvd_human_ci.unwrap();
+    assert!(lo < get("BLOOM").tvd_human.unwrap() && get("BLOOM").tvd_human.unwrap() < hi);
+
+    // The CLI writes the per-context CSV.
+    let csv = common::repo_root().join("target").join(format!("per-context-{}.csv", std::process::id()));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args(["table1", "--provo", shared.join("provo").to_str().unwrap(), "--resamples", "2", "--per-context", csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("GPT-2 (T=0.5)"));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("text_id,word_num,system,tvd_human,tvd_oracle,entropy,mode,mode_prob\n"));
+    assert_eq!(text.lines().count(), 1 + per_context.len());
+    std::fs::remove_file(&csv).ok();
 }
