@@ -31,7 +31,9 @@ pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, Pr
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| serde_json::from_str(l).map_err(|e| ProvoError::Line { path: file.into(), line: i + 1, message: e.to_string() }))
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: file.into(), line: i + 1, column: e.column(), message: e.to_string() })
+        })
         .collect()
 }
 
@@ -44,8 +46,8 @@ pub fn export_norms_jsonl(contexts: &[ProvoContext]) -> String {
 pub enum ProvoError {
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
-    #[error("{path} line {line}: {message}")]
-    Line { path: String, line: usize, message: String },
+    #[error("{path} line {line}, column {column}: {message}")]
+    Line { path: String, line: usize, column: usize, message: String },
 }
 
 /// Word samples of one system for one context, already reduced to words (failures counted).
@@ -67,7 +69,7 @@ fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, Provo
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: shown.clone(), line: i + 1, message: e.to_string() })
+            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: shown.clone(), line: i + 1, column: e.column(), message: e.to_string() })
         })
         .collect()
 }

@@ -65,10 +65,16 @@ fn reproduces_published_mean_tvds() {
         assert!(r.mean_entropy.is_finite() && r.top1_accuracy <= 1.0);
     }
     assert!(per_context.iter().all(|p| p.entropy.is_finite() && (0.0..=1.0).contains(&p.mode_prob)));
-    // The interpretation curve starts at the model's expected TVD and falls to the oracle's.
-    let curve = get("GPT-2 (T=0.5)").interpretation_curve.clone().unwrap();
-    assert!(curve.windows(2).all(|w| w[1] <= w[0] + 1e-12));
-    assert!((curve[100] - get("Oracle").tvd_human.unwrap()).abs() < 0.02);
+    // The interpretation curve runs from the model's expected TVD (to oracle half₁) to the
+    // oracle's; worst contexts go first, so it falls until the model's better-than-oracle
+    // contexts are reached, then rises to the oracle's value.
+    let t05 = get("GPT-2 (T=0.5)");
+    let curve = t05.interpretation_curve.clone().unwrap();
+    assert!((curve[0] - t05.tvd_oracle.unwrap().0).abs() < 0.01);
+    assert!((curve[100] - get("Oracle").tvd_human.unwrap()).abs() < 1e-9);
+    let lowest = curve.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(curve[..50].windows(2).all(|w| w[1] <= w[0] + 1e-12));
+    assert!(lowest < curve[100]);
     let (lo, hi) = get("BLOOM").tvd_human_ci.unwrap();
     assert!(lo < get("BLOOM").tvd_human.unwrap() && get("BLOOM").tvd_human.unwrap() < hi);
 
