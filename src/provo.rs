@@ -151,10 +151,11 @@ pub fn read_word_lists(path: &Path, field: &str) -> Result<BTreeMap<ContextKey, 
                         add_word(&mut s, w, 1.0);
                     }
                 }
-                // The list prompt's answer is one text: "1. later\n2. ago\n…".
+                // The list prompt's answer is one text: a numbered list ("1. later\n2. ago\n…")
+                // or a comma-separated line ("physically, emotionally, …").
                 serde_json::Value::String(text) => {
-                    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                        add_word(&mut s, strip_list_number(line), 1.0);
+                    for item in text.lines().flat_map(|l| l.split([',', ';'])).filter(|i| !i.trim().is_empty()) {
+                        add_word(&mut s, strip_list_number(item), 1.0);
                     }
                 }
                 _ => return None,

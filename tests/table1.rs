@@ -46,13 +46,13 @@ fn reproduces_published_mean_tvds() {
     let (rows, per_context) = compute(&shared.join("provo"), 0, 5).unwrap();
     let get = |name: &str| rows.iter().find(|r| r.system == name).unwrap_or_else(|| panic!("row {name}"));
     // Same contexts as the paper (all 2687) for these systems: within 0.01 of Table 1.
-    for (name, published) in [("GPT-2 (T=0.5)", 0.61), ("BLOOM", 0.61), ("ChatGPT", 0.76)] {
+    for (name, published) in [("GPT-2 (T=0.5)", 0.61), ("BLOOM", 0.61), ("ChatGPT", 0.76), ("ChatGPT (list)", 0.82)] {
         let ours = get(name).tvd_human.unwrap();
         assert!((ours - published).abs() <= 0.01, "{name}: {ours} vs published {published}");
     }
-    // Known, explained gaps (see the issue note): the oracle split (0.433 vs 0.42), GPT-2
-    // ancestral on the 797 available contexts only (0.62 vs 0.64), the list prompt (0.80 vs 0.82).
-    for (name, published, slack) in [("Oracle", 0.42, 0.02), ("GPT-2", 0.64, 0.03), ("ChatGPT (list)", 0.82, 0.03)] {
+    // Known gaps (see the issue note): the oracle over all 2687 contexts (0.433 vs 0.42; 0.415 on
+    // the GPT-2 subset), GPT-2 ancestral on the 797 available contexts only (0.62 vs 0.64).
+    for (name, published, slack) in [("Oracle", 0.42, 0.02), ("GPT-2", 0.64, 0.03)] {
         let ours = get(name).tvd_human.unwrap();
         assert!((ours - published).abs() <= slack, "{name}: {ours} vs published {published}");
     }
