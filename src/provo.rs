@@ -26,8 +26,8 @@ pub struct ProvoContext {
     pub gpt2_logprob_original: Option<f64>,
 }
 
-/// Parses norms from JSON Lines text (the format of `provo_cloze.jsonl`); errors name the line.
-pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, ProvoError> {
+/// Parses JSON Lines text, one value per non-blank line; errors name file, line and column.
+pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Result<Vec<T>, ProvoError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -35,6 +35,11 @@ pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, Pr
             serde_json::from_str(l).map_err(|e| ProvoError::Line { path: file.into(), line: i + 1, column: e.column(), message: e.to_string() })
         })
         .collect()
+}
+
+/// Parses norms from JSON Lines text (the format of `provo_cloze.jsonl`).
+pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, ProvoError> {
+    parse_jsonl(file, text)
 }
 
 /// Writes norms as JSON Lines, one context per line.
@@ -65,13 +70,7 @@ pub const FAILED_SAMPLE: &str = "Failed to generate word";
 fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ProvoError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ProvoError::Io { path: shown.clone(), message: e.to_string() })?;
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: shown.clone(), line: i + 1, column: e.column(), message: e.to_string() })
-        })
-        .collect()
+    parse_jsonl(&shown, &text)
 }
 
 /// Reads `provo_cloze.jsonl`.
