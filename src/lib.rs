@@ -12,6 +12,7 @@ pub mod inference;
 pub mod metrics;
 pub mod model;
 pub mod provo;
+pub mod sampling;
 pub mod table1;
 pub mod testmodel;
 pub mod tokenizer;
