@@ -200,3 +200,29 @@ fn wgpu_matches_cpu_on_gpt2_small_shape() {
     assert!(worst <= CROSS_BACKEND_TOLERANCE, "wgpu differs from cpu by {worst}");
     assert!(on_gpu.iter().all(|v| v.is_finite()));
 }
+
+/// Following branches with `select_rows` gives the same numbers as running each branch alone.
+#[test]
+fn selected_cache_rows_continue_like_separate_runs() {
+    let cpu = cpu_device();
+    let (model, _) = load_test_model(&cpu);
+    let prefix_ids = vec![464u32, 2068, 7586];
+    let mut prefix_cache = model.new_cache(None, 1, prefix_ids.len());
+    model.forward_cached(model.token_tensor(&[prefix_ids.clone()]).unwrap(), &mut prefix_cache).unwrap();
+    let prefix = prefix_cache.into_shared_prefix().unwrap();
+    // Two rows, then branch: row 1 twice and row 0 once.
+    let mut cache = model.new_cache(Some(prefix), 2, 3);
+    model.forward_cached(model.token_tensor(&[vec![21831], vec![3290]]).unwrap(), &mut cache).unwrap();
+    let mut branched = cache.select_rows(&[1, 1, 0]).unwrap();
+    let hidden = model.forward_cached(model.token_tensor(&[vec![18045], vec![625], vec![262]]).unwrap(), &mut branched).unwrap();
+    let got = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
+    let vocab = model.vocab_size;
+    for (row, path) in [(0, vec![464u32, 2068, 7586, 3290, 18045]), (1, vec![464, 2068, 7586, 3290, 625]), (2, vec![464, 2068, 7586, 21831, 262])] {
+        let full = pollster::block_on(logprobs_3d(model.forward(model.token_tensor(&[path.clone()]).unwrap()).unwrap()));
+        let last = &full[(path.len() - 1) * vocab..path.len() * vocab];
+        let worst = last.iter().zip(&got[row * vocab..(row + 1) * vocab]).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        assert!(worst < 1e-4, "row {row}: {worst}");
+    }
+    assert!(cache.select_rows(&[2]).is_err());
+    assert!(cache.select_rows(&[]).is_err());
+}

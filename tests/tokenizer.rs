@@ -85,3 +85,22 @@ fn whitespace_is_visible() {
     assert_eq!(token_label(&[b' ', 0xC3]), "␣⟨c3⟩");
     assert_eq!(token_label(" é\n".as_bytes()), "␣é↵");
 }
+
+#[test]
+fn human_token_distribution_uses_the_first_token_of_space_response() {
+    let Some(vocab_dir) = common::vocab_dir() else {
+        eprintln!("SKIPPED: GPT-2 vocabulary files absent");
+        return;
+    };
+    let tok = clozelab::modeldir::read_tokenizer(&vocab_dir).unwrap();
+    let responses: std::collections::BTreeMap<String, u32> =
+        [("are", 16u32), ("arexqz", 2), ("is", 2), ("nothing", 0)].iter().map(|(w, c)| (w.to_string(), *c)).collect();
+    let dist = clozelab::inference::human_token_distribution(&tok, &responses).unwrap();
+    let are = tok.encode(" are").unwrap()[0];
+    let is = tok.encode(" is").unwrap()[0];
+    assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);
+    assert!((dist[&is] - 0.1).abs() < 1e-12);
+    // A made-up word is split into pieces starting with " are", so it adds to " are".
+    assert_eq!(tok.encode(" arexqz").unwrap()[0], are);
+    assert!((dist[&are] - 0.9).abs() < 1e-12);
+}

@@ -285,6 +285,28 @@ impl KvCache {
         self.prefix.as_ref().map_or(0, SharedPrefix::len) + self.len
     }
 
+    /// A cache whose row r is row `rows[r]` of this one (rows may repeat): how a sampling tree
+    /// follows its branches. Only the rows' own tokens are copied; the shared prefix stays shared.
+    pub fn select_rows(&self, rows: &[usize]) -> Result<KvCache, ModelError> {
+        if rows.is_empty() {
+            return Err(ModelError::EmptyInput);
+        }
+        if let Some(&bad) = rows.iter().find(|&&r| r >= self.batch) {
+            return Err(ModelError::BatchMismatch { got: bad + 1, expected: self.batch });
+        }
+        let Some(first) = self.layers.first() else {
+            return Err(ModelError::EmptyInput);
+        };
+        let device = first.keys.device();
+        let index = Tensor::<1, Int>::from_data(TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]), &device);
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| LayerCache { keys: l.keys.clone().select(0, index.clone()), values: l.values.clone().select(0, index.clone()) })
+            .collect();
+        Ok(KvCache { prefix: self.prefix.clone(), layers, batch: rows.len(), capacity: self.capacity, len: self.len })
+    }
+
     /// Turns a batch-1 cache into a prefix that other caches can share. The only copy made:
     /// the prefix's and the row's own keys are joined once.
     pub fn into_shared_prefix(self) -> Result<SharedPrefix, ModelError> {
