@@ -204,14 +204,21 @@ fn table1(args: &Args) -> Result<(), String> {
     let started = std::time::Instant::now();
     let (rows, per_context) = crate::table1::compute(&dir, seed, resamples)?;
     if let Some(path) = args.value("--per-context") {
-        let mut csv = String::from("text_id,word_num,system,tvd_human,tvd_oracle,entropy,mode,mode_prob\n");
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
-        for r in &per_context {
-            csv += &format!(
-                "{},{},{},{},{},{:.6},{},{:.6}\n",
-                r.text_id, r.word_num, csv_field(&r.system), opt(r.tvd_human), opt(r.tvd_oracle), r.entropy, csv_field(&r.mode), r.mode_prob
-            );
-        }
+        let rows = per_context.iter().map(|r| {
+            vec![
+                r.text_id.to_string(),
+                r.word_num.to_string(),
+                r.system.clone(),
+                opt(r.tvd_human),
+                opt(r.tvd_oracle),
+                format!("{:.6}", r.entropy),
+                r.mode.clone(),
+                format!("{:.6}", r.mode_prob),
+            ]
+        });
+        let header = ["text_id", "word_num", "system", "tvd_human", "tvd_oracle", "entropy", "mode", "mode_prob"];
+        let csv = crate::data::write_delimited(&header, rows, crate::data::Delimiter::Comma);
         std::fs::write(path, csv).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if args.has("--json") {
@@ -221,13 +228,4 @@ fn table1(args: &Args) -> Result<(), String> {
         eprintln!("({} resamples of the oracle split, seed {seed}; {:.1} s)", resamples, started.elapsed().as_secs_f64());
     }
     Ok(())
-}
-
-/// Quotes a CSV field when it holds a comma, quote or line break (RFC 4180).
-pub fn csv_field(value: &str) -> String {
-    if value.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", value.replace('"', "\"\""))
-    } else {
-        value.to_string()
-    }
 }

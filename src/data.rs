@@ -39,7 +39,7 @@ impl Delimiter {
         }
     }
 
-    /// Tab when the header line holds a tab and no comma outside quotes is likelier; else comma.
+    /// Tab when the header line holds more tabs than commas; else comma.
     pub fn sniff(text: &str) -> Self {
         let header = text.lines().next().unwrap_or("");
         if header.matches('\t').count() > header.matches(',').count() { Delimiter::Tab } else { Delimiter::Comma }
@@ -149,7 +149,8 @@ pub fn quote_field(value: &str, delimiter: Delimiter) -> String {
     }
 }
 
-fn write_delimited(header: &[&str], rows: impl Iterator<Item = Vec<String>>, delimiter: Delimiter) -> String {
+/// A header line and one line per row, fields quoted where needed ([`quote_field`]).
+pub fn write_delimited(header: &[&str], rows: impl Iterator<Item = Vec<String>>, delimiter: Delimiter) -> String {
     let sep = delimiter.char().to_string();
     let mut out = header.join(&sep) + "\n";
     for row in rows {
