@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::backend::{BackendKind, device_for};
-use crate::model::load_gpt2;
+use crate::engine::Engine;
 use crate::modeldir::{read_model_dir, read_text, vocab_and_merges_paths};
 use crate::testmodel::{generate_weights, test_config, to_safetensors};
 
@@ -172,12 +172,12 @@ fn next_token(args: &Args) -> Result<(), String> {
     let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
     let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
     let compute = device_for(backend)?;
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).map_err(|e| e.to_string())?;
-    if crate::engine::is_random_test_model(&files.weights) {
+    let engine = Engine::with_tokenizer(&files.config_json, &files.weights, files.tokenizer, &compute.device)
+        .map_err(|e| e.to_string())?;
+    if engine.random_test_model {
         eprintln!("note: {} holds the random test model; its predictions are noise", dir.display());
     }
-    let tokens = pollster::block_on(crate::inference::next_tokens(&model, &files.tokenizer, context, top))
-        .map_err(|e| e.to_string())?;
+    let tokens = pollster::block_on(engine.next_tokens(context, top)).map_err(|e| e.to_string())?;
     if args.has("--json") {
         let json = serde_json::json!({"backend": backend.name(), "tokens": tokens});
         println!("{json}");

@@ -5,7 +5,7 @@ use burn::tensor::Device;
 
 use crate::inference::{InferenceError, TokenLogProb, next_tokens};
 use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
-use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
 /// safetensors metadata key that marks the random test model, so every front end can say
 /// plainly that its predictions mean nothing.
@@ -55,6 +55,11 @@ impl Engine {
                 Gpt2Tokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?
             }
         };
+        Self::with_tokenizer(config_json, weights, tokenizer, device)
+    }
+
+    /// As [`Engine::load`] with a tokenizer already built (the CLI reads it from a folder).
+    pub fn with_tokenizer(config_json: &str, weights: &[u8], tokenizer: Gpt2Tokenizer, device: &Device) -> Result<Self, EngineError> {
         let (config, model) = load_gpt2(config_json, weights, device)?;
         if tokenizer.vocab_size() > config.vocab_size {
             return Err(EngineError::VocabularyMismatch { tokenizer: tokenizer.vocab_size(), model: config.vocab_size });
@@ -89,8 +94,8 @@ pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelPart
         match base.as_str() {
             "config.json" => config = Some(bytes),
             "tokenizer.json" => tokenizer_json = Some(bytes),
-            "vocab.json" | "encoder.json" => vocab = Some(bytes),
-            "merges.txt" | "vocab.bpe" => merges = Some(bytes),
+            b if VOCAB_AND_MERGES_FILES.iter().any(|(v, _)| *v == b) => vocab = Some(bytes),
+            b if VOCAB_AND_MERGES_FILES.iter().any(|(_, m)| *m == b) => merges = Some(bytes),
             b if b.ends_with(".safetensors") => {
                 if weights.is_some() {
                     return Err("more than one .safetensors file chosen; choose one model".into());

@@ -35,7 +35,7 @@ pub fn read_text(path: &Path) -> Result<String, ModelDirError> {
 /// The vocabulary and merges files of a folder, under either naming (Hugging Face's
 /// `vocab.json`/`merges.txt` or OpenAI's `encoder.json`/`vocab.bpe`), if present.
 pub fn vocab_and_merges_paths(dir: &Path) -> Option<(PathBuf, PathBuf)> {
-    [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")]
+    crate::tokenizer::VOCAB_AND_MERGES_FILES
         .into_iter()
         .map(|(v, m)| (dir.join(v), dir.join(m)))
         .find(|(v, m)| v.is_file() && m.is_file())

