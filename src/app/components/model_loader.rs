@@ -20,11 +20,10 @@ fn with_slash(base: &str) -> String {
 
 async fn fetch_step(ctx: RuntimeContext, url: &str, step: &str) -> Result<Vec<u8>, String> {
     let step_name = step.to_string();
-    let (bytes, _) = fetch::fetch_bytes_cached(url, move |loaded, total| {
+    fetch::fetch_bytes_cached(url, move |loaded, total| {
         ctx.model.set(ModelState::Loading { step: step_name.clone(), loaded, total });
     })
-    .await?;
-    Ok(bytes)
+    .await
 }
 
 /// Downloads a model folder from `base` and loads it.
@@ -33,8 +32,10 @@ pub async fn load_from_url(ctx: RuntimeContext, base: String) {
     let result: Result<(), String> = async {
         let config = fetch_step(ctx, &format!("{base}config.json"), "config.json").await?;
         let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
-        let tokenizer = if fetch::exists(&format!("{base}tokenizer.json")).await {
-            TokenizerFiles::TokenizerJson(fetch_step(ctx, &format!("{base}tokenizer.json"), "tokenizer.json").await?)
+        // tokenizer.json when the folder has one (the hub does), else vocab.json + merges.txt.
+        // Fetching it directly avoids a separate existence check and a second read.
+        let tokenizer = if let Ok(json) = fetch_step(ctx, &format!("{base}tokenizer.json"), "tokenizer.json").await {
+            TokenizerFiles::TokenizerJson(json)
         } else {
             let vocab = fetch_step(ctx, &format!("{base}vocab.json"), "vocab.json").await?;
             let merges = fetch_step(ctx, &format!("{base}merges.txt"), "merges.txt").await?;

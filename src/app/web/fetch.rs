@@ -14,22 +14,25 @@ async fn open_cache() -> Option<Cache> {
     JsFuture::from(caches.open(CACHE_NAME)).await.ok()?.dyn_into().ok()
 }
 
+async fn cached_response(cache: &Cache, url: &str) -> Option<Response> {
+    JsFuture::from(cache.match_with_str(url)).await.ok()?.dyn_into().ok()
+}
+
 async fn cached(cache: &Cache, url: &str) -> Option<Vec<u8>> {
-    let hit = JsFuture::from(cache.match_with_str(url)).await.ok()?;
-    let response: Response = hit.dyn_into().ok()?;
+    let response = cached_response(cache, url).await?;
     let buffer = JsFuture::from(response.array_buffer().ok()?).await.ok()?;
     Some(Uint8Array::new(&buffer).to_vec())
 }
 
 /// Fetches `url` (from the cache when present), calling `progress(loaded, total)` as bytes
-/// arrive. Returns the bytes and whether they came from the cache.
-pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<(Vec<u8>, bool), String> {
+/// arrive.
+pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, String> {
     let cache = open_cache().await;
     if let Some(cache) = &cache
         && let Some(bytes) = cached(cache, url).await
     {
         progress(bytes.len() as u64, Some(bytes.len() as u64));
-        return Ok((bytes, true));
+        return Ok(bytes);
     }
     let window = web_sys::window().ok_or("no window")?;
     let response: Response = JsFuture::from(window.fetch_with_str(url))
@@ -70,13 +73,13 @@ pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) 
             let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
         }
     }
-    Ok((bytes, false))
+    Ok(bytes)
 }
 
-/// Whether `url` answers (used to find optional files such as tokenizer.json).
+/// Whether `url` is cached or answers a HEAD request (without reading its body).
 pub async fn exists(url: &str) -> bool {
     if let Some(cache) = open_cache().await
-        && cached(&cache, url).await.is_some()
+        && cached_response(&cache, url).await.is_some()
     {
         return true;
     }
