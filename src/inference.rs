@@ -34,6 +34,12 @@ pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, Mod
     data.convert::<f32>().try_to_vec::<f32>().map_err(|e| ModelError::Readback(format!("{e:?}")))
 }
 
+/// Reads an integer tensor back to the host (async, as [`read_f32`]).
+pub async fn read_i64<const D: usize>(tensor: Tensor<D, burn::tensor::Int>) -> Result<Vec<i64>, ModelError> {
+    let data = tensor.into_data_async().await.map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<i64>().try_to_vec::<i64>().map_err(|e| ModelError::Readback(format!("{e:?}")))
+}
+
 /// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).
 pub async fn next_token_logprobs(model: &Gpt2, ids: &[u32]) -> Result<Vec<f32>, ModelError> {
     let tokens = model.token_tensor(&[ids.to_vec()])?;

@@ -11,12 +11,15 @@ pub mod engine;
 pub mod inference;
 pub mod metrics;
 pub mod model;
+pub mod progress;
 pub mod provo;
 pub mod sampling;
 pub mod table1;
 pub mod testmodel;
 pub mod tokenizer;
+pub mod wordprob;
 pub mod words;
+pub mod wordsampler;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;

@@ -62,6 +62,16 @@ impl DecodingStrategy {
         *self == Self::default()
     }
 
+    /// Whether any truncation (top-k, top-p, typical) is set, beyond temperature.
+    pub fn truncates(&self) -> bool {
+        self.top_k.is_some() || self.top_p.is_some() || self.typical.is_some()
+    }
+
+    /// The temperature.
+    pub fn temperature(&self) -> f64 {
+        self.temperature
+    }
+
     /// The distribution to sample from, as probabilities over the vocabulary (zeros outside the
     /// kept set), from natural-log probabilities or logits.
     ///
@@ -89,6 +99,9 @@ impl DecodingStrategy {
             .map(|&x| if x.is_finite() { ((x - max) as f64 / self.temperature).exp() } else { 0.0 })
             .collect();
         normalise(&mut probs);
+        if !self.truncates() {
+            return Ok(probs);
+        }
         let mut order: Vec<usize> = (0..probs.len()).filter(|&i| probs[i] > 0.0).collect();
         order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
         let mut keep = order.len();

@@ -97,6 +97,65 @@ pub fn first_word_is_complete(text: &str) -> bool {
     }
 }
 
+/// What a model continuation, as raw bytes, says about its first word so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContinuationStatus {
+    /// The first word has ended; the word as written.
+    Complete(String),
+    /// No word yet, or the first word may still grow.
+    Pending,
+    /// The continuation ended (`<|endoftext|>`) before any word.
+    NoWord,
+}
+
+/// Splits off an incomplete UTF-8 sequence at the end of `bytes` (a token may hold part of a
+/// character; the next token completes it). Returns the bytes before it and whether one was cut.
+pub fn split_incomplete_utf8_tail(bytes: &[u8]) -> (&[u8], bool) {
+    for back in 1..=bytes.len().min(3) {
+        let start = bytes.len() - back;
+        let b = bytes[start];
+        if b < 0x80 {
+            break;
+        }
+        if b >= 0xC0 {
+            let needed = if b >= 0xF0 { 4 } else if b >= 0xE0 { 3 } else { 2 };
+            return if needed > back { (&bytes[..start], true) } else { (bytes, false) };
+        }
+    }
+    (bytes, false)
+}
+
+/// The status of the first word of a continuation given as bytes; `ended` when the last token
+/// was `<|endoftext|>` (whose own text is not part of the continuation). The one rule that the
+/// Monte Carlo sampler and the exact word probabilities share.
+///
+/// ```
+/// use clozelab::words::{continuation_status, ContinuationStatus::*};
+/// assert_eq!(continuation_status(b" cat", false), Pending);
+/// assert_eq!(continuation_status(b" cat.", false), Pending);
+/// assert_eq!(continuation_status(b" cat\n", false), Complete("cat".into()));
+/// assert_eq!(continuation_status(b" cat", true), Complete("cat".into()));
+/// assert_eq!(continuation_status(b"\n\n", true), NoWord);
+/// // The first byte of a curly apostrophe: the word may go on ("don’t").
+/// assert_eq!(continuation_status(b" don\xE2", false), Pending);
+/// ```
+pub fn continuation_status(bytes: &[u8], ended: bool) -> ContinuationStatus {
+    if ended {
+        let text = String::from_utf8_lossy(bytes);
+        return match first_word(&text) {
+            Some(word) => ContinuationStatus::Complete(word.to_string()),
+            None => ContinuationStatus::NoWord,
+        };
+    }
+    let (head, _) = split_incomplete_utf8_tail(bytes);
+    let text = String::from_utf8_lossy(head);
+    if first_word_is_complete(&text) {
+        first_word(&text).map_or(ContinuationStatus::Pending, |w| ContinuationStatus::Complete(w.to_string()))
+    } else {
+        ContinuationStatus::Pending
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +242,39 @@ mod tests {
         ] {
             assert_eq!(first_word_is_complete(text), complete, "{text:?}");
         }
+    }
+
+    #[test]
+    fn continuation_status_cases() {
+        use ContinuationStatus::*;
+        let cases: &[(&[u8], bool, ContinuationStatus)] = &[
+            (b"", false, Pending),
+            (b"", true, NoWord),
+            (b" the", false, Pending),
+            (b" the end", false, Complete("the".into())),
+            (b" don't", false, Pending),
+            (b" don't!", false, Complete("don't".into())),
+            (b" cat's", false, Pending),
+            (b" U.S.", false, Pending),
+            (b" U.S. ", false, Complete("U.S".into())),
+            (b"\n\n\"", false, Pending),
+            // "don’t" split inside the curly apostrophe's bytes.
+            (b" don\xE2\x80", false, Pending),
+            (b" don\xE2\x80\x99", false, Pending),
+            (b" don\xE2\x80\x99t ", false, Complete("don\u{2019}t".into())),
+            // An em dash ends the word.
+            (b" cat\xE2\x80\x94", false, Complete("cat".into())),
+            // A stray continuation byte is invalid UTF-8: it ends the word.
+            (b" cat\x80", false, Complete("cat".into())),
+            (b" caf\xC3", false, Pending),
+            (b" caf\xC3\xA9 ", false, Complete("caf\u{e9}".into())),
+            (b" caf\xC3", true, Complete("caf".into())),
+        ];
+        for (bytes, ended, want) in cases {
+            assert_eq!(&continuation_status(bytes, *ended), want, "{:?} ended={ended}", String::from_utf8_lossy(bytes));
+        }
+        assert_eq!(split_incomplete_utf8_tail(b"ab\xF0\x9F\x98"), (&b"ab"[..], true));
+        assert_eq!(split_incomplete_utf8_tail(b"ab\xF0\x9F\x98\x80"), (&b"ab\xF0\x9F\x98\x80"[..], false));
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod common;
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
-use clozelab::backend::{ComputeDevice, cpu_device, wgpu_device};
+use clozelab::backend::{ComputeDevice, cpu_device};
 use clozelab::inference::read_f32;
 use clozelab::model::{Gpt2, Gpt2Config, load_gpt2};
 use clozelab::modeldir::read_model_dir;
@@ -155,24 +155,9 @@ fn cpu_matches_hugging_face() {
     check_against_golden(&cpu_device());
 }
 
-/// The wgpu device, or `None` (test skipped) when no adapter exists and the run does not
-/// demand one. The test command sets CLOZELAB_REQUIRE_WGPU=1 after installing lavapipe.
-fn wgpu_or_skip() -> Option<ComputeDevice> {
-    match wgpu_device() {
-        Ok(d) => Some(d),
-        Err(e) if std::env::var("CLOZELAB_REQUIRE_WGPU").as_deref() == Ok("1") => {
-            panic!("CLOZELAB_REQUIRE_WGPU=1 but {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: no wgpu adapter ({e})");
-            None
-        }
-    }
-}
-
 #[test]
 fn wgpu_matches_hugging_face() {
-    if let Some(device) = wgpu_or_skip() {
+    if let Some(device) = common::wgpu_or_skip() {
         check_against_golden(&device);
     }
 }
@@ -182,7 +167,7 @@ const CROSS_BACKEND_TOLERANCE: f32 = 2e-3;
 
 #[test]
 fn wgpu_matches_cpu_on_gpt2_small_shape() {
-    let Some(gpu) = wgpu_or_skip() else { return };
+    let Some(gpu) = common::wgpu_or_skip() else { return };
     let config = Gpt2Config::gpt2_small();
     let weights = clozelab::testmodel::to_safetensors(&clozelab::testmodel::generate_weights(&config, 7)).unwrap();
     let cpu = cpu_device();

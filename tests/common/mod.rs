@@ -38,3 +38,56 @@ pub fn test_model_dir() -> &'static Path {
         dir
     })
 }
+
+/// The wgpu device, or `None` (test skipped) when no adapter exists and the run does not
+/// demand one. The test command sets CLOZELAB_REQUIRE_WGPU=1 after installing lavapipe.
+pub fn wgpu_or_skip() -> Option<clozelab::backend::ComputeDevice> {
+    match clozelab::backend::wgpu_device() {
+        Ok(d) => Some(d),
+        Err(e) if std::env::var("CLOZELAB_REQUIRE_WGPU").as_deref() == Ok("1") => {
+            panic!("CLOZELAB_REQUIRE_WGPU=1 but {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no wgpu adapter ({e})");
+            None
+        }
+    }
+}
+
+/// Two-sample chi-square test of homogeneity on category counts (categories with an expected
+/// count below 5 in either sample are pooled). Returns (statistic, degrees of freedom).
+pub fn chi_square_two_sample(a: &std::collections::BTreeMap<String, usize>, b: &std::collections::BTreeMap<String, usize>) -> (f64, usize) {
+    let (na, nb) = (a.values().sum::<usize>() as f64, b.values().sum::<usize>() as f64);
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut cells: Vec<(f64, f64)> = Vec::new();
+    let mut pooled = (0.0, 0.0);
+    for k in keys {
+        let (x, y) = (*a.get(k).unwrap_or(&0) as f64, *b.get(k).unwrap_or(&0) as f64);
+        let total = x + y;
+        if total * na.min(nb) / (na + nb) < 5.0 {
+            pooled.0 += x;
+            pooled.1 += y;
+        } else {
+            cells.push((x, y));
+        }
+    }
+    if pooled.0 + pooled.1 > 0.0 {
+        cells.push(pooled);
+    }
+    let stat = cells
+        .iter()
+        .map(|&(x, y)| {
+            let total = x + y;
+            let (ea, eb) = (total * na / (na + nb), total * nb / (na + nb));
+            (x - ea).powi(2) / ea + (y - eb).powi(2) / eb
+        })
+        .sum();
+    (stat, cells.len().saturating_sub(1))
+}
+
+/// Upper 0.001 quantile of chi-square with `df` degrees of freedom (Wilson–Hilferty).
+pub fn chi_square_critical_001(df: usize) -> f64 {
+    let k = df.max(1) as f64;
+    let z = 3.0902;
+    k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
+}

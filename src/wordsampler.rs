@@ -1,0 +1,479 @@
+//! Monte Carlo next-word distributions (Ilia & Aziz 2024, §3): draw N continuations of a
+//! context, cut the first complete word from each, reject failures, and take relative
+//! frequencies of the normalised words.
+//!
+//! The fast sampler walks the sampling tree instead of running N independent rows: the N first
+//! tokens are one multinomial draw from the prefix's distribution, and only distinct token
+//! prefixes are expanded, each carrying how many samples share it. Every row attends to one
+//! shared KV cache of the context; finished branches are dropped between steps; batches are
+//! padded to a few fixed sizes so kernels are reused. With temperature-only decoding the draws
+//! happen on the device (inverse CDF against uniforms from the seeded host generator) and only
+//! token ids are read back. [`sample_words_naive`] is the one-row-per-sample reference the tests
+//! compare it with.
+
+use std::collections::BTreeMap;
+
+use burn::tensor::activation::softmax;
+use burn::tensor::{Int, Tensor, TensorData};
+
+use crate::inference::{read_f32, read_i64};
+use crate::metrics::{MetricsError, WordDistribution};
+use crate::model::{Gpt2, KvCache, ModelError};
+use crate::progress::{Monitor, Progress};
+use crate::sampling::{DecodingStrategy, SamplingError, multinomial};
+use crate::testmodel::SplitMix64;
+use crate::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::words::{ContinuationStatus, continuation_status, normalize};
+
+/// Default number of samples per context (the paper's setting; 40 is the cheap one).
+pub const DEFAULT_SAMPLES: usize = 1000;
+/// Default bound on a continuation's tokens; samples whose first word is still open after it fail.
+pub const DEFAULT_TOKEN_BUDGET: usize = 8;
+/// Rows per LM-head call: bounds the `[rows, vocab]` buffers (WebGPU's 128 MiB bindings).
+const HEAD_ROWS: usize = 128;
+/// Vocabulary block for the two-level cumulative sum on the device.
+const CDF_BLOCK: usize = 128;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SamplerError {
+    #[error("the number of samples must be at least 1")]
+    NoSamples,
+    #[error("the token budget must be at least 1")]
+    NoBudget,
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    Sampling(#[from] SamplingError),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// How to sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SamplerConfig {
+    samples: usize,
+    seed: u64,
+    strategy: DecodingStrategy,
+    token_budget: usize,
+    batch_buckets: bool,
+}
+
+impl SamplerConfig {
+    /// `samples` ancestral samples from `seed`, with the default token budget.
+    pub fn new(samples: usize, seed: u64) -> Result<Self, SamplerError> {
+        if samples == 0 {
+            return Err(SamplerError::NoSamples);
+        }
+        Ok(Self { samples, seed, strategy: DecodingStrategy::default(), token_budget: DEFAULT_TOKEN_BUDGET, batch_buckets: true })
+    }
+
+    pub fn with_strategy(mut self, strategy: DecodingStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    pub fn with_token_budget(mut self, budget: usize) -> Result<Self, SamplerError> {
+        if budget == 0 {
+            return Err(SamplerError::NoBudget);
+        }
+        self.token_budget = budget;
+        Ok(self)
+    }
+
+    /// Pad batches to fixed sizes (default on: WebGPU reuses compiled kernels; costs ≤ 1/3 extra rows).
+    pub fn with_batch_buckets(mut self, on: bool) -> Self {
+        self.batch_buckets = on;
+        self
+    }
+
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub fn strategy(&self) -> &DecodingStrategy {
+        &self.strategy
+    }
+
+    pub fn token_budget(&self) -> usize {
+        self.token_budget
+    }
+}
+
+/// The words of N samples.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct WordSamples {
+    /// Samples drawn.
+    pub n: usize,
+    /// Samples without a complete first word (no word before `<|endoftext|>`, or still open
+    /// after the token budget).
+    pub failed: usize,
+    /// Normalised word → count.
+    pub words: BTreeMap<String, usize>,
+    /// Word as written → count.
+    pub surface: BTreeMap<String, usize>,
+    /// Word as written → samples that spell it right after the context (" word", or "word"
+    /// after an empty context) with nothing before it: the event whose probability
+    /// [`crate::wordprob`] computes exactly. The rest of `surface` had punctuation or extra
+    /// whitespace first.
+    pub spelled_directly: BTreeMap<String, usize>,
+}
+
+impl WordSamples {
+    /// Accepted samples (n − failed).
+    pub fn accepted(&self) -> usize {
+        self.n - self.failed
+    }
+
+    /// q(w|c): relative frequencies of the normalised words among accepted samples.
+    pub fn relative_frequencies(&self) -> BTreeMap<String, f64> {
+        let total = self.accepted() as f64;
+        self.words.iter().map(|(w, &c)| (w.clone(), c as f64 / total)).collect()
+    }
+
+    /// The word distribution; `Err` when every sample failed.
+    pub fn distribution(&self) -> Result<WordDistribution, MetricsError> {
+        WordDistribution::from_counts(self.words.iter().map(|(w, &c)| (w.clone(), c as f64)))
+    }
+
+    fn record(&mut self, status: ContinuationStatus, count: usize, bytes: &[u8], lead: &[u8]) {
+        match status {
+            ContinuationStatus::Complete(word) => {
+                let normalised = normalize(&word);
+                if normalised.is_empty() {
+                    self.failed += count;
+                } else {
+                    if bytes.starts_with(lead) && bytes[lead.len()..].starts_with(word.as_bytes()) {
+                        *self.spelled_directly.entry(word.clone()).or_default() += count;
+                    }
+                    *self.words.entry(normalised).or_default() += count;
+                    *self.surface.entry(word).or_default() += count;
+                }
+            }
+            ContinuationStatus::NoWord | ContinuationStatus::Pending => self.failed += count,
+        }
+    }
+}
+
+/// One open branch of the sampling tree: its continuation so far and how many samples share it.
+struct Branch {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+/// Batch sizes used on the device: powers of two and 1.5× powers of two.
+fn bucket(n: usize) -> usize {
+    let mut size = 1;
+    loop {
+        if size >= n {
+            return size;
+        }
+        if size >= 2 && size + size / 2 >= n {
+            return size + size / 2;
+        }
+        size *= 2;
+    }
+}
+
+/// Runs the context once and returns its cache (to share) and the last hidden state `[1, 1, n_embd]`.
+fn run_prefix(model: &Gpt2, ids: &[u32], budget: usize) -> Result<(crate::model::SharedPrefix, Tensor<3>), ModelError> {
+    if ids.len() + budget > model.n_positions {
+        return Err(ModelError::ContextTooLong { needed: ids.len() + budget, max: model.n_positions });
+    }
+    let mut cache = model.new_cache(None, 1, ids.len());
+    let hidden = model.forward_cached(model.token_tensor(&[ids.to_vec()])?, &mut cache)?;
+    let [_, seq, n_embd] = hidden.dims();
+    let last = hidden.slice([0..1, seq - 1..seq, 0..n_embd]);
+    Ok((cache.into_shared_prefix()?, last))
+}
+
+/// Cumulative sums along the vocabulary in two levels (within blocks, then over block totals),
+/// so that no device kernel scans the whole vocabulary per element.
+///
+/// # Shapes
+/// - probs `[rows, vocab]` → `[rows, vocab padded to a multiple of CDF_BLOCK]`
+fn blocked_cdf(probs: Tensor<2>) -> Tensor<2> {
+    let [rows, vocab] = probs.dims();
+    let padded_len = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
+    let device = probs.device();
+    let padded = if padded_len > vocab {
+        Tensor::cat(vec![probs, Tensor::zeros([rows, padded_len - vocab], &device)], 1)
+    } else {
+        probs
+    };
+    let blocks = padded_len / CDF_BLOCK;
+    let within = padded.reshape([rows, blocks, CDF_BLOCK]).cumsum(2);
+    let totals = within.clone().slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK]);
+    let before = totals.clone().cumsum(1) - totals;
+    (within + before).reshape([rows, padded_len])
+}
+
+/// Draws `counts[r]` tokens from each row's next-token distribution; returns (token, count)
+/// per row, by increasing token id.
+///
+/// # Shapes
+/// - hidden `[rows ≥ counts.len(), 1, n_embd]` (extra padded rows are ignored)
+async fn draw_next(
+    model: &Gpt2,
+    hidden: Tensor<3>,
+    counts: &[usize],
+    strategy: &DecodingStrategy,
+    rng: &mut SplitMix64,
+) -> Result<Vec<Vec<(u32, usize)>>, SamplerError> {
+    let [_, _, n_embd] = hidden.dims();
+    let vocab = model.vocab_size;
+    let device = model.device();
+    let mut draws = Vec::with_capacity(counts.len());
+    for chunk_start in (0..counts.len()).step_by(HEAD_ROWS) {
+        let chunk = &counts[chunk_start..(chunk_start + HEAD_ROWS).min(counts.len())];
+        let rows = chunk.len();
+        let logits = model.logits(hidden.clone().slice([chunk_start..chunk_start + rows, 0..1, 0..n_embd])).reshape([rows, vocab]);
+        if strategy.truncates() {
+            // Truncation needs a sort of each row: done on the host from the read-back logits.
+            let host = read_f32(logits).await?;
+            for (r, &count) in chunk.iter().enumerate() {
+                let probs = strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
+                draws.push(multinomial(&probs, count, rng));
+            }
+            continue;
+        }
+        let cdf = blocked_cdf(softmax(logits / strategy.temperature(), 1));
+        let padded_len = cdf.dims()[1];
+        let totals = cdf.clone().slice([0..rows, padded_len - 1..padded_len]);
+        let slot_rows: Vec<i64> = chunk.iter().enumerate().flat_map(|(r, &c)| std::iter::repeat_n(r as i64, c)).collect();
+        let uniforms: Vec<f32> = slot_rows.iter().map(|_| rng.next_unit()).collect();
+        let mut ids = Vec::with_capacity(slot_rows.len());
+        // Slots in groups, so the `[slots, vocab]` comparison stays small.
+        for group in (0..slot_rows.len()).step_by(HEAD_ROWS) {
+            let end = (group + HEAD_ROWS).min(slot_rows.len());
+            let index = Tensor::<1, Int>::from_data(TensorData::new(slot_rows[group..end].to_vec(), [end - group]), &device);
+            let u = Tensor::<2>::from_data(TensorData::new(uniforms[group..end].to_vec(), [end - group, 1]), &device);
+            let thresholds = u * totals.clone().select(0, index.clone());
+            // Inverse CDF: the token is the number of cumulative sums at or below the threshold.
+            let below = cdf.clone().select(0, index).lower_equal(thresholds).int().sum_dim(1);
+            ids.extend(read_i64(below).await?);
+        }
+        let mut slot = 0;
+        for &count in chunk {
+            let mut row: BTreeMap<u32, usize> = BTreeMap::new();
+            for &id in &ids[slot..slot + count] {
+                // Rounding can put a threshold at the very top: take the last token then.
+                *row.entry((id.max(0) as usize).min(vocab - 1) as u32).or_default() += 1;
+            }
+            slot += count;
+            draws.push(row.into_iter().collect());
+        }
+    }
+    Ok(draws)
+}
+
+/// Samples the first words of `config.samples()` continuations of `context` (an empty context
+/// conditions on `<|endoftext|>`), walking the sampling tree (see the module docs).
+/// `progress` is the caller's running total; this adds the context's samples as they finish.
+pub async fn sample_words(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    context: &str,
+    config: &SamplerConfig,
+    monitor: &mut dyn Monitor,
+    progress: &mut Progress,
+) -> Result<WordSamples, SamplerError> {
+    let ids = tokenizer.encode_context(context)?;
+    let lead: &[u8] = if context.is_empty() { b"" } else { b" " };
+    let budget = config.token_budget;
+    let (prefix, root) = run_prefix(model, &ids, budget)?;
+    let mut rng = SplitMix64::new(config.seed);
+    let mut result = WordSamples { n: config.samples, ..Default::default() };
+    let mut frontier = vec![Branch { bytes: Vec::new(), count: config.samples }];
+    let mut hidden = root;
+    let mut cache: Option<KvCache> = None;
+    let started = progress.samples_done;
+    for depth in 0..budget {
+        let counts: Vec<usize> = frontier.iter().map(|b| b.count).collect();
+        let draws = draw_next(model, hidden, &counts, &config.strategy, &mut rng).await?;
+        let mut next = Vec::new();
+        let mut parents = Vec::new();
+        let mut tokens = Vec::new();
+        for (row, (branch, row_draws)) in frontier.iter().zip(draws).enumerate() {
+            for (token, count) in row_draws {
+                let mut bytes = branch.bytes.clone();
+                let ended = token == END_OF_TEXT_ID;
+                if !ended {
+                    bytes.extend_from_slice(tokenizer.token_bytes(token)?);
+                }
+                match continuation_status(&bytes, ended) {
+                    ContinuationStatus::Pending if depth + 1 < budget => {
+                        next.push(Branch { bytes, count });
+                        parents.push(row);
+                        tokens.push(token);
+                    }
+                    status => result.record(status, count, &bytes, lead),
+                }
+            }
+        }
+        progress.samples_done = started + result.n - next.iter().map(|b| b.count).sum::<usize>();
+        progress.elapsed_s = monitor.now_s();
+        if !monitor.report(progress) {
+            return Err(SamplerError::Cancelled);
+        }
+        if next.is_empty() {
+            break;
+        }
+        let rows = if config.batch_buckets { bucket(next.len()) } else { next.len() };
+        let mut padded_parents = parents.clone();
+        padded_parents.resize(rows, parents[0]);
+        let mut padded_tokens: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
+        padded_tokens.resize(rows, vec![tokens[0]]);
+        let mut step_cache = match &cache {
+            None => model.new_cache(Some(prefix.clone()), rows, budget),
+            Some(c) => c.select_rows(&padded_parents)?,
+        };
+        hidden = model.forward_cached(model.token_tensor(&padded_tokens)?, &mut step_cache)?;
+        cache = Some(step_cache);
+        frontier = next;
+    }
+    progress.samples_done = started + result.n;
+    Ok(result)
+}
+
+/// Word distributions for several contexts, one after another, reporting contexts done.
+/// Context i uses seed `config.seed() + i`, so each context's result does not depend on the others.
+pub async fn sample_words_for_contexts(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    contexts: &[String],
+    config: &SamplerConfig,
+    monitor: &mut dyn Monitor,
+) -> Result<Vec<WordSamples>, SamplerError> {
+    let mut progress = Progress { contexts_done: 0, contexts_total: contexts.len(), samples_done: 0, elapsed_s: 0.0 };
+    let start = monitor.now_s();
+    let mut offset = OffsetMonitor { inner: monitor, start };
+    let mut out = Vec::with_capacity(contexts.len());
+    for (i, context) in contexts.iter().enumerate() {
+        let mut per = config.clone();
+        per.seed = config.seed.wrapping_add(i as u64);
+        out.push(sample_words(model, tokenizer, context, &per, &mut offset, &mut progress).await?);
+        progress.contexts_done = i + 1;
+        progress.elapsed_s = offset.now_s();
+        if !offset.report(&progress) {
+            return Err(SamplerError::Cancelled);
+        }
+    }
+    Ok(out)
+}
+
+/// Measures elapsed time from the start of a run.
+struct OffsetMonitor<'a> {
+    inner: &'a mut dyn Monitor,
+    start: f64,
+}
+
+impl Monitor for OffsetMonitor<'_> {
+    fn now_s(&self) -> f64 {
+        self.inner.now_s() - self.start
+    }
+    fn report(&mut self, progress: &Progress) -> bool {
+        self.inner.report(progress)
+    }
+}
+
+/// The reference sampler: one row per sample, every row run at every step (finished rows
+/// included), each token drawn on the host from the decoding strategy's distribution in f64.
+/// Slow by design; the tests check that [`sample_words`] draws from the same distribution.
+pub async fn sample_words_naive(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    context: &str,
+    config: &SamplerConfig,
+) -> Result<WordSamples, SamplerError> {
+    let ids = tokenizer.encode_context(context)?;
+    let lead: &[u8] = if context.is_empty() { b"" } else { b" " };
+    let budget = config.token_budget;
+    let n = config.samples;
+    let (prefix, root) = run_prefix(model, &ids, budget)?;
+    let n_embd = root.dims()[2];
+    let vocab = model.vocab_size;
+    let mut rng = SplitMix64::new(config.seed);
+    let mut hidden = root.expand([n, 1, n_embd]);
+    let mut cache = model.new_cache(Some(prefix), n, budget);
+    let mut bytes: Vec<Vec<u8>> = vec![Vec::new(); n];
+    let mut open = vec![true; n];
+    let mut result = WordSamples { n, ..Default::default() };
+    for depth in 0..budget {
+        let mut tokens = Vec::with_capacity(n);
+        for start in (0..n).step_by(HEAD_ROWS) {
+            let rows = HEAD_ROWS.min(n - start);
+            let logits = model.logits(hidden.clone().slice([start..start + rows, 0..1, 0..n_embd])).reshape([rows, vocab]);
+            let host = read_f32(logits).await?;
+            for r in 0..rows {
+                let probs = config.strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
+                let token = multinomial(&probs, 1, &mut rng).first().map_or(END_OF_TEXT_ID, |d| d.0);
+                tokens.push(token);
+            }
+        }
+        for (row, &token) in tokens.iter().enumerate() {
+            if !open[row] {
+                continue;
+            }
+            let ended = token == END_OF_TEXT_ID;
+            if !ended {
+                bytes[row].extend_from_slice(tokenizer.token_bytes(token)?);
+            }
+            match continuation_status(&bytes[row], ended) {
+                ContinuationStatus::Pending if depth + 1 < budget => {}
+                status => {
+                    result.record(status, 1, &bytes[row], lead);
+                    open[row] = false;
+                }
+            }
+        }
+        if !open.contains(&true) {
+            break;
+        }
+        let rows: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
+        hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_waste_at_most_a_third() {
+        for n in 1..2000 {
+            let b = bucket(n);
+            assert!(b >= n && (b as f64) <= (n as f64 * 1.5).max(2.0), "{n} → {b}");
+        }
+        assert_eq!((bucket(1), bucket(3), bucket(5), bucket(7), bucket(100)), (1, 3, 6, 8, 128));
+    }
+
+    #[test]
+    fn config_validation() {
+        assert_eq!(SamplerConfig::new(0, 1), Err(SamplerError::NoSamples));
+        assert_eq!(SamplerConfig::new(5, 1).unwrap().with_token_budget(0), Err(SamplerError::NoBudget));
+    }
+
+    #[test]
+    fn blocked_cdf_equals_running_sum() {
+        let device = burn::tensor::Device::flex();
+        let vocab = 300;
+        let values: Vec<f32> = (0..2 * vocab).map(|i| ((i * 37 % 11) as f32) / 1000.0).collect();
+        let cdf = blocked_cdf(Tensor::<2>::from_data(TensorData::new(values.clone(), [2, vocab]), &device));
+        let got = cdf.into_data().try_to_vec::<f32>().unwrap();
+        let padded = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
+        for r in 0..2 {
+            let mut run = 0.0f32;
+            for j in 0..padded {
+                run += if j < vocab { values[r * vocab + j] } else { 0.0 };
+                assert!((got[r * padded + j] - run).abs() < 1e-5, "row {r} col {j}");
+            }
+        }
+    }
+}
