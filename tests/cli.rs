@@ -107,3 +107,43 @@ fn model_parts_are_found_by_name() {
     let bad_utf8 = vec![("config.json".into(), vec![0xff, 0xfe]), ("m.safetensors".into(), vec![]), ("tokenizer.json".into(), vec![])];
     assert!(model_parts_from_files(bad_utf8).unwrap_err().contains("UTF-8"));
 }
+
+#[test]
+fn word_dist_and_word_prob_print_the_issue_json() {
+    let model = common::test_model_dir().to_str().unwrap();
+    let out = clozelab(&["word-dist", "--model", model, "--context", "The cat sat on the", "--samples", "200", "--seed", "4", "--temperature", "0.5", "--top-p", "0.9", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["n"], 200);
+    let failed = json["failed"].as_u64().unwrap();
+    let words = json["words"].as_object().unwrap();
+    let total: f64 = words.values().map(|p| p.as_f64().unwrap()).sum();
+    assert!(failed < 200 && (total - 1.0).abs() < 1e-9, "{json}");
+    assert!(words.keys().all(|w| *w == clozelab::words::normalize(w)), "words are normalised");
+    let again = clozelab(&["word-dist", "--model", model, "--context", "The cat sat on the", "--samples", "200", "--seed", "4", "--temperature", "0.5", "--top-p", "0.9", "--json"]);
+    assert_eq!(out.stdout, again.stdout, "same seed, same output");
+
+    let out = clozelab(&["word-prob", "--model", model, "--context", "The cat sat on the", "--word", "hat", "--word", "Zürich", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = json["words"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["word"], "Zürich");
+    for r in rows {
+        let (p, lp, no_end) = (r["prob"].as_f64().unwrap(), r["logprob"].as_f64().unwrap(), r["prob_no_end"].as_f64().unwrap());
+        assert!(p > 0.0 && p <= no_end && (lp - p.ln()).abs() < 1e-9, "{r}");
+        assert!(r["segmentations"].as_u64().unwrap() >= 1);
+    }
+
+    for bad in [
+        vec!["word-prob", "--model", model, "--context", "x", "--word", "two words"],
+        vec!["word-prob", "--model", model, "--context", "x"],
+        vec!["word-dist", "--model", model, "--context", "x", "--samples", "0"],
+        vec!["word-dist", "--model", model, "--context", "x", "--top-p", "1.5"],
+        vec!["word-dist", "--model", model, "--context", "x", "--temperature", "nan"],
+    ] {
+        let out = clozelab(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).lines().any(|l| l.starts_with("clozelab: ")), "{bad:?}");
+    }
+}
