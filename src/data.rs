@@ -280,14 +280,26 @@ pub struct ResponseRecord {
     pub participant: String,
     pub passage: String,
     pub position: u32,
+    /// The response as typed (trimmed).
     pub response: String,
     /// Milliseconds from the context being shown to submitting; `None` when unknown.
     pub response_time_ms: Option<f64>,
     /// RFC 3339 time of the response.
     pub timestamp: String,
+    /// The response normalised as in [`crate::words::normalize`] (filled in on import when absent).
+    #[serde(default)]
+    pub normalized: String,
+    /// Milliseconds from the context being shown to the first keystroke.
+    #[serde(default)]
+    pub first_keystroke_ms: Option<f64>,
+    /// A practice trial (kept in the long format, left out of aggregates).
+    #[serde(default)]
+    pub practice: bool,
 }
 
 const LONG_COLUMNS: [&str; 6] = ["participant", "passage", "position", "response", "response_time_ms", "timestamp"];
+/// Columns clozelab writes after the six required ones; optional on import.
+const LONG_OPTIONAL_COLUMNS: [&str; 3] = ["normalized", "first_keystroke_ms", "practice"];
 
 /// Imports the long format from CSV or TSV.
 pub fn import_long_csv(file: &str, text: &str) -> Result<Vec<ResponseRecord>, DataError> {
@@ -297,16 +309,33 @@ pub fn import_long_csv(file: &str, text: &str) -> Result<Vec<ResponseRecord>, Da
     };
     let cols = Columns { names: header.1.clone() };
     let idx: Vec<usize> = LONG_COLUMNS.iter().map(|c| cols.find(file, c)).collect::<Result<_, _>>()?;
+    let optional: Vec<Option<usize>> = LONG_OPTIONAL_COLUMNS.iter().map(|c| cols.find(file, c).ok()).collect();
+    let optional_ms = |r: &Record, i: Option<usize>, what: &str| -> Result<Option<f64>, DataError> {
+        match i {
+            Some(i) if !cell(file, r, i)?.is_empty() => Ok(Some(number(file, r, i, what)?)),
+            _ => Ok(None),
+        }
+    };
     rows.iter()
         .map(|r| {
-            let time = cell(file, r, idx[4])?;
+            let response = r.1.get(idx[3]).cloned().unwrap_or_default();
+            let normalized = match optional[0] {
+                Some(i) if !cell(file, r, i)?.is_empty() => cell(file, r, i)?.to_string(),
+                _ => crate::words::normalize(&response),
+            };
             Ok(ResponseRecord {
                 participant: cell(file, r, idx[0])?.to_string(),
                 passage: cell(file, r, idx[1])?.to_string(),
                 position: number(file, r, idx[2], "position")?,
-                response: r.1.get(idx[3]).cloned().unwrap_or_default(),
-                response_time_ms: if time.is_empty() { None } else { Some(number(file, r, idx[4], "response_time_ms")?) },
+                response,
+                response_time_ms: optional_ms(r, Some(idx[4]), "response_time_ms")?,
                 timestamp: cell(file, r, idx[5])?.to_string(),
+                normalized,
+                first_keystroke_ms: optional_ms(r, optional[1], "first_keystroke_ms")?,
+                practice: match optional[2] {
+                    Some(i) => matches!(cell(file, r, i)?, "true" | "1" | "TRUE"),
+                    None => false,
+                },
             })
         })
         .collect()
@@ -322,9 +351,13 @@ pub fn export_long_csv(records: &[ResponseRecord], delimiter: Delimiter) -> Stri
             r.response.clone(),
             r.response_time_ms.map(|t| t.to_string()).unwrap_or_default(),
             r.timestamp.clone(),
+            r.normalized.clone(),
+            r.first_keystroke_ms.map(|t| t.to_string()).unwrap_or_default(),
+            r.practice.to_string(),
         ]
     });
-    write_delimited(&LONG_COLUMNS, rows, delimiter)
+    let header: Vec<&str> = LONG_COLUMNS.iter().chain(&LONG_OPTIONAL_COLUMNS).copied().collect();
+    write_delimited(&header, rows, delimiter)
 }
 
 /// Imports the long format from JSON (an array of records).

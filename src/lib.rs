@@ -8,6 +8,7 @@ pub mod app;
 pub mod backend;
 pub mod data;
 pub mod engine;
+pub mod game;
 pub mod inference;
 pub mod metrics;
 pub mod model;

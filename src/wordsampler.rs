@@ -463,7 +463,7 @@ mod tests {
     #[test]
     fn blocked_cdf_equals_running_sum() {
         let device = burn::tensor::Device::flex();
-        let vocab = 300;
+        let vocab: usize = 300;
         let values: Vec<f32> = (0..2 * vocab).map(|i| ((i * 37 % 11) as f32) / 1000.0).collect();
         let cdf = blocked_cdf(Tensor::<2>::from_data(TensorData::new(values.clone(), [2, vocab]), &device));
         let got = cdf.into_data().try_to_vec::<f32>().unwrap();

@@ -57,15 +57,19 @@ fn malformed_files_name_file_line_and_column() {
 #[test]
 fn long_format_round_trips_in_csv_and_json() {
     let records = vec![
-        ResponseRecord { participant: "P1".into(), passage: "p-1".into(), position: 2, response: "don't".into(), response_time_ms: Some(1234.5), timestamp: "2026-11-22T05:00:00Z".into() },
-        ResponseRecord { participant: "P,2 \"quoted\"".into(), passage: "東京".into(), position: 3, response: "<img src=x onerror=alert(1)>".into(), response_time_ms: None, timestamp: "2026-11-22T05:00:01Z".into() },
-        ResponseRecord { participant: "p3".into(), passage: "multi\nline".into(), position: 4, response: " padded 🚀 ".into(), response_time_ms: Some(0.0), timestamp: "t".into() },
+        ResponseRecord { participant: "P1".into(), passage: "p-1".into(), position: 2, response: "don't".into(), response_time_ms: Some(1234.5), timestamp: "2026-11-22T05:00:00Z".into(), normalized: "dont".into(), first_keystroke_ms: Some(310.0), practice: false },
+        ResponseRecord { participant: "P,2 \"quoted\"".into(), passage: "東京".into(), position: 3, response: "<img src=x onerror=alert(1)>".into(), response_time_ms: None, timestamp: "2026-11-22T05:00:01Z".into(), normalized: "imgsrcxonerroralert1".into(), first_keystroke_ms: None, practice: true },
+        ResponseRecord { participant: "p3".into(), passage: "multi\nline".into(), position: 4, response: " padded 🚀 ".into(), response_time_ms: Some(0.0), timestamp: "t".into(), normalized: "padded".into(), first_keystroke_ms: Some(0.0), practice: false },
     ];
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {
         let csv = export_long_csv(&records, delimiter);
         assert_eq!(import_long_csv("long.csv", &csv).unwrap(), records, "{delimiter:?}");
     }
     assert_eq!(import_long_json("long.json", &export_long_json(&records)).unwrap(), records);
+    // Files with only the six required columns still import; the normalised word is derived.
+    let minimal = "participant,passage,position,response,response_time_ms,timestamp\nP,x,2,Don't,,t\n";
+    let got = import_long_csv("min.csv", minimal).unwrap();
+    assert_eq!((got[0].normalized.as_str(), got[0].first_keystroke_ms, got[0].practice), ("dont", None, false));
 }
 
 #[test]

@@ -1,0 +1,176 @@
+//! One participant's game: the state machine from the first context to the completion screen.
+//! Every response is saved through a [`ResponseStore`] before the game moves on, and a game
+//! rebuilt from what the store holds resumes exactly where it stopped.
+
+use std::collections::BTreeSet;
+
+use super::store::{ResponseStore, StoreError};
+use super::study::Plan;
+use crate::data::ResponseRecord;
+use crate::words::normalize;
+
+/// Longest accepted entry, in characters.
+pub const MAX_ENTRY_CHARS: usize = 40;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EntryError {
+    #[error("type a word first")]
+    Empty,
+    #[error("one word only: letters, digits, apostrophes and hyphens")]
+    Characters,
+    #[error("that is too long for one word")]
+    TooLong,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SubmitError {
+    #[error("{0}")]
+    Entry(#[from] EntryError),
+    #[error("could not save the response: {0}")]
+    Store(#[from] StoreError),
+    #[error("the game is already finished")]
+    Finished,
+}
+
+/// Validates a typed word: trimmed; letters, digits, apostrophes and hyphens only.
+///
+/// ```
+/// use clozelab::game::session::{validate_entry, EntryError};
+/// assert_eq!(validate_entry("  don't "), Ok("don't".to_string()));
+/// assert_eq!(validate_entry("two words"), Err(EntryError::Characters));
+/// assert_eq!(validate_entry("<b>"), Err(EntryError::Characters));
+/// ```
+pub fn validate_entry(raw: &str) -> Result<String, EntryError> {
+    let word = raw.trim();
+    if word.is_empty() {
+        return Err(EntryError::Empty);
+    }
+    if word.chars().count() > MAX_ENTRY_CHARS {
+        return Err(EntryError::TooLong);
+    }
+    let allowed = |c: char| c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) || matches!(c, '\'' | '\u{2019}' | '-');
+    if !word.chars().all(allowed) || normalize(word).is_empty() {
+        return Err(EntryError::Characters);
+    }
+    Ok(word.to_string())
+}
+
+/// What the participant is asked now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trial {
+    pub passage_index: usize,
+    pub passage_id: String,
+    /// 1-based position of the word to predict.
+    pub position: usize,
+    pub context: String,
+    pub practice: bool,
+    /// Positions to predict in this passage (for a progress bar).
+    pub positions_in_passage: usize,
+}
+
+/// What the participant learns after a guess.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reveal {
+    pub record: ResponseRecord,
+    pub true_word: String,
+    pub correct: bool,
+}
+
+/// Times measured by the UI for one trial, in milliseconds from the context being shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timing {
+    pub first_keystroke_ms: Option<f64>,
+    pub submit_ms: Option<f64>,
+}
+
+/// A participant's game over a plan. Positions 2…n of each passage are predicted (the first
+/// word is shown, as in the Provo norms).
+#[derive(Clone, Debug)]
+pub struct GameSession {
+    plan: Plan,
+    passage_index: usize,
+    position: usize,
+}
+
+impl GameSession {
+    /// A new game, or the resumed game when `stored` holds this participant's earlier
+    /// responses: it continues after the furthest stored trial of the plan.
+    pub fn resume(plan: Plan, stored: &[ResponseRecord]) -> Self {
+        let done: BTreeSet<(String, u32)> = stored.iter().filter(|r| r.participant == plan.participant).map(|r| (r.passage.clone(), r.position)).collect();
+        let mut game = Self { plan, passage_index: 0, position: 2 };
+        while let Some(t) = game.current() {
+            if !done.contains(&(t.passage_id.clone(), t.position as u32)) {
+                break;
+            }
+            game.advance();
+        }
+        game
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The current trial; `None` when the game is finished.
+    pub fn current(&self) -> Option<Trial> {
+        let (passage, practice) = self.plan.items.get(self.passage_index)?;
+        let words = passage.words();
+        Some(Trial {
+            passage_index: self.passage_index,
+            passage_id: passage.id.clone(),
+            position: self.position,
+            context: passage.context(self.position),
+            practice: *practice,
+            positions_in_passage: words.len().saturating_sub(1),
+        })
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.current().is_none()
+    }
+
+    /// Trials done and in all, over the whole plan.
+    pub fn progress(&self) -> (usize, usize) {
+        let per: Vec<usize> = self.plan.items.iter().map(|(p, _)| p.words().len().saturating_sub(1)).collect();
+        let done = per[..self.passage_index.min(per.len())].iter().sum::<usize>() + self.position.saturating_sub(2) * usize::from(self.passage_index < per.len());
+        (done, per.iter().sum())
+    }
+
+    fn advance(&mut self) {
+        let Some((passage, _)) = self.plan.items.get(self.passage_index) else { return };
+        if self.position < passage.words().len() {
+            self.position += 1;
+        } else {
+            self.passage_index += 1;
+            self.position = 2;
+            // Skip passages too short to predict anything.
+            while self.plan.items.get(self.passage_index).is_some_and(|(p, _)| p.words().len() < 2) {
+                self.passage_index += 1;
+            }
+        }
+    }
+
+    /// Validates the entry, saves the response, and only then moves on. A rejected entry or a
+    /// failed save leaves the game where it was (nothing half-done).
+    pub async fn submit<S: ResponseStore>(&mut self, store: &mut S, raw: &str, timing: Timing, timestamp: &str) -> Result<Reveal, SubmitError> {
+        let trial = self.current().ok_or(SubmitError::Finished)?;
+        let word = validate_entry(raw)?;
+        let (passage, _) = &self.plan.items[self.passage_index];
+        let true_word = passage.words().get(self.position - 1).map(|w| w.to_string()).unwrap_or_default();
+        let normalized = normalize(&word);
+        let record = ResponseRecord {
+            participant: self.plan.participant.clone(),
+            passage: trial.passage_id,
+            position: trial.position as u32,
+            response: word,
+            response_time_ms: timing.submit_ms,
+            timestamp: timestamp.to_string(),
+            normalized: normalized.clone(),
+            first_keystroke_ms: timing.first_keystroke_ms,
+            practice: trial.practice,
+        };
+        store.save(&record).await?;
+        self.advance();
+        Ok(Reveal { correct: normalized == normalize(&true_word), true_word, record })
+    }
+}
