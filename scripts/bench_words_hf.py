@@ -17,13 +17,11 @@ WORD = re.compile(r"\w+(?:['’\-.]\w+)*")
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", required=True)
-    p.add_argument("--vocab", required=True)
-    p.add_argument("--merges", required=True)
     p.add_argument("--job", required=True, help="JSON: contexts, samples, temperature, seed")
     a = p.parse_args()
     job = json.loads(a.job)
     torch.manual_seed(job["seed"])
-    tok = GPT2TokenizerFast(vocab_file=a.vocab, merges_file=a.merges)
+    tok = GPT2TokenizerFast.from_pretrained(a.model)  # the folder holds vocab.json + merges.txt
     model = GPT2LMHeadModel.from_pretrained(a.model, torch_dtype=torch.float32)
     model.eval()
     times, failed = [], 0

@@ -111,6 +111,28 @@ fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, String> {
     })
 }
 
+/// The backends named by `--backend` (default: all).
+fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, String> {
+    match args.value("--backend").unwrap_or("all") {
+        "all" => Ok(vec![BackendKind::Cpu, BackendKind::Wgpu]),
+        one => Ok(vec![one.parse()?]),
+    }
+}
+
+/// The model on `kind`'s device with its adapter's name, or `None` (said on stderr) when that
+/// backend is unavailable here.
+fn model_on(kind: BackendKind, config: &Gpt2Config, weights: &[u8]) -> Result<Option<(Gpt2, String)>, String> {
+    let compute = match device_for(kind) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping {}: {e}", kind.name());
+            return Ok(None);
+        }
+    };
+    let model = load_with_config(config, weights, &compute.device).map_err(|e| e.to_string())?;
+    Ok(Some((model, compute.adapter)))
+}
+
 pub fn forward(args: &Args) -> Result<(), String> {
     args.only(&["--out", "--layers", "--dim", "--heads", "--backend", "--no-python", "--quick"])?;
     let small = Gpt2Config::gpt2_small();
@@ -126,26 +148,16 @@ pub fn forward(args: &Args) -> Result<(), String> {
         decode_steps_batched: if quick { 1 } else { 8 },
         repeats: if quick { 1 } else { 3 },
     };
-    let backends: Vec<BackendKind> = match args.value("--backend").unwrap_or("all") {
-        "all" => vec![BackendKind::Cpu, BackendKind::Wgpu],
-        one => vec![one.parse()?],
-    };
+    let backends = backends_arg(args)?;
     eprintln!("generating {:.0}M random parameters ({layers} layers, {dim} dims)…", config.num_params() as f64 / 1e6);
     let weights = to_safetensors(&generate_weights(&config, 1))?;
     let mut results = Vec::new();
     for kind in backends {
-        let compute = match device_for(kind) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipping {}: {e}", kind.name());
-                continue;
-            }
-        };
-        let model = load_with_config(&config, &weights, &compute.device).map_err(|e| e.to_string())?;
-        eprintln!("measuring burn {} ({})…", kind.name(), compute.adapter);
+        let Some((model, adapter)) = model_on(kind, &config, &weights)? else { continue };
+        eprintln!("measuring burn {} ({adapter})…", kind.name());
         let [p, d1, db] = measure(&model, w)?;
         results.push(ForwardFigures {
-            system: format!("burn {} ({})", kind.name(), compute.adapter),
+            system: format!("burn {} ({adapter})", kind.name()),
             prefill_64_tokens_per_s: p,
             decode_batch1_tokens_per_s: d1,
             decode_batch256_tokens_per_s: db,
@@ -202,6 +214,8 @@ pub struct WordsFigure {
     pub contexts_per_s: f64,
     /// Mean failed samples per context.
     pub failed_per_context: f64,
+    /// Seconds for each context, in order.
+    pub per_context_s: Vec<f64>,
 }
 
 /// Mean next-token entropy (nats) over the contexts' first steps at `temperature`.
@@ -228,6 +242,13 @@ fn temperature_for_entropy(rows: &[Vec<f32>], target: f64) -> f64 {
     (0.5 * (lo + hi)).exp()
 }
 
+/// `k` context indices spread evenly over `n`, each in the middle of its share (not the first
+/// contexts of a passage, which are one or two words long and flatter the baseline).
+fn python_subset(n: usize, k: usize) -> Vec<usize> {
+    let k = k.clamp(1, n.max(1));
+    (0..k).map(|i| (i * n + n / 2) / k).map(|i| i.min(n.saturating_sub(1))).collect()
+}
+
 /// `clozelab bench words`: word distributions for Provo contexts on GPT-2-small-shaped random
 /// weights, the tree sampler on each backend against the paper's HF `generate` procedure.
 pub fn words(args: &Args) -> Result<(), String> {
@@ -249,10 +270,7 @@ pub fn words(args: &Args) -> Result<(), String> {
     let small = Gpt2Config::gpt2_small();
     eprintln!("generating {:.0}M random parameters…", small.num_params() as f64 / 1e6);
     let weights = to_safetensors(&generate_weights(&small, 1))?;
-    let backends: Vec<BackendKind> = match args.value("--backend").unwrap_or("all") {
-        "all" => vec![BackendKind::Cpu, BackendKind::Wgpu],
-        one => vec![one.parse()?],
-    };
+    let backends = backends_arg(args)?;
     // The temperature bringing the mean next-token entropy to ~3 nats, found on the CPU.
     let cpu_model = load_with_config(&small, &weights, &crate::backend::cpu_device().device).map_err(|e| e.to_string())?;
     let mut first_rows = Vec::new();
@@ -267,14 +285,7 @@ pub fn words(args: &Args) -> Result<(), String> {
 
     let mut figures = Vec::new();
     for kind in backends {
-        let compute = match device_for(kind) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("skipping {}: {e}", kind.name());
-                continue;
-            }
-        };
-        let model = load_with_config(&small, &weights, &compute.device).map_err(|e| e.to_string())?;
+        let Some((model, adapter)) = model_on(kind, &small, &weights)? else { continue };
         // Untimed warm-up: kernel compilation and autotuning are not throughput.
         let warm = SamplerConfig::new(8, 0).map_err(|e| e.to_string())?;
         pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts[..1], &warm, &mut crate::progress::Unmonitored)).map_err(|e| e.to_string())?;
@@ -283,38 +294,53 @@ pub fn words(args: &Args) -> Result<(), String> {
                 let strategy = crate::sampling::DecodingStrategy::new(t, None, None, None).map_err(|e| e.to_string())?;
                 let config = SamplerConfig::new(n, 7).map_err(|e| e.to_string())?.with_strategy(strategy);
                 eprintln!("burn {}: N={n}, T={t:.3}…", kind.name());
+                let config = config.with_batch_buckets(kind == BackendKind::Wgpu);
                 let start = Instant::now();
-                let out = pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts, &config, &mut crate::progress::Unmonitored)).map_err(|e| e.to_string())?;
+                let mut marks: Vec<f64> = Vec::new();
+                let mut monitor = crate::progress::FnMonitor {
+                    clock: || start.elapsed().as_secs_f64(),
+                    on_progress: |p: &crate::progress::Progress| {
+                        if p.contexts_done > marks.len() {
+                            marks.push(start.elapsed().as_secs_f64());
+                        }
+                        true
+                    },
+                };
+                let out = pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts, &config, &mut monitor)).map_err(|e| e.to_string())?;
                 let seconds = start.elapsed().as_secs_f64();
+                let per_context: Vec<f64> = marks.iter().scan(0.0, |last, &t| { let d = t - *last; *last = t; Some(d) }).collect();
                 figures.push(WordsFigure {
-                    system: format!("clozelab tree sampler, burn {} ({})", kind.name(), compute.adapter),
+                    system: format!("clozelab tree sampler, burn {} ({adapter})", kind.name()),
                     samples: n,
                     temperature: t,
                     contexts: contexts.len(),
                     seconds,
                     contexts_per_s: contexts.len() as f64 / seconds,
                     failed_per_context: out.iter().map(|o| o.failed as f64).sum::<f64>() / out.len() as f64,
+                    per_context_s: per_context,
                 });
             }
         }
     }
     let mut baselines = Vec::new();
     if !args.has("--no-python") {
-        let python_contexts: usize = args.parsed("--python-contexts", if quick { 1 } else { 2 })?;
+        let python_contexts: usize = args.parsed::<usize>("--python-contexts", if quick { 1 } else { 2 })?.clamp(1, contexts.len());
         let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         std::fs::write(dir.join("config.json"), small.to_hf_json()).map_err(|e| e.to_string())?;
         std::fs::write(dir.join("model.safetensors"), &weights).map_err(|e| e.to_string())?;
+        std::fs::copy(&vocab, dir.join("vocab.json")).map_err(|e| e.to_string())?;
+        std::fs::copy(&merges, dir.join("merges.txt")).map_err(|e| e.to_string())?;
         let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_words_hf.py");
         for &n in &sample_sizes {
             for &t in &temperatures {
-                let some: Vec<&String> = contexts.iter().take(python_contexts).collect();
+                let some: Vec<&String> = python_subset(contexts.len(), python_contexts).into_iter().map(|i| &contexts[i]).collect();
                 let job = serde_json::json!({"contexts": some, "samples": n, "temperature": t, "seed": 7});
                 eprintln!("transformers generate: N={n}, T={t:.3}, {} contexts…", some.len());
                 let out = std::process::Command::new(&python)
                     .arg(&script)
-                    .args(["--model", &dir.to_string_lossy(), "--vocab", &vocab.to_string_lossy(), "--merges", &merges.to_string_lossy()])
+                    .args(["--model", &dir.to_string_lossy()])
                     .args(["--job", &job.to_string()])
                     .output()
                     .map_err(|e| format!("cannot run {python}: {e}"))?;
@@ -332,20 +358,30 @@ pub fn words(args: &Args) -> Result<(), String> {
                     seconds,
                     contexts_per_s: some.len() as f64 / seconds,
                     failed_per_context: v["failed"].as_f64().unwrap_or(0.0) / some.len() as f64,
+                    per_context_s: v["seconds"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default(),
                 });
             }
         }
         std::fs::remove_dir_all(&dir).ok();
     }
+    // Ratios compare like with like: our time on the very contexts the baseline ran.
+    let subset = baselines.first().map(|b| python_subset(contexts.len(), b.contexts));
     println!("word distributions, contexts/s (GPT-2-small shape, random weights, {} Provo contexts; T={t3:.4} gives ~3 nats)", contexts.len());
     println!("{:<78} {:>6} {:>7} {:>9} {:>12} {:>8}", "system", "N", "T", "contexts", "contexts/s", "ratio");
     for f in figures.iter().chain(&baselines) {
         let base = baselines.iter().find(|b| b.samples == f.samples && b.temperature == f.temperature);
-        let ratio = base.map(|b| format!("{:.1}×", f.contexts_per_s / b.contexts_per_s)).unwrap_or_default();
+        let ratio = match (base, &subset) {
+            (Some(b), Some(idx)) if f.per_context_s.len() == contexts.len() => {
+                let ours: f64 = idx.iter().map(|&i| f.per_context_s[i]).sum();
+                format!("{:.1}×", b.seconds / ours)
+            }
+            (Some(b), _) => format!("{:.1}×", f.contexts_per_s / b.contexts_per_s),
+            _ => String::new(),
+        };
         println!("{:<78} {:>6} {:>7.4} {:>9} {:>12.4} {:>8}", f.system, f.samples, f.temperature, f.contexts, f.contexts_per_s, ratio);
     }
-    if !baselines.is_empty() {
-        println!("(ratios: against the paper's procedure measured in this run, same N and T)");
+    if let Some(idx) = &subset {
+        println!("(ratios: the paper's procedure's time over ours on the same contexts {idx:?}, same N and T, measured in this run)");
     }
     let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-words.json"));
     let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});

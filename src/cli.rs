@@ -240,7 +240,9 @@ fn word_dist(args: &Args) -> Result<(), String> {
         .and_then(|c| c.with_token_budget(budget))
         .map_err(|e| e.to_string())?
         .with_strategy(strategy);
-    let (engine, _, _) = load_engine(args)?;
+    let (engine, backend, _) = load_engine(args)?;
+    // Fixed batch sizes only pay off where kernels are compiled per shape.
+    let config = config.with_batch_buckets(backend == BackendKind::Wgpu);
     let mut progress = crate::progress::Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
     let samples = pollster::block_on(sample_words(&engine.model, &engine.tokenizer, context, &config, &mut stderr_monitor(), &mut progress))
         .map_err(|e| e.to_string())?;

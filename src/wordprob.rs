@@ -216,14 +216,10 @@ impl WordScorer {
             if children.is_empty() {
                 break;
             }
-            let padded = children.len();
             let parents: Vec<usize> = children.iter().map(|c| c.parent_row).collect();
-            let tokens: Vec<Vec<u32>> = children.iter().map(|c| vec![c.token]).collect();
-            let mut step_cache = match &cache {
-                None => model.new_cache(Some(prefix.clone()), padded, longest),
-                Some(c) => c.select_rows(&parents)?,
-            };
-            hidden = model.forward_cached(model.token_tensor(&tokens)?, &mut step_cache)?;
+            let tokens: Vec<u32> = children.iter().map(|c| c.token).collect();
+            let (step_cache, step_hidden) = crate::wordsampler::extend_branches(model, &prefix, cache.as_ref(), &parents, &tokens, children.len(), longest)?;
+            hidden = step_hidden;
             cache = Some(step_cache);
             nodes = children;
         }

@@ -192,6 +192,34 @@ fn run_prefix(model: &Gpt2, ids: &[u32], budget: usize) -> Result<(crate::model:
     Ok((cache.into_shared_prefix()?, last))
 }
 
+/// One level of a token tree: branch i continues row `parents[i]` of `cache` (at the first
+/// level, when there is no cache yet, the shared `prefix`) by `tokens[i]`. The batch is padded to
+/// `rows` by repeating branch 0. Returns the new cache and the hidden states `[rows, 1, n_embd]`.
+pub(crate) fn extend_branches(
+    model: &Gpt2,
+    prefix: &crate::model::SharedPrefix,
+    cache: Option<&KvCache>,
+    parents: &[usize],
+    tokens: &[u32],
+    rows: usize,
+    capacity: usize,
+) -> Result<(KvCache, Tensor<3>), ModelError> {
+    let (Some(&first_parent), Some(&first_token)) = (parents.first(), tokens.first()) else {
+        return Err(ModelError::EmptyInput);
+    };
+    let rows = rows.max(parents.len());
+    let mut padded_parents = parents.to_vec();
+    padded_parents.resize(rows, first_parent);
+    let mut padded_tokens: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
+    padded_tokens.resize(rows, vec![first_token]);
+    let mut next = match cache {
+        None => model.new_cache(Some(prefix.clone()), rows, capacity),
+        Some(c) => c.select_rows(&padded_parents)?,
+    };
+    let hidden = model.forward_cached(model.token_tensor(&padded_tokens)?, &mut next)?;
+    Ok((next, hidden))
+}
+
 /// Cumulative sums along the vocabulary in two levels (within blocks, then over block totals),
 /// so that no device kernel scans the whole vocabulary per element.
 ///
@@ -325,15 +353,8 @@ pub async fn sample_words(
             break;
         }
         let rows = if config.batch_buckets { bucket(next.len()) } else { next.len() };
-        let mut padded_parents = parents.clone();
-        padded_parents.resize(rows, parents[0]);
-        let mut padded_tokens: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
-        padded_tokens.resize(rows, vec![tokens[0]]);
-        let mut step_cache = match &cache {
-            None => model.new_cache(Some(prefix.clone()), rows, budget),
-            Some(c) => c.select_rows(&padded_parents)?,
-        };
-        hidden = model.forward_cached(model.token_tensor(&padded_tokens)?, &mut step_cache)?;
+        let (step_cache, step_hidden) = extend_branches(model, &prefix, cache.as_ref(), &parents, &tokens, rows, budget)?;
+        hidden = step_hidden;
         cache = Some(step_cache);
         frontier = next;
     }

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 
 use components::backend_status::BackendStatus;
 use components::model_loader::ModelLoader;
+use pages::game::GamePage;
 use pages::next_token::NextTokenPage;
 use state::provide_runtime_context;
 
@@ -22,15 +23,22 @@ pub fn mount() {
 #[component]
 fn App() -> impl IntoView {
     provide_runtime_context();
+    // A participant in a study sees the study only; everyone else gets the full lab.
+    let in_study = web::query_param("study").is_some();
     view! {
         <header class="app-header">
             <h1>"clozelab"</h1>
-            <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
-            <BackendStatus/>
+            <Show when=move || !in_study>
+                <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
+                <BackendStatus/>
+            </Show>
         </header>
         <main>
-            <ModelLoader/>
-            <NextTokenPage/>
+            <GamePage/>
+            <Show when=move || !in_study>
+                <ModelLoader/>
+                <NextTokenPage/>
+            </Show>
         </main>
     }
 }

@@ -34,6 +34,8 @@ pub struct RuntimeContext {
     pub model: RwSignal<ModelState>,
     pub device: StoredValue<Option<ComputeDevice>, LocalStorage>,
     pub engine: StoredValue<Option<Rc<Engine>>, LocalStorage>,
+    /// Name (URL or file names) and SHA-256 of the loaded weights, for export manifests.
+    pub model_info: StoredValue<(String, String), LocalStorage>,
     /// Bumped whenever `engine` changes, so effects can track it.
     pub engine_version: RwSignal<u64>,
 }
@@ -44,6 +46,7 @@ pub fn provide_runtime_context() {
         model: RwSignal::new(ModelState::Empty),
         device: StoredValue::new_local(None),
         engine: StoredValue::new_local(None),
+        model_info: StoredValue::new_local((String::new(), String::new())),
         engine_version: RwSignal::new(0),
     };
     provide_context(ctx);

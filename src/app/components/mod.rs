@@ -1,3 +1,4 @@
 pub mod backend_status;
 pub mod distribution_chart;
 pub mod model_loader;
+pub mod word_bars;

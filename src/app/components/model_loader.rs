@@ -62,6 +62,7 @@ async fn install(ctx: RuntimeContext, name: String, config: &str, weights: &[u8]
     let engine = Engine::load(config, weights, tokenizer, &device.device).map_err(|e| e.to_string())?;
     let parameters = engine.config.num_params();
     let random_test_model = engine.random_test_model;
+    ctx.model_info.set_value((name.clone(), crate::game::export::sha256_hex(weights)));
     ctx.engine.set_value(Some(Rc::new(engine)));
     ctx.engine_version.update(|v| *v += 1);
     ctx.model.set(ModelState::Ready { name, random_test_model, parameters });

@@ -1,1 +1,2 @@
+pub mod game;
 pub mod next_token;

@@ -34,6 +34,23 @@ pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) 
         progress(bytes.len() as u64, Some(bytes.len() as u64));
         return Ok(bytes);
     }
+    let bytes = fetch_network(url, progress).await?;
+    if let Some(cache) = &cache {
+        // Caching is best effort: quota errors only cost a re-download next time.
+        let copy = Uint8Array::from(bytes.as_slice());
+        if let Ok(stored) = Response::new_with_opt_buffer_source(Some(&copy)) {
+            let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
+        }
+    }
+    Ok(bytes)
+}
+
+/// Fetches `url` from the network, bypassing Cache Storage (study configs may change).
+pub async fn fetch_bytes_uncached(url: &str) -> Result<Vec<u8>, String> {
+    fetch_network(url, |_, _| {}).await
+}
+
+async fn fetch_network(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, String> {
     let window = web_sys::window().ok_or("no window")?;
     let response: Response = JsFuture::from(window.fetch_with_str(url))
         .await
@@ -64,13 +81,6 @@ pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) 
         None => {
             let buffer = JsFuture::from(response.array_buffer().map_err(|e| js_error_text(&e))?).await.map_err(|e| js_error_text(&e))?;
             bytes = Uint8Array::new(&buffer).to_vec();
-        }
-    }
-    if let Some(cache) = &cache {
-        // Caching is best effort: quota errors only cost a re-download next time.
-        let copy = Uint8Array::from(bytes.as_slice());
-        if let Ok(stored) = Response::new_with_opt_buffer_source(Some(&copy)) {
-            let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
         }
     }
     Ok(bytes)

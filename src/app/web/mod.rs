@@ -3,6 +3,7 @@
 pub mod fetch;
 pub mod files;
 pub mod gpu;
+pub mod idb;
 
 use wasm_bindgen::JsCast;
 

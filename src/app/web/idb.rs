@@ -1,0 +1,112 @@
+//! IndexedDB behind the core's `ResponseStore`: one object store of responses keyed by
+//! participant, passage and position (saving a trial twice keeps one copy). A save resolves
+//! only when its transaction has completed, so the game moves on after the data is on disk.
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+use crate::data::ResponseRecord;
+use crate::game::store::{ResponseStore, StoreError, record_key};
+
+const DB_NAME: &str = "clozelab";
+const STORE: &str = "responses";
+
+/// An open database.
+#[derive(Clone)]
+pub struct IdbStore {
+    db: web_sys::IdbDatabase,
+}
+
+fn unavailable(e: JsValue) -> StoreError {
+    StoreError::Unavailable(super::js_error_text(&e))
+}
+
+/// Resolves when `request` succeeds (with its result) or fails.
+async fn wait(request: &web_sys::IdbRequest) -> Result<JsValue, StoreError> {
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        let ok_target = request.clone();
+        let ok = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &ok_target.result().unwrap_or(JsValue::UNDEFINED));
+        });
+        let err_target = request.clone();
+        let err = Closure::once_into_js(move || {
+            let message = err_target.error().ok().flatten().map(|e| e.message()).unwrap_or_else(|| "IndexedDB request failed".into());
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(&message));
+        });
+        request.set_onsuccess(Some(ok.unchecked_ref()));
+        request.set_onerror(Some(err.unchecked_ref()));
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.map_err(unavailable)
+}
+
+/// Resolves when a transaction has committed.
+async fn committed(tx: &web_sys::IdbTransaction) -> Result<(), StoreError> {
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        let done = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let reject2 = reject.clone();
+        let failed = Closure::once_into_js(move || {
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str("the transaction failed (storage full?)"));
+        });
+        let aborted = Closure::once_into_js(move || {
+            let _ = reject2.call1(&JsValue::NULL, &JsValue::from_str("the transaction was aborted (storage full?)"));
+        });
+        tx.set_oncomplete(Some(done.unchecked_ref()));
+        tx.set_onerror(Some(failed.unchecked_ref()));
+        tx.set_onabort(Some(aborted.unchecked_ref()));
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(unavailable)
+}
+
+fn key(r: &ResponseRecord) -> String {
+    let (participant, passage, position) = record_key(r);
+    // Unit separator: cannot be typed, so ids cannot collide.
+    format!("{participant}\u{1f}{passage}\u{1f}{position:06}")
+}
+
+impl IdbStore {
+    /// Opens (or creates) the database; `Err` in private modes or browsers without IndexedDB.
+    pub async fn open() -> Result<Self, StoreError> {
+        let window = web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
+        let factory = window.indexed_db().map_err(unavailable)?.ok_or_else(|| StoreError::Unavailable("IndexedDB is not available".into()))?;
+        let request = factory.open_with_u32(DB_NAME, 1).map_err(unavailable)?;
+        let upgrade_target = request.clone();
+        let upgrade = Closure::once_into_js(move || {
+            // Runs only when the database is new (version 1 is the only one so far).
+            if let Ok(result) = upgrade_target.result()
+                && let Ok(db) = result.dyn_into::<web_sys::IdbDatabase>()
+            {
+                let _ = db.create_object_store(STORE);
+            }
+        });
+        request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
+        let db = wait(&request).await?.dyn_into::<web_sys::IdbDatabase>().map_err(unavailable)?;
+        Ok(Self { db })
+    }
+
+    /// Every stored response (all participants).
+    pub async fn all(&self) -> Result<Vec<ResponseRecord>, StoreError> {
+        let tx = self.db.transaction_with_str(STORE).map_err(unavailable)?;
+        let store = tx.object_store(STORE).map_err(unavailable)?;
+        let values = wait(&store.get_all().map_err(unavailable)?).await?;
+        let array: js_sys::Array = values.dyn_into().map_err(unavailable)?;
+        Ok(array.iter().filter_map(|v| v.as_string()).filter_map(|s| serde_json::from_str(&s).ok()).collect())
+    }
+}
+
+impl ResponseStore for IdbStore {
+    async fn save(&mut self, record: &ResponseRecord) -> Result<(), StoreError> {
+        let json = serde_json::to_string(record).map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let tx = self.db.transaction_with_str_and_mode(STORE, web_sys::IdbTransactionMode::Readwrite).map_err(unavailable)?;
+        let store = tx.object_store(STORE).map_err(unavailable)?;
+        store.put_with_key(&JsValue::from_str(&json), &JsValue::from_str(&key(record))).map_err(unavailable)?;
+        committed(&tx).await
+    }
+
+    async fn load(&self, participant: &str) -> Result<Vec<ResponseRecord>, StoreError> {
+        let mut all: Vec<ResponseRecord> = self.all().await?.into_iter().filter(|r| r.participant == participant).collect();
+        all.sort_by(|a, b| (&a.passage, a.position).cmp(&(&b.passage, b.position)));
+        Ok(all)
+    }
+}

@@ -1,0 +1,204 @@
+// The next-word cloze game in headless Chromium: play mode with feedback, reload mid-passage
+// (nothing lost or doubled), CSV export, hostile imports kept verbatim and inert, and a study
+// with URL parameters whose redirect happens only after the responses are saved.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { writeFile, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { DIST, serveDist, launch, screenshot } from "./harness.mjs";
+
+const TIMEOUT = 240_000;
+const HOSTILE = "<img src=x onerror=alert(1)>";
+
+let served;
+before(async () => { served = await serveDist(); });
+after(() => served?.server.close());
+
+/** Every response in the app's IndexedDB (read in the page, as the app stores them). */
+async function storedResponses(page) {
+  return page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open("clozelab", 1);
+    open.onerror = () => reject(open.error);
+    open.onupgradeneeded = () => open.result.createObjectStore("responses");
+    open.onsuccess = () => {
+      const req = open.result.transaction("responses").objectStore("responses").getAll();
+      req.onsuccess = () => { const out = req.result.map((s) => JSON.parse(s)); open.result.close(); resolve(out); };
+      req.onerror = () => reject(req.error);
+    };
+  }));
+}
+
+async function guess(page, word) {
+  const input = page.getByTestId("guess");
+  await input.waitFor({ timeout: TIMEOUT });
+  await input.fill(word);
+  await input.press("Enter");
+}
+
+async function withPage(name, { webgpu = false, viewport } = {}, body) {
+  const { browser, page, logs } = await launch({ webgpu });
+  if (viewport) await page.setViewportSize(viewport);
+  const dialogs = [];
+  page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  try {
+    await body(page, logs, dialogs);
+    assert.deepEqual(dialogs, [], "no script ever ran an alert");
+    const errors = logs.filter((l) => /panicked|unreachable|Content Security Policy|Refused/i.test(l));
+    assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
+  } catch (e) {
+    await screenshot(page, `FAILED-${name}.png`).catch(() => {});
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+}
+
+test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export", { timeout: 3 * TIMEOUT }, () =>
+  withPage("play", {}, async (page) => {
+    await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-play`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    const context = page.getByTestId("passage-context");
+    await context.waitFor({ timeout: TIMEOUT });
+    assert.equal(await context.getAttribute("data-passage"), "kitchen");
+    assert.equal(await context.getAttribute("data-position"), "2");
+    assert.equal((await context.innerText()).trim(), "Every");
+    // The input is focused: typing goes straight in (keyboard-only play).
+    await page.keyboard.type("sunday");
+    await page.keyboard.press("Enter");
+    const verdict = page.getByTestId("verdict");
+    await verdict.waitFor({ timeout: TIMEOUT });
+    assert.equal(await verdict.getAttribute("data-correct"), "true");
+    const modelBars = page.getByTestId("model-bars");
+    await modelBars.waitFor({ timeout: TIMEOUT });
+    const words = await modelBars.locator("li").evaluateAll((li) => li.map((x) => Number(x.dataset.prob)));
+    assert.ok(words.length > 0 && words.length <= 15 && words.every((p) => p > 0 && p <= 1), `${words}`);
+    assert.match(await page.getByTestId("score").innerText(), /you: 100%/);
+    await screenshot(page, "game-feedback-desktop.png");
+    await page.keyboard.press("Enter"); // next context
+    await guess(page, "Wrong-word");
+    await page.getByTestId("verdict").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("next-context").click();
+    await guess(page, "don't");
+    await page.getByTestId("verdict").waitFor({ timeout: TIMEOUT });
+    // A rejected entry stores nothing and says why.
+    await page.getByTestId("next-context").click();
+    await guess(page, "two words");
+    assert.match(await page.getByTestId("entry-error").innerText(), /one word/);
+    await screenshot(page, "game-desktop.png");
+
+    // Reload mid-passage: same place, three responses, none doubled.
+    await page.reload();
+    await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+    assert.equal(await page.getByTestId("passage-context").getAttribute("data-position"), "5");
+    const stored = await storedResponses(page);
+    const mine = stored.filter((r) => r.participant === "e2e-play");
+    assert.deepEqual(mine.map((r) => r.position).sort(), [2, 3, 4]);
+    assert.deepEqual(mine.map((r) => r.response).sort(), ["Wrong-word", "don't", "sunday"]);
+    assert.ok(mine.every((r) => r.response_time_ms > 0 && r.timestamp.endsWith("Z")));
+
+    // Export: the long CSV has exactly the stored rows.
+    await page.locator("details.data-panel summary").click();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-long").click()]);
+    const csv = await readFile(await download.path(), "utf8");
+    const lines = csv.trim().split(/\r?\n/);
+    assert.equal(lines[0], "participant,passage,position,response,response_time_ms,timestamp,normalized,first_keystroke_ms,practice");
+    assert.equal(lines.length, 4, csv);
+    assert.ok(lines.some((l) => l.startsWith("e2e-play,kitchen,4,don't,") && l.includes(",dont,")), csv);
+  }));
+
+test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT }, () =>
+  withPage("hostile", {}, async (page) => {
+    await page.goto(`${served.base}/?PROLIFIC_PID=e2e-hostile`);
+    await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+    await page.locator("details.data-panel summary").click();
+    const exportCsv = `participant,passage,position,response,response_time_ms,timestamp\nP9,kitchen,2,"${HOSTILE}",100,2026-11-22T00:00:00Z\n`;
+    const passages = `# ${HOSTILE}\n<script>alert(2)</script> ${HOSTILE} then some words\n`;
+    await page.getByTestId("import-data").setInputFiles([
+      { name: `${HOSTILE}.csv`, mimeType: "text/csv", buffer: Buffer.from(exportCsv) },
+      { name: "passages.txt", mimeType: "text/plain", buffer: Buffer.from(passages) },
+    ]);
+    const table = page.getByTestId("imported-responses");
+    await table.waitFor({ timeout: TIMEOUT });
+    assert.ok((await table.innerText()).includes(HOSTILE), "the response is shown as typed");
+    assert.equal(await table.locator("img").count(), 0, "and is not markup");
+    assert.ok((await page.getByTestId("import-status").innerText()).includes(`${HOSTILE}.csv: 1 responses`));
+    // The imported passage is now played; its first word is shown as text.
+    const context = page.getByTestId("passage-context");
+    await page.waitForFunction(() => document.querySelector("[data-testid=passage-context]")?.dataset.passage === "p1", null, { timeout: TIMEOUT });
+    assert.equal((await context.innerText()).trim(), "<script>alert(2)</script>");
+    // Words are split on whitespace: after three guesses the context holds the whole tag.
+    for (let i = 0; i < 3; i++) {
+      await guess(page, "next");
+      await page.getByTestId("next-context").click();
+    }
+    assert.equal((await context.innerText()).trim(), `<script>alert(2)</script> ${HOSTILE}`);
+    assert.equal(await page.locator("main img, main script").count(), 0);
+  }));
+
+test("study: URL ids, consent, no feedback, completion code, redirect only after saving", { timeout: 2 * TIMEOUT }, async () => {
+  const study = {
+    title: "E2E study",
+    texts: [{ id: "short", title: "Short", text: "One two three four five" }],
+    passages: ["short"],
+    consent: "I agree to take part.",
+    instructions: "Type the next word.",
+    completion_code: "C0DE42",
+    redirect_url: `${served.base}/done.html?cc=C0DE42`,
+  };
+  const file = join(DIST, "study-e2e.json");
+  const done = join(DIST, "done.html");
+  await writeFile(file, JSON.stringify(study));
+  await writeFile(done, "<!DOCTYPE html><title>done</title><p>Study platform page</p>");
+  try {
+    for (const [name, viewport] of [["desktop", { width: 1100, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
+      await withPage(`study-${name}`, { viewport }, async (page) => {
+        const pid = `P-${name}`;
+        await page.goto(`${served.base}/?study=study-e2e.json&PROLIFIC_PID=${pid}&STUDY_ID=S1&SESSION_ID=X1`);
+        await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+        assert.equal(await page.getByTestId("model-state").count(), 0, "participants see the study only");
+        await page.getByTestId("consent-accept").click();
+        for (const [i, w] of ["two", "three", "4", "five"].entries()) {
+          if (i === 0) await screenshot(page, `study-game-${name}.png`);
+          await guess(page, w);
+          if (i < 3) {
+            await page.waitForFunction((pos) => document.querySelector("[data-testid=passage-context]")?.dataset.position === String(pos), i + 3, { timeout: TIMEOUT });
+            assert.equal(await page.getByTestId("feedback").count(), 0, "no feedback in experiment mode");
+          }
+        }
+        await page.waitForURL(/done\.html\?cc=C0DE42/, { timeout: TIMEOUT });
+        // Back on the app's origin: all four responses were saved before the redirect.
+        await page.goto(`${served.base}/index.html?PROLIFIC_PID=nobody`);
+        const stored = (await storedResponses(page)).filter((r) => r.participant === pid);
+        assert.deepEqual(stored.map((r) => r.position).sort(), [2, 3, 4, 5]);
+        assert.deepEqual(stored.map((r) => r.normalized), ["two", "three", "4", "five"]);
+      });
+    }
+    // The completion screen itself (without a redirect, so it stays to be photographed).
+    await writeFile(file, JSON.stringify({ ...study, redirect_url: null }));
+    for (const [name, viewport] of [["desktop", { width: 1100, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
+      await withPage(`complete-${name}`, { viewport }, async (page) => {
+        await page.goto(`${served.base}/?study=study-e2e.json&PROLIFIC_PID=C-${name}`);
+        await page.getByTestId("consent-accept").click();
+        for (const w of ["two", "three", "four", "five"]) await guess(page, w);
+        await page.getByTestId("complete").waitFor({ timeout: TIMEOUT });
+        assert.equal(await page.getByTestId("completion-code").innerText(), "C0DE42");
+        await screenshot(page, `completion-${name}.png`);
+      });
+    }
+  } finally {
+    await rm(file, { force: true });
+    await rm(done, { force: true });
+  }
+});
+
+test("phone width: the game and its feedback fit", { timeout: 2 * TIMEOUT }, () =>
+  withPage("phone", { viewport: { width: 390, height: 844 } }, async (page) => {
+    await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-phone`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await guess(page, "Sunday");
+    await page.getByTestId("model-bars").waitFor({ timeout: TIMEOUT });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `page scrolls sideways by ${overflow}px`);
+    await screenshot(page, "game-feedback-phone.png");
+  }));
