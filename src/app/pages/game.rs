@@ -161,7 +161,8 @@ pub fn GamePage() -> impl IntoView {
             };
             let stored = any.load(&participant).await.unwrap_or_default();
             records.set(stored.clone());
-            let consent_needed = stored.is_empty() && !config.consent.trim().is_empty();
+            // A first visit starts on the consent/instructions screen when the study has either.
+            let consent_needed = stored.is_empty() && !(config.consent.trim().is_empty() && config.instructions.trim().is_empty());
             session.set_value(Some(GameSession::resume(plan, &stored)));
             store.set_value(Some(any));
             study.set_value(config);
@@ -426,7 +427,7 @@ pub fn GamePage() -> impl IntoView {
                     <div class="consent" data-testid="consent">
                         <p class="study-text">{study.with_value(|s| s.consent.clone())}</p>
                         <p class="study-text">{study.with_value(|s| s.instructions.clone())}</p>
-                        <button data-testid="consent-accept" on:click=move |_| show_next()>"I agree — start"</button>
+                        <button data-testid="consent-accept" on:click=move |_| show_next()>{study.with_value(|s| if s.consent.trim().is_empty() { "Start" } else { "I agree — start" })}</button>
                     </div>
                 }.into_any(),
                 Phase::Playing | Phase::Feedback => {
