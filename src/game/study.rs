@@ -21,6 +21,8 @@ pub enum StudyError {
     PassageCount { got: usize, available: usize },
     #[error("redirect_url must be an http(s) address, got {0:?}")]
     RedirectUrl(String),
+    #[error("submit_url must be a path on the app's own server (e.g. /submit), got {0:?}")]
+    SubmitUrl(String),
     #[error("the participant id is empty or longer than {MAX_ID_LEN} characters")]
     ParticipantId,
 }
@@ -64,6 +66,11 @@ pub struct StudyConfig {
     /// Where to send the participant after the data is saved (e.g. Prolific's completion URL).
     #[serde(default)]
     pub redirect_url: Option<String>,
+    /// Where to POST the participant's JSON export on completion (a path on the app's own server:
+    /// the Content-Security-Policy allows no other host). Optional: without it nothing leaves
+    /// the participant's browser unless they download it.
+    #[serde(default)]
+    pub submit_url: Option<String>,
     /// URL parameter holding the participant id (default `PROLIFIC_PID`).
     #[serde(default)]
     pub participant_param: Option<String>,
@@ -96,6 +103,11 @@ impl StudyConfig {
                 return Err(StudyError::RedirectUrl(url.clone()));
             }
         }
+        if let Some(path) = &config.submit_url
+            && (!path.starts_with('/') || path.starts_with("//") || path.chars().any(|c| c.is_control() || c == '\\'))
+        {
+            return Err(StudyError::SubmitUrl(path.clone()));
+        }
         Ok(config)
     }
 
@@ -112,6 +124,7 @@ impl StudyConfig {
             instructions: String::new(),
             completion_code: String::new(),
             redirect_url: None,
+            submit_url: None,
             participant_param: None,
         }
     }
@@ -191,6 +204,11 @@ mod tests {
             assert!(matches!(StudyConfig::from_json(&json), Err(StudyError::RedirectUrl(_))), "{bad}");
         }
         assert!(StudyConfig::from_json(r#"{"redirect_url": "https://app.prolific.com/submissions/complete?cc=X"}"#).is_ok());
+        for bad in ["https://evil.example/x", "//evil.example/x", "submit", "/a\\b"] {
+            let json = serde_json::json!({"submit_url": bad}).to_string();
+            assert!(matches!(StudyConfig::from_json(&json), Err(StudyError::SubmitUrl(_))), "{bad}");
+        }
+        assert!(StudyConfig::from_json(r#"{"submit_url": "/api/submit"}"#).is_ok());
     }
 
     #[test]

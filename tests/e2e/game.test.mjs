@@ -145,6 +145,7 @@ test("study: URL ids, consent, no feedback, completion code, redirect only after
     instructions: "Type the next word.",
     completion_code: "C0DE42",
     redirect_url: `${served.base}/done.html?cc=C0DE42`,
+    submit_url: "/submit",
   };
   const file = join(DIST, "study-e2e.json");
   const done = join(DIST, "done.html");
@@ -167,6 +168,12 @@ test("study: URL ids, consent, no feedback, completion code, redirect only after
           }
         }
         await page.waitForURL(/done\.html\?cc=C0DE42/, { timeout: TIMEOUT });
+        // The JSON bundle reached the study's submit path before the redirect.
+        const sent = served.submissions.filter((b) => b.manifest.participant === pid);
+        assert.equal(sent.length, 1);
+        assert.deepEqual(sent[0].responses.map((r) => r.response), ["two", "three", "4", "five"]);
+        assert.equal(sent[0].manifest.url_ids.STUDY_ID, "S1");
+        assert.equal(sent[0].manifest.study.completion_code, "C0DE42");
         // Back on the app's origin: all four responses were saved before the redirect.
         await page.goto(`${served.base}/index.html?PROLIFIC_PID=nobody`);
         const stored = (await storedResponses(page)).filter((r) => r.participant === pid);

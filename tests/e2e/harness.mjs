@@ -12,7 +12,18 @@ export const ARTIFACTS = join(ROOT, "test-artifacts");
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
 
 export async function serveDist() {
+  // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect.
+  const submissions = [];
   const server = createServer(async (req, res) => {
+    if (req.method === "POST") {
+      let body = "";
+      req.on("data", (d) => { body += d; });
+      req.on("end", () => {
+        if (new URL(req.url, "http://x").pathname !== "/submit") { res.writeHead(404).end(); return; }
+        try { submissions.push(JSON.parse(body)); res.writeHead(204).end(); } catch { res.writeHead(400).end(); }
+      });
+      return;
+    }
     try {
       const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
       let file = normalize(join(DIST, path));
@@ -26,7 +37,7 @@ export async function serveDist() {
     }
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { server, base: `http://127.0.0.1:${server.address().port}` };
+  return { server, submissions, base: `http://127.0.0.1:${server.address().port}` };
 }
 
 const BASE_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];

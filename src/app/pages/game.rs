@@ -263,29 +263,6 @@ pub fn GamePage() -> impl IntoView {
         });
     };
 
-    // Completion: the redirect happens only once every response is confirmed in storage.
-    let redirect_status = RwSignal::new(String::new());
-    Effect::new(move |_| {
-        if phase.get() != Phase::Complete {
-            return;
-        }
-        let Some(url) = study.with_value(|s| s.redirect_url.clone()) else { return };
-        let (Some(game), Some(target)) = (session.get_value(), store.get_value()) else { return };
-        leptos::task::spawn_local(async move {
-            let total = game.progress().1;
-            match target.load(&game.plan().participant).await {
-                Ok(saved) if saved.len() >= total && !matches!(target, AnyStore::Memory(_)) => {
-                    redirect_status.set("All responses saved. Redirecting…".into());
-                    if let Some(w) = web_sys::window() {
-                        let _ = w.location().assign(&url);
-                    }
-                }
-                Ok(saved) => redirect_status.set(format!("Only {} of {total} responses are in storage: download them below before leaving.", saved.len())),
-                Err(e) => redirect_status.set(format!("Cannot confirm your responses were saved ({e}): download them below.")),
-            }
-        });
-    });
-
     let manifest = move || {
         let plan = session.with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
         let backend = match ctx.backend.get_untracked() {
@@ -296,6 +273,45 @@ pub fn GamePage() -> impl IntoView {
         let info = ModelInfo { model_name, weight_sha256, tokenizer: "GPT-2 BPE (50257)".into(), backend: backend.0, adapter: backend.1 };
         Some(Manifest::new(&info, &study.get_value(), &plan, 0, &timestamp()))
     };
+    // Completion: responses are sent (when the study names a submit path) and the participant
+    // redirected only once every response is confirmed in storage (and accepted by the server).
+    let redirect_status = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        if phase.get() != Phase::Complete {
+            return;
+        }
+        let (submit_path, redirect) = study.with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
+        if submit_path.is_none() && redirect.is_none() {
+            return;
+        }
+        let (Some(game), Some(target)) = (session.get_value(), store.get_value()) else { return };
+        leptos::task::spawn_local(async move {
+            let total = game.progress().1;
+            let saved = match target.load(&game.plan().participant).await {
+                Ok(saved) if saved.len() >= total => saved,
+                Ok(saved) => return redirect_status.set(format!("Only {} of {total} responses are in storage: download them below before leaving.", saved.len())),
+                Err(e) => return redirect_status.set(format!("Cannot confirm your responses were saved ({e}): download them below.")),
+            };
+            if let Some(path) = submit_path {
+                redirect_status.set("Sending your responses…".into());
+                let Some(manifest) = manifest() else { return };
+                let body = serde_json::to_string(&ExportBundle { manifest, responses: saved }).unwrap_or_default();
+                if let Err(e) = crate::app::web::fetch::post_json(&path, &body).await {
+                    return redirect_status.set(format!("Your responses could not be sent ({e}). They are saved on this device: download them below and send them to the researcher."));
+                }
+                redirect_status.set("Your responses were sent. Thank you!".into());
+            }
+            let Some(url) = redirect else { return };
+            if matches!(target, AnyStore::Memory(_)) {
+                return redirect_status.set("Responses are only in memory here: download them below before leaving.".into());
+            }
+            redirect_status.set("All responses saved. Redirecting…".into());
+            if let Some(w) = web_sys::window() {
+                let _ = w.location().assign(&url);
+            }
+        });
+    });
+
     let plan_passages = move || session.with_value(|s| s.as_ref().map(|g| g.plan().items.iter().map(|(p, _)| p.clone()).collect::<Vec<Passage>>()).unwrap_or_default());
     let download = move |kind: &'static str| {
         let all = records.get_untracked();

@@ -101,3 +101,20 @@ pub async fn exists(url: &str) -> bool {
         Err(_) => false,
     }
 }
+
+/// POSTs a JSON body to `url`; `Err` unless the server answers 2xx.
+pub async fn post_json(url: &str, body: &str) -> Result<(), String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&wasm_bindgen::JsValue::from_str(body));
+    let headers = web_sys::Headers::new().map_err(|e| js_error_text(&e))?;
+    headers.set("content-type", "application/json").map_err(|e| js_error_text(&e))?;
+    init.set_headers(&headers);
+    let response: Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(|e| format!("cannot reach {url}: {}", js_error_text(&e)))?
+        .dyn_into()
+        .map_err(|_| "fetch did not return a Response")?;
+    if response.ok() { Ok(()) } else { Err(format!("{url}: HTTP {}", response.status())) }
+}
