@@ -10,6 +10,8 @@ apt_missing=()
 command -v chromium >/dev/null || apt_missing+=(chromium chromium-driver)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || apt_missing+=(mesa-vulkan-drivers libvulkan1)
 command -v wasm-opt >/dev/null || apt_missing+=(binaryen)
+# Trunk's post-build hook (scripts/csp_hash.py) puts the loader's hash into the page's CSP.
+command -v python3 >/dev/null || apt_missing+=(python3)
 if [ ${#apt_missing[@]} -gt 0 ]; then
   echo "setup: apt-get install ${apt_missing[*]}"
   sudo_if_needed apt-get update -qq
