@@ -120,9 +120,10 @@ impl WordScorer {
 
     /// How each token acts after a word and `tail`: "x" stands for the word (only its last
     /// character, always a letter/digit, matters to the word rules).
-    fn end_classes(&mut self, tail: &[u8]) -> &[EndClass] {
+    /// Returned with the token bytes, so callers can read both without copying either.
+    fn end_classes(&mut self, tail: &[u8]) -> (&[EndClass], &[Vec<u8>]) {
         let token_bytes = &self.token_bytes;
-        self.classes.entry(tail.to_vec()).or_insert_with(|| {
+        let classes = self.classes.entry(tail.to_vec()).or_insert_with(|| {
             let mut text = b" x".to_vec();
             text.extend_from_slice(tail);
             let base = text.len();
@@ -142,7 +143,8 @@ impl WordScorer {
                     }
                 })
                 .collect()
-        })
+        });
+        (classes, token_bytes)
     }
 
     /// Token ids whose bytes are `target[pos..pos + k]` for some k ≥ 1.
@@ -254,7 +256,7 @@ impl WordScorer {
                     out.segmentations += 1;
                     out.prob_no_end += p_node;
                 }
-                let classes = self.end_classes(&node.tail).to_vec();
+                let (classes, token_bytes) = self.end_classes(&node.tail);
                 let mut ends = 0.0;
                 for (token, class) in classes.iter().enumerate() {
                     let p = (lp[token] as f64).exp();
@@ -263,7 +265,7 @@ impl WordScorer {
                         EndClass::Continues => {}
                         EndClass::Open if node.lookahead < MAX_LOOKAHEAD && p >= LOOKAHEAD_MIN_PROB => {
                             let mut tail = node.tail.clone();
-                            tail.extend_from_slice(&self.token_bytes[token]);
+                            tail.extend_from_slice(&token_bytes[token]);
                             children.push(Node {
                                 spelled: None,
                                 tail,

@@ -87,9 +87,17 @@ fn sampler_is_reproducible_and_counts_add_up() {
     assert_eq!(a.surface.values().sum::<usize>() + a.failed, 300);
     let q = a.relative_frequencies();
     assert!((q.values().sum::<f64>() - 1.0).abs() < 1e-9);
-    // A budget of one token fails every sample whose word is not closed by its first token.
+    // With a budget of one token, only a token that holds a whole word and what ends it (like
+    // "s)") can succeed; every accepted word must be such a token's, and most samples fail.
     let short = tree(&model, &tok, CONTEXT, &config(300, 5, 1.0).with_token_budget(1).unwrap());
-    assert_eq!(short.failed, 300, "one token can start a word but never show that it ended");
+    let one_token_words: std::collections::BTreeSet<String> = (0..END_OF_TEXT_ID)
+        .filter_map(|id| match continuation_status(tok.token_bytes(id).unwrap(), false) {
+            ContinuationStatus::Complete(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    assert!(short.surface.keys().all(|w| one_token_words.contains(w)), "{:?}", short.surface);
+    assert!(short.failed >= 250, "{} of 300 failed", short.failed);
     // The empty context conditions on <|endoftext|>.
     let empty = tree(&model, &tok, "", &config(50, 1, 1.0));
     assert_eq!(empty.n, 50);

@@ -132,8 +132,11 @@ impl GameSession {
     /// Trials done and in all, over the whole plan.
     pub fn progress(&self) -> (usize, usize) {
         let per: Vec<usize> = self.plan.items.iter().map(|(p, _)| p.words().len().saturating_sub(1)).collect();
-        let done = per[..self.passage_index.min(per.len())].iter().sum::<usize>() + self.position.saturating_sub(2) * usize::from(self.passage_index < per.len());
-        (done, per.iter().sum())
+        let total = per.iter().sum();
+        if self.is_finished() {
+            return (total, total);
+        }
+        (per[..self.passage_index].iter().sum::<usize>() + self.position - 2, total)
     }
 
     fn advance(&mut self) {
