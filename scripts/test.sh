@@ -1,22 +1,51 @@
 #!/usr/bin/env bash
-# Runs every clozelab test: native unit + integration tests (CPU and wgpu on lavapipe),
-# then the browser end-to-end tests in headless Chromium (WebGPU and CPU fallback).
+# Runs every clozelab test: formatting and lints (native and wasm32), native unit + integration
+# tests (CPU and wgpu on lavapipe), then the browser end-to-end tests in headless Chromium
+# (WebGPU and CPU fallback, GPT-2 in its worker). Each phase prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+started=$SECONDS
+phase_start=$SECONDS
+phase() {
+  local now=$SECONDS
+  [ -n "${phase_name:-}" ] && echo "== ${phase_name}: $((now - phase_start)) s"
+  phase_name="$1"; phase_start=$now
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+
+phase "setup"
 bash scripts/setup.sh
 
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
 export CLOZELAB_REQUIRE_WGPU=1
+# Tests that read ../shared fail instead of skipping when it is there.
+[ -d ../shared ] && export CLOZELAB_REQUIRE_SHARED=1
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/clozelab-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
-echo "== cargo test"
+phase "cargo fmt --check"
+cargo fmt --check
+
+phase "cargo clippy (native, all targets)"
+cargo clippy --locked -q --all-targets -- -D warnings
+
+phase "cargo clippy (wasm32: the app and the worker)"
+cargo clippy --locked -q --target wasm32-unknown-unknown --lib --bins -- -D warnings
+
+phase "cargo test"
 cargo test --locked 2>&1
 
-echo "== browser end-to-end"
+phase "trunk build"
 cargo build --locked -q --bin clozelab
 target_dir=$(cargo metadata --format-version 1 --no-deps | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
 export CLOZELAB_BIN="$target_dir/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 trunk build --locked 2>&1 | tail -n 3
-node --test --test-reporter=spec tests/e2e/ 2>&1
+
+phase "browser end-to-end"
+node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ 2>&1
+
+phase ""
+echo "== total: $((SECONDS - started)) s"

@@ -5,7 +5,10 @@ mod common;
 use std::process::Command;
 
 fn clozelab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_clozelab")).args(args).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -13,39 +16,100 @@ fn make_test_model_is_deterministic_and_next_token_prints_json() {
     let Some(vocab) = common::vocab_dir() else {
         panic!("GPT-2 vocabulary missing: run `npm ci` (the test command does)");
     };
-    let root = common::repo_root().join("target").join(format!("cli-test-{}", std::process::id()));
+    let root = common::repo_root()
+        .join("target")
+        .join(format!("cli-test-{}", std::process::id()));
     let (a, b) = (root.join("a"), root.join("b"));
     for dir in [&a, &b] {
-        let out = clozelab(&["make-test-model", "--out", dir.to_str().unwrap(), "--seed", "5", "--layers", "1", "--dim", "16", "--heads", "2", "--tokenizer", vocab.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = clozelab(&[
+            "make-test-model",
+            "--out",
+            dir.to_str().unwrap(),
+            "--seed",
+            "5",
+            "--layers",
+            "1",
+            "--dim",
+            "16",
+            "--heads",
+            "2",
+            "--tokenizer",
+            vocab.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let same = std::fs::read(a.join("model.safetensors")).unwrap() == std::fs::read(b.join("model.safetensors")).unwrap();
-    assert!(same, "make-test-model wrote different bytes for the same seed");
+    let same = std::fs::read(a.join("model.safetensors")).unwrap()
+        == std::fs::read(b.join("model.safetensors")).unwrap();
+    assert!(
+        same,
+        "make-test-model wrote different bytes for the same seed"
+    );
 
-    let out = clozelab(&["next-token", "--model", a.to_str().unwrap(), "--context", "Hello world", "--top", "7", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = clozelab(&[
+        "next-token",
+        "--model",
+        a.to_str().unwrap(),
+        "--context",
+        "Hello world",
+        "--top",
+        "7",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("random test model"));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["backend"], "cpu");
     let tokens = json["tokens"].as_array().unwrap();
     assert_eq!(tokens.len(), 7);
-    let lps: Vec<f64> = tokens.iter().map(|t| t["logprob"].as_f64().unwrap()).collect();
-    assert!(lps.windows(2).all(|w| w[0] >= w[1]), "sorted best first: {lps:?}");
+    let lps: Vec<f64> = tokens
+        .iter()
+        .map(|t| t["logprob"].as_f64().unwrap())
+        .collect();
+    assert!(
+        lps.windows(2).all(|w| w[0] >= w[1]),
+        "sorted best first: {lps:?}"
+    );
     assert!(lps.iter().all(|lp| *lp < 0.0 && lp.is_finite()));
-    assert!(tokens.iter().all(|t| t["id"].as_u64().unwrap() < 50257 && t["text"].is_string()));
+    assert!(
+        tokens
+            .iter()
+            .all(|t| t["id"].as_u64().unwrap() < 50257 && t["text"].is_string())
+    );
 
     // The same through the library (the CLI adds nothing of its own to the numbers).
-    let files = clozelab::modeldir::read_model_dir(&a).unwrap();
-    let device = clozelab::backend::cpu_device();
-    let (_, model) = clozelab::model::load_gpt2(&files.config_json, &files.weights, &device.device).unwrap();
-    let direct = pollster::block_on(clozelab::inference::next_tokens(&model, &files.tokenizer, "Hello world", 7)).unwrap();
+    let files = clozelab::runtime::modeldir::read_model_dir(&a).unwrap();
+    let device = clozelab::runtime::backend::cpu_device();
+    let (_, model) =
+        clozelab::model::load_gpt2(&files.config_json, &files.weights, &device.device).unwrap();
+    let direct = pollster::block_on(clozelab::runtime::inference::next_tokens(
+        &model,
+        &files.tokenizer,
+        "Hello world",
+        7,
+    ))
+    .unwrap();
     for (t, d) in tokens.iter().zip(&direct) {
         assert_eq!(t["id"].as_u64().unwrap(), d.id as u64);
         assert!((t["logprob"].as_f64().unwrap() - d.logprob).abs() < 1e-9);
     }
 
     // Empty context conditions on <|endoftext|> and still works.
-    let out = clozelab(&["next-token", "--model", a.to_str().unwrap(), "--context", "", "--json"]);
+    let out = clozelab(&[
+        "next-token",
+        "--model",
+        a.to_str().unwrap(),
+        "--context",
+        "",
+        "--json",
+    ]);
     assert!(out.status.success());
     std::fs::remove_dir_all(&root).ok();
 }
@@ -53,12 +117,42 @@ fn make_test_model_is_deterministic_and_next_token_prints_json() {
 #[test]
 fn bad_arguments_and_files_fail_cleanly() {
     let cases: &[&[&str]] = &[
-        &["next-token", "--model", "/nonexistent/dir", "--context", "x"],
+        &[
+            "next-token",
+            "--model",
+            "/nonexistent/dir",
+            "--context",
+            "x",
+        ],
         &["next-token", "--context", "x"],
         &["next-token", "--model"],
-        &["next-token", "--model", ".", "--context", "x", "--backend", "tpu"],
-        &["next-token", "--model", ".", "--context", "x", "--top", "many"],
-        &["make-test-model", "--out", "/tmp/x", "--dim", "10", "--heads", "3"],
+        &[
+            "next-token",
+            "--model",
+            ".",
+            "--context",
+            "x",
+            "--backend",
+            "tpu",
+        ],
+        &[
+            "next-token",
+            "--model",
+            ".",
+            "--context",
+            "x",
+            "--top",
+            "many",
+        ],
+        &[
+            "make-test-model",
+            "--out",
+            "/tmp/x",
+            "--dim",
+            "10",
+            "--heads",
+            "3",
+        ],
         &["frobnicate"],
         &["next-token", "--bogus", "1"],
     ];
@@ -70,27 +164,51 @@ fn bad_arguments_and_files_fail_cleanly() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
     // A folder whose weights are garbage.
-    let dir = common::repo_root().join("target").join(format!("cli-bad-{}", std::process::id()));
+    let dir = common::repo_root()
+        .join("target")
+        .join(format!("cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("config.json"), clozelab::model::Gpt2Config::gpt2_small().to_hf_json()).unwrap();
-    std::fs::write(dir.join("model.safetensors"), b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":").unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        clozelab::model::Gpt2Config::gpt2_small().to_hf_json(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("model.safetensors"),
+        b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":",
+    )
+    .unwrap();
     if let Some(v) = common::vocab_dir() {
-        for (from, to) in [("encoder.json", "vocab.json"), ("vocab.bpe", "merges.txt"), ("vocab.json", "vocab.json"), ("merges.txt", "merges.txt")] {
+        for (from, to) in [
+            ("encoder.json", "vocab.json"),
+            ("vocab.bpe", "merges.txt"),
+            ("vocab.json", "vocab.json"),
+            ("merges.txt", "merges.txt"),
+        ] {
             if v.join(from).is_file() {
                 std::fs::copy(v.join(from), dir.join(to)).unwrap();
             }
         }
     }
-    let out = clozelab(&["next-token", "--model", dir.to_str().unwrap(), "--context", "x"]);
+    let out = clozelab(&[
+        "next-token",
+        "--model",
+        dir.to_str().unwrap(),
+        "--context",
+        "x",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("weights file") || stderr.contains("tokenizer"), "{stderr}");
+    assert!(
+        stderr.contains("weights file") || stderr.contains("tokenizer"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn model_parts_are_found_by_name() {
-    use clozelab::engine::{TokenizerFiles, model_parts_from_files};
+    use clozelab::runtime::engine::{TokenizerFiles, model_parts_from_files};
     let files = vec![
         ("C:\\models\\Model.SafeTensors".to_string(), vec![1u8]),
         ("readme.md".to_string(), vec![]),
@@ -100,50 +218,164 @@ fn model_parts_are_found_by_name() {
     ];
     let parts = model_parts_from_files(files).unwrap();
     assert_eq!(parts.weights, vec![1u8]);
-    assert!(matches!(parts.tokenizer, TokenizerFiles::VocabAndMerges { .. }));
-    assert!(model_parts_from_files(vec![("config.json".into(), b"{}".to_vec())]).unwrap_err().contains("safetensors"));
-    let two = vec![("a.safetensors".into(), vec![]), ("b.safetensors".into(), vec![]), ("config.json".into(), vec![])];
+    assert!(matches!(
+        parts.tokenizer,
+        TokenizerFiles::VocabAndMerges { .. }
+    ));
+    assert!(
+        model_parts_from_files(vec![("config.json".into(), b"{}".to_vec())])
+            .unwrap_err()
+            .contains("safetensors")
+    );
+    let two = vec![
+        ("a.safetensors".into(), vec![]),
+        ("b.safetensors".into(), vec![]),
+        ("config.json".into(), vec![]),
+    ];
     assert!(model_parts_from_files(two).is_err());
-    let bad_utf8 = vec![("config.json".into(), vec![0xff, 0xfe]), ("m.safetensors".into(), vec![]), ("tokenizer.json".into(), vec![])];
-    assert!(model_parts_from_files(bad_utf8).unwrap_err().contains("UTF-8"));
+    let bad_utf8 = vec![
+        ("config.json".into(), vec![0xff, 0xfe]),
+        ("m.safetensors".into(), vec![]),
+        ("tokenizer.json".into(), vec![]),
+    ];
+    assert!(
+        model_parts_from_files(bad_utf8)
+            .unwrap_err()
+            .contains("UTF-8")
+    );
 }
 
 #[test]
 fn word_dist_and_word_prob_print_the_issue_json() {
     let model = common::test_model_dir().to_str().unwrap();
-    let out = clozelab(&["word-dist", "--model", model, "--context", "The cat sat on the", "--samples", "200", "--seed", "4", "--temperature", "0.5", "--top-p", "0.9", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = clozelab(&[
+        "word-dist",
+        "--model",
+        model,
+        "--context",
+        "The cat sat on the",
+        "--samples",
+        "200",
+        "--seed",
+        "4",
+        "--temperature",
+        "0.5",
+        "--top-p",
+        "0.9",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["n"], 200);
     let failed = json["failed"].as_u64().unwrap();
     let words = json["words"].as_object().unwrap();
     let total: f64 = words.values().map(|p| p.as_f64().unwrap()).sum();
     assert!(failed < 200 && (total - 1.0).abs() < 1e-9, "{json}");
-    assert!(words.keys().all(|w| *w == clozelab::words::normalize(w)), "words are normalised");
-    let again = clozelab(&["word-dist", "--model", model, "--context", "The cat sat on the", "--samples", "200", "--seed", "4", "--temperature", "0.5", "--top-p", "0.9", "--json"]);
+    assert!(
+        words
+            .keys()
+            .all(|w| *w == clozelab::text::words::normalize(w)),
+        "words are normalised"
+    );
+    let again = clozelab(&[
+        "word-dist",
+        "--model",
+        model,
+        "--context",
+        "The cat sat on the",
+        "--samples",
+        "200",
+        "--seed",
+        "4",
+        "--temperature",
+        "0.5",
+        "--top-p",
+        "0.9",
+        "--json",
+    ]);
     assert_eq!(out.stdout, again.stdout, "same seed, same output");
 
-    let out = clozelab(&["word-prob", "--model", model, "--context", "The cat sat on the", "--word", "hat", "--word", "Zürich", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = clozelab(&[
+        "word-prob",
+        "--model",
+        model,
+        "--context",
+        "The cat sat on the",
+        "--word",
+        "hat",
+        "--word",
+        "Zürich",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = json["words"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["word"], "Zürich");
     for r in rows {
-        let (p, lp, no_end) = (r["prob"].as_f64().unwrap(), r["logprob"].as_f64().unwrap(), r["prob_no_end"].as_f64().unwrap());
+        let (p, lp, no_end) = (
+            r["prob"].as_f64().unwrap(),
+            r["logprob"].as_f64().unwrap(),
+            r["prob_no_end"].as_f64().unwrap(),
+        );
         assert!(p > 0.0 && p <= no_end && (lp - p.ln()).abs() < 1e-9, "{r}");
         assert!(r["segmentations"].as_u64().unwrap() >= 1);
     }
 
     for bad in [
-        vec!["word-prob", "--model", model, "--context", "x", "--word", "two words"],
+        vec![
+            "word-prob",
+            "--model",
+            model,
+            "--context",
+            "x",
+            "--word",
+            "two words",
+        ],
         vec!["word-prob", "--model", model, "--context", "x"],
-        vec!["word-dist", "--model", model, "--context", "x", "--samples", "0"],
-        vec!["word-dist", "--model", model, "--context", "x", "--top-p", "1.5"],
-        vec!["word-dist", "--model", model, "--context", "x", "--temperature", "nan"],
+        vec![
+            "word-dist",
+            "--model",
+            model,
+            "--context",
+            "x",
+            "--samples",
+            "0",
+        ],
+        vec![
+            "word-dist",
+            "--model",
+            model,
+            "--context",
+            "x",
+            "--top-p",
+            "1.5",
+        ],
+        vec![
+            "word-dist",
+            "--model",
+            model,
+            "--context",
+            "x",
+            "--temperature",
+            "nan",
+        ],
     ] {
         let out = clozelab(&bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).lines().any(|l| l.starts_with("clozelab: ")), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .any(|l| l.starts_with("clozelab: ")),
+            "{bad:?}"
+        );
     }
 }

@@ -14,9 +14,19 @@ const OSF_SAMPLE: &str = "Word_Unique_ID,Text_ID,Text,Word_Number,Word,Response,
 #[test]
 fn provo_osf_csv_imports_and_round_trips() {
     let (norms, skipped) = import_provo_norms("norms.csv", OSF_SAMPLE).unwrap();
-    assert_eq!(skipped, vec![SkippedRow { line: 4, reason: "empty response".into() }]);
+    assert_eq!(
+        skipped,
+        vec![SkippedRow {
+            line: 4,
+            reason: "empty response".into()
+        }]
+    );
     assert_eq!(norms.contexts[&(1, 2)].responses["are"], 16);
-    assert_eq!(norms.contexts[&(1, 3)].responses["<img src=x onerror=alert(1)>"], 1, "hostile text kept verbatim");
+    assert_eq!(
+        norms.contexts[&(1, 3)].responses["<img src=x onerror=alert(1)>"],
+        1,
+        "hostile text kept verbatim"
+    );
     assert_eq!(norms.context_text(1, 3).as_deref(), Some("There are"));
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {
         let exported = export_provo_norms(&norms, delimiter);
@@ -28,48 +38,150 @@ fn provo_osf_csv_imports_and_round_trips() {
     let crlf = format!("\u{feff}{}", OSF_SAMPLE.replace('\n', "\r\n"));
     assert_eq!(import_provo_norms("crlf.csv", &crlf).unwrap().0, norms);
     let reordered = export_provo_norms(&norms, Delimiter::Comma);
-    let mut rows: Vec<Vec<String>> = reordered.lines().map(|l| parse_delimited("x", l, Delimiter::Comma).unwrap().remove(0).1).collect();
+    let mut rows: Vec<Vec<String>> = reordered
+        .lines()
+        .map(|l| {
+            parse_delimited("x", l, Delimiter::Comma)
+                .unwrap()
+                .remove(0)
+                .1
+        })
+        .collect();
     for row in &mut rows {
         row.reverse();
     }
-    let reversed: String = rows.iter().map(|r| r.iter().map(|f| quote_field(f, Delimiter::Comma)).collect::<Vec<_>>().join(",") + "\n").collect();
-    assert_eq!(import_provo_norms("reversed.csv", &reversed).unwrap().0, norms);
+    let reversed: String = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|f| quote_field(f, Delimiter::Comma))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    assert_eq!(
+        import_provo_norms("reversed.csv", &reversed).unwrap().0,
+        norms
+    );
 }
 
 #[test]
 fn malformed_files_name_file_line_and_column() {
     let missing = "Text_ID,Text,Word_Number,Word,Response\n1,a,2,b,c\n";
-    assert!(matches!(import_provo_norms("m.csv", missing), Err(DataError::MissingColumn { column: "Response_Count", .. })));
-    let bad_number = "Text_ID,Text,Word_Number,Word,Response,Response_Count\n1,a,2,b,c,1\n1,a,two,b,c,1\n";
+    assert!(matches!(
+        import_provo_norms("m.csv", missing),
+        Err(DataError::MissingColumn {
+            column: "Response_Count",
+            ..
+        })
+    ));
+    let bad_number =
+        "Text_ID,Text,Word_Number,Word,Response,Response_Count\n1,a,2,b,c,1\n1,a,two,b,c,1\n";
     let err = import_provo_norms("n.csv", bad_number).unwrap_err();
-    assert_eq!(err, DataError::At { file: "n.csv".into(), line: 3, column: 3, message: "Word_Number \"two\" is not a valid number".into() });
+    assert_eq!(
+        err,
+        DataError::At {
+            file: "n.csv".into(),
+            line: 3,
+            column: 3,
+            message: "Word_Number \"two\" is not a valid number".into()
+        }
+    );
     assert!(err.to_string().starts_with("n.csv: line 3, column 3"));
     let unclosed = "Text_ID,Text\n1,\"never closed\n";
-    assert!(matches!(import_provo_norms("q.csv", unclosed), Err(DataError::At { line: 2, column: 3, .. })));
+    assert!(matches!(
+        import_provo_norms("q.csv", unclosed),
+        Err(DataError::At {
+            line: 2,
+            column: 3,
+            ..
+        })
+    ));
     let stray = "a,b\n1,x\"y\n";
-    assert!(matches!(parse_delimited("s.csv", stray, Delimiter::Comma), Err(DataError::At { line: 2, column: 4, .. })));
+    assert!(matches!(
+        parse_delimited("s.csv", stray, Delimiter::Comma),
+        Err(DataError::At {
+            line: 2,
+            column: 4,
+            ..
+        })
+    ));
     let short = "Text_ID,Text,Word_Number,Word,Response,Response_Count\n1,a\n";
-    assert!(matches!(import_provo_norms("short.csv", short), Err(DataError::At { line: 2, .. })));
+    assert!(matches!(
+        import_provo_norms("short.csv", short),
+        Err(DataError::At { line: 2, .. })
+    ));
     assert!(import_provo_norms("empty.csv", "").is_err());
-    assert!(import_long_json("bad.json", "[{\"participant\": 1}]").unwrap_err().to_string().contains("bad.json: line 1"));
+    assert!(
+        import_long_json("bad.json", "[{\"participant\": 1}]")
+            .unwrap_err()
+            .to_string()
+            .contains("bad.json: line 1")
+    );
 }
 
 #[test]
 fn long_format_round_trips_in_csv_and_json() {
     let records = vec![
-        ResponseRecord { participant: "P1".into(), passage: "p-1".into(), position: 2, response: "don't".into(), response_time_ms: Some(1234.5), timestamp: "2026-11-22T05:00:00Z".into(), normalized: "dont".into(), first_keystroke_ms: Some(310.0), practice: false },
-        ResponseRecord { participant: "P,2 \"quoted\"".into(), passage: "東京".into(), position: 3, response: "<img src=x onerror=alert(1)>".into(), response_time_ms: None, timestamp: "2026-11-22T05:00:01Z".into(), normalized: "imgsrcxonerroralert1".into(), first_keystroke_ms: None, practice: true },
-        ResponseRecord { participant: "p3".into(), passage: "multi\nline".into(), position: 4, response: " padded 🚀 ".into(), response_time_ms: Some(0.0), timestamp: "t".into(), normalized: "padded".into(), first_keystroke_ms: Some(0.0), practice: false },
+        ResponseRecord {
+            participant: "P1".into(),
+            passage: "p-1".into(),
+            position: 2,
+            response: "don't".into(),
+            response_time_ms: Some(1234.5),
+            timestamp: "2026-11-22T05:00:00Z".into(),
+            normalized: "dont".into(),
+            first_keystroke_ms: Some(310.0),
+            practice: false,
+        },
+        ResponseRecord {
+            participant: "P,2 \"quoted\"".into(),
+            passage: "東京".into(),
+            position: 3,
+            response: "<img src=x onerror=alert(1)>".into(),
+            response_time_ms: None,
+            timestamp: "2026-11-22T05:00:01Z".into(),
+            normalized: "imgsrcxonerroralert1".into(),
+            first_keystroke_ms: None,
+            practice: true,
+        },
+        ResponseRecord {
+            participant: "p3".into(),
+            passage: "multi\nline".into(),
+            position: 4,
+            response: " padded 🚀 ".into(),
+            response_time_ms: Some(0.0),
+            timestamp: "t".into(),
+            normalized: "padded".into(),
+            first_keystroke_ms: Some(0.0),
+            practice: false,
+        },
     ];
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {
         let csv = export_long_csv(&records, delimiter);
-        assert_eq!(import_long_csv("long.csv", &csv).unwrap(), records, "{delimiter:?}");
+        assert_eq!(
+            import_long_csv("long.csv", &csv).unwrap(),
+            records,
+            "{delimiter:?}"
+        );
     }
-    assert_eq!(import_long_json("long.json", &export_long_json(&records)).unwrap(), records);
+    assert_eq!(
+        import_long_json("long.json", &export_long_json(&records)).unwrap(),
+        records
+    );
     // Files with only the six required columns still import; the normalised word is derived.
-    let minimal = "participant,passage,position,response,response_time_ms,timestamp\nP,x,2,Don't,,t\n";
+    let minimal =
+        "participant,passage,position,response,response_time_ms,timestamp\nP,x,2,Don't,,t\n";
     let got = import_long_csv("min.csv", minimal).unwrap();
-    assert_eq!((got[0].normalized.as_str(), got[0].first_keystroke_ms, got[0].practice), ("dont", None, false));
+    assert_eq!(
+        (
+            got[0].normalized.as_str(),
+            got[0].first_keystroke_ms,
+            got[0].practice
+        ),
+        ("dont", None, false)
+    );
 }
 
 #[test]
@@ -78,17 +190,35 @@ fn shared_norms_survive_the_osf_format() {
         eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
         return;
     };
-    let contexts = clozelab::provo::read_norms(&shared.join("provo")).unwrap();
+    let contexts = clozelab::data::provo::read_norms(&shared.join("provo")).unwrap();
     let mut norms = ClozeNorms::default();
     for c in &contexts {
-        norms.passages.entry(c.text_id).or_insert_with(|| c.context.clone());
-        norms.contexts.insert((c.text_id, c.word_num), NormContext { word: c.original.clone(), responses: c.human.clone() });
+        norms
+            .passages
+            .entry(c.text_id)
+            .or_insert_with(|| c.context.clone());
+        norms.contexts.insert(
+            (c.text_id, c.word_num),
+            NormContext {
+                word: c.original.clone(),
+                responses: c.human.clone(),
+            },
+        );
     }
     // The release carries "NaN" responses with count 0: imported as skipped rows, with reasons.
-    let zero_rows = norms.contexts.values().flat_map(|c| c.responses.values()).filter(|n| **n == 0).count();
-    let (again, skipped) = import_provo_norms("provo.csv", &export_provo_norms(&norms, Delimiter::Comma)).unwrap();
+    let zero_rows = norms
+        .contexts
+        .values()
+        .flat_map(|c| c.responses.values())
+        .filter(|n| **n == 0)
+        .count();
+    let (again, skipped) =
+        import_provo_norms("provo.csv", &export_provo_norms(&norms, Delimiter::Comma)).unwrap();
     assert_eq!(skipped.len(), zero_rows);
-    assert!(skipped.iter().all(|s| s.reason.contains("count 0")), "{skipped:?}");
+    assert!(
+        skipped.iter().all(|s| s.reason.contains("count 0")),
+        "{skipped:?}"
+    );
     for c in norms.contexts.values_mut() {
         c.responses.retain(|_, n| *n > 0);
     }
@@ -103,11 +233,19 @@ fn shared_jsonl_round_trips() {
         return;
     };
     let text = std::fs::read_to_string(shared.join("provo/provo_cloze.jsonl")).unwrap();
-    let contexts = clozelab::provo::parse_norms_jsonl("provo_cloze.jsonl", &text).unwrap();
+    let contexts = clozelab::data::provo::parse_norms_jsonl("provo_cloze.jsonl", &text).unwrap();
     assert_eq!(contexts.len(), 2687);
-    let again = clozelab::provo::parse_norms_jsonl("again", &clozelab::provo::export_norms_jsonl(&contexts)).unwrap();
+    let again = clozelab::data::provo::parse_norms_jsonl(
+        "again",
+        &clozelab::data::provo::export_norms_jsonl(&contexts),
+    )
+    .unwrap();
     assert_eq!(again, contexts);
     let broken = "{\"text_id\": 1}\n";
-    let err = clozelab::provo::parse_norms_jsonl("b.jsonl", &format!("{}{broken}", text.lines().next().unwrap().to_owned() + "\n")).unwrap_err();
+    let err = clozelab::data::provo::parse_norms_jsonl(
+        "b.jsonl",
+        &format!("{}{broken}", text.lines().next().unwrap().to_owned() + "\n"),
+    )
+    .unwrap_err();
     assert!(err.to_string().starts_with("b.jsonl line 2"), "{err}");
 }

@@ -6,16 +6,20 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use clozelab::backend::{ComputeDevice, cpu_device};
-use clozelab::inference::next_token_logprobs;
+use clozelab::estimators::decoding::DecodingStrategy;
+use clozelab::estimators::progress::{FnMonitor, Progress, Unmonitored};
+use clozelab::estimators::sampler::{
+    SamplerConfig, SamplerError, WordSamples, sample_words, sample_words_naive,
+};
+use clozelab::estimators::wordprob::{
+    WordProbError, WordScorer, biased_distribution, surface_variants,
+};
 use clozelab::model::{Gpt2, load_gpt2};
-use clozelab::modeldir::read_model_dir;
-use clozelab::progress::{FnMonitor, Progress, Unmonitored};
-use clozelab::sampling::DecodingStrategy;
-use clozelab::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer};
-use clozelab::wordprob::{WordProbError, WordScorer, biased_distribution, surface_variants};
-use clozelab::words::{ContinuationStatus, continuation_status};
-use clozelab::wordsampler::{SamplerConfig, SamplerError, WordSamples, sample_words, sample_words_naive};
+use clozelab::runtime::backend::{ComputeDevice, cpu_device};
+use clozelab::runtime::inference::next_token_logprobs;
+use clozelab::runtime::modeldir::read_model_dir;
+use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer};
+use clozelab::text::words::{ContinuationStatus, continuation_status};
 
 const CONTEXT: &str = "The cat sat on the";
 /// Low enough that the test model's word distribution is peaked (a few words hold most mass).
@@ -28,12 +32,27 @@ fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
 }
 
 fn config(n: usize, seed: u64, temperature: f64) -> SamplerConfig {
-    SamplerConfig::new(n, seed).unwrap().with_strategy(DecodingStrategy::new(temperature, None, None, None).unwrap())
+    SamplerConfig::new(n, seed)
+        .unwrap()
+        .with_strategy(DecodingStrategy::new(temperature, None, None, None).unwrap())
 }
 
 fn tree(model: &Gpt2, tok: &Gpt2Tokenizer, context: &str, config: &SamplerConfig) -> WordSamples {
-    let mut progress = Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
-    pollster::block_on(sample_words(model, tok, context, config, &mut Unmonitored, &mut progress)).unwrap()
+    let mut progress = Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
+    pollster::block_on(sample_words(
+        model,
+        tok,
+        context,
+        config,
+        &mut Unmonitored,
+        &mut progress,
+    ))
+    .unwrap()
 }
 
 /// Word counts with failures as one more category.
@@ -47,8 +66,14 @@ fn assert_same_distribution(a: &WordSamples, b: &WordSamples, what: &str) {
     let (stat, df) = common::chi_square_two_sample(&categories(a), &categories(b));
     let critical = common::chi_square_critical_001(df);
     eprintln!("{what}: chi2 = {stat:.1}, df = {df}, critical(0.001) = {critical:.1}");
-    assert!(df >= 3, "{what}: the test needs several categories, got df = {df}");
-    assert!(stat < critical, "{what}: chi2 {stat:.1} ≥ {critical:.1}: different distributions");
+    assert!(
+        df >= 3,
+        "{what}: the test needs several categories, got df = {df}"
+    );
+    assert!(
+        stat < critical,
+        "{what}: chi2 {stat:.1} ≥ {critical:.1}: different distributions"
+    );
 }
 
 #[test]
@@ -56,22 +81,43 @@ fn tree_sampler_draws_like_naive_sampler_cpu() {
     let (model, tok) = load(&cpu_device());
     let n = 2000;
     let fast = tree(&model, &tok, CONTEXT, &config(n, 11, PEAKED));
-    let naive = pollster::block_on(sample_words_naive(&model, &tok, CONTEXT, &config(n, 12, PEAKED))).unwrap();
+    let naive = pollster::block_on(sample_words_naive(
+        &model,
+        &tok,
+        CONTEXT,
+        &config(n, 12, PEAKED),
+    ))
+    .unwrap();
     assert_eq!((fast.n, naive.n), (n, n));
     assert_same_distribution(&fast, &naive, "tree vs naive (cpu)");
     // The test has power: a slightly different temperature is detected.
-    let warmer = pollster::block_on(sample_words_naive(&model, &tok, CONTEXT, &config(n, 13, PEAKED * 1.6))).unwrap();
+    let warmer = pollster::block_on(sample_words_naive(
+        &model,
+        &tok,
+        CONTEXT,
+        &config(n, 13, PEAKED * 1.6),
+    ))
+    .unwrap();
     let (stat, df) = common::chi_square_two_sample(&categories(&fast), &categories(&warmer));
-    assert!(stat > common::chi_square_critical_001(df), "T={PEAKED} vs T={} not told apart: chi2 {stat:.1}", PEAKED * 1.6);
+    assert!(
+        stat > common::chi_square_critical_001(df),
+        "T={PEAKED} vs T={} not told apart: chi2 {stat:.1}",
+        PEAKED * 1.6
+    );
 }
 
 #[test]
 fn tree_sampler_with_truncation_draws_like_naive_sampler() {
     let (model, tok) = load(&cpu_device());
     let strategy = DecodingStrategy::new(0.3, Some(50), Some(0.9), None).unwrap();
-    let cfg = |seed| SamplerConfig::new(800, seed).unwrap().with_strategy(strategy.clone());
+    let cfg = |seed| {
+        SamplerConfig::new(800, seed)
+            .unwrap()
+            .with_strategy(strategy.clone())
+    };
     let fast = tree(&model, &tok, "Once upon a", &cfg(1));
-    let naive = pollster::block_on(sample_words_naive(&model, &tok, "Once upon a", &cfg(2))).unwrap();
+    let naive =
+        pollster::block_on(sample_words_naive(&model, &tok, "Once upon a", &cfg(2))).unwrap();
     assert_same_distribution(&fast, &naive, "top-k + top-p, tree vs naive");
 }
 
@@ -89,14 +135,25 @@ fn sampler_is_reproducible_and_counts_add_up() {
     assert!((q.values().sum::<f64>() - 1.0).abs() < 1e-9);
     // With a budget of one token, only a token that holds a whole word and what ends it (like
     // "s)") can succeed; every accepted word must be such a token's, and most samples fail.
-    let short = tree(&model, &tok, CONTEXT, &config(300, 5, 1.0).with_token_budget(1).unwrap());
+    let short = tree(
+        &model,
+        &tok,
+        CONTEXT,
+        &config(300, 5, 1.0).with_token_budget(1).unwrap(),
+    );
     let one_token_words: std::collections::BTreeSet<String> = (0..END_OF_TEXT_ID)
-        .filter_map(|id| match continuation_status(tok.token_bytes(id).unwrap(), false) {
-            ContinuationStatus::Complete(w) => Some(w),
-            _ => None,
-        })
+        .filter_map(
+            |id| match continuation_status(tok.token_bytes(id).unwrap(), false) {
+                ContinuationStatus::Complete(w) => Some(w),
+                _ => None,
+            },
+        )
         .collect();
-    assert!(short.surface.keys().all(|w| one_token_words.contains(w)), "{:?}", short.surface);
+    assert!(
+        short.surface.keys().all(|w| one_token_words.contains(w)),
+        "{:?}",
+        short.surface
+    );
     assert!(short.failed >= 250, "{} of 300 failed", short.failed);
     // The empty context conditions on <|endoftext|>.
     let empty = tree(&model, &tok, "", &config(50, 1, 1.0));
@@ -115,17 +172,48 @@ fn progress_is_reported_and_cancel_stops_the_run() {
         },
     };
     let contexts: Vec<String> = vec![CONTEXT.into(), "Once upon a".into()];
-    let out = pollster::block_on(clozelab::wordsampler::sample_words_for_contexts(&model, &tok, &contexts, &config(100, 1, 1.0), &mut monitor)).unwrap();
+    let out = pollster::block_on(clozelab::estimators::sampler::sample_words_for_contexts(
+        &model,
+        &tok,
+        &contexts,
+        &config(100, 1, 1.0),
+        &mut monitor,
+    ))
+    .unwrap();
     assert_eq!(out.len(), 2);
-    assert!(reports.len() >= 3 && reports.windows(2).all(|w| w[0] <= w[1]), "{reports:?}");
+    assert!(
+        reports.len() >= 3 && reports.windows(2).all(|w| w[0] <= w[1]),
+        "{reports:?}"
+    );
     assert_eq!(*reports.last().unwrap(), 200);
-    let mut cancel = FnMonitor { clock: || 0.0, on_progress: |_: &Progress| false };
-    let mut progress = Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
-    let r = pollster::block_on(sample_words(&model, &tok, CONTEXT, &config(1000, 1, 1.0), &mut cancel, &mut progress));
+    let mut cancel = FnMonitor {
+        clock: || 0.0,
+        on_progress: |_: &Progress| false,
+    };
+    let mut progress = Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
+    let r = pollster::block_on(sample_words(
+        &model,
+        &tok,
+        CONTEXT,
+        &config(1000, 1, 1.0),
+        &mut cancel,
+        &mut progress,
+    ));
     assert_eq!(r, Err(SamplerError::Cancelled));
 }
 
-fn exact(model: &Gpt2, tok: &Gpt2Tokenizer, context: &str, words: &[&str], t: f64) -> Vec<clozelab::wordprob::WordProb> {
+fn exact(
+    model: &Gpt2,
+    tok: &Gpt2Tokenizer,
+    context: &str,
+    words: &[&str],
+    t: f64,
+) -> Vec<clozelab::estimators::wordprob::WordProb> {
     let mut scorer = WordScorer::new(tok);
     let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
     pollster::block_on(scorer.score(model, tok, context, &words, t, &mut Unmonitored)).unwrap()
@@ -141,14 +229,25 @@ fn mc_converges_to_exact(compute: &ComputeDevice) {
     let mut top: Vec<(&String, &usize)> = samples.spelled_directly.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1));
     let words: Vec<&str> = top.iter().take(6).map(|(w, _)| w.as_str()).collect();
-    assert!(words.len() >= 3, "peaked distribution should still have a few words: {words:?}");
+    assert!(
+        words.len() >= 3,
+        "peaked distribution should still have a few words: {words:?}"
+    );
     let scores = exact(&model, &tok, CONTEXT, &words, PEAKED);
     for (score, &(_, &count)) in scores.iter().zip(&top) {
         let q = count as f64 / n as f64;
         let p = score.prob;
         let se = (p * (1.0 - p) / n as f64).sqrt();
-        eprintln!("{:>14}: MC {q:.4}  exact {p:.4}  (± {:.4})", score.word, 4.5 * se);
-        assert!((q - p).abs() <= 4.5 * se + 2.0 / n as f64, "{}: MC {q} vs exact {p}", score.word);
+        eprintln!(
+            "{:>14}: MC {q:.4}  exact {p:.4}  (± {:.4})",
+            score.word,
+            4.5 * se
+        );
+        assert!(
+            (q - p).abs() <= 4.5 * se + 2.0 / n as f64,
+            "{}: MC {q} vs exact {p}",
+            score.word
+        );
     }
 }
 
@@ -166,18 +265,28 @@ fn mc_converges_to_exact_wgpu() {
 
 #[test]
 fn tree_sampler_on_wgpu_draws_like_naive_on_cpu() {
-    let Some(gpu) = common::wgpu_or_skip() else { return };
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
     let (gpu_model, tok) = load(&gpu);
     let (cpu_model, _) = load(&cpu_device());
     let n = 1000;
     let fast = tree(&gpu_model, &tok, CONTEXT, &config(n, 21, PEAKED));
-    let naive = pollster::block_on(sample_words_naive(&cpu_model, &tok, CONTEXT, &config(n, 22, PEAKED))).unwrap();
+    let naive = pollster::block_on(sample_words_naive(
+        &cpu_model,
+        &tok,
+        CONTEXT,
+        &config(n, 22, PEAKED),
+    ))
+    .unwrap();
     assert_same_distribution(&fast, &naive, "tree on wgpu vs naive on cpu");
 }
 
 /// Every segmentation of `target` into vocabulary tokens, by brute force.
 fn segmentations(tok: &Gpt2Tokenizer, target: &[u8]) -> Vec<Vec<u32>> {
-    let by_bytes: BTreeMap<Vec<u8>, u32> = (0..END_OF_TEXT_ID).map(|id| (tok.token_bytes(id).unwrap().to_vec(), id)).collect();
+    let by_bytes: BTreeMap<Vec<u8>, u32> = (0..END_OF_TEXT_ID)
+        .map(|id| (tok.token_bytes(id).unwrap().to_vec(), id))
+        .collect();
     fn go(rest: &[u8], by: &BTreeMap<Vec<u8>, u32>, path: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
         if rest.is_empty() {
             out.push(path.clone());
@@ -199,9 +308,17 @@ fn segmentations(tok: &Gpt2Tokenizer, target: &[u8]) -> Vec<Vec<u32>> {
 /// The exact estimator against full forward passes over every segmentation.
 fn exact_matches_brute_force(compute: &ComputeDevice, context: &str, word: &str) {
     let (model, tok) = load(compute);
-    let target = if context.is_empty() { word.to_string() } else { format!(" {word}") };
+    let target = if context.is_empty() {
+        word.to_string()
+    } else {
+        format!(" {word}")
+    };
     let segs = segmentations(&tok, target.as_bytes());
-    assert!(segs.len() >= 4, "{target:?} should have several segmentations, has {}", segs.len());
+    assert!(
+        segs.len() >= 4,
+        "{target:?} should have several segmentations, has {}",
+        segs.len()
+    );
     let ctx = tok.encode_context(context).unwrap();
     let mut no_end = 0.0;
     let mut canonical_with_end = 0.0;
@@ -225,7 +342,8 @@ fn exact_matches_brute_force(compute: &ComputeDevice, context: &str, word: &str)
                     if !ended {
                         bytes.extend_from_slice(tok.token_bytes(v).unwrap());
                     }
-                    continuation_status(&bytes, ended) == ContinuationStatus::Complete(word.to_string())
+                    continuation_status(&bytes, ended)
+                        == ContinuationStatus::Complete(word.to_string())
                 })
                 .map(|v| (lp[v as usize] as f64).exp())
                 .sum();
@@ -233,12 +351,24 @@ fn exact_matches_brute_force(compute: &ComputeDevice, context: &str, word: &str)
         }
     }
     let got = &exact(&model, &tok, context, &[word], 1.0)[0];
-    eprintln!("{target:?}: {} segmentations, brute force {no_end:e}, exact {:e} (pruned ≤ {:e})", segs.len(), got.prob_no_end, got.pruned_mass);
+    eprintln!(
+        "{target:?}: {} segmentations, brute force {no_end:e}, exact {:e} (pruned ≤ {:e})",
+        segs.len(),
+        got.prob_no_end,
+        got.pruned_mass
+    );
     assert!(got.prob_no_end <= no_end * (1.0 + 1e-3));
-    assert!(got.prob_no_end + got.pruned_mass >= no_end * (1.0 - 1e-3), "missing mass beyond the pruning bound");
+    assert!(
+        got.prob_no_end + got.pruned_mass >= no_end * (1.0 - 1e-3),
+        "missing mass beyond the pruning bound"
+    );
     assert!(got.segmentations >= 1 && got.segmentations <= segs.len());
     // The ending factor: at least the canonical path's immediate endings, at most all of no-end.
-    assert!(got.prob >= canonical_with_end * (1.0 - 1e-3), "{} < {canonical_with_end}", got.prob);
+    assert!(
+        got.prob >= canonical_with_end * (1.0 - 1e-3),
+        "{} < {canonical_with_end}",
+        got.prob
+    );
     assert!(got.prob <= got.prob_no_end + 1e-15);
 }
 
@@ -250,11 +380,16 @@ fn exact_sums_segmentations_cpu() {
 
 #[test]
 fn exact_on_wgpu_matches_cpu() {
-    let Some(gpu) = common::wgpu_or_skip() else { return };
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
     let words = ["hat", "don't", "Zürich", "1970"];
     let (g, tok) = load(&gpu);
     let (c, _) = load(&cpu_device());
-    for (a, b) in exact(&g, &tok, CONTEXT, &words, 1.0).iter().zip(exact(&c, &tok, CONTEXT, &words, 1.0)) {
+    for (a, b) in exact(&g, &tok, CONTEXT, &words, 1.0)
+        .iter()
+        .zip(exact(&c, &tok, CONTEXT, &words, 1.0))
+    {
         let (la, lb) = (a.logprob.unwrap(), b.logprob.unwrap());
         assert!((la - lb).abs() < 2e-3, "{}: wgpu {la} vs cpu {lb}", a.word);
         assert_eq!(a.segmentations, b.segmentations);
@@ -265,18 +400,102 @@ fn exact_on_wgpu_matches_cpu() {
 fn exact_rejects_non_words_and_variants_sum() {
     let (model, tok) = load(&cpu_device());
     let mut scorer = WordScorer::new(&tok);
-    for bad in ["", "two words", "<img src=x onerror=alert(1)>", " cat", "cat."] {
-        let r = pollster::block_on(scorer.score(&model, &tok, CONTEXT, &[bad.to_string()], 1.0, &mut Unmonitored));
-        assert!(matches!(r, Err(WordProbError::NotAWord(_))), "{bad:?}: {r:?}");
+    for bad in [
+        "",
+        "two words",
+        "<img src=x onerror=alert(1)>",
+        " cat",
+        "cat.",
+    ] {
+        let r = pollster::block_on(scorer.score(
+            &model,
+            &tok,
+            CONTEXT,
+            &[bad.to_string()],
+            1.0,
+            &mut Unmonitored,
+        ));
+        assert!(
+            matches!(r, Err(WordProbError::NotAWord(_))),
+            "{bad:?}: {r:?}"
+        );
     }
-    let r = pollster::block_on(scorer.score(&model, &tok, CONTEXT, &["cat".into()], 0.0, &mut Unmonitored));
+    let r = pollster::block_on(scorer.score(
+        &model,
+        &tok,
+        CONTEXT,
+        &["cat".into()],
+        0.0,
+        &mut Unmonitored,
+    ));
     assert!(matches!(r, Err(WordProbError::Temperature(_))));
-    let variants: BTreeMap<String, Vec<String>> = [("dont".to_string(), surface_variants("dont", &["don't", "Don't"]))].into();
-    let summed = pollster::block_on(scorer.score_normalized(&model, &tok, CONTEXT, &variants, 1.0, &mut Unmonitored)).unwrap();
+    let variants: BTreeMap<String, Vec<String>> = [(
+        "dont".to_string(),
+        surface_variants("dont", &["don't", "Don't"]),
+    )]
+    .into();
+    let summed = pollster::block_on(scorer.score_normalized(
+        &model,
+        &tok,
+        CONTEXT,
+        &variants,
+        1.0,
+        &mut Unmonitored,
+    ))
+    .unwrap();
     let forms = &variants["dont"];
-    let single: f64 = exact(&model, &tok, CONTEXT, &forms.iter().map(String::as_str).collect::<Vec<_>>(), 1.0).iter().map(|s| s.prob).sum();
+    let single: f64 = exact(
+        &model,
+        &tok,
+        CONTEXT,
+        &forms.iter().map(String::as_str).collect::<Vec<_>>(),
+        1.0,
+    )
+    .iter()
+    .map(|s| s.prob)
+    .sum();
     assert!((summed["dont"] - single).abs() <= 1e-9 * single.max(1e-300));
-    let biased = biased_distribution(&[("a".to_string(), 2e-9), ("b".to_string(), 6e-9)].into()).unwrap();
+    let biased =
+        biased_distribution(&[("a".to_string(), 2e-9), ("b".to_string(), 6e-9)].into()).unwrap();
     assert!((biased.prob("b") - 0.75).abs() < 1e-12);
     assert!(biased_distribution(&BTreeMap::new()).is_err());
+}
+
+#[test]
+fn sequence_logprobs_match_one_token_at_a_time() {
+    let (model, tok) = load(&cpu_device());
+    let context = tok.encode_context("The cat sat").unwrap();
+    let tokens = tok.encode(" on the mat.").unwrap();
+    let got = pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+        &model, &context, &tokens,
+    ))
+    .unwrap();
+    assert_eq!(got.len(), tokens.len());
+    let mut prefix = context.clone();
+    for (i, &token) in tokens.iter().enumerate() {
+        let row = pollster::block_on(next_token_logprobs(&model, &prefix)).unwrap();
+        assert!(
+            (row[token as usize] - got[i]).abs() < 1e-4,
+            "token {i}: {} vs {}",
+            row[token as usize],
+            got[i]
+        );
+        prefix.push(token);
+    }
+    assert_eq!(
+        pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+            &model,
+            &context,
+            &[]
+        )),
+        Ok(vec![])
+    );
+    assert!(
+        pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+            &model,
+            &context,
+            &[60_000]
+        ))
+        .is_err()
+    );
 }

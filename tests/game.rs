@@ -9,7 +9,10 @@ use clozelab::game::store::{MemoryStore, ResponseStore};
 use clozelab::game::study::StudyConfig;
 
 fn study() -> StudyConfig {
-    StudyConfig::from_json(r#"{"passages": ["storm", "bees"], "practice": "garden", "order": "random"}"#).unwrap()
+    StudyConfig::from_json(
+        r#"{"passages": ["storm", "bees"], "practice": "garden", "order": "random"}"#,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -24,7 +27,13 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
         let (_, total) = game.progress();
 
         // A rejected entry stores nothing and does not move on.
-        for bad in ["", "   ", "two words", "<img src=x onerror=alert(1)>", &"a".repeat(41)] {
+        for bad in [
+            "",
+            "   ",
+            "two words",
+            "<img src=x onerror=alert(1)>",
+            &"a".repeat(41),
+        ] {
             let r = game.submit(&mut store, bad, Timing::default(), "t").await;
             assert!(matches!(r, Err(SubmitError::Entry(_))), "{bad:?}");
         }
@@ -33,25 +42,43 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
 
         // Play 60 trials, then "reload": a new game from the stored responses.
         for i in 0..60 {
-            let timing = Timing { first_keystroke_ms: Some(100.0 + i as f64), submit_ms: Some(900.0) };
-            let reveal = game.submit(&mut store, " the ", timing, &format!("t{i}")).await.unwrap();
+            let timing = Timing {
+                first_keystroke_ms: Some(100.0 + i as f64),
+                submit_ms: Some(900.0),
+            };
+            let reveal = game
+                .submit(&mut store, " the ", timing, &format!("t{i}"))
+                .await
+                .unwrap();
             assert_eq!(reveal.record.response, "the");
         }
         let before_reload = game.current().unwrap();
         let stored = store.load("alice").await.unwrap();
         assert_eq!(stored.len(), 60);
         let mut resumed = GameSession::resume(plan.clone(), &stored);
-        assert_eq!(resumed.current().unwrap(), before_reload, "resumes exactly where it stopped");
+        assert_eq!(
+            resumed.current().unwrap(),
+            before_reload,
+            "resumes exactly where it stopped"
+        );
 
         // Finish; every trial of the plan is stored exactly once.
         let mut n = 60;
         while !resumed.is_finished() {
-            resumed.submit(&mut store, "word", Timing::default(), "t").await.unwrap();
+            resumed
+                .submit(&mut store, "word", Timing::default(), "t")
+                .await
+                .unwrap();
             n += 1;
         }
         assert_eq!(n, total);
         assert_eq!(store.load("alice").await.unwrap().len(), total);
-        assert!(matches!(resumed.submit(&mut store, "late", Timing::default(), "t").await, Err(SubmitError::Finished)));
+        assert!(matches!(
+            resumed
+                .submit(&mut store, "late", Timing::default(), "t")
+                .await,
+            Err(SubmitError::Finished)
+        ));
         assert_eq!(resumed.progress(), (total, total));
 
         // The aggregate leaves practice out and has one row per context here (one participant).
@@ -69,15 +96,26 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
 fn failed_save_keeps_the_trial() {
     pollster::block_on(async {
         let plan = study().plan("bob", &BTreeMap::new()).unwrap();
-        let mut store = MemoryStore { fail_after: Some(2), ..Default::default() };
+        let mut store = MemoryStore {
+            fail_after: Some(2),
+            ..Default::default()
+        };
         let mut game = GameSession::resume(plan, &[]);
-        game.submit(&mut store, "a", Timing::default(), "t").await.unwrap();
-        game.submit(&mut store, "b", Timing::default(), "t").await.unwrap();
+        game.submit(&mut store, "a", Timing::default(), "t")
+            .await
+            .unwrap();
+        game.submit(&mut store, "b", Timing::default(), "t")
+            .await
+            .unwrap();
         let stuck = game.current().unwrap();
         let r = game.submit(&mut store, "c", Timing::default(), "t").await;
         assert!(matches!(r, Err(SubmitError::Store(_))));
         assert_eq!(game.current().unwrap(), stuck, "the UI must not move on");
-        assert_eq!(store.records.len(), 2, "what was saved is still there to download");
+        assert_eq!(
+            store.records.len(),
+            2,
+            "what was saved is still there to download"
+        );
     });
 }
 
@@ -87,10 +125,19 @@ fn correct_answers_and_reveal() {
         let config = StudyConfig::from_json(r#"{"passages": ["kitchen"]}"#).unwrap();
         let mut game = GameSession::resume(config.plan("c", &BTreeMap::new()).unwrap(), &[]);
         let mut store = MemoryStore::default();
-        let r = game.submit(&mut store, "SUNDAY", Timing::default(), "t").await.unwrap();
+        let r = game
+            .submit(&mut store, "SUNDAY", Timing::default(), "t")
+            .await
+            .unwrap();
         assert!(r.correct && r.true_word == "Sunday");
-        let r = game.submit(&mut store, "mother", Timing::default(), "t").await.unwrap();
+        let r = game
+            .submit(&mut store, "mother", Timing::default(), "t")
+            .await
+            .unwrap();
         assert!(!r.correct && r.true_word == "my");
-        assert_eq!(clozelab::game::session::validate_entry("x y"), Err(EntryError::Characters));
+        assert_eq!(
+            clozelab::game::session::validate_entry("x y"),
+            Err(EntryError::Characters)
+        );
     });
 }

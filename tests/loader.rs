@@ -6,8 +6,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use burn::tensor::Device;
+use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
 use clozelab::model::{ConfigError, Gpt2Config, LoadError, load_gpt2};
-use clozelab::testmodel::{generate_weights, test_config, to_safetensors};
 
 fn tiny() -> (Gpt2Config, BTreeMap<String, (Vec<f32>, Vec<usize>)>) {
     let mut config = test_config(1, 8, 2);
@@ -22,13 +22,23 @@ fn load(config: &Gpt2Config, bytes: &[u8]) -> Result<(), LoadError> {
 }
 
 /// safetensors bytes with each tensor stored as `dtype` (f16/bf16 conversions).
-fn serialize_as(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>, dtype: safetensors::Dtype, prefix: &str) -> Vec<u8> {
+fn serialize_as(
+    tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>,
+    dtype: safetensors::Dtype,
+    prefix: &str,
+) -> Vec<u8> {
     let data: Vec<(String, Vec<u8>, Vec<usize>)> = tensors
         .iter()
         .map(|(n, (v, s))| {
             let bytes = match dtype {
-                safetensors::Dtype::F16 => v.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect(),
-                safetensors::Dtype::BF16 => v.iter().flat_map(|x| half::bf16::from_f32(*x).to_le_bytes()).collect(),
+                safetensors::Dtype::F16 => v
+                    .iter()
+                    .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+                    .collect(),
+                safetensors::Dtype::BF16 => v
+                    .iter()
+                    .flat_map(|x| half::bf16::from_f32(*x).to_le_bytes())
+                    .collect(),
                 _ => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             };
             (format!("{prefix}{n}"), bytes, s.clone())
@@ -36,7 +46,12 @@ fn serialize_as(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>, dtype: safet
         .collect();
     let views: Vec<_> = data
         .iter()
-        .map(|(n, b, s)| (n.clone(), safetensors::tensor::TensorView::new(dtype, s.clone(), b).unwrap()))
+        .map(|(n, b, s)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(dtype, s.clone(), b).unwrap(),
+            )
+        })
         .collect();
     safetensors::serialize(views, None).unwrap()
 }
@@ -45,11 +60,26 @@ fn serialize_as(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>, dtype: safet
 fn accepts_prefix_f16_bf16_and_ignored_buffers() {
     let (config, weights) = tiny();
     load(&config, &to_safetensors(&weights).unwrap()).unwrap();
-    load(&config, &serialize_as(&weights, safetensors::Dtype::F32, "transformer.")).unwrap();
-    load(&config, &serialize_as(&weights, safetensors::Dtype::F16, "")).unwrap();
-    load(&config, &serialize_as(&weights, safetensors::Dtype::BF16, "transformer.")).unwrap();
+    load(
+        &config,
+        &serialize_as(&weights, safetensors::Dtype::F32, "transformer."),
+    )
+    .unwrap();
+    load(
+        &config,
+        &serialize_as(&weights, safetensors::Dtype::F16, ""),
+    )
+    .unwrap();
+    load(
+        &config,
+        &serialize_as(&weights, safetensors::Dtype::BF16, "transformer."),
+    )
+    .unwrap();
     let mut with_buffers = weights.clone();
-    with_buffers.insert("h.0.attn.bias".into(), (vec![1.0; 16 * 16], vec![1, 1, 16, 16]));
+    with_buffers.insert(
+        "h.0.attn.bias".into(),
+        (vec![1.0; 16 * 16], vec![1, 1, 16, 16]),
+    );
     with_buffers.insert("lm_head.weight".into(), weights["wte.weight"].clone());
     load(&config, &to_safetensors(&with_buffers).unwrap()).unwrap();
 }
@@ -59,42 +89,79 @@ fn typed_errors_name_the_tensor() {
     let (config, weights) = tiny();
     let mut missing = weights.clone();
     missing.remove("h.0.mlp.c_fc.bias");
-    assert_eq!(load(&config, &to_safetensors(&missing).unwrap()), Err(LoadError::MissingTensor("h.0.mlp.c_fc.bias".into())));
+    assert_eq!(
+        load(&config, &to_safetensors(&missing).unwrap()),
+        Err(LoadError::MissingTensor("h.0.mlp.c_fc.bias".into()))
+    );
 
     let mut extra = weights.clone();
     extra.insert("h.7.attn.c_attn.weight".into(), (vec![0.0; 4], vec![2, 2]));
-    assert_eq!(load(&config, &to_safetensors(&extra).unwrap()), Err(LoadError::UnexpectedTensor("h.7.attn.c_attn.weight".into())));
+    assert_eq!(
+        load(&config, &to_safetensors(&extra).unwrap()),
+        Err(LoadError::UnexpectedTensor("h.7.attn.c_attn.weight".into()))
+    );
 
     // c_proj is square: a transposed copy has the same shape, so only a non-square one shows.
     let mut transposed = weights.clone();
     let (v, _) = transposed["h.0.mlp.c_fc.weight"].clone();
     transposed.insert("h.0.mlp.c_fc.weight".into(), (v, vec![32, 8]));
     match load(&config, &to_safetensors(&transposed).unwrap()) {
-        Err(LoadError::ShapeMismatch { name, expected, found }) => {
-            assert_eq!((name.as_str(), expected, found), ("h.0.mlp.c_fc.weight", vec![8, 32], vec![32, 8]));
+        Err(LoadError::ShapeMismatch {
+            name,
+            expected,
+            found,
+        }) => {
+            assert_eq!(
+                (name.as_str(), expected, found),
+                ("h.0.mlp.c_fc.weight", vec![8, 32], vec![32, 8])
+            );
         }
         other => panic!("{other:?}"),
     }
 
-    let ints: Vec<(String, Vec<u8>, Vec<usize>)> = vec![("wte.weight".into(), vec![0u8; 50 * 8 * 4], vec![50, 8])];
-    let views: Vec<_> = ints.iter().map(|(n, b, s)| (n.clone(), safetensors::tensor::TensorView::new(safetensors::Dtype::I32, s.clone(), b).unwrap())).collect();
+    let ints: Vec<(String, Vec<u8>, Vec<usize>)> =
+        vec![("wte.weight".into(), vec![0u8; 50 * 8 * 4], vec![50, 8])];
+    let views: Vec<_> = ints
+        .iter()
+        .map(|(n, b, s)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::I32, s.clone(), b)
+                    .unwrap(),
+            )
+        })
+        .collect();
     let bytes = safetensors::serialize(views, None).unwrap();
-    assert!(matches!(load(&config, &bytes), Err(LoadError::UnsupportedDtype { name, .. }) if name == "wte.weight"));
+    assert!(
+        matches!(load(&config, &bytes), Err(LoadError::UnsupportedDtype { name, .. }) if name == "wte.weight")
+    );
 
     let mut nan = weights.clone();
     nan.get_mut("ln_f.bias").unwrap().0[0] = f32::NAN;
-    assert_eq!(load(&config, &to_safetensors(&nan).unwrap()), Err(LoadError::NonFinite("ln_f.bias".into())));
+    assert_eq!(
+        load(&config, &to_safetensors(&nan).unwrap()),
+        Err(LoadError::NonFinite("ln_f.bias".into()))
+    );
 }
 
 #[test]
 fn corrupt_and_truncated_files_never_panic() {
     let (config, weights) = tiny();
     let good = to_safetensors(&weights).unwrap();
-    assert!(matches!(load(&config, b""), Err(LoadError::Truncated(_) | LoadError::NotSafetensors(_))));
-    assert!(matches!(load(&config, b"PK\x03\x04 this is a zip"), Err(LoadError::NotSafetensors(_) | LoadError::Truncated(_))));
+    assert!(matches!(
+        load(&config, b""),
+        Err(LoadError::Truncated(_) | LoadError::NotSafetensors(_))
+    ));
+    assert!(matches!(
+        load(&config, b"PK\x03\x04 this is a zip"),
+        Err(LoadError::NotSafetensors(_) | LoadError::Truncated(_))
+    ));
     for cut in [1, 7, 8, 100, good.len() / 2, good.len() - 1] {
         let err = load(&config, &good[..cut]).unwrap_err();
-        assert!(matches!(err, LoadError::Truncated(_) | LoadError::NotSafetensors(_)), "cut at {cut}: {err:?}");
+        assert!(
+            matches!(err, LoadError::Truncated(_) | LoadError::NotSafetensors(_)),
+            "cut at {cut}: {err:?}"
+        );
     }
     // Flipping bytes anywhere must give an error or a finite model, never a panic.
     for i in (0..good.len()).step_by(good.len() / 97 + 1) {
@@ -119,13 +186,40 @@ fn config_errors() {
         c.as_object_mut().unwrap().remove(k);
         Gpt2Config::from_hf_json(&c.to_string())
     };
-    assert_eq!(with("activation_function", "relu".into()), Err(ConfigError::UnsupportedActivation("relu".into())));
+    assert_eq!(
+        with("activation_function", "relu".into()),
+        Err(ConfigError::UnsupportedActivation("relu".into()))
+    );
     assert_eq!(without("n_head"), Err(ConfigError::MissingField("n_head")));
-    assert_eq!(without("layer_norm_epsilon"), Err(ConfigError::MissingField("layer_norm_epsilon")));
-    assert!(matches!(with("n_head", 5.into()), Err(ConfigError::Invalid { field: "n_head", .. })));
-    assert!(matches!(with("n_layer", 0.into()), Err(ConfigError::Invalid { field: "n_layer", .. })));
-    assert!(matches!(with("n_layer", "two".into()), Err(ConfigError::Json(_))));
-    assert!(matches!(with("model_type", "llama".into()), Err(ConfigError::Invalid { field: "model_type", .. })));
+    assert_eq!(
+        without("layer_norm_epsilon"),
+        Err(ConfigError::MissingField("layer_norm_epsilon"))
+    );
+    assert!(matches!(
+        with("n_head", 5.into()),
+        Err(ConfigError::Invalid {
+            field: "n_head",
+            ..
+        })
+    ));
+    assert!(matches!(
+        with("n_layer", 0.into()),
+        Err(ConfigError::Invalid {
+            field: "n_layer",
+            ..
+        })
+    ));
+    assert!(matches!(
+        with("n_layer", "two".into()),
+        Err(ConfigError::Json(_))
+    ));
+    assert!(matches!(
+        with("model_type", "llama".into()),
+        Err(ConfigError::Invalid {
+            field: "model_type",
+            ..
+        })
+    ));
     assert!(Gpt2Config::from_hf_json("").is_err());
     assert_eq!(without("activation_function").unwrap().n_inner, 256);
 }
@@ -134,12 +228,22 @@ fn config_errors() {
 fn reads_real_gpt2_configs() {
     if let Some(shared) = common::shared_dir() {
         let text = std::fs::read_to_string(shared.join("gpt2/config.json")).unwrap();
-        assert_eq!(Gpt2Config::from_hf_json(&text).unwrap(), Gpt2Config::gpt2_small());
+        assert_eq!(
+            Gpt2Config::from_hf_json(&text).unwrap(),
+            Gpt2Config::gpt2_small()
+        );
     } else {
         eprintln!("SKIPPED: ../shared absent (real GPT-2 config.json)");
     }
-    for config in [Gpt2Config::gpt2_small(), Gpt2Config::gpt2_medium(), Gpt2Config::distilgpt2()] {
-        assert_eq!(Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(), config);
+    for config in [
+        Gpt2Config::gpt2_small(),
+        Gpt2Config::gpt2_medium(),
+        Gpt2Config::distilgpt2(),
+    ] {
+        assert_eq!(
+            Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(),
+            config
+        );
     }
     assert_eq!(Gpt2Config::gpt2_small().num_params(), 124_439_808);
 }
@@ -148,13 +252,44 @@ fn reads_real_gpt2_configs() {
 fn model_rejects_bad_token_input() {
     use clozelab::model::ModelError;
     let (config, weights) = tiny();
-    let (_, model) = load_gpt2(&config.to_hf_json(), &to_safetensors(&weights).unwrap(), &Device::flex()).unwrap();
-    assert_eq!(model.token_tensor(&[vec![]]).unwrap_err(), ModelError::EmptyInput);
-    assert_eq!(model.token_tensor(&[vec![50]]).unwrap_err(), ModelError::TokenOutOfRange { id: 50, vocab_size: 50 });
-    assert_eq!(model.token_tensor(&[vec![1, 2], vec![1]]).unwrap_err(), ModelError::RaggedBatch);
+    let (_, model) = load_gpt2(
+        &config.to_hf_json(),
+        &to_safetensors(&weights).unwrap(),
+        &Device::flex(),
+    )
+    .unwrap();
+    assert_eq!(
+        model.token_tensor(&[vec![]]).unwrap_err(),
+        ModelError::EmptyInput
+    );
+    assert_eq!(
+        model.token_tensor(&[vec![50]]).unwrap_err(),
+        ModelError::TokenOutOfRange {
+            id: 50,
+            vocab_size: 50
+        }
+    );
+    assert_eq!(
+        model.token_tensor(&[vec![1, 2], vec![1]]).unwrap_err(),
+        ModelError::RaggedBatch
+    );
     let too_long = model.token_tensor(&[vec![1; 17]]).unwrap();
-    assert_eq!(model.forward(too_long).unwrap_err(), ModelError::ContextTooLong { needed: 17, max: 16 });
+    assert_eq!(
+        model.forward(too_long).unwrap_err(),
+        ModelError::ContextTooLong {
+            needed: 17,
+            max: 16
+        }
+    );
     let mut cache = model.new_cache(None, 1, 2);
-    let err = model.forward_cached(model.token_tensor(&[vec![1, 2, 3]]).unwrap(), &mut cache).unwrap_err();
-    assert_eq!(err, ModelError::CacheFull { needed: 3, capacity: 2 });
+    let err = model
+        .forward_cached(model.token_tensor(&[vec![1, 2, 3]]).unwrap(), &mut cache)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ModelError::CacheFull {
+            needed: 3,
+            capacity: 2
+        }
+    );
 }

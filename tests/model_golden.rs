@@ -6,10 +6,10 @@ mod common;
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
-use clozelab::backend::{ComputeDevice, cpu_device};
-use clozelab::inference::read_f32;
 use clozelab::model::{Gpt2, Gpt2Config, load_gpt2};
-use clozelab::modeldir::read_model_dir;
+use clozelab::runtime::backend::{ComputeDevice, cpu_device};
+use clozelab::runtime::inference::read_f32;
+use clozelab::runtime::modeldir::read_model_dir;
 use common::LOGPROB_TOLERANCE;
 use serde::Deserialize;
 
@@ -54,14 +54,18 @@ struct Position {
 }
 
 fn fixture() -> Fixture {
-    let text = std::fs::read_to_string(common::repo_root().join("tests/fixtures/golden_tiny.json")).unwrap();
+    let text = std::fs::read_to_string(common::repo_root().join("tests/fixtures/golden_tiny.json"))
+        .unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 /// Loads the test model onto `device`, checking the fixture was made from the same one.
-fn load_test_model(compute: &ComputeDevice) -> (Gpt2, clozelab::tokenizer::Gpt2Tokenizer) {
+fn load_test_model(compute: &ComputeDevice) -> (Gpt2, clozelab::text::tokenizer::Gpt2Tokenizer) {
     let f = fixture();
-    assert_eq!((f.model.seed, f.model.layers, f.model.dim, f.model.heads), (0, 2, 64, 4));
+    assert_eq!(
+        (f.model.seed, f.model.layers, f.model.dim, f.model.heads),
+        (0, 2, 64, 4)
+    );
     let files = read_model_dir(common::test_model_dir()).unwrap();
     let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
     (model, files.tokenizer)
@@ -70,7 +74,11 @@ fn load_test_model(compute: &ComputeDevice) -> (Gpt2, clozelab::tokenizer::Gpt2T
 /// Compares one row of log-probs (length vocab) with a golden position; returns the max error.
 fn compare(label: &str, row: &[f32], golden: &Position, probe_ids: &[u32]) -> f32 {
     let mut worst = 0f32;
-    let pairs = golden.top.iter().copied().chain(probe_ids.iter().copied().zip(golden.probe.iter().copied()));
+    let pairs = golden
+        .top
+        .iter()
+        .copied()
+        .chain(probe_ids.iter().copied().zip(golden.probe.iter().copied()));
     for (id, expected) in pairs {
         let err = (row[id as usize] - expected as f32).abs();
         worst = worst.max(err);
@@ -99,38 +107,82 @@ fn check_against_golden(compute: &ComputeDevice) {
     let mut worst = 0f32;
     for case in &f.cases {
         // The tokenizer must reproduce Hugging Face's ids for the same text.
-        assert_eq!(tokenizer.encode(&case.text).unwrap(), case.ids, "tokenizer ids for {:?}", case.text);
+        assert_eq!(
+            tokenizer.encode(&case.text).unwrap(),
+            case.ids,
+            "tokenizer ids for {:?}",
+            case.text
+        );
         match case.kind.as_str() {
             "full" => {
                 let tokens = model.token_tensor(&[case.ids.clone()]).unwrap();
                 let lp = pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()));
                 for (t, row) in rows(&lp, vocab).iter().enumerate() {
-                    worst = worst.max(compare(&format!("{backend} full {} @{t}", case.name), row, &case.positions[t], &f.probe_ids));
+                    worst = worst.max(compare(
+                        &format!("{backend} full {} @{t}", case.name),
+                        row,
+                        &case.positions[t],
+                        &f.probe_ids,
+                    ));
                 }
             }
             "incremental" => {
                 let mut cache = model.new_cache(None, 1, case.ids.len());
                 for (t, &id) in case.ids.iter().enumerate() {
-                    let hidden = model.forward_cached(model.token_tensor(&[vec![id]]).unwrap(), &mut cache).unwrap();
-                    let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
-                    worst = worst.max(compare(&format!("{backend} incremental {} @{t}", case.name), &lp, &case.positions[t], &f.probe_ids));
+                    let hidden = model
+                        .forward_cached(model.token_tensor(&[vec![id]]).unwrap(), &mut cache)
+                        .unwrap();
+                    let lp =
+                        pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1)))
+                            .unwrap();
+                    worst = worst.max(compare(
+                        &format!("{backend} incremental {} @{t}", case.name),
+                        &lp,
+                        &case.positions[t],
+                        &f.probe_ids,
+                    ));
                 }
             }
             "shared_prefix" => {
                 let mut prefix_cache = model.new_cache(None, 1, case.ids.len());
-                let hidden = model.forward_cached(model.token_tensor(&[case.ids.clone()]).unwrap(), &mut prefix_cache).unwrap();
-                let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
-                worst = worst.max(compare(&format!("{backend} prefix"), &lp, case.prefix_last.as_ref().unwrap(), &f.probe_ids));
+                let hidden = model
+                    .forward_cached(
+                        model.token_tensor(&[case.ids.clone()]).unwrap(),
+                        &mut prefix_cache,
+                    )
+                    .unwrap();
+                let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1)))
+                    .unwrap();
+                worst = worst.max(compare(
+                    &format!("{backend} prefix"),
+                    &lp,
+                    case.prefix_last.as_ref().unwrap(),
+                    &f.probe_ids,
+                ));
                 let prefix = prefix_cache.into_shared_prefix().unwrap();
                 // Different-length continuations in one batch, right-padded with token 0.
-                let longest = case.continuations.iter().map(|c| c.ids.len()).max().unwrap();
+                let longest = case
+                    .continuations
+                    .iter()
+                    .map(|c| c.ids.len())
+                    .max()
+                    .unwrap();
                 let padded: Vec<Vec<u32>> = case
                     .continuations
                     .iter()
-                    .map(|c| c.ids.iter().copied().chain(std::iter::repeat(0)).take(longest).collect())
+                    .map(|c| {
+                        c.ids
+                            .iter()
+                            .copied()
+                            .chain(std::iter::repeat(0))
+                            .take(longest)
+                            .collect()
+                    })
                     .collect();
                 let mut cache = model.new_cache(Some(prefix), padded.len(), longest);
-                let hidden = model.forward_cached(model.token_tensor(&padded).unwrap(), &mut cache).unwrap();
+                let hidden = model
+                    .forward_cached(model.token_tensor(&padded).unwrap(), &mut cache)
+                    .unwrap();
                 let lp = pollster::block_on(logprobs_3d(model.logits(hidden)));
                 for (b, cont) in case.continuations.iter().enumerate() {
                     for t in 0..cont.ids.len() {
@@ -167,22 +219,35 @@ const CROSS_BACKEND_TOLERANCE: f32 = 2e-3;
 
 #[test]
 fn wgpu_matches_cpu_on_gpt2_small_shape() {
-    let Some(gpu) = common::wgpu_or_skip() else { return };
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
     let config = Gpt2Config::gpt2_small();
-    let weights = clozelab::testmodel::to_safetensors(&clozelab::testmodel::generate_weights(&config, 7)).unwrap();
+    let weights = clozelab::model::testmodel::to_safetensors(
+        &clozelab::model::testmodel::generate_weights(&config, 7),
+    )
+    .unwrap();
     let cpu = cpu_device();
     let ids: Vec<u32> = vec![464, 2068, 7586, 21831, 18045, 625, 262, 16931];
     let run = |compute: &ComputeDevice| {
-        let model = clozelab::model::loader::load_with_config(&config, &weights, &compute.device).unwrap();
+        let model =
+            clozelab::model::loader::load_with_config(&config, &weights, &compute.device).unwrap();
         let tokens = model.token_tensor(&[ids.clone()]).unwrap();
         pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()))
     };
     let on_cpu = run(&cpu);
     let on_gpu = run(&gpu);
     assert_eq!(on_cpu.len(), on_gpu.len());
-    let worst = on_cpu.iter().zip(&on_gpu).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    let worst = on_cpu
+        .iter()
+        .zip(&on_gpu)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
     eprintln!("GPT-2-small shape: worst |wgpu − cpu| log-prob = {worst:e}");
-    assert!(worst <= CROSS_BACKEND_TOLERANCE, "wgpu differs from cpu by {worst}");
+    assert!(
+        worst <= CROSS_BACKEND_TOLERANCE,
+        "wgpu differs from cpu by {worst}"
+    );
     assert!(on_gpu.iter().all(|v| v.is_finite()));
 }
 
@@ -193,19 +258,48 @@ fn selected_cache_rows_continue_like_separate_runs() {
     let (model, _) = load_test_model(&cpu);
     let prefix_ids = vec![464u32, 2068, 7586];
     let mut prefix_cache = model.new_cache(None, 1, prefix_ids.len());
-    model.forward_cached(model.token_tensor(&[prefix_ids.clone()]).unwrap(), &mut prefix_cache).unwrap();
+    model
+        .forward_cached(
+            model.token_tensor(&[prefix_ids.clone()]).unwrap(),
+            &mut prefix_cache,
+        )
+        .unwrap();
     let prefix = prefix_cache.into_shared_prefix().unwrap();
     // Two rows, then branch: row 1 twice and row 0 once.
     let mut cache = model.new_cache(Some(prefix), 2, 3);
-    model.forward_cached(model.token_tensor(&[vec![21831], vec![3290]]).unwrap(), &mut cache).unwrap();
+    model
+        .forward_cached(
+            model.token_tensor(&[vec![21831], vec![3290]]).unwrap(),
+            &mut cache,
+        )
+        .unwrap();
     let mut branched = cache.select_rows(&[1, 1, 0]).unwrap();
-    let hidden = model.forward_cached(model.token_tensor(&[vec![18045], vec![625], vec![262]]).unwrap(), &mut branched).unwrap();
+    let hidden = model
+        .forward_cached(
+            model
+                .token_tensor(&[vec![18045], vec![625], vec![262]])
+                .unwrap(),
+            &mut branched,
+        )
+        .unwrap();
     let got = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
     let vocab = model.vocab_size;
-    for (row, path) in [(0, vec![464u32, 2068, 7586, 3290, 18045]), (1, vec![464, 2068, 7586, 3290, 625]), (2, vec![464, 2068, 7586, 21831, 262])] {
-        let full = pollster::block_on(logprobs_3d(model.forward(model.token_tensor(&[path.clone()]).unwrap()).unwrap()));
+    for (row, path) in [
+        (0, vec![464u32, 2068, 7586, 3290, 18045]),
+        (1, vec![464, 2068, 7586, 3290, 625]),
+        (2, vec![464, 2068, 7586, 21831, 262]),
+    ] {
+        let full = pollster::block_on(logprobs_3d(
+            model
+                .forward(model.token_tensor(&[path.clone()]).unwrap())
+                .unwrap(),
+        ));
         let last = &full[(path.len() - 1) * vocab..path.len() * vocab];
-        let worst = last.iter().zip(&got[row * vocab..(row + 1) * vocab]).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+        let worst = last
+            .iter()
+            .zip(&got[row * vocab..(row + 1) * vocab])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
         assert!(worst < 1e-4, "row {row}: {worst}");
     }
     assert!(cache.select_rows(&[2]).is_err());

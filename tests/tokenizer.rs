@@ -3,7 +3,7 @@
 
 mod common;
 
-use clozelab::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, token_label, visible_whitespace};
+use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, token_label, visible_whitespace};
 
 const TRICKY: &[&str] = &[
     "",
@@ -50,8 +50,11 @@ fn vocab_and_merges_match_hugging_face_tokenizer_json() {
         eprintln!("SKIPPED: GPT-2 vocabulary files absent");
         return;
     };
-    let reference = Gpt2Tokenizer::from_tokenizer_json(&std::fs::read(shared.join("gpt2/tokenizer.json")).unwrap()).unwrap();
-    let ours = clozelab::modeldir::read_tokenizer(&vocab_dir).unwrap();
+    let reference = Gpt2Tokenizer::from_tokenizer_json(
+        &std::fs::read(shared.join("gpt2/tokenizer.json")).unwrap(),
+    )
+    .unwrap();
+    let ours = clozelab::runtime::modeldir::read_tokenizer(&vocab_dir).unwrap();
     assert_eq!(ours.vocab_size(), 50257);
     assert_eq!(reference.vocab_size(), 50257);
     for text in TRICKY {
@@ -70,9 +73,13 @@ fn vocab_and_merges_match_hugging_face_tokenizer_json() {
 fn bad_tokenizer_files_are_clear_errors() {
     assert!(Gpt2Tokenizer::from_tokenizer_json(b"{not json").is_err());
     assert!(Gpt2Tokenizer::from_vocab_and_merges("[1,2]", "").is_err());
-    let err = Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b c\n").unwrap_err();
+    let err =
+        Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b c\n")
+            .unwrap_err();
     assert!(err.to_string().contains("line 2"), "{err}");
-    let tiny = Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b\n").unwrap();
+    let tiny =
+        Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b\n")
+            .unwrap();
     assert_eq!(tiny.encode("ab").unwrap(), vec![2]);
     assert!(tiny.token_bytes(99).is_err());
 }
@@ -92,10 +99,13 @@ fn human_token_distribution_uses_the_first_token_of_space_response() {
         eprintln!("SKIPPED: GPT-2 vocabulary files absent");
         return;
     };
-    let tok = clozelab::modeldir::read_tokenizer(&vocab_dir).unwrap();
+    let tok = clozelab::runtime::modeldir::read_tokenizer(&vocab_dir).unwrap();
     let responses: std::collections::BTreeMap<String, u32> =
-        [("are", 16u32), ("arexqz", 2), ("is", 2), ("nothing", 0)].iter().map(|(w, c)| (w.to_string(), *c)).collect();
-    let dist = clozelab::inference::human_token_distribution(&tok, &responses).unwrap();
+        [("are", 16u32), ("arexqz", 2), ("is", 2), ("nothing", 0)]
+            .iter()
+            .map(|(w, c)| (w.to_string(), *c))
+            .collect();
+    let dist = clozelab::runtime::inference::human_token_distribution(&tok, &responses).unwrap();
     let are = tok.encode(" are").unwrap()[0];
     let is = tok.encode(" is").unwrap()[0];
     assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);

@@ -1,16 +1,23 @@
-//! The browser app (Leptos, client-side rendered). Thin: it wires signals to the core.
+//! The browser app (Leptos, client-side rendered). Thin: pages per route wire signals to the
+//! core; GPT-2 runs in the inference worker ([`worker`]), reached through [`inference`].
 
 mod components;
+mod data;
+mod inference;
 mod pages;
 mod state;
 mod web;
+pub mod worker;
 
 use leptos::prelude::*;
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
 
-use components::backend_status::BackendStatus;
-use components::model_loader::ModelLoader;
-use pages::game::GamePage;
+use components::header::Header;
+use data::provide_lab_data;
+use pages::model::ModelPage;
 use pages::next_token::NextTokenPage;
+use pages::play::{PlayHome, PlayPassage};
 use state::provide_runtime_context;
 
 /// Mounts the app on `<body>`.
@@ -22,23 +29,21 @@ pub fn mount() {
 
 #[component]
 fn App() -> impl IntoView {
-    provide_runtime_context();
     // A participant in a study sees the study only; everyone else gets the full lab.
     let in_study = web::query_param("study").is_some();
+    provide_runtime_context(in_study);
+    provide_lab_data();
     view! {
-        <header class="app-header">
-            <h1>"clozelab"</h1>
-            <Show when=move || !in_study>
-                <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
-                <BackendStatus/>
-            </Show>
-        </header>
-        <main>
-            <GamePage/>
-            <Show when=move || !in_study>
-                <ModelLoader/>
-                <NextTokenPage/>
-            </Show>
-        </main>
+        <Router>
+            <Header in_study/>
+            <main>
+                <Routes fallback=|| view! { <p>"There is no such page. " <a href="/">"Back to the passages"</a></p> }>
+                    <Route path=path!("/") view=PlayHome/>
+                    <Route path=path!("/play/:passage") view=PlayPassage/>
+                    <Route path=path!("/next-token") view=NextTokenPage/>
+                    <Route path=path!("/model") view=ModelPage/>
+                </Routes>
+            </main>
+        </Router>
     }
 }

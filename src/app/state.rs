@@ -1,14 +1,17 @@
-//! Shared app state: which backend runs, which model is loaded.
+//! Shared app state: which backend runs, which model the worker holds, and the handle on the
+//! inference worker (provided through context, as in Leptos' examples).
 
-use std::rc::Rc;
-
-use crate::backend::{BackendKind, ComputeDevice};
-use crate::engine::Engine;
 use leptos::prelude::*;
+
+use crate::app::inference::InferenceClient;
+use crate::runtime::backend::BackendKind;
+use crate::runtime::protocol::{ModelSummary, Reply, Request};
 
 /// What the compute backend is doing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BackendState {
+    /// The worker has not been started (a study that needs no model never starts it).
+    Idle,
     Detecting,
     Ready {
         kind: BackendKind,
@@ -16,15 +19,29 @@ pub enum BackendState {
         /// Why WebGPU is not in use, when it is not.
         fallback_reason: Option<String>,
     },
+    Failed(String),
 }
 
 /// What the model loader is doing.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelState {
     Empty,
-    Loading { step: String, loaded: u64, total: Option<u64> },
-    Ready { name: String, random_test_model: bool, parameters: usize },
+    Loading {
+        step: String,
+        loaded: u64,
+        total: Option<u64>,
+    },
+    Ready(ModelSummary),
     Failed(String),
+}
+
+impl ModelState {
+    pub fn summary(&self) -> Option<&ModelSummary> {
+        match self {
+            ModelState::Ready(s) => Some(s),
+            _ => None,
+        }
+    }
 }
 
 /// Handles shared by every component (`Copy`: signals and stored values).
@@ -32,34 +49,65 @@ pub enum ModelState {
 pub struct RuntimeContext {
     pub backend: RwSignal<BackendState>,
     pub model: RwSignal<ModelState>,
-    pub device: StoredValue<Option<ComputeDevice>, LocalStorage>,
-    pub engine: StoredValue<Option<Rc<Engine>>, LocalStorage>,
-    /// Name (URL or file names) and SHA-256 of the loaded weights, for export manifests.
-    pub model_info: StoredValue<(String, String), LocalStorage>,
-    /// Bumped whenever `engine` changes, so effects can track it.
-    pub engine_version: RwSignal<u64>,
+    client: StoredValue<Option<InferenceClient>, LocalStorage>,
 }
 
-pub fn provide_runtime_context() {
+impl RuntimeContext {
+    /// The worker, started (and asked for its device) on first use.
+    pub fn client(&self) -> InferenceClient {
+        if let Some(client) = self.client.get_value() {
+            return client;
+        }
+        let client = InferenceClient::spawn();
+        self.client.set_value(Some(client.clone()));
+        self.backend.set(BackendState::Detecting);
+        let force_cpu = super::web::query_param("backend").as_deref() == Some("cpu");
+        let backend = self.backend;
+        let asking = client.clone();
+        leptos::task::spawn_local(async move {
+            backend.set(match asking.call(Request::Init { force_cpu }).await {
+                Reply::Backend {
+                    kind,
+                    adapter,
+                    fallback_reason,
+                } => BackendState::Ready {
+                    kind,
+                    adapter,
+                    fallback_reason,
+                },
+                Reply::Failed(e) => BackendState::Failed(e),
+                other => BackendState::Failed(format!("unexpected reply {other:?}")),
+            });
+        });
+        client
+    }
+
+    /// Cancels a worker request (nothing to do if the worker was never started).
+    pub fn cancel(&self, id: u64) {
+        if let Some(client) = self.client.get_value() {
+            client.cancel(id);
+        }
+    }
+
+    /// The loaded model, if any (tracked).
+    pub fn model_summary(&self) -> Option<ModelSummary> {
+        self.model.with(|m| m.summary().cloned())
+    }
+}
+
+/// Provides the runtime context; outside a study the worker starts at once and loads the model
+/// the page was opened with (see `model_loader::load_initial_model`).
+pub fn provide_runtime_context(in_study: bool) {
     let ctx = RuntimeContext {
-        backend: RwSignal::new(BackendState::Detecting),
+        backend: RwSignal::new(BackendState::Idle),
         model: RwSignal::new(ModelState::Empty),
-        device: StoredValue::new_local(None),
-        engine: StoredValue::new_local(None),
-        model_info: StoredValue::new_local((String::new(), String::new())),
-        engine_version: RwSignal::new(0),
+        client: StoredValue::new_local(None),
     };
     provide_context(ctx);
-    leptos::task::spawn_local(async move {
-        let (device, fallback_reason) = super::web::gpu::init_compute_device().await;
-        ctx.backend.set(BackendState::Ready {
-            kind: device.kind,
-            adapter: device.adapter.clone(),
-            fallback_reason,
-        });
-        ctx.device.set_value(Some(device));
-        super::components::model_loader::load_initial_model(ctx).await;
-    });
+    if !in_study {
+        ctx.client();
+        leptos::task::spawn_local(super::components::model_loader::load_initial_model(ctx));
+    }
 }
 
 pub fn use_runtime() -> RuntimeContext {

@@ -1,10 +1,11 @@
 //! What a study produces: the long format, the Provo-compatible aggregate, a JSON bundle with a
 //! manifest, and the merge of several participants' exports into human distributions.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::humans::HumanCounts;
 use super::passages::Passage;
 use super::study::{Plan, StudyConfig};
 use crate::data::{DataError, Delimiter, ResponseRecord, write_delimited};
@@ -48,11 +49,20 @@ pub struct ModelInfo {
 /// Hex SHA-256 of some bytes (the weights' fingerprint in the manifest).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl Manifest {
-    pub fn new(model: &ModelInfo, study: &StudyConfig, plan: &Plan, sampling_seed: u64, exported_at: &str) -> Self {
+    pub fn new(
+        model: &ModelInfo,
+        study: &StudyConfig,
+        plan: &Plan,
+        sampling_seed: u64,
+        exported_at: &str,
+    ) -> Self {
         Self {
             app: "clozelab".into(),
             app_version: env!("CARGO_PKG_VERSION").into(),
@@ -71,33 +81,116 @@ impl Manifest {
     }
 }
 
-/// Human distributions per (passage, position): normalised response → count, from any number
-/// of exports; a participant's answer to one trial counts once however often it was exported;
-/// practice trials are left out.
-pub fn merge_responses<'a>(exports: impl IntoIterator<Item = &'a [ResponseRecord]>) -> BTreeMap<(String, u32), BTreeMap<String, u32>> {
-    let mut seen = BTreeSet::new();
-    let mut out: BTreeMap<(String, u32), BTreeMap<String, u32>> = BTreeMap::new();
-    for r in exports.into_iter().flatten() {
-        if r.practice || r.normalized.is_empty() || !seen.insert((r.participant.clone(), r.passage.clone(), r.position)) {
-            continue;
-        }
-        *out.entry((r.passage.clone(), r.position)).or_default().entry(r.normalized.clone()).or_default() += 1;
-    }
-    out
-}
-
 /// The Provo-compatible aggregate (Text_ID, Text, Word_Number, Word, Response, Response_Count),
 /// one row per context and distinct normalised response.
-pub fn provo_aggregate_csv(records: &[ResponseRecord], passages: &[Passage], delimiter: Delimiter) -> String {
+pub fn provo_aggregate_csv(
+    records: &[ResponseRecord],
+    passages: &[Passage],
+    delimiter: Delimiter,
+) -> String {
     let by_id: BTreeMap<&str, &Passage> = passages.iter().map(|p| (p.id.as_str(), p)).collect();
-    let merged = merge_responses([records]);
-    let rows = merged.into_iter().flat_map(|((passage, position), responses)| {
-        let p = by_id.get(passage.as_str());
-        let text = p.map(|p| p.text.clone()).unwrap_or_default();
-        let word = p.and_then(|p| p.words().get(position as usize - 1).map(|w| w.to_string())).unwrap_or_default();
-        responses.into_iter().map(move |(resp, n)| vec![passage.clone(), text.clone(), position.to_string(), word.clone(), resp, n.to_string()])
-    });
-    write_delimited(&["Text_ID", "Text", "Word_Number", "Word", "Response", "Response_Count"], rows, delimiter)
+    let mut humans = HumanCounts::default();
+    humans.add_responses(records);
+    let rows = humans
+        .contexts()
+        .flat_map(|((passage, position), responses)| {
+            let p = by_id.get(passage.as_str());
+            let text = p.map(|p| p.text.clone()).unwrap_or_default();
+            let word = p
+                .and_then(|p| {
+                    p.words()
+                        .get((*position as usize).wrapping_sub(1))
+                        .map(|w| w.to_string())
+                })
+                .unwrap_or_default();
+            responses.iter().map(move |(resp, n)| {
+                vec![
+                    passage.clone(),
+                    text.clone(),
+                    position.to_string(),
+                    word.clone(),
+                    resp.clone(),
+                    n.to_string(),
+                ]
+            })
+        })
+        .collect::<Vec<_>>();
+    write_delimited(
+        &[
+            "Text_ID",
+            "Text",
+            "Word_Number",
+            "Word",
+            "Response",
+            "Response_Count",
+        ],
+        rows.into_iter(),
+        delimiter,
+    )
+}
+
+/// What "Your data" offers to download.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportKind {
+    /// One row per response (CSV).
+    LongCsv,
+    /// Provo-format counts per context (CSV).
+    ProvoCsv,
+    /// Everything: the manifest and every response (JSON).
+    Bundle,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ExportError {
+    #[error("nothing to export yet")]
+    NothingYet,
+    #[error("the export could not be written: {0}")]
+    Serialize(String),
+}
+
+impl ExportKind {
+    /// `clozelab-<participant>-long.csv` and so on; the id is cut to safe characters.
+    pub fn file_name(self, participant: &str) -> String {
+        let safe: String = participant
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .take(40)
+            .collect();
+        match self {
+            ExportKind::LongCsv => format!("clozelab-{safe}-long.csv"),
+            ExportKind::ProvoCsv => format!("clozelab-{safe}-provo.csv"),
+            ExportKind::Bundle => format!("clozelab-{safe}.json"),
+        }
+    }
+
+    pub fn mime(self) -> &'static str {
+        match self {
+            ExportKind::Bundle => "application/json",
+            _ => "text/csv",
+        }
+    }
+
+    /// The file's text. The bundle needs the manifest (there is none before a session starts);
+    /// a serialisation failure is an error, never an empty file.
+    pub fn render(
+        self,
+        records: &[ResponseRecord],
+        passages: &[Passage],
+        manifest: Option<&Manifest>,
+    ) -> Result<String, ExportError> {
+        match self {
+            ExportKind::LongCsv => Ok(crate::data::export_long_csv(records, Delimiter::Comma)),
+            ExportKind::ProvoCsv => Ok(provo_aggregate_csv(records, passages, Delimiter::Comma)),
+            ExportKind::Bundle => {
+                let manifest = manifest.ok_or(ExportError::NothingYet)?.clone();
+                serde_json::to_string_pretty(&ExportBundle {
+                    manifest,
+                    responses: records.to_vec(),
+                })
+                .map_err(|e| ExportError::Serialize(e.to_string()))
+            }
+        }
+    }
 }
 
 /// Reads a JSON export (bundle with manifest, or a bare array of responses).
@@ -121,32 +214,79 @@ mod tests {
             response: resp.into(),
             response_time_ms: Some(1.0),
             timestamp: "t".into(),
-            normalized: crate::words::normalize(resp),
+            normalized: crate::text::words::normalize(resp),
             first_keystroke_ms: None,
             practice,
         }
     }
 
     #[test]
-    fn merge_counts_each_trial_once_and_skips_practice() {
-        let a = vec![rec("p1", "x", 2, "Cat", false), rec("p1", "x", 3, "sat", false), rec("p1", "g", 2, "a", true)];
-        let b = vec![rec("p2", "x", 2, "cat", false), rec("p1", "x", 2, "Cat", false)];
-        let m = merge_responses([a.as_slice(), b.as_slice()]);
-        assert_eq!(m[&("x".to_string(), 2)]["cat"], 2);
-        assert!(!m.contains_key(&("g".to_string(), 2)));
-        let passages = vec![Passage { id: "x".into(), title: "X".into(), text: "The cat sat".into() }];
+    fn aggregate_counts_each_trial_once_and_skips_practice() {
+        let a = vec![
+            rec("p1", "x", 2, "Cat", false),
+            rec("p1", "x", 3, "sat", false),
+            rec("p1", "g", 2, "a", true),
+        ];
+        let b = vec![
+            rec("p2", "x", 2, "cat", false),
+            rec("p1", "x", 2, "Cat", false),
+        ];
+        let mut m = HumanCounts::default();
+        m.add_responses(a.iter().chain(&b));
+        assert_eq!(m.counts("x", 2).unwrap()["cat"], 2);
+        assert!(m.counts("g", 2).is_none());
+        let passages = vec![Passage {
+            id: "x".into(),
+            title: "X".into(),
+            text: "The cat sat".into(),
+            genre: String::new(),
+        }];
         let csv = provo_aggregate_csv(&a, &passages, Delimiter::Comma);
         assert_eq!(csv.lines().nth(1), Some("x,The cat sat,2,cat,cat,1"));
-        let (norms_like, _) = crate::data::parse_delimited("agg.csv", &csv, Delimiter::Comma).map(|r| (r, ())).unwrap();
+        let (norms_like, _) = crate::data::parse_delimited("agg.csv", &csv, Delimiter::Comma)
+            .map(|r| (r, ()))
+            .unwrap();
         assert_eq!(norms_like.len(), 3, "header + 2 rows");
     }
 
     #[test]
-    fn bundle_round_trip_and_hash() {
-        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    fn export_kinds_name_and_render_their_files() {
+        assert_eq!(
+            ExportKind::LongCsv.file_name("a/b<c>"),
+            "clozelab-abc-long.csv"
+        );
+        assert_eq!(ExportKind::Bundle.mime(), "application/json");
+        let records = vec![rec("p1", "x", 2, "Cat", false)];
+        assert_eq!(
+            ExportKind::Bundle.render(&records, &[], None),
+            Err(ExportError::NothingYet)
+        );
         let study = StudyConfig::default_play();
         let plan = study.plan("p1", &BTreeMap::new()).unwrap();
-        let bundle = ExportBundle { manifest: Manifest::new(&ModelInfo::default(), &study, &plan, 3, "now"), responses: vec![rec("p1", "x", 2, "<img src=x onerror=alert(1)>", false)] };
+        let manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now");
+        let json = ExportKind::Bundle
+            .render(&records, &[], Some(&manifest))
+            .unwrap();
+        assert_eq!(import_bundle("b.json", &json).unwrap(), records);
+        let csv = ExportKind::LongCsv.render(&records, &[], None).unwrap();
+        assert_eq!(
+            crate::data::import_long_csv("l.csv", &csv).unwrap(),
+            records
+        );
+    }
+
+    #[test]
+    fn bundle_round_trip_and_hash() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let study = StudyConfig::default_play();
+        let plan = study.plan("p1", &BTreeMap::new()).unwrap();
+        let bundle = ExportBundle {
+            manifest: Manifest::new(&ModelInfo::default(), &study, &plan, 3, "now"),
+            responses: vec![rec("p1", "x", 2, "<img src=x onerror=alert(1)>", false)],
+        };
         let text = serde_json::to_string(&bundle).unwrap();
         assert_eq!(import_bundle("b.json", &text).unwrap(), bundle.responses);
         assert!(import_bundle("b.json", "{nope").is_err());

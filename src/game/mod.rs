@@ -2,6 +2,8 @@
 //! storage and exports. Pure Rust; the Leptos pages only wire it to the DOM.
 
 pub mod export;
+pub mod humans;
+pub mod imports;
 pub mod passages;
 pub mod score;
 pub mod session;

@@ -2,8 +2,8 @@
 //! word) and of the average human (the human distribution's probability of the true word), on
 //! the same contexts.
 
-use crate::metrics::WordDistribution;
-use crate::words::normalize;
+use crate::analysis::metrics::WordDistribution;
+use crate::text::words::normalize;
 
 /// Running sums; each accuracy is over the contexts where it is known.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,7 +20,13 @@ pub struct Score {
 impl Score {
     /// Adds one trial. `model` and `humans` are `None` where unknown (no model loaded yet, or
     /// no human norms for the context).
-    pub fn add(&mut self, true_word: &str, guess: &str, model: Option<&WordDistribution>, humans: Option<&WordDistribution>) {
+    pub fn add(
+        &mut self,
+        true_word: &str,
+        guess: &str,
+        model: Option<&WordDistribution>,
+        humans: Option<&WordDistribution>,
+    ) {
         let truth = normalize(true_word);
         self.trials += 1;
         self.participant_correct += usize::from(normalize(guess) == truth);

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::store::{ResponseStore, StoreError};
 use super::study::Plan;
 use crate::data::ResponseRecord;
-use crate::words::normalize;
+use crate::text::words::normalize;
 
 /// Longest accepted entry, in characters.
 pub const MAX_ENTRY_CHARS: usize = 40;
@@ -48,7 +48,11 @@ pub fn validate_entry(raw: &str) -> Result<String, EntryError> {
     if word.chars().count() > MAX_ENTRY_CHARS {
         return Err(EntryError::TooLong);
     }
-    let allowed = |c: char| c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c) || matches!(c, '\'' | '\u{2019}' | '-');
+    let allowed = |c: char| {
+        c.is_alphanumeric()
+            || unicode_normalization::char::is_combining_mark(c)
+            || matches!(c, '\'' | '\u{2019}' | '-')
+    };
     if !word.chars().all(allowed) || normalize(word).is_empty() {
         return Err(EntryError::Characters);
     }
@@ -96,8 +100,16 @@ impl GameSession {
     /// A new game, or the resumed game when `stored` holds this participant's earlier
     /// responses: it continues after the furthest stored trial of the plan.
     pub fn resume(plan: Plan, stored: &[ResponseRecord]) -> Self {
-        let done: BTreeSet<(String, u32)> = stored.iter().filter(|r| r.participant == plan.participant).map(|r| (r.passage.clone(), r.position)).collect();
-        let mut game = Self { plan, passage_index: 0, position: 2 };
+        let done: BTreeSet<(String, u32)> = stored
+            .iter()
+            .filter(|r| r.participant == plan.participant)
+            .map(|r| (r.passage.clone(), r.position))
+            .collect();
+        let mut game = Self {
+            plan,
+            passage_index: 0,
+            position: 2,
+        };
         while let Some(t) = game.current() {
             if !done.contains(&(t.passage_id.clone(), t.position as u32)) {
                 break;
@@ -131,23 +143,38 @@ impl GameSession {
 
     /// Trials done and in all, over the whole plan.
     pub fn progress(&self) -> (usize, usize) {
-        let per: Vec<usize> = self.plan.items.iter().map(|(p, _)| p.words().len().saturating_sub(1)).collect();
+        let per: Vec<usize> = self
+            .plan
+            .items
+            .iter()
+            .map(|(p, _)| p.words().len().saturating_sub(1))
+            .collect();
         let total = per.iter().sum();
         if self.is_finished() {
             return (total, total);
         }
-        (per[..self.passage_index].iter().sum::<usize>() + self.position - 2, total)
+        (
+            per[..self.passage_index].iter().sum::<usize>() + self.position - 2,
+            total,
+        )
     }
 
     fn advance(&mut self) {
-        let Some((passage, _)) = self.plan.items.get(self.passage_index) else { return };
+        let Some((passage, _)) = self.plan.items.get(self.passage_index) else {
+            return;
+        };
         if self.position < passage.words().len() {
             self.position += 1;
         } else {
             self.passage_index += 1;
             self.position = 2;
             // Skip passages too short to predict anything.
-            while self.plan.items.get(self.passage_index).is_some_and(|(p, _)| p.words().len() < 2) {
+            while self
+                .plan
+                .items
+                .get(self.passage_index)
+                .is_some_and(|(p, _)| p.words().len() < 2)
+            {
                 self.passage_index += 1;
             }
         }
@@ -155,11 +182,21 @@ impl GameSession {
 
     /// Validates the entry, saves the response, and only then moves on. A rejected entry or a
     /// failed save leaves the game where it was (nothing half-done).
-    pub async fn submit<S: ResponseStore>(&mut self, store: &mut S, raw: &str, timing: Timing, timestamp: &str) -> Result<Reveal, SubmitError> {
+    pub async fn submit<S: ResponseStore>(
+        &mut self,
+        store: &mut S,
+        raw: &str,
+        timing: Timing,
+        timestamp: &str,
+    ) -> Result<Reveal, SubmitError> {
         let trial = self.current().ok_or(SubmitError::Finished)?;
         let word = validate_entry(raw)?;
         let (passage, _) = &self.plan.items[self.passage_index];
-        let true_word = passage.words().get(self.position - 1).map(|w| w.to_string()).unwrap_or_default();
+        let true_word = passage
+            .words()
+            .get(self.position - 1)
+            .map(|w| w.to_string())
+            .unwrap_or_default();
         let normalized = normalize(&word);
         let record = ResponseRecord {
             participant: self.plan.participant.clone(),
@@ -174,6 +211,47 @@ impl GameSession {
         };
         store.save(&record).await?;
         self.advance();
-        Ok(Reveal { correct: normalized == normalize(&true_word), true_word, record })
+        Ok(Reveal {
+            correct: normalized == normalize(&true_word),
+            true_word,
+            record,
+        })
+    }
+}
+
+/// Why a finished participant may not be sent on yet.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum NotConfirmed {
+    #[error("only {saved} of {total} responses are in storage: download them below before leaving")]
+    Missing { saved: usize, total: usize },
+    #[error("responses are only in memory here: download them below before leaving")]
+    MemoryOnly,
+}
+
+/// The rule before a study's submission and redirect: every response of the plan must have been
+/// read back from storage that outlives the page.
+pub fn confirm_saved(saved: usize, total: usize, persistent: bool) -> Result<(), NotConfirmed> {
+    if saved < total {
+        return Err(NotConfirmed::Missing { saved, total });
+    }
+    if !persistent {
+        return Err(NotConfirmed::MemoryOnly);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod confirm_tests {
+    use super::*;
+
+    #[test]
+    fn leaving_needs_every_response_in_lasting_storage() {
+        assert_eq!(
+            confirm_saved(3, 4, true),
+            Err(NotConfirmed::Missing { saved: 3, total: 4 })
+        );
+        assert_eq!(confirm_saved(4, 4, false), Err(NotConfirmed::MemoryOnly));
+        assert_eq!(confirm_saved(4, 4, true), Ok(()));
+        assert_eq!(confirm_saved(0, 0, true), Ok(()));
     }
 }

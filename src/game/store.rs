@@ -42,6 +42,11 @@ impl ResponseStore for MemoryStore {
     }
 
     async fn load(&self, participant: &str) -> Result<Vec<ResponseRecord>, StoreError> {
-        Ok(self.records.values().filter(|r| r.participant == participant).cloned().collect())
+        Ok(self
+            .records
+            .values()
+            .filter(|r| r.participant == participant)
+            .cloned()
+            .collect())
     }
 }

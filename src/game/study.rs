@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::passages::{Passage, built_in_passages};
-use crate::testmodel::SplitMix64;
+use crate::rng::{SplitMix64, stable_hash};
 
 /// Longest participant id kept from a URL; longer ones are rejected.
 const MAX_ID_LEN: usize = 128;
@@ -87,24 +87,24 @@ pub struct Plan {
     pub items: Vec<(Passage, bool)>,
 }
 
-/// FNV-1a: a stable 64-bit hash (the order seed must not change between releases).
-pub fn stable_hash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-}
-
 impl StudyConfig {
     /// Parses and validates a config.
     pub fn from_json(text: &str) -> Result<Self, StudyError> {
-        let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text)).map_err(|e| StudyError::Json(e.to_string()))?;
+        let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
+            .map_err(|e| StudyError::Json(e.to_string()))?;
         config.pool()?;
         if let Some(url) = &config.redirect_url {
             let lower = url.trim().to_ascii_lowercase();
-            if !(lower.starts_with("https://") || lower.starts_with("http://")) || url.chars().any(char::is_control) {
+            if !(lower.starts_with("https://") || lower.starts_with("http://"))
+                || url.chars().any(char::is_control)
+            {
                 return Err(StudyError::RedirectUrl(url.clone()));
             }
         }
         if let Some(path) = &config.submit_url
-            && (!path.starts_with('/') || path.starts_with("//") || path.chars().any(|c| c.is_control() || c == '\\'))
+            && (!path.starts_with('/')
+                || path.starts_with("//")
+                || path.chars().any(|c| c.is_control() || c == '\\'))
         {
             return Err(StudyError::SubmitUrl(path.clone()));
         }
@@ -140,26 +140,52 @@ impl StudyConfig {
 
     /// The passages to draw from (practice excluded), validated.
     fn pool(&self) -> Result<(Vec<Passage>, Option<Passage>), StudyError> {
-        let practice = self.practice.as_deref().map(|id| self.find(id)).transpose()?;
+        let practice = self
+            .practice
+            .as_deref()
+            .map(|id| self.find(id))
+            .transpose()?;
         let mut pool: Vec<Passage> = if self.passages.is_empty() {
-            if self.texts.is_empty() { built_in_passages() } else { self.texts.clone() }
+            if self.texts.is_empty() {
+                built_in_passages()
+            } else {
+                self.texts.clone()
+            }
         } else {
-            self.passages.iter().map(|id| self.find(id)).collect::<Result<_, _>>()?
+            self.passages
+                .iter()
+                .map(|id| self.find(id))
+                .collect::<Result<_, _>>()?
         };
         pool.retain(|p| Some(&p.id) != self.practice.as_ref());
         let available = pool.len();
         let wanted = self.passages_per_participant.unwrap_or(available);
         if wanted == 0 || wanted > available {
-            return Err(StudyError::PassageCount { got: wanted, available });
+            return Err(StudyError::PassageCount {
+                got: wanted,
+                available,
+            });
         }
         Ok((pool, practice))
     }
 
     /// The participant id: the configured URL parameter, else `PROLIFIC_PID`, else `fallback`
     /// (a generated id the caller keeps across reloads).
-    pub fn participant_id(&self, params: &BTreeMap<String, String>, fallback: &str) -> Result<String, StudyError> {
-        let names = [self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"), "PROLIFIC_PID", "participant"];
-        let id = names.iter().find_map(|n| params.get(*n)).map(|s| s.trim().to_string()).unwrap_or_else(|| fallback.to_string());
+    pub fn participant_id(
+        &self,
+        params: &BTreeMap<String, String>,
+        fallback: &str,
+    ) -> Result<String, StudyError> {
+        let names = [
+            self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
+            "PROLIFIC_PID",
+            "participant",
+        ];
+        let id = names
+            .iter()
+            .find_map(|n| params.get(*n))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| fallback.to_string());
         if id.is_empty() || id.chars().count() > MAX_ID_LEN || id.chars().any(char::is_control) {
             return Err(StudyError::ParticipantId);
         }
@@ -167,7 +193,11 @@ impl StudyConfig {
     }
 
     /// The plan for a participant (order shuffled from a seed derived from their id).
-    pub fn plan(&self, participant: &str, params: &BTreeMap<String, String>) -> Result<Plan, StudyError> {
+    pub fn plan(
+        &self,
+        participant: &str,
+        params: &BTreeMap<String, String>,
+    ) -> Result<Plan, StudyError> {
         let (mut pool, practice) = self.pool()?;
         let order_seed = stable_hash(participant);
         if self.order == Order::Random {
@@ -178,9 +208,21 @@ impl StudyConfig {
             }
         }
         pool.truncate(self.passages_per_participant.unwrap_or(pool.len()));
-        let items = practice.into_iter().map(|p| (p, true)).chain(pool.into_iter().map(|p| (p, false))).collect();
-        let url_ids = ["STUDY_ID", "SESSION_ID"].iter().filter_map(|k| params.get(*k).map(|v| (k.to_string(), v.clone()))).collect();
-        Ok(Plan { participant: participant.to_string(), url_ids, order_seed, items })
+        let items = practice
+            .into_iter()
+            .map(|p| (p, true))
+            .chain(pool.into_iter().map(|p| (p, false)))
+            .collect();
+        let url_ids = ["STUDY_ID", "SESSION_ID"]
+            .iter()
+            .filter_map(|k| params.get(*k).map(|v| (k.to_string(), v.clone())))
+            .collect();
+        Ok(Plan {
+            participant: participant.to_string(),
+            url_ids,
+            order_seed,
+            items,
+        })
     }
 }
 
@@ -189,53 +231,136 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn config_validation() {
-        assert!(matches!(StudyConfig::from_json("{"), Err(StudyError::Json(_))));
-        assert!(matches!(StudyConfig::from_json(r#"{"unknown_field": 1}"#), Err(StudyError::Json(_))));
-        assert_eq!(StudyConfig::from_json(r#"{"passages": ["nope"]}"#), Err(StudyError::UnknownPassage("nope".into())));
-        assert!(matches!(StudyConfig::from_json(r#"{"passages_per_participant": 0}"#), Err(StudyError::PassageCount { .. })));
-        assert!(matches!(StudyConfig::from_json(r#"{"passages_per_participant": 11}"#), Err(StudyError::PassageCount { .. })));
-        for bad in ["javascript:alert(1)", "data:text/html,x", " JAVASCRIPT:x", "ftp://x"] {
+        assert!(matches!(
+            StudyConfig::from_json("{"),
+            Err(StudyError::Json(_))
+        ));
+        assert!(matches!(
+            StudyConfig::from_json(r#"{"unknown_field": 1}"#),
+            Err(StudyError::Json(_))
+        ));
+        assert_eq!(
+            StudyConfig::from_json(r#"{"passages": ["nope"]}"#),
+            Err(StudyError::UnknownPassage("nope".into()))
+        );
+        assert!(matches!(
+            StudyConfig::from_json(r#"{"passages_per_participant": 0}"#),
+            Err(StudyError::PassageCount { .. })
+        ));
+        assert!(matches!(
+            StudyConfig::from_json(r#"{"passages_per_participant": 11}"#),
+            Err(StudyError::PassageCount { .. })
+        ));
+        for bad in [
+            "javascript:alert(1)",
+            "data:text/html,x",
+            " JAVASCRIPT:x",
+            "ftp://x",
+        ] {
             let json = serde_json::json!({"redirect_url": bad}).to_string();
-            assert!(matches!(StudyConfig::from_json(&json), Err(StudyError::RedirectUrl(_))), "{bad}");
+            assert!(
+                matches!(
+                    StudyConfig::from_json(&json),
+                    Err(StudyError::RedirectUrl(_))
+                ),
+                "{bad}"
+            );
         }
-        assert!(StudyConfig::from_json(r#"{"redirect_url": "https://app.prolific.com/submissions/complete?cc=X"}"#).is_ok());
-        for bad in ["https://evil.example/x", "//evil.example/x", "submit", "/a\\b"] {
+        assert!(
+            StudyConfig::from_json(
+                r#"{"redirect_url": "https://app.prolific.com/submissions/complete?cc=X"}"#
+            )
+            .is_ok()
+        );
+        for bad in [
+            "https://evil.example/x",
+            "//evil.example/x",
+            "submit",
+            "/a\\b",
+        ] {
             let json = serde_json::json!({"submit_url": bad}).to_string();
-            assert!(matches!(StudyConfig::from_json(&json), Err(StudyError::SubmitUrl(_))), "{bad}");
+            assert!(
+                matches!(StudyConfig::from_json(&json), Err(StudyError::SubmitUrl(_))),
+                "{bad}"
+            );
         }
         assert!(StudyConfig::from_json(r#"{"submit_url": "/api/submit"}"#).is_ok());
     }
 
     #[test]
     fn plans_are_seeded_per_participant() {
-        let config = StudyConfig::from_json(r#"{"order": "random", "passages_per_participant": 3, "practice": "garden"}"#).unwrap();
-        let a = config.plan("alice", &params(&[("STUDY_ID", "s1")])).unwrap();
+        let config = StudyConfig::from_json(
+            r#"{"order": "random", "passages_per_participant": 3, "practice": "garden"}"#,
+        )
+        .unwrap();
+        let a = config
+            .plan("alice", &params(&[("STUDY_ID", "s1")]))
+            .unwrap();
         let a2 = config.plan("alice", &BTreeMap::new()).unwrap();
         let b = config.plan("bob", &BTreeMap::new()).unwrap();
         assert_eq!(a.items, a2.items, "same participant, same order");
         assert_eq!(a.items.len(), 4);
         assert_eq!((a.items[0].0.id.as_str(), a.items[0].1), ("garden", true));
-        assert!(a.items[1..].iter().all(|(p, practice)| !practice && p.id != "garden"));
+        assert!(
+            a.items[1..]
+                .iter()
+                .all(|(p, practice)| !practice && p.id != "garden")
+        );
         assert_ne!(a.order_seed, b.order_seed);
         assert_eq!(a.url_ids.get("STUDY_ID").map(String::as_str), Some("s1"));
         // Over many participants every passage gets first place sometimes: the order is shuffled.
-        let firsts: std::collections::BTreeSet<String> = (0..200).map(|i| config.plan(&format!("p{i}"), &BTreeMap::new()).unwrap().items[1].0.id.clone()).collect();
+        let firsts: std::collections::BTreeSet<String> = (0..200)
+            .map(|i| {
+                config
+                    .plan(&format!("p{i}"), &BTreeMap::new())
+                    .unwrap()
+                    .items[1]
+                    .0
+                    .id
+                    .clone()
+            })
+            .collect();
         assert!(firsts.len() >= 8, "{firsts:?}");
     }
 
     #[test]
     fn participant_ids() {
         let config = StudyConfig::from_json(r#"{"participant_param": "worker"}"#).unwrap();
-        assert_eq!(config.participant_id(&params(&[("worker", "w1"), ("PROLIFIC_PID", "p1")]), "gen").unwrap(), "w1");
-        assert_eq!(config.participant_id(&params(&[("PROLIFIC_PID", "p1")]), "gen").unwrap(), "p1");
-        assert_eq!(config.participant_id(&BTreeMap::new(), "gen").unwrap(), "gen");
-        assert_eq!(config.participant_id(&params(&[("worker", &"x".repeat(200))]), "gen"), Err(StudyError::ParticipantId));
+        assert_eq!(
+            config
+                .participant_id(&params(&[("worker", "w1"), ("PROLIFIC_PID", "p1")]), "gen")
+                .unwrap(),
+            "w1"
+        );
+        assert_eq!(
+            config
+                .participant_id(&params(&[("PROLIFIC_PID", "p1")]), "gen")
+                .unwrap(),
+            "p1"
+        );
+        assert_eq!(
+            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+            "gen"
+        );
+        assert_eq!(
+            config.participant_id(&params(&[("worker", &"x".repeat(200))]), "gen"),
+            Err(StudyError::ParticipantId)
+        );
         let hostile = "<img src=x onerror=alert(1)>";
-        assert_eq!(config.participant_id(&params(&[("worker", hostile)]), "gen").unwrap(), hostile, "kept; only ever shown as text");
+        assert_eq!(
+            config
+                .participant_id(&params(&[("worker", hostile)]), "gen")
+                .unwrap(),
+            hostile,
+            "kept; only ever shown as text"
+        );
     }
 }

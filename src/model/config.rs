@@ -33,7 +33,9 @@ pub enum ConfigError {
     MissingField(&'static str),
     #[error("config.json field `{field}` is invalid: {reason}")]
     Invalid { field: &'static str, reason: String },
-    #[error("unsupported activation_function `{0}` (clozelab implements GPT-2's tanh GELU, `gelu_new`)")]
+    #[error(
+        "unsupported activation_function `{0}` (clozelab implements GPT-2's tanh GELU, `gelu_new`)"
+    )]
     UnsupportedActivation(String),
     #[error("unsupported option `{0}` in config.json")]
     UnsupportedOption(&'static str),
@@ -81,7 +83,9 @@ impl Gpt2Config {
             Some(other) => return Err(ConfigError::UnsupportedActivation(other.to_string())),
         }
         if raw.scale_attn_by_inverse_layer_idx == Some(true) {
-            return Err(ConfigError::UnsupportedOption("scale_attn_by_inverse_layer_idx"));
+            return Err(ConfigError::UnsupportedOption(
+                "scale_attn_by_inverse_layer_idx",
+            ));
         }
         if raw.reorder_and_upcast_attn == Some(true) {
             return Err(ConfigError::UnsupportedOption("reorder_and_upcast_attn"));
@@ -95,7 +99,10 @@ impl Gpt2Config {
         let positive = |value: Option<usize>, field: &'static str| -> Result<usize, ConfigError> {
             match value {
                 None => Err(ConfigError::MissingField(field)),
-                Some(0) => Err(ConfigError::Invalid { field, reason: "must be positive".into() }),
+                Some(0) => Err(ConfigError::Invalid {
+                    field,
+                    reason: "must be positive".into(),
+                }),
                 Some(v) => Ok(v),
             }
         };
@@ -104,7 +111,9 @@ impl Gpt2Config {
         let n_embd = positive(raw.n_embd, "n_embd")?;
         let vocab_size = positive(raw.vocab_size, "vocab_size")?;
         let n_positions = positive(raw.n_positions, "n_positions")?;
-        let epsilon = raw.layer_norm_epsilon.ok_or(ConfigError::MissingField("layer_norm_epsilon"))?;
+        let epsilon = raw
+            .layer_norm_epsilon
+            .ok_or(ConfigError::MissingField("layer_norm_epsilon"))?;
         if !(epsilon.is_finite() && epsilon > 0.0) {
             return Err(ConfigError::Invalid {
                 field: "layer_norm_epsilon",
@@ -120,12 +129,17 @@ impl Gpt2Config {
         let n_inner = match raw.n_inner {
             None => 4 * n_embd,
             Some(0) => {
-                return Err(ConfigError::Invalid { field: "n_inner", reason: "must be positive".into() });
+                return Err(ConfigError::Invalid {
+                    field: "n_inner",
+                    reason: "must be positive".into(),
+                });
             }
             Some(v) => v,
         };
-        Ok(Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
-            .with_layer_norm_epsilon(epsilon))
+        Ok(
+            Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
+                .with_layer_norm_epsilon(epsilon),
+        )
     }
 
     /// Writes the config as a Hugging Face `config.json` that `transformers` loads as `GPT2Config`.
@@ -176,7 +190,10 @@ impl Gpt2Config {
     /// Number of parameters (tied LM head counted once).
     pub fn num_params(&self) -> usize {
         let e = self.n_embd;
-        let block = 2 * (2 * e) + (e * 3 * e + 3 * e) + (e * e + e) + (e * self.n_inner + self.n_inner)
+        let block = 2 * (2 * e)
+            + (e * 3 * e + 3 * e)
+            + (e * e + e)
+            + (e * self.n_inner + self.n_inner)
             + (self.n_inner * e + e);
         self.vocab_size * e + self.n_positions * e + self.n_layer * block + 2 * e
     }

@@ -48,7 +48,12 @@ impl LayerNorm {
     /// # Shapes
     /// - input `[..., n_embd]` → output `[..., n_embd]`
     pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        burn::tensor::module::layer_norm(input, self.weight.val(), Some(self.bias.val()), self.epsilon)
+        burn::tensor::module::layer_norm(
+            input,
+            self.weight.val(),
+            Some(self.bias.val()),
+            self.epsilon,
+        )
     }
 }
 
@@ -117,13 +122,22 @@ impl TokenEmbedding {
     }
 
     /// As [`Self::from_rows`] with an explicit chunk height (tests use small ones).
-    pub fn from_rows_in_chunks(values: Vec<f32>, vocab: usize, n_embd: usize, rows: usize, device: &Device) -> Self {
+    pub fn from_rows_in_chunks(
+        values: Vec<f32>,
+        vocab: usize,
+        n_embd: usize,
+        rows: usize,
+        device: &Device,
+    ) -> Self {
         let rows = rows.max(1);
         let chunks = values
             .chunks(rows * n_embd)
             .map(|block| {
                 let n = block.len() / n_embd;
-                Param::from_tensor(Tensor::from_data(TensorData::new(block.to_vec(), [n, n_embd]), device))
+                Param::from_tensor(Tensor::from_data(
+                    TensorData::new(block.to_vec(), [n, n_embd]),
+                    device,
+                ))
             })
             .collect();
         debug_assert_eq!(values.len(), vocab * n_embd);
@@ -142,9 +156,16 @@ impl TokenEmbedding {
         let mut sum: Option<Tensor<3>> = None;
         for chunk in &self.chunks {
             let rows = chunk.val().dims()[0];
-            let local = ids.clone().sub_scalar(start as i64).clamp(0, rows as i64 - 1);
-            let inside = ids.clone().greater_equal_elem(start as i64).bool_and(ids.clone().lower_elem((start + rows) as i64));
-            let part = burn::tensor::module::embedding(chunk.val(), local) * inside.float().unsqueeze_dim::<3>(2);
+            let local = ids
+                .clone()
+                .sub_scalar(start as i64)
+                .clamp(0, rows as i64 - 1);
+            let inside = ids
+                .clone()
+                .greater_equal_elem(start as i64)
+                .bool_and(ids.clone().lower_elem((start + rows) as i64));
+            let part = burn::tensor::module::embedding(chunk.val(), local)
+                * inside.float().unsqueeze_dim::<3>(2);
             sum = Some(match sum {
                 None => part,
                 Some(acc) => acc + part,
@@ -163,14 +184,25 @@ impl TokenEmbedding {
         // `chunk · hiddenᵀ` keeps the big matrix in its stored row-major layout; multiplying by
         // a transposed view of it instead ran ~40× slower on the CPU backend.
         let rows_t = hidden.reshape([batch * seq, n_embd]).transpose();
-        let parts: Vec<Tensor<2>> = self.chunks.iter().map(|chunk| chunk.val().matmul(rows_t.clone())).collect();
+        let parts: Vec<Tensor<2>> = self
+            .chunks
+            .iter()
+            .map(|chunk| chunk.val().matmul(rows_t.clone()))
+            .collect();
         let vocab: usize = parts.iter().map(|p| p.dims()[0]).sum();
-        let stacked = if parts.len() == 1 { parts.into_iter().next().unwrap_or(rows_t) } else { Tensor::cat(parts, 0) };
+        let stacked = if parts.len() == 1 {
+            parts.into_iter().next().unwrap_or(rows_t)
+        } else {
+            Tensor::cat(parts, 0)
+        };
         stacked.transpose().reshape([batch, seq, vocab])
     }
 
     fn device(&self) -> Device {
-        self.chunks.first().map(|c| c.val().device()).unwrap_or_default()
+        self.chunks
+            .first()
+            .map(|c| c.val().device())
+            .unwrap_or_default()
     }
 }
 
@@ -198,7 +230,11 @@ impl Gpt2Config {
     /// gains). Real use loads a checkpoint instead (see `loader`).
     pub fn init(&self, device: &Device) -> Gpt2 {
         let normal = |shape: Vec<usize>| {
-            Param::from_tensor(Tensor::random(shape, burn::tensor::Distribution::Normal(0.0, 0.02), device))
+            Param::from_tensor(Tensor::random(
+                shape,
+                burn::tensor::Distribution::Normal(0.0, 0.02),
+                device,
+            ))
         };
         let zeros = |n: usize| Param::from_tensor(Tensor::zeros([n], device));
         let layer_norm = || LayerNorm {
@@ -206,7 +242,10 @@ impl Gpt2Config {
             bias: zeros(self.n_embd),
             epsilon: self.layer_norm_epsilon,
         };
-        let conv = |n_in: usize, n_out: usize| Conv1D { weight: normal(vec![n_in, n_out]), bias: zeros(n_out) };
+        let conv = |n_in: usize, n_out: usize| Conv1D {
+            weight: normal(vec![n_in, n_out]),
+            bias: zeros(n_out),
+        };
         let e = self.n_embd;
         let rows = TokenEmbedding::chunk_rows(e);
         let wte = TokenEmbedding {
@@ -221,9 +260,16 @@ impl Gpt2Config {
             h: (0..self.n_layer)
                 .map(|_| Block {
                     ln_1: layer_norm(),
-                    attn: Attention { c_attn: conv(e, 3 * e), c_proj: conv(e, e), n_head: self.n_head },
+                    attn: Attention {
+                        c_attn: conv(e, 3 * e),
+                        c_proj: conv(e, e),
+                        n_head: self.n_head,
+                    },
                     ln_2: layer_norm(),
-                    mlp: Mlp { c_fc: conv(e, self.n_inner), c_proj: conv(self.n_inner, e) },
+                    mlp: Mlp {
+                        c_fc: conv(e, self.n_inner),
+                        c_proj: conv(self.n_inner, e),
+                    },
                 })
                 .collect(),
             ln_f: layer_norm(),
@@ -292,26 +338,47 @@ impl KvCache {
             return Err(ModelError::EmptyInput);
         }
         if let Some(&bad) = rows.iter().find(|&&r| r >= self.batch) {
-            return Err(ModelError::BatchMismatch { got: bad + 1, expected: self.batch });
+            return Err(ModelError::BatchMismatch {
+                got: bad + 1,
+                expected: self.batch,
+            });
         }
         let Some(first) = self.layers.first() else {
             return Err(ModelError::EmptyInput);
         };
         let device = first.keys.device();
-        let index = Tensor::<1, Int>::from_data(TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]), &device);
+        let index = Tensor::<1, Int>::from_data(
+            TensorData::new(
+                rows.iter().map(|&r| r as i64).collect::<Vec<_>>(),
+                [rows.len()],
+            ),
+            &device,
+        );
         let layers = self
             .layers
             .iter()
-            .map(|l| LayerCache { keys: l.keys.clone().select(0, index.clone()), values: l.values.clone().select(0, index.clone()) })
+            .map(|l| LayerCache {
+                keys: l.keys.clone().select(0, index.clone()),
+                values: l.values.clone().select(0, index.clone()),
+            })
             .collect();
-        Ok(KvCache { prefix: self.prefix.clone(), layers, batch: rows.len(), capacity: self.capacity, len: self.len })
+        Ok(KvCache {
+            prefix: self.prefix.clone(),
+            layers,
+            batch: rows.len(),
+            capacity: self.capacity,
+            len: self.len,
+        })
     }
 
     /// Turns a batch-1 cache into a prefix that other caches can share. The only copy made:
     /// the prefix's and the row's own keys are joined once.
     pub fn into_shared_prefix(self) -> Result<SharedPrefix, ModelError> {
         if self.batch != 1 {
-            return Err(ModelError::BatchMismatch { got: self.batch, expected: 1 });
+            return Err(ModelError::BatchMismatch {
+                got: self.batch,
+                expected: 1,
+            });
         }
         let len = self.len;
         let prefix_len = self.prefix.as_ref().map_or(0, SharedPrefix::len);
@@ -332,7 +399,10 @@ impl KvCache {
                 }
             })
             .collect();
-        Ok(SharedPrefix { layers, len: prefix_len + len })
+        Ok(SharedPrefix {
+            layers,
+            len: prefix_len + len,
+        })
     }
 }
 
@@ -349,7 +419,12 @@ impl Gpt2 {
 
     /// An empty cache for `batch` rows of up to `capacity` tokens each, optionally continuing
     /// a shared prefix.
-    pub fn new_cache(&self, prefix: Option<SharedPrefix>, batch: usize, capacity: usize) -> KvCache {
+    pub fn new_cache(
+        &self,
+        prefix: Option<SharedPrefix>,
+        batch: usize,
+        capacity: usize,
+    ) -> KvCache {
         let device = self.device();
         let layers = self
             .h
@@ -358,10 +433,19 @@ impl Gpt2 {
                 let n_head = block.attn.n_head;
                 let head_dim = block.attn.c_proj.weight.val().dims()[0] / n_head;
                 let shape = [batch, n_head, capacity.max(1), head_dim];
-                LayerCache { keys: Tensor::zeros(shape, &device), values: Tensor::zeros(shape, &device) }
+                LayerCache {
+                    keys: Tensor::zeros(shape, &device),
+                    values: Tensor::zeros(shape, &device),
+                }
             })
             .collect();
-        KvCache { prefix, layers, batch, capacity, len: 0 }
+        KvCache {
+            prefix,
+            layers,
+            batch,
+            capacity,
+            len: 0,
+        }
     }
 
     /// Builds the `[batch, seq]` id tensor, checking ids and lengths.
@@ -377,12 +461,18 @@ impl Gpt2 {
             }
             for &id in row {
                 if id as usize >= self.vocab_size {
-                    return Err(ModelError::TokenOutOfRange { id, vocab_size: self.vocab_size });
+                    return Err(ModelError::TokenOutOfRange {
+                        id,
+                        vocab_size: self.vocab_size,
+                    });
                 }
                 flat.push(id as i64);
             }
         }
-        Ok(Tensor::from_data(TensorData::new(flat, [rows.len(), seq]), &self.device()))
+        Ok(Tensor::from_data(
+            TensorData::new(flat, [rows.len(), seq]),
+            &self.device(),
+        ))
     }
 
     /// Full forward pass without a cache.
@@ -403,23 +493,40 @@ impl Gpt2 {
     ///
     /// # Shapes
     /// - tokens `[batch, seq]` → hidden `[batch, seq, n_embd]`
-    pub fn forward_cached(&self, tokens: Tensor<2, Int>, cache: &mut KvCache) -> Result<Tensor<3>, ModelError> {
+    pub fn forward_cached(
+        &self,
+        tokens: Tensor<2, Int>,
+        cache: &mut KvCache,
+    ) -> Result<Tensor<3>, ModelError> {
         let [batch, seq] = tokens.dims();
         if seq == 0 {
             return Err(ModelError::EmptyInput);
         }
         if batch != cache.batch {
-            return Err(ModelError::BatchMismatch { got: batch, expected: cache.batch });
+            return Err(ModelError::BatchMismatch {
+                got: batch,
+                expected: cache.batch,
+            });
         }
         let start = cache.position();
         if start + seq > self.n_positions {
-            return Err(ModelError::ContextTooLong { needed: start + seq, max: self.n_positions });
+            return Err(ModelError::ContextTooLong {
+                needed: start + seq,
+                max: self.n_positions,
+            });
         }
         if cache.len + seq > cache.capacity {
-            return Err(ModelError::CacheFull { needed: cache.len + seq, capacity: cache.capacity });
+            return Err(ModelError::CacheFull {
+                needed: cache.len + seq,
+                capacity: cache.capacity,
+            });
         }
         let n_embd = self.wpe.val().dims()[1];
-        let positions = self.wpe.val().slice([start..start + seq, 0..n_embd]).unsqueeze::<3>();
+        let positions = self
+            .wpe
+            .val()
+            .slice([start..start + seq, 0..n_embd])
+            .unsqueeze::<3>();
         let mut x = self.wte.forward(tokens) + positions;
 
         let mask = causal_mask(cache.len, seq, &self.device());
@@ -427,7 +534,11 @@ impl Gpt2 {
         let mut updated = Vec::with_capacity(layers.len());
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
-            let step = CacheStep { past: cache.len, prefix, mask: mask.clone() };
+            let step = CacheStep {
+                past: cache.len,
+                prefix,
+                mask: mask.clone(),
+            };
             let (out, layer) = block.forward_cached(x, layer, step);
             x = out;
             updated.push(layer);
@@ -469,7 +580,10 @@ fn causal_mask(past: usize, seq: usize, device: &Device) -> Option<Tensor<4>> {
     let data: Vec<f32> = (0..seq)
         .flat_map(|t| (0..keys).map(move |j| if j <= past + t { 0.0 } else { MASKED_SCORE }))
         .collect();
-    Some(Tensor::from_data(TensorData::new(data, [1, 1, seq, keys]), device))
+    Some(Tensor::from_data(
+        TensorData::new(data, [1, 1, seq, keys]),
+        device,
+    ))
 }
 
 /// What one block needs besides its input to extend the cache by a step.
@@ -483,10 +597,21 @@ struct CacheStep<'a> {
 }
 
 impl Block {
-    fn forward_cached(&self, x: Tensor<3>, layer: LayerCache, step: CacheStep) -> (Tensor<3>, LayerCache) {
-        let (attended, layer) = self.attn.forward_cached(self.ln_1.forward(x.clone()), layer, step);
+    fn forward_cached(
+        &self,
+        x: Tensor<3>,
+        layer: LayerCache,
+        step: CacheStep,
+    ) -> (Tensor<3>, LayerCache) {
+        let (attended, layer) = self
+            .attn
+            .forward_cached(self.ln_1.forward(x.clone()), layer, step);
         let x = x + attended;
-        let x = x.clone() + self.mlp.c_proj.forward(gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x))));
+        let x = x.clone()
+            + self
+                .mlp
+                .c_proj
+                .forward(gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x))));
         (x, layer)
     }
 }
@@ -495,7 +620,12 @@ impl Attention {
     /// # Shapes
     /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
     /// - prefix keys/values `[1, n_head, prefix_len, head_dim]`, broadcast over the batch
-    fn forward_cached(&self, x: Tensor<3>, layer: LayerCache, step: CacheStep) -> (Tensor<3>, LayerCache) {
+    fn forward_cached(
+        &self,
+        x: Tensor<3>,
+        layer: LayerCache,
+        step: CacheStep,
+    ) -> (Tensor<3>, LayerCache) {
         let CacheStep { past, prefix, mask } = step;
         let [batch, seq, n_embd] = x.dims();
         let n_head = self.n_head;
@@ -512,8 +642,12 @@ impl Attention {
         let range = [0..batch, 0..n_head, past..total, 0..head_dim];
         let keys = layer.keys.slice_assign(range.clone(), k);
         let values = layer.values.slice_assign(range, v);
-        let own_k = keys.clone().slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
-        let own_v = values.clone().slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
+        let own_k = keys
+            .clone()
+            .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
+        let own_v = values
+            .clone()
+            .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
 
         let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
         if let Some(mask) = mask {
@@ -525,8 +659,11 @@ impl Attention {
                 let prefix_len = prefix_k.dims()[2];
                 let prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
                 let weights = softmax(Tensor::cat(vec![prefix_scores, own_scores], 3), 3);
-                let to_prefix = weights.clone().slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
-                let to_own = weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
+                let to_prefix = weights
+                    .clone()
+                    .slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
+                let to_own =
+                    weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
                 to_prefix.matmul(prefix_v.clone()) + to_own.matmul(own_v)
             }
         };
@@ -544,18 +681,38 @@ mod tests {
     fn chunked_token_embedding_equals_single_matrix() {
         let device = Device::flex();
         let (vocab, n_embd) = (11, 3);
-        let values: Vec<f32> = (0..vocab * n_embd).map(|i| (i as f32 * 0.37).sin()).collect();
-        let whole = TokenEmbedding::from_rows_in_chunks(values.clone(), vocab, n_embd, vocab, &device);
+        let values: Vec<f32> = (0..vocab * n_embd)
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let whole =
+            TokenEmbedding::from_rows_in_chunks(values.clone(), vocab, n_embd, vocab, &device);
         let split = TokenEmbedding::from_rows_in_chunks(values, vocab, n_embd, 4, &device);
         assert_eq!((whole.chunks.len(), split.chunks.len()), (1, 3));
-        let ids = Tensor::<2, Int>::from_data(TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]), &device);
+        let ids = Tensor::<2, Int>::from_data(
+            TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]),
+            &device,
+        );
         let a = whole.forward(ids.clone());
         let b = split.forward(ids);
-        let (a, b) = (a.into_data().try_to_vec::<f32>().unwrap(), b.into_data().try_to_vec::<f32>().unwrap());
+        let (a, b) = (
+            a.into_data().try_to_vec::<f32>().unwrap(),
+            b.into_data().try_to_vec::<f32>().unwrap(),
+        );
         assert_eq!(a, b);
-        let hidden = Tensor::<3>::from_data(TensorData::new(vec![0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], [1, 2, 3]), &device);
-        let la = whole.logits(hidden.clone()).into_data().try_to_vec::<f32>().unwrap();
-        let lb = split.logits(hidden).into_data().try_to_vec::<f32>().unwrap();
+        let hidden = Tensor::<3>::from_data(
+            TensorData::new(vec![0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], [1, 2, 3]),
+            &device,
+        );
+        let la = whole
+            .logits(hidden.clone())
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
+        let lb = split
+            .logits(hidden)
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
         assert_eq!(la.len(), 2 * vocab);
         for (x, y) in la.iter().zip(&lb) {
             assert!((x - y).abs() < 1e-6, "{x} vs {y}");

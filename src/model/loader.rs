@@ -29,7 +29,11 @@ pub enum LoadError {
     #[error("unexpected tensor `{0}` in the weights file (is this a GPT-2 checkpoint?)")]
     UnexpectedTensor(String),
     #[error("tensor `{name}` has shape {found:?}, but the config implies {expected:?}")]
-    ShapeMismatch { name: String, expected: Vec<usize>, found: Vec<usize> },
+    ShapeMismatch {
+        name: String,
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
     #[error("tensor `{name}` is stored as {dtype}; supported: F32, F16, BF16")]
     UnsupportedDtype { name: String, dtype: String },
     #[error("tensor `{0}` holds a NaN or infinite value")]
@@ -71,7 +75,8 @@ pub fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
 /// LM head, which GPT-2 ties to `wte`.
 fn is_ignorable(key: &str) -> bool {
     key == "lm_head.weight"
-        || (key.starts_with("h.") && (key.ends_with(".attn.bias") || key.ends_with(".attn.masked_bias")))
+        || (key.starts_with("h.")
+            && (key.ends_with(".attn.bias") || key.ends_with(".attn.masked_bias")))
 }
 
 fn map_safetensors_error(err: SafeTensorError) -> LoadError {
@@ -86,10 +91,24 @@ fn map_safetensors_error(err: SafeTensorError) -> LoadError {
 /// Converts stored little-endian values to f32.
 fn to_f32(name: &str, dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, LoadError> {
     let values: Vec<f32> = match dtype {
-        Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        Dtype::F16 => bytes.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        Dtype::BF16 => bytes.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        other => return Err(LoadError::UnsupportedDtype { name: name.to_string(), dtype: format!("{other:?}") }),
+        Dtype::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        Dtype::F16 => bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        Dtype::BF16 => bytes
+            .chunks_exact(2)
+            .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        other => {
+            return Err(LoadError::UnsupportedDtype {
+                name: name.to_string(),
+                dtype: format!("{other:?}"),
+            });
+        }
     };
     if values.iter().any(|v| !v.is_finite()) {
         return Err(LoadError::NonFinite(name.to_string()));
@@ -109,7 +128,9 @@ impl Checkpoint {
         let mut seen = BTreeSet::new();
         let mut tensors = BTreeMap::new();
         for (stored_name, view) in file.iter() {
-            let name = stored_name.strip_prefix("transformer.").unwrap_or(stored_name);
+            let name = stored_name
+                .strip_prefix("transformer.")
+                .unwrap_or(stored_name);
             if name == "lm_head.weight" && view.shape() != [config.vocab_size, config.n_embd] {
                 return Err(LoadError::ShapeMismatch {
                     name: stored_name.to_string(),
@@ -143,12 +164,27 @@ impl Checkpoint {
         Ok(Checkpoint { tensors })
     }
 
-    fn take<const D: usize>(&mut self, name: &str, device: &Device) -> Result<Param<Tensor<D>>, LoadError> {
-        let (values, shape) = self.tensors.remove(name).ok_or_else(|| LoadError::MissingTensor(name.to_string()))?;
-        Ok(Param::from_tensor(Tensor::from_data(TensorData::new(values, shape), device)))
+    fn take<const D: usize>(
+        &mut self,
+        name: &str,
+        device: &Device,
+    ) -> Result<Param<Tensor<D>>, LoadError> {
+        let (values, shape) = self
+            .tensors
+            .remove(name)
+            .ok_or_else(|| LoadError::MissingTensor(name.to_string()))?;
+        Ok(Param::from_tensor(Tensor::from_data(
+            TensorData::new(values, shape),
+            device,
+        )))
     }
 
-    fn layer_norm(&mut self, prefix: &str, epsilon: f64, device: &Device) -> Result<LayerNorm, LoadError> {
+    fn layer_norm(
+        &mut self,
+        prefix: &str,
+        epsilon: f64,
+        device: &Device,
+    ) -> Result<LayerNorm, LoadError> {
         Ok(LayerNorm {
             weight: self.take(&format!("{prefix}.weight"), device)?,
             bias: self.take(&format!("{prefix}.bias"), device)?,
@@ -165,14 +201,22 @@ impl Checkpoint {
 }
 
 /// Loads GPT-2 from `config.json` text and `model.safetensors` bytes onto `device`.
-pub fn load_gpt2(config_json: &str, safetensors: &[u8], device: &Device) -> Result<(Gpt2Config, Gpt2), LoadError> {
+pub fn load_gpt2(
+    config_json: &str,
+    safetensors: &[u8],
+    device: &Device,
+) -> Result<(Gpt2Config, Gpt2), LoadError> {
     let config = Gpt2Config::from_hf_json(config_json)?;
     let model = load_with_config(&config, safetensors, device)?;
     Ok((config, model))
 }
 
 /// Loads weights for an already parsed config.
-pub fn load_with_config(config: &Gpt2Config, safetensors: &[u8], device: &Device) -> Result<Gpt2, LoadError> {
+pub fn load_with_config(
+    config: &Gpt2Config,
+    safetensors: &[u8],
+    device: &Device,
+) -> Result<Gpt2, LoadError> {
     let mut ckpt = Checkpoint::parse(config, safetensors)?;
     let eps = config.layer_norm_epsilon;
     let mut h = Vec::with_capacity(config.n_layer);
@@ -194,8 +238,10 @@ pub fn load_with_config(config: &Gpt2Config, safetensors: &[u8], device: &Device
     }
     Ok(Gpt2 {
         wte: {
-            let (values, _) =
-                ckpt.tensors.remove("wte.weight").ok_or_else(|| LoadError::MissingTensor("wte.weight".into()))?;
+            let (values, _) = ckpt
+                .tensors
+                .remove("wte.weight")
+                .ok_or_else(|| LoadError::MissingTensor("wte.weight".into()))?;
             TokenEmbedding::from_rows(values, config.vocab_size, config.n_embd, device)
         },
         wpe: ckpt.take("wpe.weight", device)?,

@@ -1,8 +1,10 @@
-//! GPT-2: configuration, burn modules with a shareable KV cache, and the checkpoint loader.
+//! GPT-2: configuration, burn modules with a shareable KV cache, the checkpoint loader, and the
+//! deterministic random test model (real vocabulary, random weights).
 
 pub mod config;
 pub mod gpt2;
 pub mod loader;
+pub mod testmodel;
 
 pub use config::{ConfigError, Gpt2Config};
 pub use gpt2::{Gpt2, KvCache, ModelError, SharedPrefix};

@@ -11,9 +11,13 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared` beside the repository, when present.
+/// `../shared` beside the repository, when present. With CLOZELAB_REQUIRE_SHARED=1 (the test
+/// command sets it when ../shared exists) a missing folder fails the test instead of skipping it.
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = repo_root().join("..").join("shared");
+    if !dir.is_dir() && std::env::var("CLOZELAB_REQUIRE_SHARED").as_deref() == Ok("1") {
+        panic!("CLOZELAB_REQUIRE_SHARED=1 but {} is missing", dir.display());
+    }
     dir.is_dir().then_some(dir)
 }
 
@@ -23,7 +27,9 @@ pub fn vocab_dir() -> Option<PathBuf> {
     if npm.join("encoder.json").is_file() {
         return Some(npm);
     }
-    shared_dir().map(|s| s.join("gpt2")).filter(|d| d.join("vocab.json").is_file())
+    shared_dir()
+        .map(|s| s.join("gpt2"))
+        .filter(|d| d.join("vocab.json").is_file())
 }
 
 /// The deterministic 2-layer test model folder, written once per test process.
@@ -41,8 +47,8 @@ pub fn test_model_dir() -> &'static Path {
 
 /// The wgpu device, or `None` (test skipped) when no adapter exists and the run does not
 /// demand one. The test command sets CLOZELAB_REQUIRE_WGPU=1 after installing lavapipe.
-pub fn wgpu_or_skip() -> Option<clozelab::backend::ComputeDevice> {
-    match clozelab::backend::wgpu_device() {
+pub fn wgpu_or_skip() -> Option<clozelab::runtime::backend::ComputeDevice> {
+    match clozelab::runtime::backend::wgpu_device() {
         Ok(d) => Some(d),
         Err(e) if std::env::var("CLOZELAB_REQUIRE_WGPU").as_deref() == Ok("1") => {
             panic!("CLOZELAB_REQUIRE_WGPU=1 but {e}")
@@ -56,13 +62,22 @@ pub fn wgpu_or_skip() -> Option<clozelab::backend::ComputeDevice> {
 
 /// Two-sample chi-square test of homogeneity on category counts (categories with an expected
 /// count below 5 in either sample are pooled). Returns (statistic, degrees of freedom).
-pub fn chi_square_two_sample(a: &std::collections::BTreeMap<String, usize>, b: &std::collections::BTreeMap<String, usize>) -> (f64, usize) {
-    let (na, nb) = (a.values().sum::<usize>() as f64, b.values().sum::<usize>() as f64);
+pub fn chi_square_two_sample(
+    a: &std::collections::BTreeMap<String, usize>,
+    b: &std::collections::BTreeMap<String, usize>,
+) -> (f64, usize) {
+    let (na, nb) = (
+        a.values().sum::<usize>() as f64,
+        b.values().sum::<usize>() as f64,
+    );
     let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     let mut cells: Vec<(f64, f64)> = Vec::new();
     let mut pooled = (0.0, 0.0);
     for k in keys {
-        let (x, y) = (*a.get(k).unwrap_or(&0) as f64, *b.get(k).unwrap_or(&0) as f64);
+        let (x, y) = (
+            *a.get(k).unwrap_or(&0) as f64,
+            *b.get(k).unwrap_or(&0) as f64,
+        );
         let total = x + y;
         if total * na.min(nb) / (na + nb) < 5.0 {
             pooled.0 += x;

@@ -35,6 +35,12 @@ async function guess(page, word) {
   await input.press("Enter");
 }
 
+/** Opens a passage from the passage list ("/"). */
+async function openPassage(page, id) {
+  await page.locator(`[data-testid=passage-list] li[data-passage="${id}"] a`).click({ timeout: TIMEOUT });
+  await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+}
+
 async function withPage(name, { webgpu = false, viewport } = {}, body) {
   const { browser, page, logs } = await launch({ webgpu });
   if (viewport) await page.setViewportSize(viewport);
@@ -58,8 +64,9 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
   withPage("play", {}, async (page) => {
     await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-play`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await screenshot(page, "passages-desktop.png");
+    await openPassage(page, "kitchen");
     const context = page.getByTestId("passage-context");
-    await context.waitFor({ timeout: TIMEOUT });
     assert.equal(await context.getAttribute("data-passage"), "kitchen");
     assert.equal(await context.getAttribute("data-position"), "2");
     assert.equal((await context.innerText()).trim(), "Every");
@@ -91,6 +98,10 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
     await page.reload();
     await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
     assert.equal(await page.getByTestId("passage-context").getAttribute("data-position"), "5");
+    // The passage list shows how far this player got.
+    await page.getByRole("link", { name: "Play" }).click();
+    await page.waitForFunction(() => /3 of 48 answered/.test(document.querySelector('[data-passage="kitchen"]')?.innerText ?? ""), null, { timeout: TIMEOUT });
+    await openPassage(page, "kitchen");
     const stored = await storedResponses(page);
     const mine = stored.filter((r) => r.participant === "e2e-play");
     assert.deepEqual(mine.map((r) => r.position).sort(), [2, 3, 4]);
@@ -110,7 +121,7 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
 test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT }, () =>
   withPage("hostile", {}, async (page) => {
     await page.goto(`${served.base}/?PROLIFIC_PID=e2e-hostile`);
-    await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("passage-list").waitFor({ timeout: TIMEOUT });
     await page.locator("details.data-panel summary").click();
     const exportCsv = `participant,passage,position,response,response_time_ms,timestamp\nP9,kitchen,2,"${HOSTILE}",100,2026-11-22T00:00:00Z\n`;
     const passages = `# ${HOSTILE}\n<script>alert(2)</script> ${HOSTILE} then some words\n`;
@@ -123,9 +134,12 @@ test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT 
     assert.ok((await table.innerText()).includes(HOSTILE), "the response is shown as typed");
     assert.equal(await table.locator("img").count(), 0, "and is not markup");
     assert.ok((await page.getByTestId("import-status").innerText()).includes(`${HOSTILE}.csv: 1 responses`));
-    // The imported passage is now played; its first word is shown as text.
+    // The imported passage joins the list, its title as text; played, its first word is text.
+    const listed = page.locator('[data-testid=passage-list] li[data-passage="p1"]');
+    await listed.waitFor({ timeout: TIMEOUT });
+    assert.ok((await listed.innerText()).includes(HOSTILE));
+    await openPassage(page, "p1");
     const context = page.getByTestId("passage-context");
-    await page.waitForFunction(() => document.querySelector("[data-testid=passage-context]")?.dataset.passage === "p1", null, { timeout: TIMEOUT });
     assert.equal((await context.innerText()).trim(), "<script>alert(2)</script>");
     // Words are split on whitespace: after three guesses the context holds the whole tag.
     for (let i = 0; i < 3; i++) {
@@ -203,6 +217,7 @@ test("phone width: the game and its feedback fit", { timeout: 2 * TIMEOUT }, () 
   withPage("phone", { viewport: { width: 390, height: 844 } }, async (page) => {
     await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-phone`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await openPassage(page, "kitchen");
     await guess(page, "Sunday");
     await page.getByTestId("model-bars").waitFor({ timeout: TIMEOUT });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);

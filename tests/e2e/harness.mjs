@@ -29,6 +29,9 @@ export async function serveDist() {
       let file = normalize(join(DIST, path));
       if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
       if (path.endsWith("/")) file = join(file, "index.html");
+      // The app's routes (/play/kitchen, /model, …) are client-side: serve the page for them,
+      // as Trunk's server does (static hosts need the same fallback for reloads on a route).
+      if (!extname(path) && !path.endsWith("/")) file = join(DIST, "index.html");
       const body = await readFile(file);
       res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length });
       res.end(req.method === "HEAD" ? undefined : body);

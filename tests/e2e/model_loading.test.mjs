@@ -14,7 +14,7 @@ after(() => served?.server.close());
 test("a second visit loads the model from the browser cache with the network cut", { timeout: 2 * TIMEOUT }, async () => {
   const { browser, page, logs } = await launch({ webgpu: false });
   try {
-    await page.goto(`${served.base}/?model=models/test/`);
+    await page.goto(`${served.base}/model?model=models/test/`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     // Cut every model download: only Cache Storage can serve the files now.
     let blocked = 0;
@@ -35,9 +35,9 @@ test("model files chosen in the file picker load; a bad weights file is a clear 
   const { browser, page, logs } = await launch({ webgpu: false });
   const dir = join(ROOT, "public", "models", "test");
   try {
-    await page.goto(`${served.base}/`);
+    await page.goto(`${served.base}/model`);
     await page.getByTestId("backend-status").locator("[data-backend]").waitFor({ timeout: TIMEOUT });
-    await page.getByText("No model loaded").waitFor();
+    await page.getByTestId("model-state").getByText("No model loaded").waitFor();
     // Broken weights first: the page must say why and stay usable.
     const asBuffer = async (name) => ({ name, mimeType: "application/octet-stream", buffer: await readFile(join(dir, name)) });
     await page.locator("#model-files").setInputFiles([
@@ -49,6 +49,8 @@ test("model files chosen in the file picker load; a bad weights file is a clear 
     await page.locator("#model-files").setInputFiles(["config.json", "model.safetensors", "vocab.json", "merges.txt"].map((f) => join(dir, f)));
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     assert.match(await page.getByTestId("model-state").innerText(), /local files/);
+    // The worker keeps the model across pages.
+    await page.getByRole("link", { name: "Next token" }).click();
     await page.getByTestId("context").fill("Hello");
     await page.locator(`[data-testid=token-list][data-context="Hello"] li`).first().waitFor({ timeout: TIMEOUT });
     await page.setViewportSize({ width: 390, height: 844 });

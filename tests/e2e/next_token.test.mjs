@@ -17,7 +17,7 @@ after(() => served?.server.close());
 async function checkMode(webgpu) {
   const { browser, page, logs } = await launch({ webgpu });
   try {
-    await page.goto(`${served.base}/?model=models/test/`);
+    await page.goto(`${served.base}/next-token?model=models/test/`);
     const status = page.getByTestId("backend-status").locator("[data-backend]");
     await status.waitFor({ timeout: TIMEOUT });
     assert.equal(await status.getAttribute("data-backend"), webgpu ? "wgpu" : "cpu", await page.getByTestId("backend-status").innerText());

@@ -1,7 +1,7 @@
 //! GPT-2's next-token distribution: a plotters bar chart on a canvas, plus the same numbers as
 //! an accessible list (screen readers, copy-paste and the end-to-end test read the list).
 
-use crate::inference::TokenLogProb;
+use crate::runtime::inference::TokenLogProb;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;
@@ -15,10 +15,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<
     let height = (tokens.len() as i32 * ROW_HEIGHT + 16).max(40) as u32;
     canvas.set_width(WIDTH);
     canvas.set_height(height);
-    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas context")?;
+    let backend =
+        CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas context")?;
     let root = backend.into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let max_p = tokens.iter().map(|t| t.logprob.exp()).fold(0.0f64, f64::max).max(1e-9);
+    let max_p = tokens
+        .iter()
+        .map(|t| t.logprob.exp())
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
     let bar_space = (WIDTH as i32 - LABEL_WIDTH - 70) as f64;
     let label_style = ("monospace", 14).into_font().color(&BLACK);
     for (i, t) in tokens.iter().enumerate() {
@@ -29,11 +34,22 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<
         if label.chars().count() > 16 {
             label = label.chars().take(15).collect::<String>() + "…";
         }
-        root.draw(&Text::new(label, (6, y + 4), label_style.clone())).map_err(|e| e.to_string())?;
-        root.draw(&Rectangle::new([(LABEL_WIDTH, y + 2), (LABEL_WIDTH + w.max(1), y + ROW_HEIGHT - 4)], RGBColor(70, 110, 190).filled()))
+        root.draw(&Text::new(label, (6, y + 4), label_style.clone()))
             .map_err(|e| e.to_string())?;
-        root.draw(&Text::new(format!("{:.2}%", 100.0 * p), (LABEL_WIDTH + w + 6, y + 4), label_style.clone()))
-            .map_err(|e| e.to_string())?;
+        root.draw(&Rectangle::new(
+            [
+                (LABEL_WIDTH, y + 2),
+                (LABEL_WIDTH + w.max(1), y + ROW_HEIGHT - 4),
+            ],
+            RGBColor(70, 110, 190).filled(),
+        ))
+        .map_err(|e| e.to_string())?;
+        root.draw(&Text::new(
+            format!("{:.2}%", 100.0 * p),
+            (LABEL_WIDTH + w + 6, y + 4),
+            label_style.clone(),
+        ))
+        .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }

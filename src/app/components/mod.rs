@@ -1,4 +1,5 @@
 pub mod backend_status;
 pub mod distribution_chart;
+pub mod header;
 pub mod model_loader;
 pub mod word_bars;

@@ -1,72 +1,56 @@
-//! Loading GPT-2: from a URL (cached in the browser), or from local files.
+//! Loading GPT-2 into the inference worker: from a URL (the worker downloads it and keeps it in
+//! Cache Storage), or from local files sent to the worker chunk by chunk, so the page never
+//! holds a whole weights file.
 
-use std::rc::Rc;
-
-use crate::engine::{Engine, TokenizerFiles, model_parts_from_files};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
-use crate::app::web::{fetch, files, query_param, yield_to_browser};
+use crate::app::web::{fetch, query_param};
+use crate::runtime::protocol::{Reply, Request, chunk_ranges};
 
 /// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).
 pub const HUB_GPT2_URL: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
 /// Where the README's download step puts real GPT-2 (served by Trunk from public/).
-pub const LOCAL_GPT2_URL: &str = "models/gpt2/";
+pub const LOCAL_GPT2_URL: &str = "/models/gpt2/";
 
-fn with_slash(base: &str) -> String {
-    if base.ends_with('/') { base.to_string() } else { format!("{base}/") }
+/// Shows the worker's final reply to a load.
+fn finish(ctx: RuntimeContext, reply: Reply) {
+    ctx.model.set(match reply {
+        Reply::ModelReady(summary) => ModelState::Ready(summary),
+        Reply::Failed(e) => ModelState::Failed(e),
+        other => ModelState::Failed(format!("unexpected reply {other:?}")),
+    });
 }
 
-async fn fetch_step(ctx: RuntimeContext, url: &str, step: &str) -> Result<Vec<u8>, String> {
-    let step_name = step.to_string();
-    fetch::fetch_bytes_cached(url, move |loaded, total| {
-        ctx.model.set(ModelState::Loading { step: step_name.clone(), loaded, total });
-    })
-    .await
-}
-
-/// Downloads a model folder from `base` and loads it.
+/// Has the worker download the model folder at `base` (relative URLs resolve against the app's
+/// root, where the worker script lives).
 pub async fn load_from_url(ctx: RuntimeContext, base: String) {
-    let base = with_slash(base.trim());
-    let result: Result<(), String> = async {
-        let config = fetch_step(ctx, &format!("{base}config.json"), "config.json").await?;
-        let config = String::from_utf8(config).map_err(|_| "config.json is not UTF-8 text".to_string())?;
-        // tokenizer.json when the folder has one (the hub does), else vocab.json + merges.txt.
-        // Fetching it directly avoids a separate existence check and a second read.
-        let tokenizer = if let Ok(json) = fetch_step(ctx, &format!("{base}tokenizer.json"), "tokenizer.json").await {
-            TokenizerFiles::TokenizerJson(json)
-        } else {
-            let vocab = fetch_step(ctx, &format!("{base}vocab.json"), "vocab.json").await?;
-            let merges = fetch_step(ctx, &format!("{base}merges.txt"), "merges.txt").await?;
-            TokenizerFiles::VocabAndMerges {
-                vocab_json: String::from_utf8(vocab).map_err(|_| "vocab.json is not UTF-8".to_string())?,
-                merges_txt: String::from_utf8(merges).map_err(|_| "merges.txt is not UTF-8".to_string())?,
-            }
-        };
-        let weights = fetch_step(ctx, &format!("{base}model.safetensors"), "model.safetensors").await?;
-        install(ctx, base.clone(), &config, &weights, tokenizer).await
-    }
-    .await;
-    if let Err(e) = result {
-        ctx.model.set(ModelState::Failed(e));
-    }
-}
-
-async fn install(ctx: RuntimeContext, name: String, config: &str, weights: &[u8], tokenizer: TokenizerFiles) -> Result<(), String> {
-    ctx.model.set(ModelState::Loading { step: "building the model on the device".into(), loaded: 0, total: None });
-    yield_to_browser().await;
-    let Some(device) = ctx.device.get_value() else {
-        return Err("the compute device is not ready yet".into());
-    };
-    let engine = Engine::load(config, weights, tokenizer, &device.device).map_err(|e| e.to_string())?;
-    let parameters = engine.config.num_params();
-    let random_test_model = engine.random_test_model;
-    ctx.model_info.set_value((name.clone(), crate::game::export::sha256_hex(weights)));
-    ctx.engine.set_value(Some(Rc::new(engine)));
-    ctx.engine_version.update(|v| *v += 1);
-    ctx.model.set(ModelState::Ready { name, random_test_model, parameters });
-    Ok(())
+    ctx.model.set(ModelState::Loading {
+        step: "config.json".into(),
+        loaded: 0,
+        total: None,
+    });
+    let on_progress = Box::new(move |reply: &Reply| {
+        if let Reply::Loading {
+            step,
+            loaded,
+            total,
+        } = reply
+        {
+            ctx.model.set(ModelState::Loading {
+                step: step.clone(),
+                loaded: *loaded,
+                total: *total,
+            });
+        }
+    });
+    let reply = ctx
+        .client()
+        .start(Request::LoadUrl { base }, Some(on_progress))
+        .reply()
+        .await;
+    finish(ctx, reply);
 }
 
 /// At start: the model named by `?model=URL`, else real GPT-2 from public/models/ if the
@@ -79,17 +63,53 @@ pub async fn load_initial_model(ctx: RuntimeContext) {
     }
 }
 
+/// Sends the chosen files to the worker, one chunk at a time (the next chunk is read only when
+/// the worker has the last one), then has it build the model.
 async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
-    ctx.model.set(ModelState::Loading { step: "reading files".into(), loaded: 0, total: None });
-    let result = async {
-        let named = files::read_file_list(&list).await?;
-        let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
-        let parts = model_parts_from_files(named)?;
-        install(ctx, format!("local files: {}", names.join(", ")), &parts.config_json, &parts.weights, parts.tokenizer).await
+    let files: Vec<gloo_file::File> = (0..list.length())
+        .filter_map(|i| list.get(i))
+        .map(gloo_file::File::from)
+        .collect();
+    let total: u64 = files.iter().map(|f| f.size()).sum();
+    let client = ctx.client();
+    let result: Result<(), String> = async {
+        let announce = files.iter().map(|f| (f.name(), f.size())).collect();
+        if let Reply::Failed(e) = client.call(Request::UploadBegin { files: announce }).await {
+            return Err(e);
+        }
+        for (index, file) in files.iter().enumerate() {
+            for range in chunk_ranges(file.size()) {
+                let piece = file.slice(range.start, range.end);
+                let bytes = gloo_file::futures::read_as_bytes(&piece)
+                    .await
+                    .map_err(|e| format!("cannot read {}: {e}", file.name()))?;
+                match client
+                    .call(Request::UploadChunk { file: index, bytes })
+                    .await
+                {
+                    Reply::ChunkReceived { loaded } => ctx.model.set(ModelState::Loading {
+                        step: format!("sending {} to the worker", file.name()),
+                        loaded,
+                        total: Some(total),
+                    }),
+                    Reply::Failed(e) => return Err(e),
+                    other => return Err(format!("unexpected reply {other:?}")),
+                }
+            }
+        }
+        Ok(())
     }
     .await;
-    if let Err(e) = result {
-        ctx.model.set(ModelState::Failed(e));
+    match result {
+        Ok(()) => {
+            ctx.model.set(ModelState::Loading {
+                step: "building the model on the device".into(),
+                loaded: 0,
+                total: None,
+            });
+            finish(ctx, client.call(Request::UploadEnd).await);
+        }
+        Err(e) => ctx.model.set(ModelState::Failed(e)),
     }
 }
 
@@ -117,9 +137,9 @@ pub fn ModelLoader() -> impl IntoView {
                         })}</p>
                         <progress max=move || total.unwrap_or(0).max(1) as f64 value=move || loaded as f64 aria-label="download progress"></progress>
                     }.into_any(),
-                    ModelState::Ready { name, random_test_model, parameters } => view! {
-                        <p data-ready="true">{format!("Loaded {name} ({:.1}M parameters).", parameters as f64 / 1e6)}</p>
-                        {random_test_model.then(|| view! {
+                    ModelState::Ready(summary) => view! {
+                        <p data-testid="model-loaded">{format!("Loaded {} ({:.1}M parameters).", summary.name, summary.parameters as f64 / 1e6)}</p>
+                        {summary.random_test_model.then(|| view! {
                             <p class="warning" data-testid="random-model-warning" role="alert">
                                 "This is clozelab's random TEST model, not GPT-2: its predictions are noise. Load real GPT-2 to compare with people."
                             </p>

@@ -1,2 +1,3 @@
-pub mod game;
+pub mod model;
 pub mod next_token;
+pub mod play;

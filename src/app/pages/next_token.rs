@@ -1,11 +1,11 @@
-//! First screen: type a context, see GPT-2's next-token distribution.
+//! Type a context, see GPT-2's next-token distribution (computed in the worker).
 
-use crate::inference::TokenLogProb;
 use leptos::prelude::*;
 
 use crate::app::components::distribution_chart::DistributionChart;
 use crate::app::state::use_runtime;
-use crate::app::web::yield_to_browser;
+use crate::runtime::inference::TokenLogProb;
+use crate::runtime::protocol::{Reply, Request};
 
 const DEFAULT_TOP_K: usize = 15;
 
@@ -14,35 +14,46 @@ pub fn NextTokenPage() -> impl IntoView {
     let ctx = use_runtime();
     let context = RwSignal::new(String::from("The quick brown fox"));
     let top_k = RwSignal::new(DEFAULT_TOP_K);
+    // The request in flight: a newer one cancels it (the worker skips it if it has not started).
+    let in_flight = StoredValue::new_local(None::<u64>);
+    let prediction = LocalResource::new(move || {
+        let (text, k) = (context.get(), top_k.get());
+        let model = ctx.model_summary();
+        async move {
+            model.as_ref()?;
+            let client = ctx.client();
+            if let Some(old) = in_flight.get_value() {
+                client.cancel(old);
+            }
+            let call = client.start(
+                Request::NextTokens {
+                    context: text.clone(),
+                    k,
+                },
+                None,
+            );
+            in_flight.set_value(Some(call.id));
+            Some(match call.reply().await {
+                Reply::NextTokens(tokens) => Ok((text, tokens)),
+                Reply::Failed(e) => Err(format!("Cannot predict: {e}")),
+                Reply::Cancelled => Err(String::new()),
+                other => Err(format!("unexpected reply {other:?}")),
+            })
+        }
+    });
+    // The chart keeps the last result while a newer one is computed.
     let tokens = RwSignal::new(Vec::<TokenLogProb>::new());
     let shown_context = RwSignal::new(String::new());
     let status = RwSignal::new(String::new());
-    // Each request gets a number; a result is shown only if no newer request started since.
-    let generation = StoredValue::new(0u64);
-
-    Effect::new(move |_| {
-        let text = context.get();
-        let k = top_k.get();
-        ctx.engine_version.track();
-        let Some(engine) = ctx.engine.get_value() else { return };
-        generation.update_value(|g| *g += 1);
-        let mine = generation.get_value();
-        status.set("Computing…".into());
-        leptos::task::spawn_local(async move {
-            yield_to_browser().await;
-            if generation.get_value() != mine {
-                return;
-            }
-            match engine.next_tokens(&text, k).await {
-                Ok(result) if generation.get_value() == mine => {
-                    tokens.set(result);
-                    shown_context.set(text);
-                    status.set(String::new());
-                }
-                Ok(_) => {}
-                Err(e) => status.set(format!("Cannot predict: {e}")),
-            }
-        });
+    Effect::new(move |_| match prediction.get() {
+        None => status.set("Computing…".into()),
+        Some(None) => status.set(String::new()),
+        Some(Some(Ok((text, result)))) => {
+            tokens.set(result);
+            shown_context.set(text);
+            status.set(String::new());
+        }
+        Some(Some(Err(e))) => status.set(e),
     });
 
     view! {
@@ -60,7 +71,7 @@ pub fn NextTokenPage() -> impl IntoView {
                     }
                 } />
             <p class="status" aria-live="polite" data-testid="predict-status">{move || status.get()}</p>
-            <Show when=move || { ctx.engine_version.get() > 0 } fallback=|| view! { <p>"Load a model to see its predictions."</p> }>
+            <Show when=move || ctx.model_summary().is_some() fallback=|| view! { <p>"Load a model to see its predictions."</p> }>
                 <DistributionChart tokens=tokens.into() context=shown_context.into()/>
             </Show>
         </section>

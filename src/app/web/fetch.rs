@@ -1,21 +1,36 @@
-//! Downloads with progress, cached in Cache Storage so a second visit works offline.
+//! Downloads with progress (gloo-net, so the same code runs on the page and in the worker),
+//! model files cached in Cache Storage so that a second visit works offline.
 
-use js_sys::Uint8Array;
-use wasm_bindgen::JsCast;
+use gloo_net::http::{Request, Response};
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Cache, Response};
+use web_sys::Cache;
 
 use super::js_error_text;
 
 const CACHE_NAME: &str = "clozelab-models-v1";
 
+/// `caches` of the page or of the worker (both globals have it).
 async fn open_cache() -> Option<Cache> {
-    let caches = web_sys::window()?.caches().ok()?;
-    JsFuture::from(caches.open(CACHE_NAME)).await.ok()?.dyn_into().ok()
+    let caches: web_sys::CacheStorage =
+        Reflect::get(&js_sys::global(), &JsValue::from_str("caches"))
+            .ok()?
+            .dyn_into()
+            .ok()?;
+    JsFuture::from(caches.open(CACHE_NAME))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()
 }
 
-async fn cached_response(cache: &Cache, url: &str) -> Option<Response> {
-    JsFuture::from(cache.match_with_str(url)).await.ok()?.dyn_into().ok()
+async fn cached_response(cache: &Cache, url: &str) -> Option<web_sys::Response> {
+    JsFuture::from(cache.match_with_str(url))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()
 }
 
 async fn cached(cache: &Cache, url: &str) -> Option<Vec<u8>> {
@@ -26,7 +41,10 @@ async fn cached(cache: &Cache, url: &str) -> Option<Vec<u8>> {
 
 /// Fetches `url` (from the cache when present), calling `progress(loaded, total)` as bytes
 /// arrive.
-pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+pub async fn fetch_bytes_cached(
+    url: &str,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Vec<u8>, String> {
     let cache = open_cache().await;
     if let Some(cache) = &cache
         && let Some(bytes) = cached(cache, url).await
@@ -38,7 +56,7 @@ pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) 
     if let Some(cache) = &cache {
         // Caching is best effort: quota errors only cost a re-download next time.
         let copy = Uint8Array::from(bytes.as_slice());
-        if let Ok(stored) = Response::new_with_opt_buffer_source(Some(&copy)) {
+        if let Ok(stored) = web_sys::Response::new_with_opt_buffer_source(Some(&copy)) {
             let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
         }
     }
@@ -46,42 +64,62 @@ pub async fn fetch_bytes_cached(url: &str, progress: impl Fn(u64, Option<u64>)) 
 }
 
 /// Fetches `url` from the network, bypassing Cache Storage (study configs may change).
-pub async fn fetch_bytes_uncached(url: &str) -> Result<Vec<u8>, String> {
-    fetch_network(url, |_, _| {}).await
+pub async fn fetch_text_uncached(url: &str) -> Result<String, String> {
+    let bytes = fetch_network(url, |_, _| {}).await?;
+    String::from_utf8(bytes).map_err(|_| format!("{url} is not UTF-8 text"))
+}
+
+async fn checked(url: &str, response: Response) -> Result<Response, String> {
+    if response.ok() {
+        Ok(response)
+    } else {
+        Err(format!(
+            "{url}: HTTP {} {}",
+            response.status(),
+            response.status_text()
+        ))
+    }
 }
 
 async fn fetch_network(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let response: Response = JsFuture::from(window.fetch_with_str(url))
+    let response = Request::get(url)
+        .send()
         .await
-        .map_err(|e| format!("cannot fetch {url}: {}", js_error_text(&e)))?
-        .dyn_into()
-        .map_err(|_| "fetch did not return a Response")?;
-    if !response.ok() {
-        return Err(format!("{url}: HTTP {} {}", response.status(), response.status_text()));
-    }
-    let total = response.headers().get("content-length").ok().flatten().and_then(|v| v.parse::<u64>().ok());
+        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+    let response = checked(url, response).await?;
+    let total = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.parse::<u64>().ok());
+    let Some(body) = response.body() else {
+        return response
+            .binary()
+            .await
+            .map_err(|e| format!("download of {url} failed: {e}"));
+    };
     let mut bytes = Vec::with_capacity(total.unwrap_or(0) as usize);
-    match response.body() {
-        Some(body) => {
-            let reader: web_sys::ReadableStreamDefaultReader =
-                body.get_reader().dyn_into().map_err(|_| "cannot read the response body")?;
-            loop {
-                let chunk = JsFuture::from(reader.read()).await.map_err(|e| format!("download of {url} failed: {}", js_error_text(&e)))?;
-                let done = js_sys::Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
-                if done {
-                    break;
-                }
-                if let Ok(value) = js_sys::Reflect::get(&chunk, &"value".into()) {
-                    bytes.extend_from_slice(&Uint8Array::new(&value).to_vec());
-                }
-                progress(bytes.len() as u64, total);
-            }
+    let reader: web_sys::ReadableStreamDefaultReader = body
+        .get_reader()
+        .dyn_into()
+        .map_err(|_| "cannot read the response body")?;
+    loop {
+        let chunk = JsFuture::from(reader.read())
+            .await
+            .map_err(|e| format!("download of {url} failed: {}", js_error_text(&e)))?;
+        let done = Reflect::get(&chunk, &"done".into())
+            .ok()
+            .and_then(|d| d.as_bool())
+            .unwrap_or(true);
+        if done {
+            break;
         }
-        None => {
-            let buffer = JsFuture::from(response.array_buffer().map_err(|e| js_error_text(&e))?).await.map_err(|e| js_error_text(&e))?;
-            bytes = Uint8Array::new(&buffer).to_vec();
+        if let Ok(value) = Reflect::get(&chunk, &"value".into()) {
+            let piece = Uint8Array::new(&value);
+            let start = bytes.len();
+            bytes.resize(start + piece.length() as usize, 0);
+            piece.copy_to(&mut bytes[start..]);
         }
+        progress(bytes.len() as u64, total);
     }
     Ok(bytes)
 }
@@ -93,28 +131,19 @@ pub async fn exists(url: &str) -> bool {
     {
         return true;
     }
-    let Some(window) = web_sys::window() else { return false };
-    let init = web_sys::RequestInit::new();
-    init.set_method("HEAD");
-    match JsFuture::from(window.fetch_with_str_and_init(url, &init)).await {
-        Ok(r) => r.dyn_into::<Response>().map(|r| r.ok()).unwrap_or(false),
-        Err(_) => false,
-    }
+    let head = gloo_net::http::RequestBuilder::new(url).method(gloo_net::http::Method::HEAD);
+    matches!(head.send().await, Ok(r) if r.ok())
 }
 
 /// POSTs a JSON body to `url`; `Err` unless the server answers 2xx.
 pub async fn post_json(url: &str, body: &str) -> Result<(), String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_body(&wasm_bindgen::JsValue::from_str(body));
-    let headers = web_sys::Headers::new().map_err(|e| js_error_text(&e))?;
-    headers.set("content-type", "application/json").map_err(|e| js_error_text(&e))?;
-    init.set_headers(&headers);
-    let response: Response = JsFuture::from(window.fetch_with_str_and_init(url, &init))
+    let request = Request::post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .map_err(|e| e.to_string())?;
+    let response = request
+        .send()
         .await
-        .map_err(|e| format!("cannot reach {url}: {}", js_error_text(&e)))?
-        .dyn_into()
-        .map_err(|_| "fetch did not return a Response")?;
-    if response.ok() { Ok(()) } else { Err(format!("{url}: HTTP {}", response.status())) }
+        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+    checked(url, response).await.map(|_| ())
 }

@@ -26,17 +26,27 @@ async fn wait(request: &web_sys::IdbRequest) -> Result<JsValue, StoreError> {
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
         let ok_target = request.clone();
         let ok = Closure::once_into_js(move || {
-            let _ = resolve.call1(&JsValue::NULL, &ok_target.result().unwrap_or(JsValue::UNDEFINED));
+            let _ = resolve.call1(
+                &JsValue::NULL,
+                &ok_target.result().unwrap_or(JsValue::UNDEFINED),
+            );
         });
         let err_target = request.clone();
         let err = Closure::once_into_js(move || {
-            let message = err_target.error().ok().flatten().map(|e| e.message()).unwrap_or_else(|| "IndexedDB request failed".into());
+            let message = err_target
+                .error()
+                .ok()
+                .flatten()
+                .map(|e| e.message())
+                .unwrap_or_else(|| "IndexedDB request failed".into());
             let _ = reject.call1(&JsValue::NULL, &JsValue::from_str(&message));
         });
         request.set_onsuccess(Some(ok.unchecked_ref()));
         request.set_onerror(Some(err.unchecked_ref()));
     });
-    wasm_bindgen_futures::JsFuture::from(promise).await.map_err(unavailable)
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(unavailable)
 }
 
 /// Resolves when a transaction has committed.
@@ -47,16 +57,25 @@ async fn committed(tx: &web_sys::IdbTransaction) -> Result<(), StoreError> {
         });
         let reject2 = reject.clone();
         let failed = Closure::once_into_js(move || {
-            let _ = reject.call1(&JsValue::NULL, &JsValue::from_str("the transaction failed (storage full?)"));
+            let _ = reject.call1(
+                &JsValue::NULL,
+                &JsValue::from_str("the transaction failed (storage full?)"),
+            );
         });
         let aborted = Closure::once_into_js(move || {
-            let _ = reject2.call1(&JsValue::NULL, &JsValue::from_str("the transaction was aborted (storage full?)"));
+            let _ = reject2.call1(
+                &JsValue::NULL,
+                &JsValue::from_str("the transaction was aborted (storage full?)"),
+            );
         });
         tx.set_oncomplete(Some(done.unchecked_ref()));
         tx.set_onerror(Some(failed.unchecked_ref()));
         tx.set_onabort(Some(aborted.unchecked_ref()));
     });
-    wasm_bindgen_futures::JsFuture::from(promise).await.map(|_| ()).map_err(unavailable)
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map(|_| ())
+        .map_err(unavailable)
 }
 
 fn key(r: &ResponseRecord) -> String {
@@ -68,8 +87,12 @@ fn key(r: &ResponseRecord) -> String {
 impl IdbStore {
     /// Opens (or creates) the database; `Err` in private modes or browsers without IndexedDB.
     pub async fn open() -> Result<Self, StoreError> {
-        let window = web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
-        let factory = window.indexed_db().map_err(unavailable)?.ok_or_else(|| StoreError::Unavailable("IndexedDB is not available".into()))?;
+        let window =
+            web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
+        let factory = window
+            .indexed_db()
+            .map_err(unavailable)?
+            .ok_or_else(|| StoreError::Unavailable("IndexedDB is not available".into()))?;
         let request = factory.open_with_u32(DB_NAME, 1).map_err(unavailable)?;
         let upgrade_target = request.clone();
         let upgrade = Closure::once_into_js(move || {
@@ -81,7 +104,10 @@ impl IdbStore {
             }
         });
         request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
-        let db = wait(&request).await?.dyn_into::<web_sys::IdbDatabase>().map_err(unavailable)?;
+        let db = wait(&request)
+            .await?
+            .dyn_into::<web_sys::IdbDatabase>()
+            .map_err(unavailable)?;
         Ok(Self { db })
     }
 
@@ -91,21 +117,36 @@ impl IdbStore {
         let store = tx.object_store(STORE).map_err(unavailable)?;
         let values = wait(&store.get_all().map_err(unavailable)?).await?;
         let array: js_sys::Array = values.dyn_into().map_err(unavailable)?;
-        Ok(array.iter().filter_map(|v| v.as_string()).filter_map(|s| serde_json::from_str(&s).ok()).collect())
+        Ok(array
+            .iter()
+            .filter_map(|v| v.as_string())
+            .filter_map(|s| serde_json::from_str(&s).ok())
+            .collect())
     }
 }
 
 impl ResponseStore for IdbStore {
     async fn save(&mut self, record: &ResponseRecord) -> Result<(), StoreError> {
-        let json = serde_json::to_string(record).map_err(|e| StoreError::Unavailable(e.to_string()))?;
-        let tx = self.db.transaction_with_str_and_mode(STORE, web_sys::IdbTransactionMode::Readwrite).map_err(unavailable)?;
+        let json =
+            serde_json::to_string(record).map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(STORE, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(unavailable)?;
         let store = tx.object_store(STORE).map_err(unavailable)?;
-        store.put_with_key(&JsValue::from_str(&json), &JsValue::from_str(&key(record))).map_err(unavailable)?;
+        store
+            .put_with_key(&JsValue::from_str(&json), &JsValue::from_str(&key(record)))
+            .map_err(unavailable)?;
         committed(&tx).await
     }
 
     async fn load(&self, participant: &str) -> Result<Vec<ResponseRecord>, StoreError> {
-        let mut all: Vec<ResponseRecord> = self.all().await?.into_iter().filter(|r| r.participant == participant).collect();
+        let mut all: Vec<ResponseRecord> = self
+            .all()
+            .await?
+            .into_iter()
+            .filter(|r| r.participant == participant)
+            .collect();
         all.sort_by(|a, b| (&a.passage, a.position).cmp(&(&b.passage, b.position)));
         Ok(all)
     }

@@ -1,26 +1,42 @@
-//! Browser plumbing: WebGPU detection, fetch with progress and Cache Storage, local files.
+//! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
+//! local files and downloads, IndexedDB.
 
 pub mod fetch;
 pub mod files;
-pub mod gpu;
 pub mod idb;
 
 use wasm_bindgen::JsCast;
 
-/// Lets the browser paint (one macrotask) before CPU-heavy work on the main thread.
-pub async fn yield_to_browser() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(resolve.unchecked_ref(), 0);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
 /// A query parameter of the page URL.
 pub fn query_param(name: &str) -> Option<String> {
     let search = web_sys::window()?.location().search().ok()?;
-    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get(name)
+    web_sys::UrlSearchParams::new_with_str(&search)
+        .ok()?
+        .get(name)
+}
+
+/// Every query parameter of the page URL.
+pub fn query_params() -> std::collections::BTreeMap<String, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some(search) = web_sys::window().and_then(|w| w.location().search().ok()) else {
+        return out;
+    };
+    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
+        return out;
+    };
+    for entry in js_sys::try_iter(&params)
+        .ok()
+        .flatten()
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let pair = js_sys::Array::from(&entry);
+        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+            out.insert(k, v);
+        }
+    }
+    out
 }
 
 /// Turns a JS error value into readable text.

@@ -3,9 +3,9 @@
 
 use burn::tensor::Device;
 
-use crate::inference::{InferenceError, TokenLogProb, next_tokens};
 use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
-use crate::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
+use crate::runtime::inference::{InferenceError, TokenLogProb, next_tokens};
+use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
 /// safetensors metadata key that marks the random test model, so every front end can say
 /// plainly that its predictions mean nothing.
@@ -17,7 +17,10 @@ pub enum TokenizerFiles {
     /// A Hugging Face `tokenizer.json`.
     TokenizerJson(Vec<u8>),
     /// `vocab.json` (= `encoder.json`) and `merges.txt` (= `vocab.bpe`).
-    VocabAndMerges { vocab_json: String, merges_txt: String },
+    VocabAndMerges {
+        vocab_json: String,
+        merges_txt: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -43,32 +46,59 @@ pub struct Engine {
 pub fn is_random_test_model(weights: &[u8]) -> bool {
     safetensors::SafeTensors::read_metadata(weights)
         .ok()
-        .and_then(|(_, meta)| meta.metadata().as_ref().map(|m| m.contains_key(RANDOM_TEST_MODEL_KEY)))
+        .and_then(|(_, meta)| {
+            meta.metadata()
+                .as_ref()
+                .map(|m| m.contains_key(RANDOM_TEST_MODEL_KEY))
+        })
         .unwrap_or(false)
 }
 
 impl Engine {
-    pub fn load(config_json: &str, weights: &[u8], tokenizer: TokenizerFiles, device: &Device) -> Result<Self, EngineError> {
+    pub fn load(
+        config_json: &str,
+        weights: &[u8],
+        tokenizer: TokenizerFiles,
+        device: &Device,
+    ) -> Result<Self, EngineError> {
         let tokenizer = match tokenizer {
             TokenizerFiles::TokenizerJson(bytes) => Gpt2Tokenizer::from_tokenizer_json(&bytes)?,
-            TokenizerFiles::VocabAndMerges { vocab_json, merges_txt } => {
-                Gpt2Tokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?
-            }
+            TokenizerFiles::VocabAndMerges {
+                vocab_json,
+                merges_txt,
+            } => Gpt2Tokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?,
         };
         Self::with_tokenizer(config_json, weights, tokenizer, device)
     }
 
     /// As [`Engine::load`] with a tokenizer already built (the CLI reads it from a folder).
-    pub fn with_tokenizer(config_json: &str, weights: &[u8], tokenizer: Gpt2Tokenizer, device: &Device) -> Result<Self, EngineError> {
+    pub fn with_tokenizer(
+        config_json: &str,
+        weights: &[u8],
+        tokenizer: Gpt2Tokenizer,
+        device: &Device,
+    ) -> Result<Self, EngineError> {
         let (config, model) = load_gpt2(config_json, weights, device)?;
         if tokenizer.vocab_size() > config.vocab_size {
-            return Err(EngineError::VocabularyMismatch { tokenizer: tokenizer.vocab_size(), model: config.vocab_size });
+            return Err(EngineError::VocabularyMismatch {
+                tokenizer: tokenizer.vocab_size(),
+                model: config.vocab_size,
+            });
         }
-        Ok(Self { config, model, tokenizer, random_test_model: is_random_test_model(weights) })
+        Ok(Self {
+            config,
+            model,
+            tokenizer,
+            random_test_model: is_random_test_model(weights),
+        })
     }
 
     /// The `k` most likely next tokens after `context`.
-    pub async fn next_tokens(&self, context: &str, k: usize) -> Result<Vec<TokenLogProb>, InferenceError> {
+    pub async fn next_tokens(
+        &self,
+        context: &str,
+        k: usize,
+    ) -> Result<Vec<TokenLogProb>, InferenceError> {
         next_tokens(&self.model, &self.tokenizer, context, k).await
     }
 }
@@ -90,7 +120,11 @@ pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelPart
     let mut vocab = None;
     let mut merges = None;
     for (name, bytes) in files {
-        let base = name.rsplit(['/', '\\']).next().unwrap_or(&name).to_lowercase();
+        let base = name
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap_or(&name)
+            .to_lowercase();
         match base.as_str() {
             "config.json" => config = Some(bytes),
             "tokenizer.json" => tokenizer_json = Some(bytes),
@@ -105,7 +139,9 @@ pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelPart
             _ => {}
         }
     }
-    let text = |bytes: Vec<u8>, what: &str| String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"));
+    let text = |bytes: Vec<u8>, what: &str| {
+        String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"))
+    };
     let config_json = text(config.ok_or("config.json is missing")?, "config.json")?;
     let weights = weights.ok_or("the .safetensors weights file is missing")?;
     let tokenizer = match (tokenizer_json, vocab, merges) {
@@ -114,7 +150,15 @@ pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelPart
             vocab_json: text(v, "vocab.json")?,
             merges_txt: text(m, "merges.txt")?,
         },
-        _ => return Err("the tokenizer is missing: add tokenizer.json, or vocab.json and merges.txt".into()),
+        _ => {
+            return Err(
+                "the tokenizer is missing: add tokenizer.json, or vocab.json and merges.txt".into(),
+            );
+        }
     };
-    Ok(ModelParts { config_json, weights, tokenizer })
+    Ok(ModelParts {
+        config_json,
+        weights,
+        tokenizer,
+    })
 }

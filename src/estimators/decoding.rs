@@ -3,7 +3,7 @@
 //! (Meister et al. 2023), then a seeded categorical draw. Pure CPU code on log-probabilities, so
 //! every backend and the tests share it.
 
-use crate::testmodel::SplitMix64;
+use crate::rng::SplitMix64;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SamplingError {
@@ -31,13 +31,23 @@ pub struct DecodingStrategy {
 impl Default for DecodingStrategy {
     /// Ancestral sampling: temperature 1, no truncation.
     fn default() -> Self {
-        Self { temperature: 1.0, top_k: None, top_p: None, typical: None }
+        Self {
+            temperature: 1.0,
+            top_k: None,
+            top_p: None,
+            typical: None,
+        }
     }
 }
 
 impl DecodingStrategy {
     /// Validates every parameter.
-    pub fn new(temperature: f64, top_k: Option<usize>, top_p: Option<f64>, typical: Option<f64>) -> Result<Self, SamplingError> {
+    pub fn new(
+        temperature: f64,
+        top_k: Option<usize>,
+        top_p: Option<f64>,
+        typical: Option<f64>,
+    ) -> Result<Self, SamplingError> {
         if !(temperature.is_finite() && temperature > 0.0) {
             return Err(SamplingError::Temperature(temperature));
         }
@@ -54,7 +64,12 @@ impl DecodingStrategy {
         {
             return Err(SamplingError::Typical(t));
         }
-        Ok(Self { temperature, top_k, top_p, typical })
+        Ok(Self {
+            temperature,
+            top_k,
+            top_p,
+            typical,
+        })
     }
 
     /// Whether this is plain ancestral sampling.
@@ -84,19 +99,29 @@ impl DecodingStrategy {
     /// Ties are broken by lower token id, so the kept set is deterministic.
     ///
     /// ```
-    /// use clozelab::sampling::DecodingStrategy;
+    /// use clozelab::estimators::decoding::DecodingStrategy;
     /// let s = DecodingStrategy::new(1.0, Some(2), None, None).unwrap();
     /// let p = s.apply(&[0.5f32.ln(), 0.3f32.ln(), 0.2f32.ln()]).unwrap();
     /// assert!((p[0] - 0.625).abs() < 1e-6 && (p[1] - 0.375).abs() < 1e-6 && p[2] == 0.0);
     /// ```
     pub fn apply(&self, logits: &[f32]) -> Result<Vec<f64>, SamplingError> {
-        let max = logits.iter().copied().filter(|x| x.is_finite()).fold(f32::NEG_INFINITY, f32::max);
+        let max = logits
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(f32::NEG_INFINITY, f32::max);
         if !max.is_finite() {
             return Err(SamplingError::Empty);
         }
         let mut probs: Vec<f64> = logits
             .iter()
-            .map(|&x| if x.is_finite() { ((x - max) as f64 / self.temperature).exp() } else { 0.0 })
+            .map(|&x| {
+                if x.is_finite() {
+                    ((x - max) as f64 / self.temperature).exp()
+                } else {
+                    0.0
+                }
+            })
             .collect();
         normalise(&mut probs);
         if !self.truncates() {
@@ -114,7 +139,12 @@ impl DecodingStrategy {
         let mut kept: Vec<usize> = order[..keep].to_vec();
         if let Some(tau) = self.typical {
             let sub: f64 = kept.iter().map(|&i| probs[i]).sum();
-            let entropy: f64 = -kept.iter().map(|&i| probs[i] / sub).filter(|p| *p > 0.0).map(|p| p * p.ln()).sum::<f64>();
+            let entropy: f64 = -kept
+                .iter()
+                .map(|&i| probs[i] / sub)
+                .filter(|p| *p > 0.0)
+                .map(|p| p * p.ln())
+                .sum::<f64>();
             kept.sort_by(|&a, &b| {
                 let da = ((-(probs[a] / sub).ln()) - entropy).abs();
                 let db = ((-(probs[b] / sub).ln()) - entropy).abs();
@@ -187,22 +217,37 @@ mod tests {
     fn validation() {
         assert!(DecodingStrategy::new(0.0, None, None, None).is_err());
         assert!(DecodingStrategy::new(f64::NAN, None, None, None).is_err());
-        assert_eq!(DecodingStrategy::new(1.0, Some(0), None, None), Err(SamplingError::TopK));
+        assert_eq!(
+            DecodingStrategy::new(1.0, Some(0), None, None),
+            Err(SamplingError::TopK)
+        );
         assert!(DecodingStrategy::new(1.0, None, Some(0.0), None).is_err());
         assert!(DecodingStrategy::new(1.0, None, Some(1.5), None).is_err());
         assert!(DecodingStrategy::new(1.0, None, None, Some(-0.1)).is_err());
         assert!(DecodingStrategy::default().is_ancestral());
-        assert_eq!(DecodingStrategy::default().apply(&[f32::NEG_INFINITY, f32::NAN]), Err(SamplingError::Empty));
-        assert_eq!(DecodingStrategy::default().apply(&[]), Err(SamplingError::Empty));
+        assert_eq!(
+            DecodingStrategy::default().apply(&[f32::NEG_INFINITY, f32::NAN]),
+            Err(SamplingError::Empty)
+        );
+        assert_eq!(
+            DecodingStrategy::default().apply(&[]),
+            Err(SamplingError::Empty)
+        );
     }
 
     #[test]
     fn temperature_sharpens_and_flattens() {
         let base = logs(&[0.6, 0.3, 0.1]);
-        let cold = DecodingStrategy::new(0.5, None, None, None).unwrap().apply(&base).unwrap();
+        let cold = DecodingStrategy::new(0.5, None, None, None)
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         // p^(1/T) renormalised: 0.36, 0.09, 0.01 over 0.46.
         assert!((cold[0] - 0.36 / 0.46).abs() < 1e-6);
-        let hot = DecodingStrategy::new(1e6, None, None, None).unwrap().apply(&base).unwrap();
+        let hot = DecodingStrategy::new(1e6, None, None, None)
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         assert!(hot.iter().all(|p| (p - 1.0 / 3.0).abs() < 1e-5));
         let same = DecodingStrategy::default().apply(&base).unwrap();
         assert!((same[1] - 0.3).abs() < 1e-6);
@@ -211,12 +256,21 @@ mod tests {
     #[test]
     fn top_p_keeps_smallest_set_reaching_mass() {
         let base = logs(&[0.1, 0.5, 0.25, 0.15]);
-        let p = DecodingStrategy::new(1.0, None, Some(0.7), None).unwrap().apply(&base).unwrap();
+        let p = DecodingStrategy::new(1.0, None, Some(0.7), None)
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         assert_eq!(p.iter().filter(|x| **x > 0.0).count(), 2);
         assert!((p[1] - 0.5 / 0.75).abs() < 1e-6 && p[0] == 0.0 && p[3] == 0.0);
-        let all = DecodingStrategy::new(1.0, None, Some(1.0), None).unwrap().apply(&base).unwrap();
+        let all = DecodingStrategy::new(1.0, None, Some(1.0), None)
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         assert_eq!(all.iter().filter(|x| **x > 0.0).count(), 4);
-        let tiny = DecodingStrategy::new(1.0, None, Some(1e-9), None).unwrap().apply(&base).unwrap();
+        let tiny = DecodingStrategy::new(1.0, None, Some(1e-9), None)
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         assert_eq!(tiny[1], 1.0, "at least the mode is kept");
     }
 
@@ -224,10 +278,16 @@ mod tests {
     fn typical_keeps_tokens_closest_to_the_entropy() {
         // H = 1.0397 nats; −log p: 0.29 (p=.75), 2.30 (p=.1 ×2), 2.99 (p=.05).
         let base = logs(&[0.75, 0.1, 0.1, 0.05]);
-        let p = DecodingStrategy::new(1.0, None, None, Some(0.5)).unwrap().apply(&base).unwrap();
+        let p = DecodingStrategy::new(1.0, None, None, Some(0.5))
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         // |0.29−1.04| = 0.75 is closest, so the mode alone (mass 0.75 ≥ 0.5) is kept.
         assert_eq!(p[0], 1.0);
-        let q = DecodingStrategy::new(1.0, None, None, Some(0.8)).unwrap().apply(&base).unwrap();
+        let q = DecodingStrategy::new(1.0, None, None, Some(0.8))
+            .unwrap()
+            .apply(&base)
+            .unwrap();
         assert_eq!(q.iter().filter(|x| **x > 0.0).count(), 2);
         assert!(q[1] > 0.0 && q[2] == 0.0, "ties go to the lower id");
     }
@@ -238,13 +298,19 @@ mod tests {
         let mut rng = SplitMix64::new(9);
         let n = 100_000;
         let counts = multinomial(&probs, n, &mut rng);
-        assert!(counts.iter().all(|(id, _)| *id != 1), "zero-probability ids never drawn");
+        assert!(
+            counts.iter().all(|(id, _)| *id != 1),
+            "zero-probability ids never drawn"
+        );
         assert_eq!(counts.iter().map(|(_, c)| c).sum::<usize>(), n);
         // Chi-square with 2 degrees of freedom; 13.8 is the 0.999 quantile.
-        let chi2: f64 = counts.iter().map(|(id, c)| {
-            let e = probs[*id as usize] * n as f64;
-            (*c as f64 - e).powi(2) / e
-        }).sum();
+        let chi2: f64 = counts
+            .iter()
+            .map(|(id, c)| {
+                let e = probs[*id as usize] * n as f64;
+                (*c as f64 - e).powi(2) / e
+            })
+            .sum();
         assert!(chi2 < 13.8, "chi2 = {chi2}");
         assert!(multinomial(&[0.0, 0.0], 5, &mut rng).is_empty());
     }

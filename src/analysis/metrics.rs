@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::testmodel::SplitMix64;
-use crate::words::normalize;
+use crate::rng::SplitMix64;
+use crate::text::words::normalize;
 
 /// Absolute tolerance for comparing probabilities computed along different paths.
 pub const TOLERANCE: f64 = 1e-12;
@@ -31,15 +31,20 @@ impl WordDistribution {
     /// normalise to nothing are dropped. Errors on a negative/NaN count or a zero total.
     ///
     /// ```
-    /// use clozelab::metrics::WordDistribution;
+    /// use clozelab::analysis::metrics::WordDistribution;
     /// let p = WordDistribution::from_counts([("The", 3.0), ("the", 1.0), ("a", 4.0)]).unwrap();
     /// assert_eq!(p.prob("the"), 0.5);
     /// ```
-    pub fn from_counts<S: AsRef<str>>(counts: impl IntoIterator<Item = (S, f64)>) -> Result<Self, MetricsError> {
+    pub fn from_counts<S: AsRef<str>>(
+        counts: impl IntoIterator<Item = (S, f64)>,
+    ) -> Result<Self, MetricsError> {
         let mut merged: BTreeMap<String, f64> = BTreeMap::new();
         for (word, count) in counts {
             if !(count.is_finite() && count >= 0.0) {
-                return Err(MetricsError::BadCount { word: word.as_ref().to_string(), count });
+                return Err(MetricsError::BadCount {
+                    word: word.as_ref().to_string(),
+                    count,
+                });
             }
             let w = normalize(word.as_ref());
             if !w.is_empty() && count > 0.0 {
@@ -55,7 +60,9 @@ impl WordDistribution {
     }
 
     /// From individual observations (each counted once).
-    pub fn from_samples<S: AsRef<str>>(samples: impl IntoIterator<Item = S>) -> Result<Self, MetricsError> {
+    pub fn from_samples<S: AsRef<str>>(
+        samples: impl IntoIterator<Item = S>,
+    ) -> Result<Self, MetricsError> {
         Self::from_counts(samples.into_iter().map(|s| (s, 1.0)))
     }
 
@@ -77,12 +84,17 @@ impl WordDistribution {
     /// Shannon entropy in nats, H(p) = −Σ p(w) ln p(w).
     ///
     /// ```
-    /// use clozelab::metrics::WordDistribution;
+    /// use clozelab::analysis::metrics::WordDistribution;
     /// let p = WordDistribution::from_samples(["a", "b"]).unwrap();
     /// assert!((p.entropy() - 2f64.ln()).abs() < 1e-12);
     /// ```
     pub fn entropy(&self) -> f64 {
-        -self.probs.values().filter(|p| **p > 0.0).map(|p| p * p.ln()).sum::<f64>()
+        -self
+            .probs
+            .values()
+            .filter(|p| **p > 0.0)
+            .map(|p| p * p.ln())
+            .sum::<f64>()
     }
 
     /// The most probable word and its probability. Ties go to the alphabetically first word, a
@@ -103,7 +115,7 @@ impl WordDistribution {
 /// Total variation distance, TVD(p, q) = ½ Σ_w |p(w) − q(w)| over the union of supports.
 ///
 /// ```
-/// use clozelab::metrics::{tvd, WordDistribution};
+/// use clozelab::analysis::metrics::{tvd, WordDistribution};
 /// let p = WordDistribution::from_samples(["a", "a", "b", "b"]).unwrap();
 /// let q = WordDistribution::from_samples(["a", "c"]).unwrap();
 /// assert!((tvd(&p, &q) - 0.5).abs() < 1e-12);
@@ -128,7 +140,11 @@ pub fn mean(values: &[f64]) -> Option<f64> {
 
 /// Mean with a percentile-bootstrap 95% interval: `resamples` means of `values` resampled with
 /// replacement (seeded), interval = their 2.5th and 97.5th percentiles. `None` when empty.
-pub fn mean_with_bootstrap_ci(values: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64, f64)> {
+pub fn mean_with_bootstrap_ci(
+    values: &[f64],
+    resamples: usize,
+    seed: u64,
+) -> Option<(f64, f64, f64)> {
     let m = mean(values)?;
     if resamples == 0 {
         return Some((m, m, m));
@@ -136,7 +152,12 @@ pub fn mean_with_bootstrap_ci(values: &[f64], resamples: usize, seed: u64) -> Op
     let mut rng = SplitMix64::new(seed);
     let n = values.len();
     let mut means: Vec<f64> = (0..resamples)
-        .map(|_| (0..n).map(|_| values[(rng.next_u64() % n as u64) as usize]).sum::<f64>() / n as f64)
+        .map(|_| {
+            (0..n)
+                .map(|_| values[(rng.next_u64() % n as u64) as usize])
+                .sum::<f64>()
+                / n as f64
+        })
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
@@ -147,19 +168,27 @@ pub fn mean_with_bootstrap_ci(values: &[f64], resamples: usize, seed: u64) -> Op
 /// W₁ = ∫ |F_a(x) − F_b(x)| dx. `None` when either sample is empty or holds NaN.
 ///
 /// ```
-/// use clozelab::metrics::wasserstein1;
+/// use clozelab::analysis::metrics::wasserstein1;
 /// assert_eq!(wasserstein1(&[0.0, 1.0], &[0.5, 1.5]), Some(0.5));
 /// ```
 pub fn wasserstein1(a: &[f64], b: &[f64]) -> Option<f64> {
     if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| x.is_nan()) {
         return None;
     }
-    let mut xs: Vec<(f64, bool)> = a.iter().map(|x| (*x, true)).chain(b.iter().map(|x| (*x, false))).collect();
+    let mut xs: Vec<(f64, bool)> = a
+        .iter()
+        .map(|x| (*x, true))
+        .chain(b.iter().map(|x| (*x, false)))
+        .collect();
     xs.sort_by(|u, v| u.0.total_cmp(&v.0));
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (mut fa, mut fb, mut area) = (0.0, 0.0, 0.0);
     for k in 0..xs.len() {
-        if xs[k].1 { fa += 1.0 / na } else { fb += 1.0 / nb }
+        if xs[k].1 {
+            fa += 1.0 / na
+        } else {
+            fb += 1.0 / nb
+        }
         if let Some(next) = xs.get(k + 1) {
             area += (fa - fb).abs() * (next.0 - xs[k].0);
         }
@@ -172,7 +201,7 @@ pub fn wasserstein1(a: &[f64], b: &[f64]) -> Option<f64> {
 /// falls in the last bin. `None` when empty or `bins` is 0.
 ///
 /// ```
-/// use clozelab::metrics::ece;
+/// use clozelab::analysis::metrics::ece;
 /// assert_eq!(ece(&[(1.0, true), (1.0, true)], 10), Some(0.0));
 /// assert_eq!(ece(&[(0.9, false)], 10), Some(0.9));
 /// ```
@@ -194,7 +223,9 @@ pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
     Some(
         (0..bins)
             .filter(|b| count[*b] > 0)
-            .map(|b| (count[b] as f64 / n) * (acc[b] / count[b] as f64 - conf[b] / count[b] as f64).abs())
+            .map(|b| {
+                (count[b] as f64 / n) * (acc[b] / count[b] as f64 - conf[b] / count[b] as f64).abs()
+            })
             .sum(),
     )
 }
@@ -205,7 +236,7 @@ pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
 /// another person. `None` when the inputs are empty or of different lengths.
 ///
 /// ```
-/// use clozelab::metrics::interpretation_curve;
+/// use clozelab::analysis::metrics::interpretation_curve;
 /// let curve = interpretation_curve(&[0.9, 0.5], &[0.4, 0.4]).unwrap();
 /// assert_eq!(curve.len(), 101);
 /// assert!((curve[0] - 0.7).abs() < 1e-12 && (curve[100] - 0.4).abs() < 1e-12);
@@ -217,7 +248,11 @@ pub fn interpretation_curve(model: &[f64], oracle: &[f64]) -> Option<Vec<f64>> {
     }
     let n = model.len();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| (model[b] - oracle[b]).total_cmp(&(model[a] - oracle[a])).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        (model[b] - oracle[b])
+            .total_cmp(&(model[a] - oracle[a]))
+            .then(a.cmp(&b))
+    });
     Some(
         (0..=100)
             .map(|k| {
@@ -238,34 +273,63 @@ mod tests {
 
     fn random_dist(rng: &mut SplitMix64) -> WordDistribution {
         let words = ["a", "b", "c", "d", "e"];
-        let counts: Vec<(&str, f64)> = words.iter().map(|w| (*w, (rng.next_u64() % 4) as f64)).collect();
-        WordDistribution::from_counts(counts).unwrap_or_else(|_| WordDistribution::from_samples(["a"]).unwrap())
+        let counts: Vec<(&str, f64)> = words
+            .iter()
+            .map(|w| (*w, (rng.next_u64() % 4) as f64))
+            .collect();
+        WordDistribution::from_counts(counts)
+            .unwrap_or_else(|_| WordDistribution::from_samples(["a"]).unwrap())
     }
 
     #[test]
     fn tvd_properties() {
         let mut rng = SplitMix64::new(11);
         for _ in 0..500 {
-            let (p, q, r) = (random_dist(&mut rng), random_dist(&mut rng), random_dist(&mut rng));
+            let (p, q, r) = (
+                random_dist(&mut rng),
+                random_dist(&mut rng),
+                random_dist(&mut rng),
+            );
             let d = tvd(&p, &q);
             assert!((0.0..=1.0).contains(&d));
             assert!((d - tvd(&q, &p)).abs() < TOLERANCE, "symmetric");
             assert!(tvd(&p, &p) < TOLERANCE, "zero on itself");
-            assert!(d <= tvd(&p, &r) + tvd(&r, &q) + TOLERANCE, "triangle inequality");
+            assert!(
+                d <= tvd(&p, &r) + tvd(&r, &q) + TOLERANCE,
+                "triangle inequality"
+            );
             if d < TOLERANCE {
-                assert!(p.support().all(|(w, pw)| (pw - q.prob(w)).abs() < 1e-9), "zero only if equal");
+                assert!(
+                    p.support().all(|(w, pw)| (pw - q.prob(w)).abs() < 1e-9),
+                    "zero only if equal"
+                );
             }
         }
-        let disjoint = (WordDistribution::from_samples(["x"]).unwrap(), WordDistribution::from_samples(["y"]).unwrap());
+        let disjoint = (
+            WordDistribution::from_samples(["x"]).unwrap(),
+            WordDistribution::from_samples(["y"]).unwrap(),
+        );
         assert_eq!(tvd(&disjoint.0, &disjoint.1), 1.0);
     }
 
     #[test]
     fn empty_and_bad_input() {
-        assert_eq!(WordDistribution::from_samples(Vec::<&str>::new()), Err(MetricsError::Empty));
-        assert_eq!(WordDistribution::from_samples(["...", "—"]), Err(MetricsError::Empty));
-        assert!(matches!(WordDistribution::from_counts([("a", -1.0)]), Err(MetricsError::BadCount { .. })));
-        assert!(matches!(WordDistribution::from_counts([("a", f64::NAN)]), Err(MetricsError::BadCount { .. })));
+        assert_eq!(
+            WordDistribution::from_samples(Vec::<&str>::new()),
+            Err(MetricsError::Empty)
+        );
+        assert_eq!(
+            WordDistribution::from_samples(["...", "—"]),
+            Err(MetricsError::Empty)
+        );
+        assert!(matches!(
+            WordDistribution::from_counts([("a", -1.0)]),
+            Err(MetricsError::BadCount { .. })
+        ));
+        assert!(matches!(
+            WordDistribution::from_counts([("a", f64::NAN)]),
+            Err(MetricsError::BadCount { .. })
+        ));
         assert_eq!(mean(&[]), None);
         assert_eq!(mean_with_bootstrap_ci(&[], 100, 1), None);
         assert_eq!(wasserstein1(&[], &[1.0]), None);
@@ -276,7 +340,8 @@ mod tests {
 
     #[test]
     fn mode_ties_are_alphabetical() {
-        let p = WordDistribution::from_samples(["zebra", "apple", "mango", "mango", "apple"]).unwrap();
+        let p =
+            WordDistribution::from_samples(["zebra", "apple", "mango", "mango", "apple"]).unwrap();
         assert_eq!(p.mode(), ("apple", 0.4));
     }
 
@@ -284,14 +349,19 @@ mod tests {
     fn ece_in_unit_interval_and_bootstrap_brackets_mean() {
         let mut rng = SplitMix64::new(5);
         for _ in 0..200 {
-            let preds: Vec<(f64, bool)> = (0..20).map(|_| (rng.next_unit() as f64, rng.next_u64() % 2 == 0)).collect();
+            let preds: Vec<(f64, bool)> = (0..20)
+                .map(|_| (rng.next_unit() as f64, rng.next_u64() % 2 == 0))
+                .collect();
             let e = ece(&preds, 10).unwrap();
             assert!((0.0..=1.0).contains(&e));
         }
         let values: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin().abs()).collect();
         let (m, lo, hi) = mean_with_bootstrap_ci(&values, 1000, 3).unwrap();
         assert!(lo <= m && m <= hi && lo < hi);
-        assert_eq!(mean_with_bootstrap_ci(&values, 1000, 3), mean_with_bootstrap_ci(&values, 1000, 3));
+        assert_eq!(
+            mean_with_bootstrap_ci(&values, 1000, 3),
+            mean_with_bootstrap_ci(&values, 1000, 3)
+        );
     }
 
     #[test]

@@ -16,14 +16,15 @@ use std::collections::BTreeMap;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
-use crate::inference::{read_f32, read_i64};
-use crate::metrics::{MetricsError, WordDistribution};
+use crate::analysis::metrics::{MetricsError, WordDistribution};
+use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
+use crate::estimators::progress::{Monitor, Progress, checkpoint};
+use crate::estimators::tree::{bucket, extend_branches, run_prefix};
 use crate::model::{Gpt2, KvCache, ModelError};
-use crate::progress::{Monitor, Progress};
-use crate::sampling::{DecodingStrategy, SamplingError, multinomial};
-use crate::testmodel::SplitMix64;
-use crate::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
-use crate::words::{ContinuationStatus, continuation_status, normalize};
+use crate::rng::SplitMix64;
+use crate::runtime::inference::{read_f32, read_i64};
+use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 
 /// Default number of samples per context (the paper's setting; 40 is the cheap one).
 pub const DEFAULT_SAMPLES: usize = 1000;
@@ -66,7 +67,13 @@ impl SamplerConfig {
         if samples == 0 {
             return Err(SamplerError::NoSamples);
         }
-        Ok(Self { samples, seed, strategy: DecodingStrategy::default(), token_budget: DEFAULT_TOKEN_BUDGET, batch_buckets: true })
+        Ok(Self {
+            samples,
+            seed,
+            strategy: DecodingStrategy::default(),
+            token_budget: DEFAULT_TOKEN_BUDGET,
+            batch_buckets: true,
+        })
     }
 
     pub fn with_strategy(mut self, strategy: DecodingStrategy) -> Self {
@@ -106,7 +113,7 @@ impl SamplerConfig {
 }
 
 /// The words of N samples.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WordSamples {
     /// Samples drawn.
     pub n: usize,
@@ -119,7 +126,7 @@ pub struct WordSamples {
     pub surface: BTreeMap<String, usize>,
     /// Word as written → samples that spell it right after the context (" word", or "word"
     /// after an empty context) with nothing before it: the event whose probability
-    /// [`crate::wordprob`] computes exactly. The rest of `surface` had punctuation or extra
+    /// [`crate::estimators::wordprob`] computes exactly. The rest of `surface` had punctuation or extra
     /// whitespace first.
     pub spelled_directly: BTreeMap<String, usize>,
 }
@@ -133,7 +140,10 @@ impl WordSamples {
     /// q(w|c): relative frequencies of the normalised words among accepted samples.
     pub fn relative_frequencies(&self) -> BTreeMap<String, f64> {
         let total = self.accepted() as f64;
-        self.words.iter().map(|(w, &c)| (w.clone(), c as f64 / total)).collect()
+        self.words
+            .iter()
+            .map(|(w, &c)| (w.clone(), c as f64 / total))
+            .collect()
     }
 
     /// The word distribution; `Err` when every sample failed.
@@ -166,60 +176,6 @@ struct Branch {
     count: usize,
 }
 
-/// Batch sizes used on the device: powers of two and 1.5× powers of two.
-fn bucket(n: usize) -> usize {
-    let mut size = 1;
-    loop {
-        if size >= n {
-            return size;
-        }
-        if size >= 2 && size + size / 2 >= n {
-            return size + size / 2;
-        }
-        size *= 2;
-    }
-}
-
-/// Runs the context once and returns its cache (to share) and the last hidden state `[1, 1, n_embd]`.
-fn run_prefix(model: &Gpt2, ids: &[u32], budget: usize) -> Result<(crate::model::SharedPrefix, Tensor<3>), ModelError> {
-    if ids.len() + budget > model.n_positions {
-        return Err(ModelError::ContextTooLong { needed: ids.len() + budget, max: model.n_positions });
-    }
-    let mut cache = model.new_cache(None, 1, ids.len());
-    let hidden = model.forward_cached(model.token_tensor(&[ids.to_vec()])?, &mut cache)?;
-    let [_, seq, n_embd] = hidden.dims();
-    let last = hidden.slice([0..1, seq - 1..seq, 0..n_embd]);
-    Ok((cache.into_shared_prefix()?, last))
-}
-
-/// One level of a token tree: branch i continues row `parents[i]` of `cache` (at the first
-/// level, when there is no cache yet, the shared `prefix`) by `tokens[i]`. The batch is padded to
-/// `rows` by repeating branch 0. Returns the new cache and the hidden states `[rows, 1, n_embd]`.
-pub(crate) fn extend_branches(
-    model: &Gpt2,
-    prefix: &crate::model::SharedPrefix,
-    cache: Option<&KvCache>,
-    parents: &[usize],
-    tokens: &[u32],
-    rows: usize,
-    capacity: usize,
-) -> Result<(KvCache, Tensor<3>), ModelError> {
-    let (Some(&first_parent), Some(&first_token)) = (parents.first(), tokens.first()) else {
-        return Err(ModelError::EmptyInput);
-    };
-    let rows = rows.max(parents.len());
-    let mut padded_parents = parents.to_vec();
-    padded_parents.resize(rows, first_parent);
-    let mut padded_tokens: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
-    padded_tokens.resize(rows, vec![first_token]);
-    let mut next = match cache {
-        None => model.new_cache(Some(prefix.clone()), rows, capacity),
-        Some(c) => c.select_rows(&padded_parents)?,
-    };
-    let hidden = model.forward_cached(model.token_tensor(&padded_tokens)?, &mut next)?;
-    Ok((next, hidden))
-}
-
 /// Cumulative sums along the vocabulary in two levels (within blocks, then over block totals),
 /// so that no device kernel scans the whole vocabulary per element.
 ///
@@ -230,13 +186,18 @@ fn blocked_cdf(probs: Tensor<2>) -> Tensor<2> {
     let padded_len = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
     let device = probs.device();
     let padded = if padded_len > vocab {
-        Tensor::cat(vec![probs, Tensor::zeros([rows, padded_len - vocab], &device)], 1)
+        Tensor::cat(
+            vec![probs, Tensor::zeros([rows, padded_len - vocab], &device)],
+            1,
+        )
     } else {
         probs
     };
     let blocks = padded_len / CDF_BLOCK;
     let within = padded.reshape([rows, blocks, CDF_BLOCK]).cumsum(2);
-    let totals = within.clone().slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK]);
+    let totals = within
+        .clone()
+        .slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK]);
     let before = totals.clone().cumsum(1) - totals;
     (within + before).reshape([rows, padded_len])
 }
@@ -260,7 +221,13 @@ async fn draw_next(
     for chunk_start in (0..counts.len()).step_by(HEAD_ROWS) {
         let chunk = &counts[chunk_start..(chunk_start + HEAD_ROWS).min(counts.len())];
         let rows = chunk.len();
-        let logits = model.logits(hidden.clone().slice([chunk_start..chunk_start + rows, 0..1, 0..n_embd])).reshape([rows, vocab]);
+        let logits = model
+            .logits(
+                hidden
+                    .clone()
+                    .slice([chunk_start..chunk_start + rows, 0..1, 0..n_embd]),
+            )
+            .reshape([rows, vocab]);
         if strategy.truncates() {
             // Truncation needs a sort of each row: done on the host from the read-back logits.
             let host = read_f32(logits).await?;
@@ -273,17 +240,32 @@ async fn draw_next(
         let cdf = blocked_cdf(softmax(logits / strategy.temperature(), 1));
         let padded_len = cdf.dims()[1];
         let totals = cdf.clone().slice([0..rows, padded_len - 1..padded_len]);
-        let slot_rows: Vec<i64> = chunk.iter().enumerate().flat_map(|(r, &c)| std::iter::repeat_n(r as i64, c)).collect();
+        let slot_rows: Vec<i64> = chunk
+            .iter()
+            .enumerate()
+            .flat_map(|(r, &c)| std::iter::repeat_n(r as i64, c))
+            .collect();
         let uniforms: Vec<f32> = slot_rows.iter().map(|_| rng.next_unit()).collect();
         let mut ids = Vec::with_capacity(slot_rows.len());
         // Slots in groups, so the `[slots, vocab]` comparison stays small.
         for group in (0..slot_rows.len()).step_by(HEAD_ROWS) {
             let end = (group + HEAD_ROWS).min(slot_rows.len());
-            let index = Tensor::<1, Int>::from_data(TensorData::new(slot_rows[group..end].to_vec(), [end - group]), &device);
-            let u = Tensor::<2>::from_data(TensorData::new(uniforms[group..end].to_vec(), [end - group, 1]), &device);
+            let index = Tensor::<1, Int>::from_data(
+                TensorData::new(slot_rows[group..end].to_vec(), [end - group]),
+                &device,
+            );
+            let u = Tensor::<2>::from_data(
+                TensorData::new(uniforms[group..end].to_vec(), [end - group, 1]),
+                &device,
+            );
             let thresholds = u * totals.clone().select(0, index.clone());
             // Inverse CDF: the token is the number of cumulative sums at or below the threshold.
-            let below = cdf.clone().select(0, index).lower_equal(thresholds).int().sum_dim(1);
+            let below = cdf
+                .clone()
+                .select(0, index)
+                .lower_equal(thresholds)
+                .int()
+                .sum_dim(1);
             ids.extend(read_i64(below).await?);
         }
         let mut slot = 0;
@@ -291,7 +273,8 @@ async fn draw_next(
             let mut row: BTreeMap<u32, usize> = BTreeMap::new();
             for &id in &ids[slot..slot + count] {
                 // Rounding can put a threshold at the very top: take the last token then.
-                *row.entry((id.max(0) as usize).min(vocab - 1) as u32).or_default() += 1;
+                *row.entry((id.max(0) as usize).min(vocab - 1) as u32)
+                    .or_default() += 1;
             }
             slot += count;
             draws.push(row.into_iter().collect());
@@ -316,8 +299,14 @@ pub async fn sample_words(
     let budget = config.token_budget;
     let (prefix, root) = run_prefix(model, &ids, budget)?;
     let mut rng = SplitMix64::new(config.seed);
-    let mut result = WordSamples { n: config.samples, ..Default::default() };
-    let mut frontier = vec![Branch { bytes: Vec::new(), count: config.samples }];
+    let mut result = WordSamples {
+        n: config.samples,
+        ..Default::default()
+    };
+    let mut frontier = vec![Branch {
+        bytes: Vec::new(),
+        count: config.samples,
+    }];
     let mut hidden = root;
     let mut cache: Option<KvCache> = None;
     let started = progress.samples_done;
@@ -346,14 +335,26 @@ pub async fn sample_words(
         }
         progress.samples_done = started + result.n - next.iter().map(|b| b.count).sum::<usize>();
         progress.elapsed_s = monitor.now_s();
-        if !monitor.report(progress) {
+        if !checkpoint(monitor, progress).await {
             return Err(SamplerError::Cancelled);
         }
         if next.is_empty() {
             break;
         }
-        let rows = if config.batch_buckets { bucket(next.len()) } else { next.len() };
-        let (step_cache, step_hidden) = extend_branches(model, &prefix, cache.as_ref(), &parents, &tokens, rows, budget)?;
+        let rows = if config.batch_buckets {
+            bucket(next.len())
+        } else {
+            next.len()
+        };
+        let (step_cache, step_hidden) = extend_branches(
+            model,
+            &prefix,
+            cache.as_ref(),
+            &parents,
+            &tokens,
+            rows,
+            budget,
+        )?;
         hidden = step_hidden;
         cache = Some(step_cache);
         frontier = next;
@@ -371,9 +372,17 @@ pub async fn sample_words_for_contexts(
     config: &SamplerConfig,
     monitor: &mut dyn Monitor,
 ) -> Result<Vec<WordSamples>, SamplerError> {
-    let mut progress = Progress { contexts_done: 0, contexts_total: contexts.len(), samples_done: 0, elapsed_s: 0.0 };
+    let mut progress = Progress {
+        contexts_done: 0,
+        contexts_total: contexts.len(),
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
     let start = monitor.now_s();
-    let mut offset = OffsetMonitor { inner: monitor, start };
+    let mut offset = OffsetMonitor {
+        inner: monitor,
+        start,
+    };
     let mut out = Vec::with_capacity(contexts.len());
     for (i, context) in contexts.iter().enumerate() {
         let mut per = config.clone();
@@ -381,7 +390,7 @@ pub async fn sample_words_for_contexts(
         out.push(sample_words(model, tokenizer, context, &per, &mut offset, &mut progress).await?);
         progress.contexts_done = i + 1;
         progress.elapsed_s = offset.now_s();
-        if !offset.report(&progress) {
+        if !checkpoint(&mut offset, &progress).await {
             return Err(SamplerError::Cancelled);
         }
     }
@@ -400,6 +409,9 @@ impl Monitor for OffsetMonitor<'_> {
     }
     fn report(&mut self, progress: &Progress) -> bool {
         self.inner.report(progress)
+    }
+    fn pause(&mut self) -> crate::estimators::progress::Pause<'_> {
+        self.inner.pause()
     }
 }
 
@@ -424,16 +436,23 @@ pub async fn sample_words_naive(
     let mut cache = model.new_cache(Some(prefix), n, budget);
     let mut bytes: Vec<Vec<u8>> = vec![Vec::new(); n];
     let mut open = vec![true; n];
-    let mut result = WordSamples { n, ..Default::default() };
+    let mut result = WordSamples {
+        n,
+        ..Default::default()
+    };
     for depth in 0..budget {
         let mut tokens = Vec::with_capacity(n);
         for start in (0..n).step_by(HEAD_ROWS) {
             let rows = HEAD_ROWS.min(n - start);
-            let logits = model.logits(hidden.clone().slice([start..start + rows, 0..1, 0..n_embd])).reshape([rows, vocab]);
+            let logits = model
+                .logits(hidden.clone().slice([start..start + rows, 0..1, 0..n_embd]))
+                .reshape([rows, vocab]);
             let host = read_f32(logits).await?;
             for r in 0..rows {
                 let probs = config.strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
-                let token = multinomial(&probs, 1, &mut rng).first().map_or(END_OF_TEXT_ID, |d| d.0);
+                let token = multinomial(&probs, 1, &mut rng)
+                    .first()
+                    .map_or(END_OF_TEXT_ID, |d| d.0);
                 tokens.push(token);
             }
         }
@@ -470,29 +489,47 @@ mod tests {
     fn buckets_waste_at_most_a_third() {
         for n in 1..2000 {
             let b = bucket(n);
-            assert!(b >= n && (b as f64) <= (n as f64 * 1.5).max(2.0), "{n} → {b}");
+            assert!(
+                b >= n && (b as f64) <= (n as f64 * 1.5).max(2.0),
+                "{n} → {b}"
+            );
         }
-        assert_eq!((bucket(1), bucket(3), bucket(5), bucket(7), bucket(100)), (1, 3, 6, 8, 128));
+        assert_eq!(
+            (bucket(1), bucket(3), bucket(5), bucket(7), bucket(100)),
+            (1, 3, 6, 8, 128)
+        );
     }
 
     #[test]
     fn config_validation() {
         assert_eq!(SamplerConfig::new(0, 1), Err(SamplerError::NoSamples));
-        assert_eq!(SamplerConfig::new(5, 1).unwrap().with_token_budget(0), Err(SamplerError::NoBudget));
+        assert_eq!(
+            SamplerConfig::new(5, 1).unwrap().with_token_budget(0),
+            Err(SamplerError::NoBudget)
+        );
     }
 
     #[test]
     fn blocked_cdf_equals_running_sum() {
         let device = burn::tensor::Device::flex();
         let vocab: usize = 300;
-        let values: Vec<f32> = (0..2 * vocab).map(|i| ((i * 37 % 11) as f32) / 1000.0).collect();
-        let cdf = blocked_cdf(Tensor::<2>::from_data(TensorData::new(values.clone(), [2, vocab]), &device));
+        let values: Vec<f32> = (0..2 * vocab)
+            .map(|i| ((i * 37 % 11) as f32) / 1000.0)
+            .collect();
+        let cdf = blocked_cdf(Tensor::<2>::from_data(
+            TensorData::new(values.clone(), [2, vocab]),
+            &device,
+        ));
         let got = cdf.into_data().try_to_vec::<f32>().unwrap();
         let padded = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
         for r in 0..2 {
             let mut run = 0.0f32;
             for j in 0..padded {
-                run += if j < vocab { values[r * vocab + j] } else { 0.0 };
+                run += if j < vocab {
+                    values[r * vocab + j]
+                } else {
+                    0.0
+                };
                 assert!((got[r * padded + j] - run).abs() < 1e-5, "row {r} col {j}");
             }
         }

@@ -3,18 +3,26 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelDirError {
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is not valid UTF-8")]
     NotUtf8 { path: PathBuf },
-    #[error("no tokenizer in {0}: expected tokenizer.json, vocab.json + merges.txt, or encoder.json + vocab.bpe")]
+    #[error(
+        "no tokenizer in {0}: expected tokenizer.json, vocab.json + merges.txt, or encoder.json + vocab.bpe"
+    )]
     NoTokenizer(PathBuf),
     #[error("tokenizer in {path}: {source}")]
-    Tokenizer { path: PathBuf, source: TokenizerError },
+    Tokenizer {
+        path: PathBuf,
+        source: TokenizerError,
+    },
 }
 
 /// The raw contents of a model folder.
@@ -25,17 +33,22 @@ pub struct ModelFiles {
 }
 
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ModelDirError> {
-    std::fs::read(path).map_err(|source| ModelDirError::Io { path: path.to_path_buf(), source })
+    std::fs::read(path).map_err(|source| ModelDirError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 pub fn read_text(path: &Path) -> Result<String, ModelDirError> {
-    String::from_utf8(read_bytes(path)?).map_err(|_| ModelDirError::NotUtf8 { path: path.to_path_buf() })
+    String::from_utf8(read_bytes(path)?).map_err(|_| ModelDirError::NotUtf8 {
+        path: path.to_path_buf(),
+    })
 }
 
 /// The vocabulary and merges files of a folder, under either naming (Hugging Face's
 /// `vocab.json`/`merges.txt` or OpenAI's `encoder.json`/`vocab.bpe`), if present.
 pub fn vocab_and_merges_paths(dir: &Path) -> Option<(PathBuf, PathBuf)> {
-    crate::tokenizer::VOCAB_AND_MERGES_FILES
+    crate::text::tokenizer::VOCAB_AND_MERGES_FILES
         .into_iter()
         .map(|(v, m)| (dir.join(v), dir.join(m)))
         .find(|(v, m)| v.is_file() && m.is_file())
@@ -46,12 +59,21 @@ pub fn read_tokenizer(dir: &Path) -> Result<Gpt2Tokenizer, ModelDirError> {
     let tokenizer_json = dir.join("tokenizer.json");
     if tokenizer_json.is_file() {
         let bytes = read_bytes(&tokenizer_json)?;
-        return Gpt2Tokenizer::from_tokenizer_json(&bytes)
-            .map_err(|source| ModelDirError::Tokenizer { path: tokenizer_json, source });
+        return Gpt2Tokenizer::from_tokenizer_json(&bytes).map_err(|source| {
+            ModelDirError::Tokenizer {
+                path: tokenizer_json,
+                source,
+            }
+        });
     }
-    let (vocab, merges) = vocab_and_merges_paths(dir).ok_or_else(|| ModelDirError::NoTokenizer(dir.to_path_buf()))?;
-    Gpt2Tokenizer::from_vocab_and_merges(&read_text(&vocab)?, &read_text(&merges)?)
-        .map_err(|source| ModelDirError::Tokenizer { path: dir.to_path_buf(), source })
+    let (vocab, merges) =
+        vocab_and_merges_paths(dir).ok_or_else(|| ModelDirError::NoTokenizer(dir.to_path_buf()))?;
+    Gpt2Tokenizer::from_vocab_and_merges(&read_text(&vocab)?, &read_text(&merges)?).map_err(
+        |source| ModelDirError::Tokenizer {
+            path: dir.to_path_buf(),
+            source,
+        },
+    )
 }
 
 /// Reads `config.json`, `model.safetensors` and the tokenizer of a model folder.

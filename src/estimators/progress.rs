@@ -2,7 +2,7 @@
 //! reads a global clock): the CLI hands in `Instant`, the browser `performance.now()`.
 
 /// Where a run stands.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
     pub contexts_done: usize,
     pub contexts_total: usize,
@@ -20,7 +20,11 @@ impl Progress {
 
     /// Fraction of contexts done, in [0, 1] (1 when there are none).
     pub fn fraction(&self) -> f64 {
-        if self.contexts_total == 0 { 1.0 } else { self.contexts_done as f64 / self.contexts_total as f64 }
+        if self.contexts_total == 0 {
+            1.0
+        } else {
+            self.contexts_done as f64 / self.contexts_total as f64
+        }
     }
 }
 
@@ -30,7 +34,16 @@ pub trait Monitor {
     fn now_s(&self) -> f64;
     /// Called after each step; returning `false` cancels the run before its next step.
     fn report(&mut self, progress: &Progress) -> bool;
+    /// Awaited before each report: where a run lets its host breathe. The browser's inference
+    /// worker yields to its event loop here, so that a cancel message can arrive between two
+    /// tree levels; natively there is nothing to wait for.
+    fn pause(&mut self) -> Pause<'_> {
+        Box::pin(std::future::ready(()))
+    }
 }
+
+/// What [`Monitor::pause`] returns.
+pub type Pause<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + 'a>>;
 
 /// No reports, never cancels.
 pub struct Unmonitored;
@@ -57,4 +70,11 @@ impl<C: Fn() -> f64, R: FnMut(&Progress) -> bool> Monitor for FnMonitor<C, R> {
     fn report(&mut self, progress: &Progress) -> bool {
         (self.on_progress)(progress)
     }
+}
+
+/// Runs [`Monitor::pause`] then [`Monitor::report`]: the check every estimator makes after a
+/// step. `false` means cancelled.
+pub async fn checkpoint(monitor: &mut dyn Monitor, progress: &Progress) -> bool {
+    monitor.pause().await;
+    monitor.report(progress)
 }

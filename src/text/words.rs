@@ -25,7 +25,7 @@ fn is_word_char(c: char) -> bool {
 /// it ends at any other character or at the end of the text.
 ///
 /// ```
-/// use clozelab::words::first_word;
+/// use clozelab::text::words::first_word;
 /// assert_eq!(first_word(" don't go"), Some("don't"));
 /// assert_eq!(first_word("\n\n\"Well-known\" facts"), Some("Well-known"));
 /// assert_eq!(first_word(" the U.S. economy"), Some("the"));
@@ -33,7 +33,10 @@ fn is_word_char(c: char) -> bool {
 /// assert_eq!(first_word(" ...!"), None);
 /// ```
 pub fn first_word(text: &str) -> Option<&str> {
-    let start = text.char_indices().find(|(_, c)| is_word_char(*c)).map(|(i, _)| i)?;
+    let start = text
+        .char_indices()
+        .find(|(_, c)| is_word_char(*c))
+        .map(|(i, _)| i)?;
     let rest = &text[start..];
     let chars: Vec<(usize, char)> = rest.char_indices().collect();
     let mut end = rest.len();
@@ -44,7 +47,9 @@ pub fn first_word(text: &str) -> Option<&str> {
         let joins = is_inner_joiner(c)
             && k > 0
             && is_word_char(chars[k - 1].1)
-            && chars.get(k + 1).is_some_and(|(_, next)| is_word_char(*next));
+            && chars
+                .get(k + 1)
+                .is_some_and(|(_, next)| is_word_char(*next));
         if !joins {
             end = i;
             break;
@@ -57,13 +62,16 @@ pub fn first_word(text: &str) -> Option<&str> {
 /// character that is not a letter, digit or combining mark removed (`don't` → `dont`, `U.S.` → `us`).
 ///
 /// ```
-/// use clozelab::words::normalize;
+/// use clozelab::text::words::normalize;
 /// assert_eq!(normalize("Don't"), "dont");
 /// assert_eq!(normalize("U.S."), "us");
 /// assert_eq!(normalize("ÉCOLE"), "école");
 /// ```
 pub fn normalize(word: &str) -> String {
-    word.nfc().flat_map(char::to_lowercase).filter(|c| is_word_char(*c)).collect()
+    word.nfc()
+        .flat_map(char::to_lowercase)
+        .filter(|c| is_word_char(*c))
+        .collect()
 }
 
 /// The normalised first word of a continuation; `None` for a failed sample.
@@ -76,7 +84,7 @@ pub fn first_word_normalized(text: &str) -> Option<String> {
 /// word may still continue (more tokens may extend it), so this is `false` there.
 ///
 /// ```
-/// use clozelab::words::first_word_is_complete;
+/// use clozelab::text::words::first_word_is_complete;
 /// assert!(first_word_is_complete(" cat "));
 /// assert!(!first_word_is_complete(" cat"));
 /// assert!(!first_word_is_complete(" don'"));
@@ -85,7 +93,9 @@ pub fn first_word_normalized(text: &str) -> Option<String> {
 /// assert!(!first_word_is_complete(" don't."));
 /// ```
 pub fn first_word_is_complete(text: &str) -> bool {
-    let Some(word) = first_word(text) else { return false };
+    let Some(word) = first_word(text) else {
+        return false;
+    };
     let offset = word.as_ptr() as usize - text.as_ptr() as usize;
     let after = &text[offset + word.len()..];
     let mut chars = after.chars();
@@ -118,8 +128,18 @@ pub fn split_incomplete_utf8_tail(bytes: &[u8]) -> (&[u8], bool) {
             break;
         }
         if b >= 0xC0 {
-            let needed = if b >= 0xF0 { 4 } else if b >= 0xE0 { 3 } else { 2 };
-            return if needed > back { (&bytes[..start], true) } else { (bytes, false) };
+            let needed = if b >= 0xF0 {
+                4
+            } else if b >= 0xE0 {
+                3
+            } else {
+                2
+            };
+            return if needed > back {
+                (&bytes[..start], true)
+            } else {
+                (bytes, false)
+            };
         }
     }
     (bytes, false)
@@ -130,7 +150,7 @@ pub fn split_incomplete_utf8_tail(bytes: &[u8]) -> (&[u8], bool) {
 /// Monte Carlo sampler and the exact word probabilities share.
 ///
 /// ```
-/// use clozelab::words::{continuation_status, ContinuationStatus::*};
+/// use clozelab::text::words::{continuation_status, ContinuationStatus::*};
 /// assert_eq!(continuation_status(b" cat", false), Pending);
 /// assert_eq!(continuation_status(b" cat.", false), Pending);
 /// assert_eq!(continuation_status(b" cat\n", false), Complete("cat".into()));
@@ -150,7 +170,9 @@ pub fn continuation_status(bytes: &[u8], ended: bool) -> ContinuationStatus {
     let (head, _) = split_incomplete_utf8_tail(bytes);
     let text = String::from_utf8_lossy(head);
     if first_word_is_complete(&text) {
-        first_word(&text).map_or(ContinuationStatus::Pending, |w| ContinuationStatus::Complete(w.to_string()))
+        first_word(&text).map_or(ContinuationStatus::Pending, |w| {
+            ContinuationStatus::Complete(w.to_string())
+        })
     } else {
         ContinuationStatus::Pending
     }
@@ -188,7 +210,11 @@ mod tests {
         (" 1,000 people", Some("1"), Some("1")),
         (" 24-hour", Some("24-hour"), Some("24hour")),
         (" $100", Some("100"), Some("100")),
-        (" (parenthetical)", Some("parenthetical"), Some("parenthetical")),
+        (
+            " (parenthetical)",
+            Some("parenthetical"),
+            Some("parenthetical"),
+        ),
         (" rock'n'roll", Some("rock'n'roll"), Some("rocknroll")),
         (" trailing-", Some("trailing"), Some("trailing")),
         (" -leading", Some("leading"), Some("leading")),
@@ -220,7 +246,11 @@ mod tests {
         assert!(CASES.len() >= 40);
         for (text, word, normal) in CASES {
             assert_eq!(first_word(text), *word, "first_word({text:?})");
-            assert_eq!(first_word_normalized(text).as_deref(), *normal, "normalized({text:?})");
+            assert_eq!(
+                first_word_normalized(text).as_deref(),
+                *normal,
+                "normalized({text:?})"
+            );
         }
     }
 
@@ -261,7 +291,11 @@ mod tests {
             // "don’t" split inside the curly apostrophe's bytes.
             (b" don\xE2\x80", false, Pending),
             (b" don\xE2\x80\x99", false, Pending),
-            (b" don\xE2\x80\x99t ", false, Complete("don\u{2019}t".into())),
+            (
+                b" don\xE2\x80\x99t ",
+                false,
+                Complete("don\u{2019}t".into()),
+            ),
             // An em dash ends the word.
             (b" cat\xE2\x80\x94", false, Complete("cat".into())),
             // A stray continuation byte is invalid UTF-8: it ends the word.
@@ -271,10 +305,21 @@ mod tests {
             (b" caf\xC3", true, Complete("caf".into())),
         ];
         for (bytes, ended, want) in cases {
-            assert_eq!(&continuation_status(bytes, *ended), want, "{:?} ended={ended}", String::from_utf8_lossy(bytes));
+            assert_eq!(
+                &continuation_status(bytes, *ended),
+                want,
+                "{:?} ended={ended}",
+                String::from_utf8_lossy(bytes)
+            );
         }
-        assert_eq!(split_incomplete_utf8_tail(b"ab\xF0\x9F\x98"), (&b"ab"[..], true));
-        assert_eq!(split_incomplete_utf8_tail(b"ab\xF0\x9F\x98\x80"), (&b"ab\xF0\x9F\x98\x80"[..], false));
+        assert_eq!(
+            split_incomplete_utf8_tail(b"ab\xF0\x9F\x98"),
+            (&b"ab"[..], true)
+        );
+        assert_eq!(
+            split_incomplete_utf8_tail(b"ab\xF0\x9F\x98\x80"),
+            (&b"ab\xF0\x9F\x98\x80"[..], false)
+        );
     }
 
     #[test]

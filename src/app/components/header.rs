@@ -1,0 +1,39 @@
+//! The header: the app's name and, outside a study, the navigation and the model's state.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+use crate::app::state::{ModelState, use_runtime};
+
+#[component]
+pub fn Header(in_study: bool) -> impl IntoView {
+    let ctx = use_runtime();
+    // Links keep the page's query (e.g. a participant id or `?backend=cpu`).
+    let search = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default();
+    let link = move |path: &str| format!("{path}{search}");
+    view! {
+        <header class="app-header">
+            <h1>"clozelab"</h1>
+            <Show when=move || !in_study>
+                <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
+                <nav class="app-nav" aria-label="Pages">
+                    <A href=link("/")>"Play"</A>
+                    <A href=link("/next-token")>"Next token"</A>
+                    <A href=link("/model")>"Model"</A>
+                </nav>
+                <p class="model-badge" data-testid="model-badge" aria-live="polite">
+                    {move || match ctx.model.get() {
+                        ModelState::Empty => view! { <span>"No model loaded"</span> }.into_any(),
+                        ModelState::Loading { step, .. } => view! { <span>{format!("Loading {step}…")}</span> }.into_any(),
+                        ModelState::Ready(s) => view! {
+                            <span data-ready="true">{format!("Model: {}{}", s.name, if s.random_test_model { " (random test model)" } else { "" })}</span>
+                        }.into_any(),
+                        ModelState::Failed(_) => view! { <span class="error">"The model failed to load (see Model)"</span> }.into_any(),
+                    }}
+                </p>
+            </Show>
+        </header>
+    }
+}

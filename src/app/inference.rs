@@ -1,0 +1,102 @@
+//! The page's handle on the inference worker: requests become futures resolved by their final
+//! reply, progress replies go to a callback, and a request can be cancelled. The worker is
+//! spawned on first use, so a study participant who never needs GPT-2 never downloads it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use gloo_worker::{Spawnable, WorkerBridge};
+
+use crate::app::worker::InferenceWorker;
+use crate::runtime::protocol::{FromWorker, Reply, Request, ToWorker};
+
+/// Where Trunk puts the worker's loader (a fixed name: workers are not content-hashed).
+/// Absolute, so that it resolves the same from every route.
+const WORKER_LOADER: &str = "/worker_loader.js";
+
+type OnProgress = Box<dyn Fn(&Reply)>;
+
+struct Waiting {
+    on_progress: Option<OnProgress>,
+    done: oneshot::Sender<Reply>,
+}
+
+/// One request in flight.
+pub struct Call {
+    pub id: u64,
+    done: oneshot::Receiver<Reply>,
+}
+
+impl Call {
+    /// The final reply (`Failed` if the worker went away).
+    pub async fn reply(self) -> Reply {
+        self.done
+            .await
+            .unwrap_or_else(|_| Reply::Failed("the inference worker stopped".into()))
+    }
+}
+
+#[derive(Clone)]
+pub struct InferenceClient {
+    bridge: Rc<WorkerBridge<InferenceWorker>>,
+    next_id: Rc<Cell<u64>>,
+    waiting: Rc<RefCell<HashMap<u64, Waiting>>>,
+}
+
+impl InferenceClient {
+    /// Starts the worker.
+    pub fn spawn() -> Self {
+        let waiting: Rc<RefCell<HashMap<u64, Waiting>>> = Rc::default();
+        let route = waiting.clone();
+        let bridge = InferenceWorker::spawner()
+            .callback(move |message: FromWorker| {
+                if message.reply.is_final() {
+                    if let Some(w) = route.borrow_mut().remove(&message.id) {
+                        let _ = w.done.send(message.reply);
+                    }
+                } else if let Some(Waiting {
+                    on_progress: Some(f),
+                    ..
+                }) = route.borrow().get(&message.id)
+                {
+                    f(&message.reply);
+                }
+            })
+            .with_loader(true)
+            .spawn(WORKER_LOADER);
+        Self {
+            bridge: Rc::new(bridge),
+            next_id: Rc::new(Cell::new(1)),
+            waiting,
+        }
+    }
+
+    /// Sends `request`; `on_progress` receives its non-final replies.
+    pub fn start(&self, request: Request, on_progress: Option<OnProgress>) -> Call {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let (done, receiver) = oneshot::channel();
+        self.waiting
+            .borrow_mut()
+            .insert(id, Waiting { on_progress, done });
+        self.bridge.send(ToWorker { id, request });
+        Call { id, done: receiver }
+    }
+
+    /// Sends `request` and waits for its final reply.
+    pub async fn call(&self, request: Request) -> Reply {
+        self.start(request, None).reply().await
+    }
+
+    /// Asks the worker to stop request `id` at its next tree level.
+    pub fn cancel(&self, id: u64) {
+        if self.waiting.borrow().contains_key(&id) {
+            self.bridge.send(ToWorker {
+                id: 0,
+                request: Request::Cancel { id },
+            });
+        }
+    }
+}

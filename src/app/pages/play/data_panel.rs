@@ -1,0 +1,54 @@
+//! "Your data": this participant's responses as downloads, and imports (passages, norms,
+//! exports, a study config).
+
+use leptos::prelude::*;
+
+use super::controller::GameController;
+use crate::app::data::use_lab_data;
+use crate::game::export::ExportKind;
+
+#[component]
+pub fn DataPanel() -> impl IntoView {
+    let lab = use_lab_data();
+    // Inside a game: its participant's responses can be downloaded.
+    let game = use_context::<GameController>();
+    let download_status = RwSignal::new(String::new());
+    let download = move |kind: ExportKind| {
+        if let Some(Err(e)) = game.map(|g| g.download(kind)) {
+            download_status.set(format!("Download failed: {e}"));
+        }
+    };
+    let storage_problem = move || game.is_some_and(|g| g.storage_problem.get().is_some());
+    let on_files = move |ev: leptos::ev::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        if let Some(files) = input.files() {
+            leptos::task::spawn_local(lab.import(files));
+        }
+    };
+    view! {
+        <details class="data-panel" open=storage_problem>
+            <summary>"Your data"</summary>
+            {game.map(|g| view! {
+                <p data-testid="record-count">{move || format!("{} responses stored on this device", g.records.get().len())}</p>
+                <button data-testid="download-long" on:click=move |_| download(ExportKind::LongCsv)>"Download responses (CSV)"</button>
+                <button data-testid="download-provo" on:click=move |_| download(ExportKind::ProvoCsv)>"Download Provo-format counts (CSV)"</button>
+                <button data-testid="download-json" on:click=move |_| download(ExportKind::Bundle)>"Download everything (JSON + manifest)"</button>
+                <p aria-live="polite" data-testid="download-status">{move || download_status.get()}</p>
+            })}
+            <label for="import-data">"Import passages (.txt), Provo norms (.csv), exports (.csv/.json) or a study config (.json)"</label>
+            <input id="import-data" data-testid="import-data" type="file" multiple=true accept=".txt,.csv,.tsv,.json" on:change=on_files />
+            <p aria-live="polite" data-testid="import-status">{move || lab.import_status.get()}</p>
+            <Show when=move || !lab.imported.with(Vec::is_empty)>
+                <table class="imported" data-testid="imported-responses">
+                    <caption>{move || format!("Imported responses (first 50 of {})", lab.imported.with(Vec::len))}</caption>
+                    <thead><tr><th>"participant"</th><th>"passage"</th><th>"position"</th><th>"response"</th></tr></thead>
+                    <tbody>
+                        {move || lab.imported.get().into_iter().take(50).map(|r| view! {
+                            <tr><td>{r.participant}</td><td>{r.passage}</td><td>{r.position}</td><td>{r.response}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </Show>
+        </details>
+    }
+}

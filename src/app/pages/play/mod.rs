@@ -1,0 +1,112 @@
+//! Play: the passage list, a passage's game (play mode, with feedback), and a study's run
+//! (experiment mode, from `?study=URL` or a picked config file). Small components over the
+//! [`controller::GameController`] they share through context.
+
+mod completion;
+mod consent;
+pub mod controller;
+mod data_panel;
+mod feedback;
+mod passage_list;
+mod trial;
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use crate::app::data::use_lab_data;
+use crate::app::web::{fetch::fetch_text_uncached, query_param};
+use crate::game::study::StudyConfig;
+use completion::Completion;
+use consent::Consent;
+use controller::{Phase, provide_game_controller};
+use data_panel::DataPanel;
+use passage_list::PassageList;
+use trial::TrialView;
+
+/// "/": a study when the URL (or a picked file) names one, else the passages to choose from.
+#[component]
+pub fn PlayHome() -> impl IntoView {
+    let lab = use_lab_data();
+    let study_url = query_param("study");
+    move || match (study_url.clone(), lab.study.get()) {
+        (Some(url), _) => view! { <StudyFromUrl url/> }.into_any(),
+        (None, Some(config)) => view! { <GameRun config experiment=true/> }.into_any(),
+        (None, None) => view! { <PassageList/> <DataPanel/> }.into_any(),
+    }
+}
+
+/// A study config fetched from the app's own origin, then run.
+#[component]
+fn StudyFromUrl(url: String) -> impl IntoView {
+    let config = LocalResource::new(move || {
+        let url = url.clone();
+        async move {
+            fetch_text_uncached(&url)
+                .await
+                .and_then(|t| StudyConfig::from_json(&t).map_err(|e| e.to_string()))
+        }
+    });
+    move || {
+        match config.get() {
+        None => view! { <p>"Loading the study…"</p> }.into_any(),
+        Some(Ok(config)) => view! { <GameRun config experiment=true/> }.into_any(),
+        Some(Err(e)) => view! { <p class="error" role="alert" data-testid="game-error">{format!("Cannot load the study: {e}")}</p> }.into_any(),
+    }
+    }
+}
+
+/// "/play/:passage": one passage in play mode (resumes where this browser left it).
+#[component]
+pub fn PlayPassage() -> impl IntoView {
+    let params = use_params_map();
+    let lab = use_lab_data();
+    move || {
+        let id = params.read().get("passage").unwrap_or_default();
+        match lab.passages.with(|all| all.iter().find(|p| p.id == id).cloned()) {
+            Some(passage) => {
+                let mut config = StudyConfig::default_play();
+                config.passages = vec![passage.id.clone()];
+                config.texts = vec![passage];
+                view! { <GameRun config experiment=false/> }.into_any()
+            }
+            None => view! {
+                <p class="error" role="alert" data-testid="game-error">{format!("There is no passage {id:?} here.")}</p>
+                <a href="/">"All passages"</a>
+            }
+            .into_any(),
+        }
+    }
+}
+
+/// One game over `config`, from the first screen to completion.
+#[component]
+fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
+    let game = provide_game_controller();
+    let title = if experiment {
+        if config.title.is_empty() {
+            "Study".to_string()
+        } else {
+            config.title.clone()
+        }
+    } else {
+        config
+            .texts
+            .first()
+            .map_or_else(|| "Guess the next word".to_string(), |p| p.title.clone())
+    };
+    game.start(config, experiment);
+    view! {
+        <section class="game" aria-labelledby="game-heading">
+            <h2 id="game-heading">{title}</h2>
+            {move || game.storage_problem.get().map(|m| view! { <p class="warning" role="alert" data-testid="storage-problem">{m}</p> })}
+            {move || match game.phase.get() {
+                Phase::Loading => view! { <p>"Loading…"</p> }.into_any(),
+                Phase::Failed(m) => view! { <p class="error" role="alert" data-testid="game-error">{m}</p> }.into_any(),
+                Phase::Consent => view! { <Consent/> }.into_any(),
+                Phase::Playing | Phase::Feedback => view! { <TrialView/> }.into_any(),
+                Phase::Complete => view! { <Completion/> }.into_any(),
+            }}
+            <DataPanel/>
+        </section>
+    }
+}

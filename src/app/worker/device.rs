@@ -1,0 +1,95 @@
+//! WebGPU detection and burn-wgpu initialisation inside the worker (dedicated workers have
+//! `navigator.gpu` in Chromium), falling back to the CPU backend with the reason.
+
+use crate::app::web::js_error_text;
+use crate::runtime::backend::{ComputeDevice, cpu_device, wgpu_device};
+use js_sys::Reflect;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// What the browser's WebGPU adapter says about itself.
+struct AdapterProbe {
+    description: String,
+    max_storage_binding: Option<f64>,
+}
+
+fn get(target: &JsValue, key: &str) -> Option<JsValue> {
+    Reflect::get(target, &JsValue::from_str(key))
+        .ok()
+        .filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// Asks `navigator.gpu` for an adapter ourselves first: a missing API or a null adapter then
+/// becomes a clear reason instead of an error deep inside wgpu.
+async fn probe_adapter() -> Result<AdapterProbe, String> {
+    // `self.navigator` in a worker, `window.navigator` on a page.
+    let navigator = get(&js_sys::global(), "navigator").ok_or("no navigator")?;
+    let gpu =
+        get(&navigator, "gpu").ok_or("this browser does not expose WebGPU (navigator.gpu)")?;
+    let request = get(&gpu, "requestAdapter").ok_or("navigator.gpu.requestAdapter is missing")?;
+    let request: js_sys::Function = request
+        .dyn_into()
+        .map_err(|_| "requestAdapter is not a function")?;
+    let promise: js_sys::Promise = request
+        .call0(&gpu)
+        .map_err(|e| js_error_text(&e))?
+        .dyn_into()
+        .map_err(|_| "requestAdapter did not return a promise")?;
+    let adapter = JsFuture::from(promise)
+        .await
+        .map_err(|e| js_error_text(&e))?;
+    if adapter.is_null() || adapter.is_undefined() {
+        return Err("WebGPU is present but no adapter is available".into());
+    }
+    let info = get(&adapter, "info");
+    let field = |name: &str| {
+        info.as_ref()
+            .and_then(|i| get(i, name))
+            .and_then(|v| v.as_string())
+            .filter(|s| !s.is_empty())
+    };
+    let description = [
+        field("vendor"),
+        field("architecture"),
+        field("device"),
+        field("description"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let max_storage_binding = get(&adapter, "limits")
+        .and_then(|l| get(&l, "maxStorageBufferBindingSize"))
+        .and_then(|v| v.as_f64());
+    Ok(AdapterProbe {
+        description: if description.is_empty() {
+            "WebGPU adapter".into()
+        } else {
+            description
+        },
+        max_storage_binding,
+    })
+}
+
+/// The best device available: WebGPU through burn-wgpu, else the CPU. The second value says
+/// why WebGPU is not used. `force_cpu` (the page's `?backend=cpu`) forces the CPU.
+pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<String>) {
+    if force_cpu {
+        return (cpu_device(), Some("CPU requested with ?backend=cpu".into()));
+    }
+    let probe = match probe_adapter().await {
+        Ok(p) => p,
+        Err(reason) => return (cpu_device(), Some(reason)),
+    };
+    match wgpu_device().await {
+        Ok(mut device) => {
+            let limit = probe
+                .max_storage_binding
+                .map(|b| format!(", max storage binding {} MiB", (b / 1048576.0).round()))
+                .unwrap_or_default();
+            device.adapter = format!("{}{limit}", probe.description);
+            (device, None)
+        }
+        Err(e) => (cpu_device(), Some(e)),
+    }
+}

@@ -1,0 +1,84 @@
+//! Loading GPT-2 inside the worker: a model folder from a URL (through Cache Storage), or the
+//! files the page uploaded chunk by chunk. The weights are held once, here, never on the page.
+
+use crate::app::web::fetch;
+use crate::runtime::backend::ComputeDevice;
+use crate::runtime::engine::{Engine, TokenizerFiles, model_parts_from_files};
+use crate::runtime::protocol::ModelSummary;
+
+fn with_slash(base: &str) -> String {
+    if base.ends_with('/') {
+        base.to_string()
+    } else {
+        format!("{base}/")
+    }
+}
+
+fn utf8(bytes: Vec<u8>, what: &str) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"))
+}
+
+/// Downloads `config.json`, the tokenizer (`tokenizer.json`, else `vocab.json` + `merges.txt`)
+/// and `model.safetensors` from `base`, reporting `(file, loaded, total)`.
+pub async fn from_url(
+    base: &str,
+    device: &ComputeDevice,
+    progress: impl Fn(&str, u64, Option<u64>),
+) -> Result<(Engine, ModelSummary), String> {
+    let base = with_slash(base.trim());
+    let get = |file: &'static str| {
+        let url = format!("{base}{file}");
+        let progress = &progress;
+        async move {
+            fetch::fetch_bytes_cached(&url, |loaded, total| progress(file, loaded, total)).await
+        }
+    };
+    let config = utf8(get("config.json").await?, "config.json")?;
+    // Asking for tokenizer.json directly avoids a separate existence check.
+    let tokenizer = match get("tokenizer.json").await {
+        Ok(json) => TokenizerFiles::TokenizerJson(json),
+        Err(_) => TokenizerFiles::VocabAndMerges {
+            vocab_json: utf8(get("vocab.json").await?, "vocab.json")?,
+            merges_txt: utf8(get("merges.txt").await?, "merges.txt")?,
+        },
+    };
+    let weights = get("model.safetensors").await?;
+    progress("building the model on the device", 0, None);
+    build(base, &config, weights, tokenizer, device)
+}
+
+/// Builds the model from uploaded files (any order; see [`model_parts_from_files`]).
+pub fn from_files(
+    files: Vec<(String, Vec<u8>)>,
+    device: &ComputeDevice,
+) -> Result<(Engine, ModelSummary), String> {
+    let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
+    let parts = model_parts_from_files(files)?;
+    build(
+        format!("local files: {}", names.join(", ")),
+        &parts.config_json,
+        parts.weights,
+        parts.tokenizer,
+        device,
+    )
+}
+
+fn build(
+    name: String,
+    config: &str,
+    weights: Vec<u8>,
+    tokenizer: TokenizerFiles,
+    device: &ComputeDevice,
+) -> Result<(Engine, ModelSummary), String> {
+    let weight_sha256 = crate::game::export::sha256_hex(&weights);
+    let engine =
+        Engine::load(config, &weights, tokenizer, &device.device).map_err(|e| e.to_string())?;
+    // `weights` is dropped here: only the model's tensors stay.
+    let summary = ModelSummary {
+        name,
+        random_test_model: engine.random_test_model,
+        parameters: engine.config.num_params(),
+        weight_sha256,
+    };
+    Ok((engine, summary))
+}

@@ -1,0 +1,11 @@
+//! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]),
+//! next-token inference ([`inference`]) and the typed messages between the page and the
+//! inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder from disk.
+
+pub mod backend;
+pub mod engine;
+pub mod inference;
+pub mod protocol;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod modeldir;

@@ -1,0 +1,366 @@
+//! The one typed protocol between the page and the inference worker.
+//!
+//! The page never runs a forward pass: it sends [`Request`]s (each with an id it chose) and the
+//! worker answers with [`Reply`]s carrying the same id — any number of progress replies, then
+//! exactly one final reply (see [`Reply::is_final`]). Plain serde types, so the protocol
+//! compiles and is tested natively; the browser encodes them with gloo-worker's codec.
+
+use serde::{Deserialize, Serialize};
+
+use crate::estimators::decoding::{DecodingStrategy, SamplingError};
+use crate::estimators::progress::Progress;
+use crate::estimators::sampler::WordSamples;
+use crate::estimators::wordprob::WordProb;
+use crate::runtime::backend::BackendKind;
+use crate::runtime::inference::TokenLogProb;
+
+/// Bytes per upload chunk: small enough that the page never holds a second copy of a large
+/// weights file, large enough that a 500 MB file is a few dozen messages.
+pub const UPLOAD_CHUNK_BYTES: usize = 8 << 20;
+
+/// What the page asks of the worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    /// Pick the device (WebGPU, else the CPU; `force_cpu` from `?backend=cpu`) and answer
+    /// [`Reply::Backend`]. Sent once, first.
+    Init { force_cpu: bool },
+    /// "Which backend/adapter?": answers [`Reply::Backend`] again.
+    Backend,
+    /// Download a model folder (`config.json`, tokenizer, `model.safetensors`) from a URL,
+    /// through the browser's Cache Storage; [`Reply::Loading`] while it runs.
+    LoadUrl { base: String },
+    /// Starts an upload of local model files: their names and sizes, in the order their
+    /// [`Request::UploadChunk`]s will come.
+    UploadBegin { files: Vec<(String, u64)> },
+    /// The next piece of file `file` (an index into `UploadBegin::files`).
+    UploadChunk {
+        file: usize,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// Every chunk is sent: build the model from the uploaded files.
+    UploadEnd,
+    /// The `k` most likely next tokens after `context`.
+    NextTokens { context: String, k: usize },
+    /// Log-probability of each token of `tokens` after `context` and the tokens before it.
+    SequenceLogProbs { context: String, tokens: Vec<u32> },
+    /// Monte Carlo word distribution (the issue-4 sampler), with progress and cancellation.
+    SampleWords {
+        context: String,
+        samples: usize,
+        seed: u64,
+        decoding: DecodingSpec,
+        token_budget: usize,
+    },
+    /// Exact probabilities of `words` as the next word after `context`.
+    WordProbs {
+        context: String,
+        words: Vec<String>,
+        temperature: f64,
+    },
+    /// Stop request `id` at its next tree level (or before it starts).
+    Cancel { id: u64 },
+}
+
+/// A decoding strategy as sent over the wire (validated in the worker).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodingSpec {
+    pub temperature: f64,
+    pub top_k: Option<usize>,
+    pub top_p: Option<f64>,
+    pub typical: Option<f64>,
+}
+
+impl Default for DecodingSpec {
+    /// Ancestral sampling.
+    fn default() -> Self {
+        Self {
+            temperature: 1.0,
+            top_k: None,
+            top_p: None,
+            typical: None,
+        }
+    }
+}
+
+impl DecodingSpec {
+    /// The validated strategy.
+    pub fn strategy(&self) -> Result<DecodingStrategy, SamplingError> {
+        DecodingStrategy::new(self.temperature, self.top_k, self.top_p, self.typical)
+    }
+}
+
+/// The model the worker holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelSummary {
+    /// Where it came from (URL or file names).
+    pub name: String,
+    pub random_test_model: bool,
+    pub parameters: usize,
+    /// SHA-256 of the weights file, for export manifests.
+    pub weight_sha256: String,
+}
+
+/// What the worker answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Reply {
+    /// The device in use; `fallback_reason` says why WebGPU is not.
+    Backend {
+        kind: BackendKind,
+        adapter: String,
+        fallback_reason: Option<String>,
+    },
+    /// Model loading progress: downloading or receiving `step`, `loaded` of `total` bytes.
+    Loading {
+        step: String,
+        loaded: u64,
+        total: Option<u64>,
+    },
+    /// An upload chunk arrived (the page sends the next one on this, so at most one chunk is
+    /// in flight).
+    ChunkReceived {
+        loaded: u64,
+    },
+    ModelReady(ModelSummary),
+    NextTokens(Vec<TokenLogProb>),
+    LogProbs(Vec<f64>),
+    /// Estimator progress (after every tree level).
+    Progress(Progress),
+    Words(WordSamples),
+    WordProbs(Vec<WordProb>),
+    /// The request stopped because it was cancelled.
+    Cancelled,
+    /// The request failed; the text says why.
+    Failed(String),
+}
+
+impl Reply {
+    /// Whether this reply ends its request (no more replies with its id follow).
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Reply::Loading { .. } | Reply::Progress(_))
+    }
+}
+
+/// A request with the id its replies will carry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToWorker {
+    pub id: u64,
+    pub request: Request,
+}
+
+/// A reply to request `id`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FromWorker {
+    pub id: u64,
+    pub reply: Reply,
+}
+
+/// Splits `len` bytes into upload chunk ranges of at most [`UPLOAD_CHUNK_BYTES`].
+pub fn chunk_ranges(len: u64) -> impl Iterator<Item = std::ops::Range<u64>> {
+    let step = UPLOAD_CHUNK_BYTES as u64;
+    (0..len.div_ceil(step)).map(move |i| i * step..((i + 1) * step).min(len))
+}
+
+/// Collects uploaded files in the worker, checking that chunks come in order and sizes match.
+#[derive(Debug, Default)]
+pub struct UploadBuffer {
+    files: Vec<(String, u64, Vec<u8>)>,
+}
+
+/// An upload that does not add up.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum UploadError {
+    #[error("no upload was started")]
+    NotStarted,
+    #[error("chunk for file {0}, but only {1} files were announced")]
+    UnknownFile(usize, usize),
+    #[error("{name} is {size} bytes, more than this browser can hold in one piece")]
+    TooLarge { name: String, size: u64 },
+    #[error("{name}: {got} bytes arrived, {expected} were announced")]
+    SizeMismatch {
+        name: String,
+        expected: u64,
+        got: u64,
+    },
+}
+
+impl UploadBuffer {
+    /// Starts an upload of `files` (name, size).
+    pub fn begin(files: Vec<(String, u64)>) -> Self {
+        Self {
+            files: files
+                .into_iter()
+                .map(|(name, size)| (name, size, Vec::new()))
+                .collect(),
+        }
+    }
+
+    /// Appends a chunk; returns the bytes received so far over all files.
+    pub fn push(&mut self, file: usize, bytes: &[u8]) -> Result<u64, UploadError> {
+        let count = self.files.len();
+        let (name, expected, buffer) = self
+            .files
+            .get_mut(file)
+            .ok_or(UploadError::UnknownFile(file, count))?;
+        if buffer.is_empty() {
+            // Reserve once: the announced size (a 500 MB file must not be grown by doubling).
+            let size = usize::try_from(*expected).map_err(|_| UploadError::TooLarge {
+                name: name.clone(),
+                size: *expected,
+            })?;
+            buffer
+                .try_reserve_exact(size)
+                .map_err(|_| UploadError::TooLarge {
+                    name: name.clone(),
+                    size: *expected,
+                })?;
+        }
+        if buffer.len() as u64 + bytes.len() as u64 > *expected {
+            return Err(UploadError::SizeMismatch {
+                name: name.clone(),
+                expected: *expected,
+                got: buffer.len() as u64 + bytes.len() as u64,
+            });
+        }
+        buffer.extend_from_slice(bytes);
+        Ok(self.files.iter().map(|(_, _, b)| b.len() as u64).sum())
+    }
+
+    /// The complete files; `Err` if any is short.
+    pub fn finish(self) -> Result<Vec<(String, Vec<u8>)>, UploadError> {
+        if self.files.is_empty() {
+            return Err(UploadError::NotStarted);
+        }
+        self.files
+            .into_iter()
+            .map(|(name, expected, bytes)| {
+                if bytes.len() as u64 == expected {
+                    Ok((name, bytes))
+                } else {
+                    Err(UploadError::SizeMismatch {
+                        name,
+                        expected,
+                        got: bytes.len() as u64,
+                    })
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_file_exactly() {
+        let step = UPLOAD_CHUNK_BYTES as u64;
+        for len in [0, 1, step - 1, step, step + 1, 3 * step + 7] {
+            let ranges: Vec<_> = chunk_ranges(len).collect();
+            assert_eq!(ranges.iter().map(|r| r.end - r.start).sum::<u64>(), len);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(
+                ranges
+                    .iter()
+                    .all(|r| r.end - r.start <= step && r.end > r.start)
+            );
+        }
+    }
+
+    #[test]
+    fn upload_checks_order_and_sizes() {
+        let mut upload = UploadBuffer::begin(vec![
+            ("config.json".into(), 3),
+            ("model.safetensors".into(), 5),
+        ]);
+        assert_eq!(upload.push(0, b"abc"), Ok(3));
+        assert_eq!(upload.push(1, b"12"), Ok(5));
+        assert_eq!(upload.push(2, b"x"), Err(UploadError::UnknownFile(2, 2)));
+        assert!(matches!(
+            upload.push(0, b"d"),
+            Err(UploadError::SizeMismatch { .. })
+        ));
+        assert!(matches!(
+            UploadBuffer::begin(vec![("a".into(), 2)]).finish(),
+            Err(UploadError::SizeMismatch { .. })
+        ));
+        assert_eq!(upload.push(1, b"345"), Ok(8));
+        let files = upload.finish().unwrap();
+        assert_eq!(
+            files,
+            vec![
+                ("config.json".to_string(), b"abc".to_vec()),
+                ("model.safetensors".to_string(), b"12345".to_vec())
+            ]
+        );
+        assert_eq!(
+            UploadBuffer::default().finish(),
+            Err(UploadError::NotStarted)
+        );
+    }
+
+    #[test]
+    fn only_progress_and_loading_are_not_final() {
+        let progress = Progress {
+            contexts_done: 0,
+            contexts_total: 1,
+            samples_done: 3,
+            elapsed_s: 0.5,
+        };
+        assert!(!Reply::Progress(progress).is_final());
+        assert!(
+            !Reply::Loading {
+                step: "x".into(),
+                loaded: 1,
+                total: None
+            }
+            .is_final()
+        );
+        assert!(
+            Reply::Cancelled.is_final()
+                && Reply::Failed("x".into()).is_final()
+                && Reply::LogProbs(vec![]).is_final()
+        );
+    }
+
+    #[test]
+    fn messages_round_trip_through_a_compact_binary_codec() {
+        // The browser uses bincode (gloo-worker's default); skipped or defaulted fields would
+        // break it, so every message type must round-trip exactly.
+        let messages = vec![
+            ToWorker {
+                id: 7,
+                request: Request::UploadChunk {
+                    file: 1,
+                    bytes: vec![0, 255, 3],
+                },
+            },
+            ToWorker {
+                id: 8,
+                request: Request::SampleWords {
+                    context: "The".into(),
+                    samples: 100,
+                    seed: 1,
+                    decoding: DecodingSpec::default(),
+                    token_budget: 8,
+                },
+            },
+        ];
+        for m in messages {
+            let bytes = bincode::serialize(&m).unwrap();
+            assert_eq!(bincode::deserialize::<ToWorker>(&bytes).unwrap(), m);
+        }
+        let token = TokenLogProb {
+            id: 3,
+            text: " a".into(),
+            logprob: -1.5,
+            label: "·a".into(),
+        };
+        let reply = FromWorker {
+            id: 9,
+            reply: Reply::NextTokens(vec![token]),
+        };
+        let bytes = bincode::serialize(&reply).unwrap();
+        assert_eq!(bincode::deserialize::<FromWorker>(&bytes).unwrap(), reply);
+    }
+}
