@@ -9,7 +9,10 @@ use burn::tensor::Device;
 use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
 use clozelab::model::{ConfigError, Gpt2Config, LoadError, load_gpt2};
 
-fn tiny() -> (Gpt2Config, BTreeMap<String, (Vec<f32>, Vec<usize>)>) {
+/// Tensor name → (values, shape).
+type Tensors = BTreeMap<String, (Vec<f32>, Vec<usize>)>;
+
+fn tiny() -> (Gpt2Config, Tensors) {
     let mut config = test_config(1, 8, 2);
     config.vocab_size = 50;
     config.n_positions = 16;

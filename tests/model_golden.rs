@@ -115,7 +115,7 @@ fn check_against_golden(compute: &ComputeDevice) {
         );
         match case.kind.as_str() {
             "full" => {
-                let tokens = model.token_tensor(&[case.ids.clone()]).unwrap();
+                let tokens = model.token_tensor(std::slice::from_ref(&case.ids)).unwrap();
                 let lp = pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()));
                 for (t, row) in rows(&lp, vocab).iter().enumerate() {
                     worst = worst.max(compare(
@@ -147,7 +147,7 @@ fn check_against_golden(compute: &ComputeDevice) {
                 let mut prefix_cache = model.new_cache(None, 1, case.ids.len());
                 let hidden = model
                     .forward_cached(
-                        model.token_tensor(&[case.ids.clone()]).unwrap(),
+                        model.token_tensor(std::slice::from_ref(&case.ids)).unwrap(),
                         &mut prefix_cache,
                     )
                     .unwrap();
@@ -232,7 +232,7 @@ fn wgpu_matches_cpu_on_gpt2_small_shape() {
     let run = |compute: &ComputeDevice| {
         let model =
             clozelab::model::loader::load_with_config(&config, &weights, &compute.device).unwrap();
-        let tokens = model.token_tensor(&[ids.clone()]).unwrap();
+        let tokens = model.token_tensor(std::slice::from_ref(&ids)).unwrap();
         pollster::block_on(logprobs_3d(model.forward(tokens).unwrap()))
     };
     let on_cpu = run(&cpu);
@@ -260,7 +260,7 @@ fn selected_cache_rows_continue_like_separate_runs() {
     let mut prefix_cache = model.new_cache(None, 1, prefix_ids.len());
     model
         .forward_cached(
-            model.token_tensor(&[prefix_ids.clone()]).unwrap(),
+            model.token_tensor(std::slice::from_ref(&prefix_ids)).unwrap(),
             &mut prefix_cache,
         )
         .unwrap();
@@ -291,7 +291,7 @@ fn selected_cache_rows_continue_like_separate_runs() {
     ] {
         let full = pollster::block_on(logprobs_3d(
             model
-                .forward(model.token_tensor(&[path.clone()]).unwrap())
+                .forward(model.token_tensor(std::slice::from_ref(&path)).unwrap())
                 .unwrap(),
         ));
         let last = &full[(path.len() - 1) * vocab..path.len() * vocab];

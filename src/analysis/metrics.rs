@@ -350,7 +350,7 @@ mod tests {
         let mut rng = SplitMix64::new(5);
         for _ in 0..200 {
             let preds: Vec<(f64, bool)> = (0..20)
-                .map(|_| (rng.next_unit() as f64, rng.next_u64() % 2 == 0))
+                .map(|_| (rng.next_unit() as f64, rng.next_u64().is_multiple_of(2)))
                 .collect();
             let e = ece(&preds, 10).unwrap();
             assert!((0.0..=1.0).contains(&e));

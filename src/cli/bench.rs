@@ -62,7 +62,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
         let hidden = model
             .forward_cached(
                 model
-                    .token_tensor(&[ids.clone()])
+                    .token_tensor(std::slice::from_ref(&ids))
                     .map_err(|e| e.to_string())?,
                 &mut cache,
             )
@@ -86,7 +86,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
         let hidden = model
             .forward_cached(
                 model
-                    .token_tensor(&[ids.clone()])
+                    .token_tensor(std::slice::from_ref(&ids))
                     .map_err(|e| e.to_string())?,
                 &mut prefix_cache,
             )

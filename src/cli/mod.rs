@@ -154,7 +154,7 @@ fn make_test_model(args: &Args) -> Result<(), String> {
     let layers: usize = args.parsed("--layers", 2)?;
     let dim: usize = args.parsed("--dim", 64)?;
     let heads: usize = args.parsed("--heads", 4)?;
-    if layers == 0 || dim == 0 || heads == 0 || dim % heads != 0 {
+    if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
         return Err(
             "--layers, --dim and --heads must be positive, with --heads dividing --dim".into(),
         );

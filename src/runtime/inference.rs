@@ -86,7 +86,7 @@ pub async fn sequence_logprobs(
         .copied()
         .collect();
     let hidden = model.forward_cached(
-        model.token_tensor(&[ids.clone()])?,
+        model.token_tensor(std::slice::from_ref(&ids))?,
         &mut model.new_cache(None, 1, ids.len()),
     )?;
     let n_embd = hidden.dims()[2];

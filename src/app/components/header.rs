@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use crate::app::components::backend_status::BackendStatus;
 use crate::app::state::{ModelState, use_runtime};
 
 #[component]
@@ -28,11 +29,18 @@ pub fn Header(in_study: bool) -> impl IntoView {
                         ModelState::Empty => view! { <span>"No model loaded"</span> }.into_any(),
                         ModelState::Loading { step, .. } => view! { <span>{format!("Loading {step}…")}</span> }.into_any(),
                         ModelState::Ready(s) => view! {
-                            <span data-ready="true">{format!("Model: {}{}", s.name, if s.random_test_model { " (random test model)" } else { "" })}</span>
+                            <span data-ready="true">{format!("Model: {}", s.name)}</span>
+                            // Said on every page: a reader must never mistake noise for GPT-2.
+                            {s.random_test_model.then(|| view! {
+                                <span class="warning" data-testid="random-model-warning" role="alert">
+                                    "This is clozelab's random TEST model, not GPT-2: its predictions are noise. Load real GPT-2 (Model) to compare with people."
+                                </span>
+                            })}
                         }.into_any(),
                         ModelState::Failed(_) => view! { <span class="error">"The model failed to load (see Model)"</span> }.into_any(),
                     }}
                 </p>
+                <BackendStatus/>
             </Show>
         </header>
     }

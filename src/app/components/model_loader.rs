@@ -139,11 +139,6 @@ pub fn ModelLoader() -> impl IntoView {
                     }.into_any(),
                     ModelState::Ready(summary) => view! {
                         <p data-testid="model-loaded">{format!("Loaded {} ({:.1}M parameters).", summary.name, summary.parameters as f64 / 1e6)}</p>
-                        {summary.random_test_model.then(|| view! {
-                            <p class="warning" data-testid="random-model-warning" role="alert">
-                                "This is clozelab's random TEST model, not GPT-2: its predictions are noise. Load real GPT-2 to compare with people."
-                            </p>
-                        })}
                     }.into_any(),
                     ModelState::Failed(e) => view! { <p class="error" role="alert">{format!("Could not load the model: {e}")}</p> }.into_any(),
                 }}

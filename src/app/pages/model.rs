@@ -1,14 +1,10 @@
-//! Model: which backend runs GPT-2, and loading a model into the worker.
+//! Model: loading a model into the worker (the header says which backend runs it).
 
 use leptos::prelude::*;
 
-use crate::app::components::backend_status::BackendStatus;
 use crate::app::components::model_loader::ModelLoader;
 
 #[component]
 pub fn ModelPage() -> impl IntoView {
-    view! {
-        <BackendStatus/>
-        <ModelLoader/>
-    }
+    view! { <ModelLoader/> }
 }
