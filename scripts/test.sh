@@ -18,6 +18,11 @@ phase() {
 phase "setup"
 bash scripts/setup.sh
 
+# One cargo target directory outside the clone, shared by every clone on this machine: a fresh
+# clone (as CI makes) then rebuilds only clozelab itself, not its ~600 dependencies.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clozelab/target}"
+mkdir -p "$CARGO_TARGET_DIR"
+
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
 export CLOZELAB_REQUIRE_WGPU=1
 # Tests that read ../shared fail instead of skipping when it is there.
@@ -39,8 +44,7 @@ cargo test --locked 2>&1
 
 phase "trunk build"
 cargo build --locked -q --bin clozelab
-target_dir=$(cargo metadata --format-version 1 --no-deps | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
-export CLOZELAB_BIN="$target_dir/debug/clozelab"
+export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 trunk build --locked 2>&1 | tail -n 3
 

@@ -20,8 +20,20 @@ use pages::next_token::NextTokenPage;
 use pages::play::{PlayHome, PlayPassage};
 use state::provide_runtime_context;
 
+/// Runs the static constructors (cubecl's `inventory` registrations) once. wasm-ld wraps every
+/// export of a binary in a call to them unless the program calls them itself; wrapped, they ran
+/// again on every call from JavaScript (each event, each worker message): 200–500 ms tasks.
+pub fn run_static_constructors_once() {
+    unsafe extern "C" {
+        fn __wasm_call_ctors();
+    }
+    // SAFETY: the linker-synthesised constructor list, run once before anything else.
+    unsafe { __wasm_call_ctors() }
+}
+
 /// Mounts the app on `<body>`.
 pub fn mount() {
+    run_static_constructors_once();
     // Rust panics show up as readable console errors instead of a bare "unreachable".
     console_error_panic_hook::set_once();
     leptos::mount::mount_to_body(App);

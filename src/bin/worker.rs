@@ -3,6 +3,7 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    clozelab::app::run_static_constructors_once();
     console_error_panic_hook::set_once();
     clozelab::app::worker::register();
 }

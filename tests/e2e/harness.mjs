@@ -7,7 +7,8 @@ import { extname, join, normalize, resolve } from "node:path";
 import { chromium } from "playwright-core";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
-export const DIST = join(ROOT, "dist");
+// CLOZELAB_DIST serves another build (e.g. `trunk build --release --dist dist-release`).
+export const DIST = resolve(ROOT, process.env.CLOZELAB_DIST ?? "dist");
 export const ARTIFACTS = join(ROOT, "test-artifacts");
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
 
@@ -33,7 +34,9 @@ export async function serveDist() {
       // as Trunk's server does (static hosts need the same fallback for reloads on a route).
       if (!extname(path) && !path.endsWith("/")) file = join(DIST, "index.html");
       const body = await readFile(file);
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length });
+      // As a typical static host: the page is revalidated, the (content-hashed) assets cached.
+      const cache = extname(file) === ".html" || extname(file) === ".json" ? "no-cache" : "max-age=3600";
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length, "cache-control": cache });
       res.end(req.method === "HEAD" ? undefined : body);
     } catch {
       res.writeHead(404).end();

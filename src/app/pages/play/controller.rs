@@ -60,6 +60,18 @@ pub enum ModelFeedback {
     Failed(String),
 }
 
+impl ModelFeedback {
+    /// A short name for the state (a data attribute for tests and styling).
+    pub fn state_name(&self) -> &'static str {
+        match self {
+            ModelFeedback::NoModel => "none",
+            ModelFeedback::Computing => "computing",
+            ModelFeedback::Ready(_) => "ready",
+            ModelFeedback::Failed(_) => "failed",
+        }
+    }
+}
+
 fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())

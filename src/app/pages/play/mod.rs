@@ -18,7 +18,7 @@ use crate::app::web::{fetch::fetch_text_uncached, query_param};
 use crate::game::study::StudyConfig;
 use completion::Completion;
 use consent::Consent;
-use controller::{Phase, provide_game_controller};
+use controller::{ModelFeedback, Phase, provide_game_controller};
 use data_panel::DataPanel;
 use passage_list::PassageList;
 use trial::TrialView;
@@ -96,7 +96,9 @@ fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     };
     game.start(config, experiment);
     view! {
-        <section class="game" aria-labelledby="game-heading">
+        // `data-gpt2` says whether GPT-2's feedback is still being computed (it goes on in the
+        // worker after the player moves to the next word).
+        <section class="game" aria-labelledby="game-heading" data-gpt2=move || game.model_feedback.with(ModelFeedback::state_name)>
             <h2 id="game-heading">{title}</h2>
             {move || game.storage_problem.get().map(|m| view! { <p class="warning" role="alert" data-testid="storage-problem">{m}</p> })}
             {move || match game.phase.get() {
