@@ -260,7 +260,9 @@ fn selected_cache_rows_continue_like_separate_runs() {
     let mut prefix_cache = model.new_cache(None, 1, prefix_ids.len());
     model
         .forward_cached(
-            model.token_tensor(std::slice::from_ref(&prefix_ids)).unwrap(),
+            model
+                .token_tensor(std::slice::from_ref(&prefix_ids))
+                .unwrap(),
             &mut prefix_cache,
         )
         .unwrap();
