@@ -14,8 +14,9 @@
 //! - `app` (wasm32): the Leptos pages and the inference worker; `cli` (native): the command
 //!   line and its benchmarks.
 //!
-//! Dependencies point one way: model/text → runtime → estimators → analysis/data → game →
-//! app/cli. [`rng`] is the one seeded generator everything random uses.
+//! Dependencies point one way, with no cycles: `rng`, `text` ← `model`, `data` ← `analysis` ←
+//! `estimators` ← `runtime` ← `app`/`cli`, and `game` ← `app` (`game` uses `analysis` and
+//! `data`). [`rng`] is the one seeded generator everything random uses.
 
 pub mod analysis;
 pub mod data;

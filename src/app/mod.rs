@@ -43,7 +43,10 @@ pub fn mount() {
 fn App() -> impl IntoView {
     // A participant in a study sees the study only; everyone else gets the full lab.
     let in_study = web::query_param("study").is_some();
-    provide_runtime_context(in_study);
+    let runtime = provide_runtime_context(in_study);
+    if !in_study {
+        leptos::task::spawn_local(components::model_loader::load_initial_model(runtime));
+    }
     provide_lab_data();
     view! {
         <Router>

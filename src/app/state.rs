@@ -95,9 +95,9 @@ impl RuntimeContext {
     }
 }
 
-/// Provides the runtime context; outside a study the worker starts at once and loads the model
-/// the page was opened with (see `model_loader::load_initial_model`).
-pub fn provide_runtime_context(in_study: bool) {
+/// Provides the runtime context; outside a study the worker starts at once (the app then loads
+/// the model the page was opened with).
+pub fn provide_runtime_context(in_study: bool) -> RuntimeContext {
     let ctx = RuntimeContext {
         backend: RwSignal::new(BackendState::Idle),
         model: RwSignal::new(ModelState::Empty),
@@ -106,8 +106,8 @@ pub fn provide_runtime_context(in_study: bool) {
     provide_context(ctx);
     if !in_study {
         ctx.client();
-        leptos::task::spawn_local(super::components::model_loader::load_initial_model(ctx));
     }
+    ctx
 }
 
 pub fn use_runtime() -> RuntimeContext {

@@ -8,11 +8,11 @@ use std::time::Instant;
 use burn::tensor::Tensor;
 use serde::Serialize;
 
-use crate::cli::Args;
+use super::args::Args;
+use crate::model::readback::read_f32;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
 use crate::runtime::backend::{BackendKind, device_for};
-use crate::runtime::inference::read_f32;
 
 /// One backend's throughput, tokens per second.
 #[derive(Debug, Serialize)]

@@ -20,9 +20,9 @@ use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{bucket, extend_branches, run_prefix};
+use crate::model::readback::{read_f32, read_i64};
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
-use crate::runtime::inference::{read_f32, read_i64};
 use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 

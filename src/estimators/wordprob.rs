@@ -24,8 +24,8 @@ use burn::tensor::activation::log_softmax;
 use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{extend_branches, run_prefix};
+use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
-use crate::runtime::inference::read_f32;
 use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{
     first_word, first_word_is_complete, normalize, split_incomplete_utf8_tail,

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod gpt2;
 pub mod loader;
+pub mod readback;
 pub mod testmodel;
 
 pub use config::{ConfigError, Gpt2Config};

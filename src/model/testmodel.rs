@@ -10,6 +10,10 @@ use crate::model::Gpt2Config;
 use crate::model::loader::expected_tensors;
 use crate::rng::SplitMix64;
 
+/// safetensors metadata key that marks the random test model, so every front end can say
+/// plainly that its predictions mean nothing.
+pub const RANDOM_TEST_MODEL_KEY: &str = "clozelab_random_test_model";
+
 /// Standard deviation of the random matrices. Larger than GPT-2's 0.02 so that the test model's
 /// next-token distributions are not flat and differences between implementations show.
 pub const TEST_WEIGHT_STD: f32 = 0.1;
@@ -64,7 +68,7 @@ pub fn to_safetensors(
         "__metadata__".into(),
         serde_json::json!({
             "format": "pt",
-            (crate::runtime::engine::RANDOM_TEST_MODEL_KEY): "random weights from clozelab make-test-model",
+            (RANDOM_TEST_MODEL_KEY): "random weights from clozelab make-test-model",
         }),
     );
     let mut offset = 0usize;

@@ -7,9 +7,7 @@ use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
 use crate::runtime::inference::{InferenceError, TokenLogProb, next_tokens};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
-/// safetensors metadata key that marks the random test model, so every front end can say
-/// plainly that its predictions mean nothing.
-pub const RANDOM_TEST_MODEL_KEY: &str = "clozelab_random_test_model";
+pub use crate::model::testmodel::RANDOM_TEST_MODEL_KEY;
 
 /// Where the tokenizer comes from.
 #[derive(Debug)]

@@ -1,9 +1,9 @@
 //! Next-token distributions from a loaded model: the shared, async entry point the CLI and the
 //! browser both call (all reads from the device are async, as WebGPU requires).
 
-use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
 
+pub use crate::model::readback::{read_f32, read_i64};
 use crate::model::{Gpt2, ModelError};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
 
@@ -25,30 +25,6 @@ pub enum InferenceError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
-}
-
-/// Reads a float tensor back to the host (async: the only way that works on WebGPU).
-pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
-    let data = tensor
-        .into_data_async()
-        .await
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    data.convert::<f32>()
-        .try_to_vec::<f32>()
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))
-}
-
-/// Reads an integer tensor back to the host (async, as [`read_f32`]).
-pub async fn read_i64<const D: usize>(
-    tensor: Tensor<D, burn::tensor::Int>,
-) -> Result<Vec<i64>, ModelError> {
-    let data = tensor
-        .into_data_async()
-        .await
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    data.convert::<i64>()
-        .try_to_vec::<i64>()
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))
 }
 
 /// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).

@@ -1,0 +1,30 @@
+//! Reading tensors back to the host: async, the only way that works on WebGPU (and the same
+//! code natively, where the future is ready at once).
+
+use burn::tensor::Tensor;
+
+use crate::model::ModelError;
+
+/// Reads a float tensor back to the host (async: the only way that works on WebGPU).
+pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
+    let data = tensor
+        .into_data_async()
+        .await
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<f32>()
+        .try_to_vec::<f32>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))
+}
+
+/// Reads an integer tensor back to the host (async, as [`read_f32`]).
+pub async fn read_i64<const D: usize>(
+    tensor: Tensor<D, burn::tensor::Int>,
+) -> Result<Vec<i64>, ModelError> {
+    let data = tensor
+        .into_data_async()
+        .await
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    data.convert::<i64>()
+        .try_to_vec::<i64>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))
+}
