@@ -52,7 +52,7 @@ pub fn PassageList() -> impl IntoView {
                                 <a href=href data-testid="play-passage">
                                     <strong>{p.title.clone()}</strong>
                                 </a>
-                                <span class="meta">{format!(" · {} · {} words · {answered} of {total} answered", p.genre, total + 1)}</span>
+                                <span class="meta">{format!("{} · {} words · {answered} of {total} answered", p.genre, total + 1)}</span>
                                 <progress max=total.max(1) as f64 value=answered as f64 aria-label="progress"></progress>
                                 <span class="action">{action}</span>
                             </li>
