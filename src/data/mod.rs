@@ -28,6 +28,16 @@ pub enum DataError {
     Invalid { file: String, message: String },
 }
 
+/// The columns of the Provo norms as released on OSF (and of the game's Provo-format export).
+pub const PROVO_COLUMNS: [&str; 6] = [
+    "Text_ID",
+    "Text",
+    "Word_Number",
+    "Word",
+    "Response",
+    "Response_Count",
+];
+
 /// A row that was read but not used, and why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SkippedRow {
@@ -363,18 +373,7 @@ pub fn export_provo_norms(norms: &ClozeNorms, delimiter: Delimiter) -> String {
             ]
         })
     });
-    write_delimited(
-        &[
-            "Text_ID",
-            "Text",
-            "Word_Number",
-            "Word",
-            "Response",
-            "Response_Count",
-        ],
-        rows,
-        delimiter,
-    )
+    write_delimited(&PROVO_COLUMNS, rows, delimiter)
 }
 
 /// One response in the long format.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::humans::HumanCounts;
 use super::passages::Passage;
 use super::study::{Plan, StudyConfig};
-use crate::data::{DataError, Delimiter, ResponseRecord, write_delimited};
+use crate::data::{DataError, Delimiter, PROVO_COLUMNS, ResponseRecord, write_delimited};
 
 /// Everything needed to interpret an export later.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,18 +115,7 @@ pub fn provo_aggregate_csv(
             })
         })
         .collect::<Vec<_>>();
-    write_delimited(
-        &[
-            "Text_ID",
-            "Text",
-            "Word_Number",
-            "Word",
-            "Response",
-            "Response_Count",
-        ],
-        rows.into_iter(),
-        delimiter,
-    )
+    write_delimited(&PROVO_COLUMNS, rows.into_iter(), delimiter)
 }
 
 /// What "Your data" offers to download.
