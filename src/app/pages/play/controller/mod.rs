@@ -4,42 +4,17 @@
 use leptos::prelude::*;
 
 use crate::app::data::{LabData, use_lab_data};
-use crate::app::state::{BackendState, RuntimeContext, use_runtime};
-use crate::app::web::{self, files::download_text, idb::IdbStore};
+use crate::app::state::{RuntimeContext, use_runtime};
+use crate::app::web::{self, idb::IdbStore};
 use crate::data::ResponseRecord;
-use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
-use crate::game::export::{ExportKind, Manifest, ModelInfo};
 use crate::game::passages::Passage;
 use crate::game::score::Score;
-use crate::game::session::{GameSession, Reveal, SubmitError, Timing, Trial, confirm_saved};
-use crate::game::store::{MemoryStore, ResponseStore, StoreError};
+use crate::game::session::{GameSession, Reveal, SubmitError, Timing, Trial};
+use crate::game::store::{MemoryStore, ResponseStore};
 use crate::game::study::StudyConfig;
-use crate::runtime::protocol::{DecodingSpec, Reply, Request};
 
 /// Samples per context for play-mode feedback (the paper's cheap setting is 40).
 pub const FEEDBACK_SAMPLES: usize = 100;
-
-/// IndexedDB when it works; memory otherwise (the page then says so and offers downloads).
-#[derive(Clone)]
-pub enum AnyStore {
-    Idb(IdbStore),
-    Memory(MemoryStore),
-}
-
-impl ResponseStore for AnyStore {
-    async fn save(&mut self, record: &ResponseRecord) -> Result<(), StoreError> {
-        match self {
-            AnyStore::Idb(s) => s.save(record).await,
-            AnyStore::Memory(s) => s.save(record).await,
-        }
-    }
-    async fn load(&self, participant: &str) -> Result<Vec<ResponseRecord>, StoreError> {
-        match self {
-            AnyStore::Idb(s) => s.load(participant).await,
-            AnyStore::Memory(s) => s.load(participant).await,
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Phase {
@@ -88,23 +63,6 @@ fn capitalised(text: &str) -> String {
         .next()
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
-}
-
-/// A participant id kept in localStorage, so a reload continues the same participant.
-pub fn local_participant_id() -> String {
-    use gloo_storage::Storage;
-    const KEY: &str = "clozelab-participant";
-    if let Ok(id) = gloo_storage::LocalStorage::get::<String>(KEY) {
-        return id;
-    }
-    let id = format!(
-        "anon-{:08x}{:08x}",
-        (js_sys::Math::random() * 4294967296.0) as u32,
-        (js_sys::Math::random() * 4294967296.0) as u32
-    );
-    // Without localStorage the id lives as long as the page: stated by the storage warning.
-    let _ = gloo_storage::LocalStorage::set(KEY, &id);
-    id
 }
 
 /// The handle every play component shares.
@@ -183,6 +141,12 @@ pub fn provide_game_controller() -> GameController {
     on_cleanup(move || controller.cancel_feedback());
     controller
 }
+
+mod feedback;
+mod storage;
+mod submission;
+
+pub use storage::{AnyStore, local_participant_id};
 
 pub fn use_game() -> GameController {
     expect_context::<GameController>()
@@ -306,155 +270,5 @@ impl GameController {
             }
             Err(e) => self.entry_error.set(e.to_string()),
         }
-    }
-
-    fn cancel_feedback(self) {
-        if let Some(old) = self.feedback_call.get_value() {
-            self.runtime.cancel(old);
-            self.feedback_call.set_value(None);
-        }
-    }
-
-    /// Asks the worker for GPT-2's word distribution after `context` (cancelling the last one)
-    /// and adds the guess to the score when it is there.
-    fn compute_feedback(self, context: String, reveal: &Reveal) {
-        let ctx = self.runtime;
-        let human = self
-            .lab
-            .humans
-            .with_untracked(|h| h.distribution(&reveal.record.passage, reveal.record.position));
-        let (truth, guess) = (reveal.true_word.clone(), reveal.record.response.clone());
-        if ctx.model.with_untracked(|m| m.summary().is_none()) {
-            self.model_feedback.set(ModelFeedback::NoModel);
-            self.score
-                .update(|s| s.add(&truth, &guess, None, human.as_ref()));
-            return;
-        }
-        self.model_feedback.set(ModelFeedback::Computing);
-        self.cancel_feedback();
-        let seed = crate::rng::stable_hash(&format!(
-            "{}:{}",
-            reveal.record.passage, reveal.record.position
-        ));
-        let request = Request::SampleWords {
-            context,
-            samples: FEEDBACK_SAMPLES,
-            seed,
-            decoding: DecodingSpec::default(),
-            token_budget: DEFAULT_TOKEN_BUDGET,
-        };
-        let call = ctx.client().start(request, None);
-        self.feedback_call.set_value(Some(call.id));
-        leptos::task::spawn_local(async move {
-            let reply = call.reply().await;
-            let (model, shown) = match reply {
-                Reply::Cancelled => return,
-                Reply::Words(samples) => (
-                    samples.distribution().ok(),
-                    ModelFeedback::Ready(samples.relative_frequencies()),
-                ),
-                Reply::Failed(e) => (None, ModelFeedback::Failed(e)),
-                other => (
-                    None,
-                    ModelFeedback::Failed(format!("unexpected reply {other:?}")),
-                ),
-            };
-            self.score
-                .update(|s| s.add(&truth, &guess, model.as_ref(), human.as_ref()));
-            self.model_feedback.set(shown);
-        });
-    }
-
-    /// The export manifest of this session (`None` before it starts).
-    pub fn manifest(self) -> Option<Manifest> {
-        let ctx = self.runtime;
-        let plan = self
-            .session
-            .with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
-        let (backend, adapter) = match ctx.backend.get_untracked() {
-            BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
-            _ => (String::new(), String::new()),
-        };
-        let (model_name, weight_sha256) = ctx
-            .model
-            .with_untracked(|m| {
-                m.summary()
-                    .map(|s| (s.name.clone(), s.weight_sha256.clone()))
-            })
-            .unwrap_or_default();
-        let info = ModelInfo {
-            model_name,
-            weight_sha256,
-            tokenizer: "GPT-2 BPE (50257)".into(),
-            backend,
-            adapter,
-        };
-        Some(Manifest::new(
-            &info,
-            &self.study.get_value(),
-            &plan,
-            0,
-            &timestamp(),
-        ))
-    }
-
-    /// Offers one export as a download; problems are shown, never an empty file.
-    pub fn download(self, kind: ExportKind) -> Result<(), String> {
-        let text = self
-            .records
-            .with_untracked(|all| kind.render(all, &self.passages(), self.manifest().as_ref()))
-            .map_err(|e| e.to_string())?;
-        download_text(&kind.file_name(&self.participant()), kind.mime(), &text)
-    }
-
-    /// Completion: responses are sent (when the study names a submit path) and the participant
-    /// redirected only once every response is confirmed in storage (and accepted by the server).
-    fn finish(self) {
-        let (submit_path, redirect) = self
-            .study
-            .with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
-        if submit_path.is_none() && redirect.is_none() {
-            return;
-        }
-        let (Some(game), Some(target)) = (self.session.get_value(), self.store.get_value()) else {
-            return;
-        };
-        let status = self.redirect_status;
-        leptos::task::spawn_local(async move {
-            let total = game.progress().1;
-            let saved = match target.load(&game.plan().participant).await {
-                Ok(saved) => saved,
-                Err(e) => {
-                    return status.set(format!(
-                        "Cannot confirm your responses were saved ({e}): download them below."
-                    ));
-                }
-            };
-            if let Err(e) =
-                confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
-            {
-                return status.set(capitalised(&e.to_string()));
-            }
-            if let Some(path) = submit_path {
-                status.set("Sending your responses…".into());
-                let body = match ExportKind::Bundle.render(&saved, &[], self.manifest().as_ref()) {
-                    Ok(body) => body,
-                    Err(e) => {
-                        return status.set(format!(
-                            "Your responses could not be prepared ({e}): download them below."
-                        ));
-                    }
-                };
-                if let Err(e) = web::fetch::post_json(&path, &body).await {
-                    return status.set(format!("Your responses could not be sent ({e}). They are saved on this device: download them below and send them to the researcher."));
-                }
-                status.set("Your responses were sent. Thank you!".into());
-            }
-            let Some(url) = redirect else { return };
-            status.set("All responses saved. Redirecting…".into());
-            if let Some(w) = web_sys::window() {
-                let _ = w.location().assign(&url);
-            }
-        });
     }
 }

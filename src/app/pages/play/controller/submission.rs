@@ -1,0 +1,106 @@
+//! The end of a session: its export manifest, downloads, and sending the responses before the
+//! redirect (only once every response is confirmed in storage).
+
+use leptos::prelude::*;
+
+use super::{AnyStore, GameController, capitalised, timestamp};
+use crate::app::state::BackendState;
+use crate::app::web::{self, files::download_text};
+use crate::game::export::{ExportKind, Manifest, ModelInfo};
+use crate::game::session::confirm_saved;
+use crate::game::store::ResponseStore;
+
+impl GameController {
+    /// The export manifest of this session (`None` before it starts).
+    pub fn manifest(self) -> Option<Manifest> {
+        let ctx = self.runtime;
+        let plan = self
+            .session
+            .with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
+        let (backend, adapter) = match ctx.backend.get_untracked() {
+            BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
+            _ => (String::new(), String::new()),
+        };
+        let (model_name, weight_sha256) = ctx
+            .model
+            .with_untracked(|m| {
+                m.summary()
+                    .map(|s| (s.name.clone(), s.weight_sha256.clone()))
+            })
+            .unwrap_or_default();
+        let info = ModelInfo {
+            model_name,
+            weight_sha256,
+            tokenizer: "GPT-2 BPE (50257)".into(),
+            backend,
+            adapter,
+        };
+        Some(Manifest::new(
+            &info,
+            &self.study.get_value(),
+            &plan,
+            0,
+            &timestamp(),
+        ))
+    }
+
+    /// Offers one export as a download; problems are shown, never an empty file.
+    pub fn download(self, kind: ExportKind) -> Result<(), String> {
+        let text = self
+            .records
+            .with_untracked(|all| kind.render(all, &self.passages(), self.manifest().as_ref()))
+            .map_err(|e| e.to_string())?;
+        download_text(&kind.file_name(&self.participant()), kind.mime(), &text)
+    }
+
+    /// Completion: responses are sent (when the study names a submit path) and the participant
+    /// redirected only once every response is confirmed in storage (and accepted by the server).
+    pub(super) fn finish(self) {
+        let (submit_path, redirect) = self
+            .study
+            .with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
+        if submit_path.is_none() && redirect.is_none() {
+            return;
+        }
+        let (Some(game), Some(target)) = (self.session.get_value(), self.store.get_value()) else {
+            return;
+        };
+        let status = self.redirect_status;
+        leptos::task::spawn_local(async move {
+            let total = game.progress().1;
+            let saved = match target.load(&game.plan().participant).await {
+                Ok(saved) => saved,
+                Err(e) => {
+                    return status.set(format!(
+                        "Cannot confirm your responses were saved ({e}): download them below."
+                    ));
+                }
+            };
+            if let Err(e) =
+                confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
+            {
+                return status.set(capitalised(&e.to_string()));
+            }
+            if let Some(path) = submit_path {
+                status.set("Sending your responses…".into());
+                let body = match ExportKind::Bundle.render(&saved, &[], self.manifest().as_ref()) {
+                    Ok(body) => body,
+                    Err(e) => {
+                        return status.set(format!(
+                            "Your responses could not be prepared ({e}): download them below."
+                        ));
+                    }
+                };
+                if let Err(e) = web::fetch::post_json(&path, &body).await {
+                    return status.set(format!("Your responses could not be sent ({e}). They are saved on this device: download them below and send them to the researcher."));
+                }
+                status.set("Your responses were sent. Thank you!".into());
+            }
+            let Some(url) = redirect else { return };
+            status.set("All responses saved. Redirecting…".into());
+            if let Some(w) = web_sys::window() {
+                let _ = w.location().assign(&url);
+            }
+        });
+    }
+}

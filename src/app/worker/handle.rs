@@ -1,0 +1,179 @@
+//! What the worker does for each request (everything but cancel and upload chunks, which are
+//! handled as they arrive).
+
+use std::rc::Rc;
+
+use super::{Responder, Shared, backend_reply, device, engine, load};
+use crate::estimators::progress::{Monitor, Pause, Progress};
+use crate::estimators::sampler::{SamplerConfig, sample_words};
+use crate::estimators::wordprob::WordScorer;
+use crate::runtime::inference::sequence_logprobs;
+use crate::runtime::protocol::{Reply, Request};
+
+/// Reports progress to the page and stops when the page cancels the request.
+struct PageMonitor {
+    state: Shared,
+    responder: Responder,
+}
+
+impl Monitor for PageMonitor {
+    fn now_s(&self) -> f64 {
+        js_sys::Date::now() / 1000.0
+    }
+    fn report(&mut self, progress: &Progress) -> bool {
+        if self.state.borrow().cancelled.contains(&self.responder.id) {
+            return false;
+        }
+        self.responder.send(Reply::Progress(progress.clone()));
+        true
+    }
+    fn pause(&mut self) -> Pause<'_> {
+        // One macrotask: a Cancel message queued meanwhile is received before the next level.
+        Box::pin(gloo_timers::future::TimeoutFuture::new(0))
+    }
+}
+
+pub(super) async fn handle(state: &Shared, request: Request, responder: &Responder) -> Reply {
+    // A request cancelled before it started never runs.
+    gloo_timers::future::TimeoutFuture::new(0).await;
+    if state.borrow().cancelled.contains(&responder.id) {
+        return Reply::Cancelled;
+    }
+    let result: Result<Reply, String> = async {
+        match request {
+            Request::Init { force_cpu } => Ok(backend_reply(&device(state, force_cpu).await)),
+            Request::Backend => Ok(backend_reply(&device(state, false).await)),
+            Request::LoadUrl { base } => {
+                let (compute, _) = device(state, false).await;
+                let (engine, summary) = load::from_url(&base, &compute, |step, loaded, total| {
+                    responder.send(Reply::Loading {
+                        step: step.to_string(),
+                        loaded,
+                        total,
+                    })
+                })
+                .await?;
+                state.borrow_mut().engine = Some(Rc::new(engine));
+                Ok(Reply::ModelReady(summary))
+            }
+            Request::UploadEnd => {
+                let (compute, _) = device(state, false).await;
+                let upload = state
+                    .borrow_mut()
+                    .upload
+                    .take()
+                    .ok_or("no upload was started")?;
+                let files = upload.finish().map_err(|e| e.to_string())?;
+                responder.send(Reply::Loading {
+                    step: "building the model on the device".into(),
+                    loaded: 0,
+                    total: None,
+                });
+                let (engine, summary) = load::from_files(files, &compute)?;
+                state.borrow_mut().engine = Some(Rc::new(engine));
+                Ok(Reply::ModelReady(summary))
+            }
+            Request::NextTokens { context, k } => {
+                let engine = engine(state)?;
+                engine
+                    .next_tokens(&context, k)
+                    .await
+                    .map(Reply::NextTokens)
+                    .map_err(|e| e.to_string())
+            }
+            Request::SequenceLogProbs { context, tokens } => {
+                let engine = engine(state)?;
+                let ids = engine
+                    .tokenizer
+                    .encode_context(&context)
+                    .map_err(|e| e.to_string())?;
+                let logprobs = sequence_logprobs(&engine.model, &ids, &tokens)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok(Reply::LogProbs(
+                    logprobs.into_iter().map(f64::from).collect(),
+                ))
+            }
+            Request::SampleWords {
+                context,
+                samples,
+                seed,
+                decoding,
+                token_budget,
+            } => {
+                let engine = engine(state)?;
+                let on_gpu = state
+                    .borrow()
+                    .device
+                    .as_ref()
+                    .is_some_and(|(d, _)| d.kind == crate::runtime::backend::BackendKind::Wgpu);
+                let config = SamplerConfig::new(samples, seed)
+                    .and_then(|c| c.with_token_budget(token_budget))
+                    .map_err(|e| e.to_string())?
+                    .with_strategy(decoding.strategy().map_err(|e| e.to_string())?)
+                    // Fixed batch sizes pay off only where kernels are compiled per shape.
+                    .with_batch_buckets(on_gpu);
+                let mut monitor = PageMonitor {
+                    state: state.clone(),
+                    responder: responder.clone(),
+                };
+                let mut progress = Progress {
+                    contexts_done: 0,
+                    contexts_total: 1,
+                    samples_done: 0,
+                    elapsed_s: 0.0,
+                };
+                match sample_words(
+                    &engine.model,
+                    &engine.tokenizer,
+                    &context,
+                    &config,
+                    &mut monitor,
+                    &mut progress,
+                )
+                .await
+                {
+                    Ok(words) => Ok(Reply::Words(words)),
+                    Err(crate::estimators::sampler::SamplerError::Cancelled) => {
+                        Ok(Reply::Cancelled)
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            Request::WordProbs {
+                context,
+                words,
+                temperature,
+            } => {
+                let engine = engine(state)?;
+                let mut monitor = PageMonitor {
+                    state: state.clone(),
+                    responder: responder.clone(),
+                };
+                let mut scorer = WordScorer::new(&engine.tokenizer);
+                match scorer
+                    .score(
+                        &engine.model,
+                        &engine.tokenizer,
+                        &context,
+                        &words,
+                        temperature,
+                        &mut monitor,
+                    )
+                    .await
+                {
+                    Ok(scored) => Ok(Reply::WordProbs(scored)),
+                    Err(crate::estimators::wordprob::WordProbError::Cancelled) => {
+                        Ok(Reply::Cancelled)
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            Request::Cancel { .. } | Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
+                Err("handled when received".to_string())
+            }
+        }
+    }
+    .await;
+    result.unwrap_or_else(Reply::Failed)
+}
