@@ -16,37 +16,6 @@ use crate::game::study::StudyConfig;
 /// Samples per context for play-mode feedback (the paper's cheap setting is 40).
 pub const FEEDBACK_SAMPLES: usize = 100;
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Phase {
-    Loading,
-    Consent,
-    Playing,
-    Feedback,
-    Complete,
-    Failed(String),
-}
-
-/// GPT-2's side of the feedback for one context.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ModelFeedback {
-    NoModel,
-    Computing,
-    Ready(std::collections::BTreeMap<String, f64>),
-    Failed(String),
-}
-
-impl ModelFeedback {
-    /// A short name for the state (a data attribute for tests and styling).
-    pub fn state_name(&self) -> &'static str {
-        match self {
-            ModelFeedback::NoModel => "none",
-            ModelFeedback::Computing => "computing",
-            ModelFeedback::Ready(_) => "ready",
-            ModelFeedback::Failed(_) => "failed",
-        }
-    }
-}
-
 fn now_ms() -> f64 {
     web_sys::window()
         .and_then(|w| w.performance())
@@ -143,9 +112,11 @@ pub fn provide_game_controller() -> GameController {
 }
 
 mod feedback;
+mod phase;
 mod storage;
 mod submission;
 
+pub use phase::{ModelFeedback, Phase};
 pub use storage::{AnyStore, local_participant_id};
 
 pub fn use_game() -> GameController {
