@@ -69,7 +69,7 @@ pub async fn fetch_text_uncached(url: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("{url} is not UTF-8 text"))
 }
 
-async fn checked(url: &str, response: Response) -> Result<Response, String> {
+fn checked(url: &str, response: Response) -> Result<Response, String> {
     if response.ok() {
         Ok(response)
     } else {
@@ -86,7 +86,7 @@ async fn fetch_network(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result
         .send()
         .await
         .map_err(|e| format!("cannot fetch {url}: {e}"))?;
-    let response = checked(url, response).await?;
+    let response = checked(url, response)?;
     let total = response
         .headers()
         .get("content-length")
@@ -145,5 +145,5 @@ pub async fn post_json(url: &str, body: &str) -> Result<(), String> {
         .send()
         .await
         .map_err(|e| format!("cannot reach {url}: {e}"))?;
-    checked(url, response).await.map(|_| ())
+    checked(url, response).map(|_| ())
 }

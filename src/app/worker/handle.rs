@@ -1,8 +1,6 @@
 //! What the worker does for each request (everything but cancel and upload chunks, which are
 //! handled as they arrive).
 
-use std::rc::Rc;
-
 use super::{Responder, Shared, backend_reply, device, engine, load};
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
@@ -53,7 +51,7 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     })
                 })
                 .await?;
-                state.borrow_mut().engine = Some(Rc::new(engine));
+                state.borrow_mut().set_engine(engine);
                 Ok(Reply::ModelReady(summary))
             }
             Request::UploadEnd => {
@@ -70,7 +68,7 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     total: None,
                 });
                 let (engine, summary) = load::from_files(files, &compute)?;
-                state.borrow_mut().engine = Some(Rc::new(engine));
+                state.borrow_mut().set_engine(engine);
                 Ok(Reply::ModelReady(summary))
             }
             Request::NextTokens { context, k } => {
@@ -150,8 +148,11 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     state: state.clone(),
                     responder: responder.clone(),
                 };
-                let mut scorer = WordScorer::new(&engine.tokenizer);
-                match scorer
+                // The scorer's token tables (50257 entries) are built once per model; taken out of
+                // the state while it runs, so that no borrow is held across an await.
+                let cached = state.borrow_mut().scorer.take();
+                let mut scorer = cached.unwrap_or_else(|| WordScorer::new(&engine.tokenizer));
+                let result = scorer
                     .score(
                         &engine.model,
                         &engine.tokenizer,
@@ -160,8 +161,9 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                         temperature,
                         &mut monitor,
                     )
-                    .await
-                {
+                    .await;
+                state.borrow_mut().scorer = Some(scorer);
+                match result {
                     Ok(scored) => Ok(Reply::WordProbs(scored)),
                     Err(crate::estimators::wordprob::WordProbError::Cancelled) => {
                         Ok(Reply::Cancelled)

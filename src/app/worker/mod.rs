@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use gloo_worker::{HandlerId, Registrable, Worker, WorkerScope};
 
+use crate::estimators::wordprob::WordScorer;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::Engine;
 use crate::runtime::protocol::{FromWorker, Reply, Request, ToWorker, UploadBuffer};
@@ -28,8 +29,18 @@ struct State {
     device: Option<(ComputeDevice, Option<String>)>,
     engine: Option<Rc<Engine>>,
     upload: Option<UploadBuffer>,
+    /// The exact word scorer of the loaded model (its tables are costly to build).
+    scorer: Option<WordScorer>,
     /// Requests asked to stop; checked at every tree level.
     cancelled: HashSet<u64>,
+}
+
+impl State {
+    /// A new model; what was built for the old one goes.
+    fn set_engine(&mut self, engine: Engine) {
+        self.engine = Some(Rc::new(engine));
+        self.scorer = None;
+    }
 }
 
 type Shared = Rc<RefCell<State>>;
