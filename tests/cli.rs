@@ -208,7 +208,7 @@ fn bad_arguments_and_files_fail_cleanly() {
 
 #[test]
 fn model_parts_are_found_by_name() {
-    use clozelab::runtime::engine::{TokenizerFiles, model_parts_from_files};
+    use clozelab::runtime::engine::{ChosenFilesError, TokenizerFiles, model_parts_from_files};
     let files = vec![
         ("C:\\models\\Model.SafeTensors".to_string(), vec![1u8]),
         ("readme.md".to_string(), vec![]),
@@ -225,6 +225,7 @@ fn model_parts_are_found_by_name() {
     assert!(
         model_parts_from_files(vec![("config.json".into(), b"{}".to_vec())])
             .unwrap_err()
+            .to_string()
             .contains("safetensors")
     );
     let two = vec![
@@ -232,7 +233,10 @@ fn model_parts_are_found_by_name() {
         ("b.safetensors".into(), vec![]),
         ("config.json".into(), vec![]),
     ];
-    assert!(model_parts_from_files(two).is_err());
+    assert_eq!(
+        model_parts_from_files(two).unwrap_err(),
+        ChosenFilesError::SeveralWeightFiles
+    );
     let bad_utf8 = vec![
         ("config.json".into(), vec![0xff, 0xfe]),
         ("m.safetensors".into(), vec![]),
@@ -241,6 +245,7 @@ fn model_parts_are_found_by_name() {
     assert!(
         model_parts_from_files(bad_utf8)
             .unwrap_err()
+            .to_string()
             .contains("UTF-8")
     );
 }

@@ -7,11 +7,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::analysis::metrics::{
-    WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd, wasserstein1,
+    MetricsError, WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd,
+    wasserstein1,
 };
 use crate::data::provo::{
-    ContextKey, ProvoContext, Samples, read_continuations, read_counted_samples, read_norms,
-    read_word_lists,
+    ContextKey, ProvoContext, ProvoError, Samples, read_continuations, read_counted_samples,
+    read_norms, read_word_lists,
 };
 use crate::rng::SplitMix64;
 use crate::text::words::normalize;
@@ -230,20 +231,28 @@ pub const PUBLISHED_TVD: &[(&str, f64)] = &[
     ("ChatGPT (list)", 0.82),
 ];
 
+/// Why Table 1 could not be computed.
+#[derive(Debug, thiserror::Error)]
+pub enum Table1Error {
+    #[error(transparent)]
+    Data(#[from] ProvoError),
+    #[error("human norms: {0}")]
+    HumanNorms(#[from] MetricsError),
+}
+
 /// Computes the table from a directory laid out like ../shared/provo.
 pub fn compute(
     dir: &Path,
     seed: u64,
     resamples: usize,
-) -> Result<(Vec<Row>, Vec<PerContext>), String> {
-    let norms = read_norms(dir).map_err(|e| e.to_string())?;
+) -> Result<(Vec<Row>, Vec<PerContext>), Table1Error> {
+    let norms = read_norms(dir)?;
     let full: Vec<WordDistribution> = norms
         .iter()
         .map(|c| {
             WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
         })
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("human norms: {e}"))?;
+        .collect::<Result<_, _>>()?;
     let resamples = resamples.max(1);
     let splits: Vec<Vec<_>> = (0..resamples)
         .map(|r| {
@@ -255,26 +264,14 @@ pub fn compute(
                 .collect()
         })
         .collect();
-    let load = |r: Result<BTreeMap<ContextKey, Samples>, crate::data::provo::ProvoError>| {
-        r.map_err(|e| e.to_string())
-    };
-    let gpt2 = load(read_counted_samples(
-        &dir.join("samples_gpt2_ancestral_n1000.jsonl"),
-    ))?;
-    let gpt2_t05 = load(read_counted_samples(
-        &dir.join("samples_gpt2_temp0.5_n40.jsonl"),
-    ))?;
-    let bloom = load(read_continuations(
-        &dir.join("samples_bloom176b_raw_continuations.jsonl"),
-    ))?;
-    let chatgpt = load(read_word_lists(
+    let gpt2 = read_counted_samples(&dir.join("samples_gpt2_ancestral_n1000.jsonl"))?;
+    let gpt2_t05 = read_counted_samples(&dir.join("samples_gpt2_temp0.5_n40.jsonl"))?;
+    let bloom = read_continuations(&dir.join("samples_bloom176b_raw_continuations.jsonl"))?;
+    let chatgpt = read_word_lists(
         &dir.join("samples_chatgpt_words.jsonl"),
         "single_prompt_temp1",
-    ))?;
-    let chatgpt_list = load(read_word_lists(
-        &dir.join("samples_chatgpt_words.jsonl"),
-        "list_prompt",
-    ))?;
+    )?;
+    let chatgpt_list = read_word_lists(&dir.join("samples_chatgpt_words.jsonl"), "list_prompt")?;
     let mut per_context = Vec::new();
     let systems = [
         ("Human", Predictor::Human),

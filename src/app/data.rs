@@ -41,7 +41,7 @@ impl LabData {
     pub async fn import(self, files: web_sys::FileList) {
         let files = match read_file_list(&files).await {
             Ok(f) => f,
-            Err(e) => return self.import_status.set(e),
+            Err(e) => return self.import_status.set(e.to_string()),
         };
         let mut messages = Vec::new();
         for (name, bytes) in files {

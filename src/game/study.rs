@@ -11,7 +11,7 @@ use crate::rng::{SplitMix64, stable_hash};
 /// Longest participant id kept from a URL; longer ones are rejected.
 const MAX_ID_LEN: usize = 128;
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum StudyError {
     #[error("the study config is not valid JSON: {0}")]
     Json(String),

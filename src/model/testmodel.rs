@@ -57,12 +57,25 @@ pub fn generate_weights(
         .collect()
 }
 
+/// Why tensors could not be written as safetensors.
+#[derive(Debug, thiserror::Error)]
+pub enum SafetensorsWriteError {
+    #[error("tensor {name}: {values} values do not fill shape {shape:?}")]
+    ShapeMismatch {
+        name: String,
+        values: usize,
+        shape: Vec<usize>,
+    },
+    #[error("safetensors header: {0}")]
+    Header(#[from] serde_json::Error),
+}
+
 /// Serialises tensors as a safetensors file (f32, little-endian), byte-for-byte reproducible:
 /// tensors and metadata in sorted order (the `safetensors` crate takes metadata as a `HashMap`,
 /// whose order changes from run to run).
 pub fn to_safetensors(
     tensors: &BTreeMap<String, (Vec<f32>, Vec<usize>)>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, SafetensorsWriteError> {
     let mut header = serde_json::Map::new();
     header.insert(
         "__metadata__".into(),
@@ -74,10 +87,11 @@ pub fn to_safetensors(
     let mut offset = 0usize;
     for (name, (values, shape)) in tensors {
         if values.len() != shape.iter().product::<usize>() {
-            return Err(format!(
-                "tensor {name}: {} values do not fill shape {shape:?}",
-                values.len()
-            ));
+            return Err(SafetensorsWriteError::ShapeMismatch {
+                name: name.clone(),
+                values: values.len(),
+                shape: shape.clone(),
+            });
         }
         let end = offset + values.len() * 4;
         header.insert(
@@ -86,7 +100,7 @@ pub fn to_safetensors(
         );
         offset = end;
     }
-    let mut header = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
+    let mut header = serde_json::to_vec(&header)?;
     // The data section starts 8-byte aligned, padded with spaces as the format allows.
     while header.len() % 8 != 0 {
         header.push(b' ');

@@ -23,14 +23,24 @@ impl BackendKind {
 }
 
 impl std::str::FromStr for BackendKind {
-    type Err = String;
+    type Err = BackendError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "cpu" => Ok(BackendKind::Cpu),
             "wgpu" => Ok(BackendKind::Wgpu),
-            other => Err(format!("unknown backend {other:?} (expected cpu or wgpu)")),
+            other => Err(BackendError::UnknownName(other.to_string())),
         }
     }
+}
+
+/// Why a backend could not be chosen or started.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    #[error("unknown backend {0:?} (expected cpu or wgpu)")]
+    UnknownName(String),
+    /// wgpu found no usable adapter or could not create a device (the message is wgpu's).
+    #[error("{api} initialisation failed: {message}")]
+    Init { api: &'static str, message: String },
 }
 
 /// A ready device and what it runs on.
@@ -54,14 +64,18 @@ pub fn cpu_device() -> ComputeDevice {
 /// Initialises burn-wgpu natively. Safe to call more than once: the first device is reused,
 /// since burn's runtime cannot be initialised twice.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn wgpu_device() -> Result<ComputeDevice, String> {
+pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
     use std::sync::OnceLock;
-    static DEVICE: OnceLock<Result<ComputeDevice, String>> = OnceLock::new();
+    static DEVICE: OnceLock<Result<ComputeDevice, BackendError>> = OnceLock::new();
     DEVICE
         .get_or_init(|| {
-            let (device, setup) = Device::wgpu_options()
-                .init_with_setup()
-                .map_err(|e| format!("wgpu initialisation failed: {e}"))?;
+            let (device, setup) =
+                Device::wgpu_options()
+                    .init_with_setup()
+                    .map_err(|e| BackendError::Init {
+                        api: "wgpu",
+                        message: e.to_string(),
+                    })?;
             let info = setup.adapter.get_info();
             let adapter = format!("{} ({:?})", info.name, info.backend);
             Ok(ComputeDevice {
@@ -75,11 +89,14 @@ pub fn wgpu_device() -> Result<ComputeDevice, String> {
 
 /// Initialises burn-wgpu on WebGPU, asynchronously as browsers require.
 #[cfg(target_arch = "wasm32")]
-pub async fn wgpu_device() -> Result<ComputeDevice, String> {
+pub async fn wgpu_device() -> Result<ComputeDevice, BackendError> {
     let device = Device::wgpu_options()
         .init_async()
         .await
-        .map_err(|e| format!("WebGPU initialisation failed: {e}"))?;
+        .map_err(|e| BackendError::Init {
+            api: "WebGPU",
+            message: e.to_string(),
+        })?;
     // The browser layer names the adapter from WebGPU's own `adapter.info`.
     Ok(ComputeDevice {
         kind: BackendKind::Wgpu,
@@ -90,7 +107,7 @@ pub async fn wgpu_device() -> Result<ComputeDevice, String> {
 
 /// The device for `kind` (native).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn device_for(kind: BackendKind) -> Result<ComputeDevice, String> {
+pub fn device_for(kind: BackendKind) -> Result<ComputeDevice, BackendError> {
     match kind {
         BackendKind::Cpu => Ok(cpu_device()),
         BackendKind::Wgpu => wgpu_device(),

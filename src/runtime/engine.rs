@@ -109,9 +109,24 @@ pub struct ModelParts {
     pub tokenizer: TokenizerFiles,
 }
 
+/// What is wrong with the files a user chose as a model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChosenFilesError {
+    #[error("more than one .safetensors file chosen; choose one model")]
+    SeveralWeightFiles,
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    #[error("the tokenizer is missing: add tokenizer.json, or vocab.json and merges.txt")]
+    NoTokenizer,
+    #[error("{0} is not UTF-8 text")]
+    NotUtf8(&'static str),
+}
+
 /// Picks `config.json`, the `.safetensors` file and the tokenizer out of files the user chose
 /// (any order, extra files ignored). Names are matched case-insensitively on the base name.
-pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelParts, String> {
+pub fn model_parts_from_files(
+    files: Vec<(String, Vec<u8>)>,
+) -> Result<ModelParts, ChosenFilesError> {
     let mut config = None;
     let mut weights = None;
     let mut tokenizer_json = None;
@@ -130,29 +145,28 @@ pub fn model_parts_from_files(files: Vec<(String, Vec<u8>)>) -> Result<ModelPart
             b if VOCAB_AND_MERGES_FILES.iter().any(|(_, m)| *m == b) => merges = Some(bytes),
             b if b.ends_with(".safetensors") => {
                 if weights.is_some() {
-                    return Err("more than one .safetensors file chosen; choose one model".into());
+                    return Err(ChosenFilesError::SeveralWeightFiles);
                 }
                 weights = Some(bytes)
             }
             _ => {}
         }
     }
-    let text = |bytes: Vec<u8>, what: &str| {
-        String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"))
+    let text = |bytes: Vec<u8>, what: &'static str| {
+        String::from_utf8(bytes).map_err(|_| ChosenFilesError::NotUtf8(what))
     };
-    let config_json = text(config.ok_or("config.json is missing")?, "config.json")?;
-    let weights = weights.ok_or("the .safetensors weights file is missing")?;
+    let config_json = text(
+        config.ok_or(ChosenFilesError::Missing("config.json"))?,
+        "config.json",
+    )?;
+    let weights = weights.ok_or(ChosenFilesError::Missing("the .safetensors weights file"))?;
     let tokenizer = match (tokenizer_json, vocab, merges) {
         (Some(json), _, _) => TokenizerFiles::TokenizerJson(json),
         (None, Some(v), Some(m)) => TokenizerFiles::VocabAndMerges {
             vocab_json: text(v, "vocab.json")?,
             merges_txt: text(m, "merges.txt")?,
         },
-        _ => {
-            return Err(
-                "the tokenizer is missing: add tokenizer.json, or vocab.json and merges.txt".into(),
-            );
-        }
+        _ => return Err(ChosenFilesError::NoTokenizer),
     };
     Ok(ModelParts {
         config_json,

@@ -11,14 +11,28 @@ const ROW_HEIGHT: i32 = 24;
 const LABEL_WIDTH: i32 = 150;
 const WIDTH: u32 = 640;
 
-fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<(), String> {
+/// Why the chart could not be drawn (the list beside it still shows the numbers).
+#[derive(Debug, thiserror::Error)]
+enum ChartError {
+    #[error("no 2D canvas context")]
+    NoContext,
+    #[error("drawing failed: {0}")]
+    Draw(String),
+}
+
+fn drawing<E: std::error::Error + Send + Sync>(
+    e: plotters::drawing::DrawingAreaErrorKind<E>,
+) -> ChartError {
+    ChartError::Draw(e.to_string())
+}
+
+fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<(), ChartError> {
     let height = (tokens.len() as i32 * ROW_HEIGHT + 16).max(40) as u32;
     canvas.set_width(WIDTH);
     canvas.set_height(height);
-    let backend =
-        CanvasBackend::with_canvas_object(canvas.clone()).ok_or("no 2D canvas context")?;
+    let backend = CanvasBackend::with_canvas_object(canvas.clone()).ok_or(ChartError::NoContext)?;
     let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    root.fill(&WHITE).map_err(drawing)?;
     let max_p = tokens
         .iter()
         .map(|t| t.logprob.exp())
@@ -35,7 +49,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<
             label = label.chars().take(15).collect::<String>() + "…";
         }
         root.draw(&Text::new(label, (6, y + 4), label_style.clone()))
-            .map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
         root.draw(&Rectangle::new(
             [
                 (LABEL_WIDTH, y + 2),
@@ -43,15 +57,15 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, tokens: &[TokenLogProb]) -> Result<
             ],
             RGBColor(70, 110, 190).filled(),
         ))
-        .map_err(|e| e.to_string())?;
+        .map_err(drawing)?;
         root.draw(&Text::new(
             format!("{:.2}%", 100.0 * p),
             (LABEL_WIDTH + w + 6, y + 4),
             label_style.clone(),
         ))
-        .map_err(|e| e.to_string())?;
+        .map_err(drawing)?;
     }
-    root.present().map_err(|e| e.to_string())
+    root.present().map_err(drawing)
 }
 
 #[component]

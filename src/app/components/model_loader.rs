@@ -5,8 +5,9 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::app::inference::CallError;
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
-use crate::app::web::{fetch, query_param};
+use crate::app::web::{WebError, fetch, query_param};
 use crate::runtime::protocol::{Reply, Request, chunk_ranges};
 
 /// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).
@@ -63,6 +64,15 @@ pub async fn load_initial_model(ctx: RuntimeContext) {
     }
 }
 
+/// Why the chosen files did not reach the worker.
+#[derive(Debug, thiserror::Error)]
+enum SendFilesError {
+    #[error(transparent)]
+    Read(#[from] WebError),
+    #[error(transparent)]
+    Worker(#[from] CallError),
+}
+
 /// Sends the chosen files to the worker, one chunk at a time (the next chunk is read only when
 /// the worker has the last one), then has it build the model.
 async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
@@ -72,17 +82,20 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
         .collect();
     let total: u64 = files.iter().map(|f| f.size()).sum();
     let client = ctx.client();
-    let result: Result<(), String> = async {
+    let result: Result<(), SendFilesError> = async {
         let announce = files.iter().map(|f| (f.name(), f.size())).collect();
         if let Reply::Failed(e) = client.call(Request::UploadBegin { files: announce }).await {
-            return Err(e);
+            return Err(CallError::Failed(e).into());
         }
         for (index, file) in files.iter().enumerate() {
             for range in chunk_ranges(file.size()) {
                 let piece = file.slice(range.start, range.end);
                 let bytes = gloo_file::futures::read_as_bytes(&piece)
                     .await
-                    .map_err(|e| format!("cannot read {}: {e}", file.name()))?;
+                    .map_err(|e| WebError::ReadFile {
+                        name: file.name(),
+                        message: e.to_string(),
+                    })?;
                 match client
                     .call(Request::UploadChunk { file: index, bytes })
                     .await
@@ -92,8 +105,7 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
                         loaded,
                         total: Some(total),
                     }),
-                    Reply::Failed(e) => return Err(e),
-                    other => return Err(format!("unexpected reply {other:?}")),
+                    other => return Err(CallError::from_reply(other).into()),
                 }
             }
         }
@@ -109,7 +121,7 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
             });
             finish(ctx, client.call(Request::UploadEnd).await);
         }
-        Err(e) => ctx.model.set(ModelState::Failed(e)),
+        Err(e) => ctx.model.set(ModelState::Failed(e.to_string())),
     }
 }
 

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::components::distribution_chart::DistributionChart;
+use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::runtime::inference::TokenLogProb;
 use crate::runtime::protocol::{Reply, Request};
@@ -35,9 +36,7 @@ pub fn NextTokenPage() -> impl IntoView {
             in_flight.set_value(Some(call.id));
             Some(match call.reply().await {
                 Reply::NextTokens(tokens) => Ok((text, tokens)),
-                Reply::Failed(e) => Err(format!("Cannot predict: {e}")),
-                Reply::Cancelled => Err(String::new()),
-                other => Err(format!("unexpected reply {other:?}")),
+                other => Err(CallError::from_reply(other)),
             })
         }
     });
@@ -53,7 +52,9 @@ pub fn NextTokenPage() -> impl IntoView {
             shown_context.set(text);
             status.set(String::new());
         }
-        Some(Some(Err(e))) => status.set(e),
+        // A newer keystroke cancelled this one: its own result follows.
+        Some(Some(Err(CallError::Cancelled))) => status.set(String::new()),
+        Some(Some(Err(e))) => status.set(format!("Cannot predict: {e}")),
     });
 
     view! {

@@ -7,7 +7,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::Cache;
 
-use super::js_error_text;
+use super::WebError;
 
 const CACHE_NAME: &str = "clozelab-models-v1";
 
@@ -44,7 +44,7 @@ async fn cached(cache: &Cache, url: &str) -> Option<Vec<u8>> {
 pub async fn fetch_bytes_cached(
     url: &str,
     progress: impl Fn(u64, Option<u64>),
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, WebError> {
     let cache = open_cache().await;
     if let Some(cache) = &cache
         && let Some(bytes) = cached(cache, url).await
@@ -64,48 +64,55 @@ pub async fn fetch_bytes_cached(
 }
 
 /// Fetches `url` from the network, bypassing Cache Storage (study configs may change).
-pub async fn fetch_text_uncached(url: &str) -> Result<String, String> {
+pub async fn fetch_text_uncached(url: &str) -> Result<String, WebError> {
     let bytes = fetch_network(url, |_, _| {}).await?;
-    String::from_utf8(bytes).map_err(|_| format!("{url} is not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|_| WebError::NotUtf8(url.to_string()))
 }
 
-fn checked(url: &str, response: Response) -> Result<Response, String> {
+fn checked(url: &str, response: Response) -> Result<Response, WebError> {
     if response.ok() {
         Ok(response)
     } else {
-        Err(format!(
-            "{url}: HTTP {} {}",
-            response.status(),
-            response.status_text()
-        ))
+        Err(WebError::Http {
+            url: url.to_string(),
+            status: response.status(),
+            status_text: response.status_text(),
+        })
     }
 }
 
-async fn fetch_network(url: &str, progress: impl Fn(u64, Option<u64>)) -> Result<Vec<u8>, String> {
+fn network(url: &str, message: impl ToString) -> WebError {
+    WebError::Network {
+        url: url.to_string(),
+        message: message.to_string(),
+    }
+}
+
+async fn fetch_network(
+    url: &str,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Vec<u8>, WebError> {
     let response = Request::get(url)
         .send()
         .await
-        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        .map_err(|e| network(url, e))?;
     let response = checked(url, response)?;
     let total = response
         .headers()
         .get("content-length")
         .and_then(|v| v.parse::<u64>().ok());
     let Some(body) = response.body() else {
-        return response
-            .binary()
-            .await
-            .map_err(|e| format!("download of {url} failed: {e}"));
+        return response.binary().await.map_err(|e| network(url, e));
     };
     let mut bytes = Vec::with_capacity(total.unwrap_or(0) as usize);
     let reader: web_sys::ReadableStreamDefaultReader = body
         .get_reader()
         .dyn_into()
-        .map_err(|_| "cannot read the response body")?;
+        .map_err(|_| network(url, "the response body cannot be read"))?;
     loop {
         let chunk = JsFuture::from(reader.read())
             .await
-            .map_err(|e| format!("download of {url} failed: {}", js_error_text(&e)))?;
+            .map_err(|e| network(url, super::js_error_text(&e)))?;
         let done = Reflect::get(&chunk, &"done".into())
             .ok()
             .and_then(|d| d.as_bool())
@@ -136,14 +143,11 @@ pub async fn exists(url: &str) -> bool {
 }
 
 /// POSTs a JSON body to `url`; `Err` unless the server answers 2xx.
-pub async fn post_json(url: &str, body: &str) -> Result<(), String> {
+pub async fn post_json(url: &str, body: &str) -> Result<(), WebError> {
     let request = Request::post(url)
         .header("content-type", "application/json")
         .body(body)
-        .map_err(|e| e.to_string())?;
-    let response = request
-        .send()
-        .await
-        .map_err(|e| format!("cannot reach {url}: {e}"))?;
+        .map_err(|e| network(url, e))?;
+    let response = request.send().await.map_err(|e| network(url, e))?;
     checked(url, response).map(|_| ())
 }

@@ -2,30 +2,36 @@
 
 use wasm_bindgen::JsCast;
 
+use super::WebError;
+
 /// Name and bytes of every file in a `FileList`.
-pub async fn read_file_list(files: &web_sys::FileList) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub async fn read_file_list(files: &web_sys::FileList) -> Result<Vec<(String, Vec<u8>)>, WebError> {
     let mut out = Vec::new();
     for file in gloo_file::FileList::from(files.clone()).iter() {
-        let bytes = gloo_file::futures::read_as_bytes(file)
-            .await
-            .map_err(|e| format!("cannot read {}: {e}", file.name()))?;
+        let bytes =
+            gloo_file::futures::read_as_bytes(file)
+                .await
+                .map_err(|e| WebError::ReadFile {
+                    name: file.name(),
+                    message: e.to_string(),
+                })?;
         out.push((file.name(), bytes));
     }
     Ok(out)
 }
 
 /// Offers `text` as a download named `name` (nothing leaves the machine: a local blob URL).
-pub fn download_text(name: &str, mime: &str, text: &str) -> Result<(), String> {
+pub fn download_text(name: &str, mime: &str, text: &str) -> Result<(), WebError> {
     let blob = gloo_file::Blob::new_with_options(text, Some(mime));
     let url = gloo_file::ObjectUrl::from(blob);
     let document = web_sys::window()
         .and_then(|w| w.document())
-        .ok_or("no document")?;
+        .ok_or_else(|| WebError::Browser("no document".into()))?;
     let anchor: web_sys::HtmlAnchorElement = document
         .create_element("a")
-        .map_err(|e| super::js_error_text(&e))?
+        .map_err(|e| WebError::browser(&e))?
         .dyn_into()
-        .map_err(|_| "not an anchor")?;
+        .map_err(|_| WebError::Browser("<a> is not an anchor element".into()))?;
     anchor.set_href(&url);
     anchor.set_download(name);
     anchor.click();

@@ -1,9 +1,12 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
 //! local files and downloads, IndexedDB.
 
+pub mod error;
 pub mod fetch;
 pub mod files;
 pub mod idb;
+
+pub use error::WebError;
 
 use wasm_bindgen::JsCast;
 

@@ -2,7 +2,7 @@
 //! `navigator.gpu` in Chromium), falling back to the CPU backend with the reason.
 
 use crate::app::web::js_error_text;
-use crate::runtime::backend::{ComputeDevice, cpu_device, wgpu_device};
+use crate::runtime::backend::{BackendError, ComputeDevice, cpu_device, wgpu_device};
 use js_sys::Reflect;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -19,27 +19,43 @@ fn get(target: &JsValue, key: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined() && !v.is_null())
 }
 
+/// Why the worker runs on the CPU although WebGPU was wanted (shown to the user).
+#[derive(Debug, thiserror::Error)]
+pub enum NoWebGpu {
+    #[error("CPU requested with ?backend=cpu")]
+    CpuRequested,
+    #[error("this browser does not expose WebGPU (navigator.gpu)")]
+    NoApi,
+    #[error("navigator.gpu.requestAdapter is missing or not a function")]
+    NoRequestAdapter,
+    #[error("WebGPU is present but no adapter is available")]
+    NoAdapter,
+    #[error("requestAdapter failed: {0}")]
+    Browser(String),
+    #[error(transparent)]
+    Init(#[from] BackendError),
+}
+
 /// Asks `navigator.gpu` for an adapter ourselves first: a missing API or a null adapter then
 /// becomes a clear reason instead of an error deep inside wgpu.
-async fn probe_adapter() -> Result<AdapterProbe, String> {
+async fn probe_adapter() -> Result<AdapterProbe, NoWebGpu> {
     // `self.navigator` in a worker, `window.navigator` on a page.
-    let navigator = get(&js_sys::global(), "navigator").ok_or("no navigator")?;
-    let gpu =
-        get(&navigator, "gpu").ok_or("this browser does not expose WebGPU (navigator.gpu)")?;
-    let request = get(&gpu, "requestAdapter").ok_or("navigator.gpu.requestAdapter is missing")?;
-    let request: js_sys::Function = request
-        .dyn_into()
-        .map_err(|_| "requestAdapter is not a function")?;
+    let gpu = get(&js_sys::global(), "navigator")
+        .and_then(|navigator| get(&navigator, "gpu"))
+        .ok_or(NoWebGpu::NoApi)?;
+    let request: js_sys::Function = get(&gpu, "requestAdapter")
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or(NoWebGpu::NoRequestAdapter)?;
     let promise: js_sys::Promise = request
         .call0(&gpu)
-        .map_err(|e| js_error_text(&e))?
+        .map_err(|e| NoWebGpu::Browser(js_error_text(&e)))?
         .dyn_into()
-        .map_err(|_| "requestAdapter did not return a promise")?;
+        .map_err(|_| NoWebGpu::Browser("requestAdapter did not return a promise".into()))?;
     let adapter = JsFuture::from(promise)
         .await
-        .map_err(|e| js_error_text(&e))?;
+        .map_err(|e| NoWebGpu::Browser(js_error_text(&e)))?;
     if adapter.is_null() || adapter.is_undefined() {
-        return Err("WebGPU is present but no adapter is available".into());
+        return Err(NoWebGpu::NoAdapter);
     }
     let info = get(&adapter, "info");
     let field = |name: &str| {
@@ -73,9 +89,9 @@ async fn probe_adapter() -> Result<AdapterProbe, String> {
 
 /// The best device available: WebGPU through burn-wgpu, else the CPU. The second value says
 /// why WebGPU is not used. `force_cpu` (the page's `?backend=cpu`) forces the CPU.
-pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<String>) {
+pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<NoWebGpu>) {
     if force_cpu {
-        return (cpu_device(), Some("CPU requested with ?backend=cpu".into()));
+        return (cpu_device(), Some(NoWebGpu::CpuRequested));
     }
     let probe = match probe_adapter().await {
         Ok(p) => p,
@@ -90,6 +106,6 @@ pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<Stri
             device.adapter = format!("{}{limit}", probe.description);
             (device, None)
         }
-        Err(e) => (cpu_device(), Some(e)),
+        Err(e) => (cpu_device(), Some(e.into())),
     }
 }

@@ -1,7 +1,7 @@
 //! What the worker does for each request (everything but cancel and upload chunks, which are
 //! handled as they arrive).
 
-use super::{Responder, Shared, backend_reply, device, engine, load};
+use super::{Responder, Shared, WorkerError, backend_reply, device, engine, load};
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
@@ -37,7 +37,7 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
     if state.borrow().cancelled.contains(&responder.id) {
         return Reply::Cancelled;
     }
-    let result: Result<Reply, String> = async {
+    let result: Result<Reply, WorkerError> = async {
         match request {
             Request::Init { force_cpu } => Ok(backend_reply(&device(state, force_cpu).await)),
             Request::Backend => Ok(backend_reply(&device(state, false).await)),
@@ -60,8 +60,8 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     .borrow_mut()
                     .upload
                     .take()
-                    .ok_or("no upload was started")?;
-                let files = upload.finish().map_err(|e| e.to_string())?;
+                    .ok_or(crate::runtime::protocol::UploadError::NotStarted)?;
+                let files = upload.finish()?;
                 responder.send(Reply::Loading {
                     step: "building the model on the device".into(),
                     loaded: 0,
@@ -77,17 +77,12 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     .next_tokens(&context, k)
                     .await
                     .map(Reply::NextTokens)
-                    .map_err(|e| e.to_string())
+                    .map_err(WorkerError::from)
             }
             Request::SequenceLogProbs { context, tokens } => {
                 let engine = engine(state)?;
-                let ids = engine
-                    .tokenizer
-                    .encode_context(&context)
-                    .map_err(|e| e.to_string())?;
-                let logprobs = sequence_logprobs(&engine.model, &ids, &tokens)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let ids = engine.tokenizer.encode_context(&context)?;
+                let logprobs = sequence_logprobs(&engine.model, &ids, &tokens).await?;
                 Ok(Reply::LogProbs(
                     logprobs.into_iter().map(f64::from).collect(),
                 ))
@@ -106,9 +101,8 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     .as_ref()
                     .is_some_and(|(d, _)| d.kind == crate::runtime::backend::BackendKind::Wgpu);
                 let config = SamplerConfig::new(samples, seed)
-                    .and_then(|c| c.with_token_budget(token_budget))
-                    .map_err(|e| e.to_string())?
-                    .with_strategy(decoding.strategy().map_err(|e| e.to_string())?)
+                    .and_then(|c| c.with_token_budget(token_budget))?
+                    .with_strategy(decoding.strategy()?)
                     // Fixed batch sizes pay off only where kernels are compiled per shape.
                     .with_batch_buckets(on_gpu);
                 let mut monitor = PageMonitor {
@@ -135,7 +129,7 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     Err(crate::estimators::sampler::SamplerError::Cancelled) => {
                         Ok(Reply::Cancelled)
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e.into()),
                 }
             }
             Request::WordProbs {
@@ -168,14 +162,15 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     Err(crate::estimators::wordprob::WordProbError::Cancelled) => {
                         Ok(Reply::Cancelled)
                     }
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(e.into()),
                 }
             }
-            Request::Cancel { .. } | Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
-                Err("handled when received".to_string())
+            Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
+            Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
+                Err(WorkerError::NotQueued("an upload message"))
             }
         }
     }
     .await;
-    result.unwrap_or_else(Reply::Failed)
+    result.unwrap_or_else(|e| Reply::Failed(e.to_string()))
 }

@@ -1,6 +1,7 @@
 //! Loading GPT-2 inside the worker: a model folder from a URL (through Cache Storage), or the
 //! files the page uploaded chunk by chunk. The weights are held once, here, never on the page.
 
+use super::WorkerError;
 use crate::app::web::fetch;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::{Engine, TokenizerFiles, model_parts_from_files};
@@ -14,8 +15,8 @@ fn with_slash(base: &str) -> String {
     }
 }
 
-fn utf8(bytes: Vec<u8>, what: &str) -> Result<String, String> {
-    String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8 text"))
+fn utf8(bytes: Vec<u8>, what: &'static str) -> Result<String, WorkerError> {
+    String::from_utf8(bytes).map_err(|_| WorkerError::NotUtf8(what))
 }
 
 /// Downloads `config.json`, the tokenizer (`tokenizer.json`, else `vocab.json` + `merges.txt`)
@@ -24,7 +25,7 @@ pub async fn from_url(
     base: &str,
     device: &ComputeDevice,
     progress: impl Fn(&str, u64, Option<u64>),
-) -> Result<(Engine, ModelSummary), String> {
+) -> Result<(Engine, ModelSummary), WorkerError> {
     let base = with_slash(base.trim());
     let get = |file: &'static str| {
         let url = format!("{base}{file}");
@@ -51,7 +52,7 @@ pub async fn from_url(
 pub fn from_files(
     files: Vec<(String, Vec<u8>)>,
     device: &ComputeDevice,
-) -> Result<(Engine, ModelSummary), String> {
+) -> Result<(Engine, ModelSummary), WorkerError> {
     let names: Vec<String> = files.iter().map(|(n, _)| n.clone()).collect();
     let parts = model_parts_from_files(files)?;
     build(
@@ -69,10 +70,9 @@ fn build(
     weights: Vec<u8>,
     tokenizer: TokenizerFiles,
     device: &ComputeDevice,
-) -> Result<(Engine, ModelSummary), String> {
+) -> Result<(Engine, ModelSummary), WorkerError> {
     let weight_sha256 = crate::game::export::sha256_hex(&weights);
-    let engine =
-        Engine::load(config, &weights, tokenizer, &device.device).map_err(|e| e.to_string())?;
+    let engine = Engine::load(config, &weights, tokenizer, &device.device)?;
     // `weights` is dropped here: only the model's tensors stay.
     let summary = ModelSummary {
         name,

@@ -3,8 +3,11 @@
 //! [`crate::runtime::protocol`]; nothing here touches the DOM.
 
 mod device;
+mod error;
 mod handle;
 mod load;
+
+pub use error::WorkerError;
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -120,7 +123,9 @@ async fn device(state: &Shared, force_cpu: bool) -> (ComputeDevice, Option<Strin
     if let Some(d) = state.borrow().device.clone() {
         return d;
     }
-    let chosen = device::init_compute_device(force_cpu).await;
+    let (compute, fallback) = device::init_compute_device(force_cpu).await;
+    // Kept as the message the page shows beside the backend.
+    let chosen = (compute, fallback.map(|reason| reason.to_string()));
     state.borrow_mut().device = Some(chosen.clone());
     chosen
 }
@@ -133,10 +138,6 @@ fn backend_reply(device: &(ComputeDevice, Option<String>)) -> Reply {
     }
 }
 
-fn engine(state: &Shared) -> Result<Rc<Engine>, String> {
-    state
-        .borrow()
-        .engine
-        .clone()
-        .ok_or_else(|| "no model is loaded".to_string())
+fn engine(state: &Shared) -> Result<Rc<Engine>, WorkerError> {
+    state.borrow().engine.clone().ok_or(WorkerError::NoModel)
 }

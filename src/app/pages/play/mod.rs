@@ -35,15 +35,24 @@ pub fn PlayHome() -> impl IntoView {
     }
 }
 
+#[derive(Clone, Debug, thiserror::Error)]
+enum StudyLoadError {
+    #[error(transparent)]
+    Fetch(crate::app::web::WebError),
+    #[error(transparent)]
+    Config(crate::game::study::StudyError),
+}
+
 /// A study config fetched from the app's own origin, then run.
 #[component]
 fn StudyFromUrl(url: String) -> impl IntoView {
     let config = LocalResource::new(move || {
         let url = url.clone();
         async move {
-            fetch_text_uncached(&url)
+            let text = fetch_text_uncached(&url)
                 .await
-                .and_then(|t| StudyConfig::from_json(&t).map_err(|e| e.to_string()))
+                .map_err(StudyLoadError::Fetch)?;
+            StudyConfig::from_json(&text).map_err(StudyLoadError::Config)
         }
     });
     move || {

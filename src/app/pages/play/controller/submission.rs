@@ -5,10 +5,20 @@ use leptos::prelude::*;
 
 use super::{AnyStore, GameController, capitalised, timestamp};
 use crate::app::state::BackendState;
+use crate::app::web::WebError;
 use crate::app::web::{self, files::download_text};
-use crate::game::export::{ExportKind, Manifest, ModelInfo};
+use crate::game::export::{ExportError, ExportKind, Manifest, ModelInfo};
 use crate::game::session::confirm_saved;
 use crate::game::store::ResponseStore;
+
+/// Why an export could not be offered (shown; never an empty file).
+#[derive(Debug, thiserror::Error)]
+pub enum DownloadError {
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    #[error(transparent)]
+    Browser(#[from] WebError),
+}
 
 impl GameController {
     /// The export manifest of this session (`None` before it starts).
@@ -45,12 +55,15 @@ impl GameController {
     }
 
     /// Offers one export as a download; problems are shown, never an empty file.
-    pub fn download(self, kind: ExportKind) -> Result<(), String> {
+    pub fn download(self, kind: ExportKind) -> Result<(), DownloadError> {
         let text = self
             .records
-            .with_untracked(|all| kind.render(all, &self.passages(), self.manifest().as_ref()))
-            .map_err(|e| e.to_string())?;
-        download_text(&kind.file_name(&self.participant()), kind.mime(), &text)
+            .with_untracked(|all| kind.render(all, &self.passages(), self.manifest().as_ref()))?;
+        Ok(download_text(
+            &kind.file_name(&self.participant()),
+            kind.mime(),
+            &text,
+        )?)
     }
 
     /// Completion: responses are sent (when the study names a submit path) and the participant

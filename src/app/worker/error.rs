@@ -1,0 +1,45 @@
+//! Why a worker request failed. The page receives the message (`Reply::Failed`); the variants keep
+//! the worker's own code honest about where each failure comes from.
+
+use crate::app::web::WebError;
+use crate::estimators::decoding::SamplingError;
+use crate::estimators::sampler::SamplerError;
+use crate::estimators::wordprob::WordProbError;
+use crate::runtime::backend::BackendError;
+use crate::runtime::engine::{ChosenFilesError, EngineError};
+use crate::runtime::inference::InferenceError;
+use crate::runtime::protocol::UploadError;
+use crate::text::tokenizer::TokenizerError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error("no model is loaded")]
+    NoModel,
+    #[error("{0} is not UTF-8 text")]
+    NotUtf8(&'static str),
+    /// Cancel and upload chunks are answered as they arrive, never through the request queue.
+    #[error("{0} is handled when received")]
+    NotQueued(&'static str),
+    #[error(transparent)]
+    Web(#[from] WebError),
+    #[error(transparent)]
+    Upload(#[from] UploadError),
+    #[error(transparent)]
+    ChosenFiles(#[from] ChosenFilesError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    Inference(#[from] InferenceError),
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
+    #[error(transparent)]
+    Sampling(#[from] SamplingError),
+    #[error(transparent)]
+    Sampler(#[from] SamplerError),
+    #[error(transparent)]
+    WordProb(#[from] WordProbError),
+}
