@@ -1,5 +1,7 @@
-//! Comparing distributions: the metrics ([`metrics`]: TVD, entropy, ECE, W1, bootstrap) and
-//! Table 1 of Ilia & Aziz (2024) ([`table1`]).
+//! Comparing distributions: the metrics ([`metrics`]: TVD, entropy, ECE, W1, bootstrap),
+//! Table 1 of Ilia & Aziz (2024) ([`table1`]), and human perplexity from the two-token game
+//! ([`perplexity`]).
 
 pub mod metrics;
+pub mod perplexity;
 pub mod table1;
