@@ -384,3 +384,208 @@ fn word_dist_and_word_prob_print_the_issue_json() {
         );
     }
 }
+
+/// ln g(·|context) by brute force: a full forward pass without the cache, the last row's
+/// log-softmax in f64 (the CLI goes through the cached path and burn's log_softmax).
+fn brute_force_logprobs(context: &str) -> Vec<f64> {
+    use clozelab::runtime::backend::cpu_device;
+    use clozelab::runtime::engine::Engine;
+    use clozelab::runtime::modeldir::read_model_dir;
+    let files = read_model_dir(common::test_model_dir()).unwrap();
+    let engine = Engine::with_tokenizer(
+        &files.config_json,
+        &files.weights,
+        files.tokenizer,
+        &cpu_device().device,
+    )
+    .unwrap();
+    let ids = engine.tokenizer.encode_context(context).unwrap();
+    let tokens = engine
+        .model
+        .token_tensor(std::slice::from_ref(&ids))
+        .unwrap();
+    let logits = engine.model.forward(tokens).unwrap();
+    let all = pollster::block_on(clozelab::model::readback::read_f32(logits)).unwrap();
+    let vocab = engine.tokenizer.vocab_size();
+    let last: Vec<f64> = all[(ids.len() - 1) * vocab..ids.len() * vocab]
+        .iter()
+        .map(|&l| f64::from(l))
+        .collect();
+    let max = last.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log_z = max + last.iter().map(|l| (l - max).exp()).sum::<f64>().ln();
+    last.iter().map(|l| l - log_z).collect()
+}
+
+#[test]
+fn perplexity_matches_a_brute_force_computation_on_the_test_model() {
+    let model = common::test_model_dir().to_str().unwrap();
+    let dir = common::test_model_dir().join("answers");
+    std::fs::create_dir_all(&dir).unwrap();
+    // (context, true id, other id, p_true); " the" = 262 given as text once.
+    let rounds = [
+        ("The cat sat on the", "2603", "3290", 0.7),
+        ("The cat sat on the", "2603", "1110", 0.4),
+        ("The cat sat on the", "2603", "2603", 0.5),
+        ("Once upon a", "640", "\" the\"", 0.9),
+        ("Once upon a", "640", "1110", 0.2),
+    ];
+    let mut csv = "participant,context,true_token,other_token,p_true\n".to_string();
+    for (c, y, x, p) in rounds {
+        csv.push_str(&format!("P,{c},{y},{x},{p}\n"));
+    }
+    let file = dir.join("answers.csv");
+    std::fs::write(&file, &csv).unwrap();
+    let out = clozelab(&[
+        "perplexity",
+        "--model",
+        model,
+        "--answers",
+        file.to_str().unwrap(),
+        "--players",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    let g1 = brute_force_logprobs("The cat sat on the");
+    let g2 = brute_force_logprobs("Once upon a");
+    let d = |g: &[f64], y: usize, xs: &[(usize, f64)]| {
+        let mean = xs
+            .iter()
+            .map(|&(x, p)| (g[y] - g[x]).exp() * (1.0 - p) / p)
+            .sum::<f64>()
+            / xs.len() as f64;
+        mean.ln()
+    };
+    let d1 = d(&g1, 2603, &[(3290, 0.7), (1110, 0.4), (2603, 0.5)]);
+    let d2 = d(&g2, 640, &[(262, 0.9), (1110, 0.2)]);
+    let loss_g = -(g1[2603] + g2[640]) / 2.0;
+    let loss_h = loss_g + (d1 + d2) / 2.0;
+    let sigma = (d1 - d2).abs() / 2f64.sqrt() / 2f64.sqrt();
+    let close = |key: &str, want: f64| {
+        let got = json[key].as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-4,
+            "{key}: {got} vs brute force {want}"
+        );
+    };
+    assert_eq!(
+        (json["pairs"].as_u64(), json["rounds"].as_u64()),
+        (Some(2), Some(5))
+    );
+    close("loss_generator", loss_g);
+    close("loss_human", loss_h);
+    close("loss_human_low", loss_h - 2.0 * sigma);
+    close("loss_human_high", loss_h + 2.0 * sigma);
+    let ppl = json["perplexity_human"].as_f64().unwrap();
+    assert!(
+        (ppl.ln() - loss_h).abs() < 1e-4,
+        "perplexity {ppl} vs e^{loss_h}"
+    );
+    // GPT-2 playing itself unrounded scores exactly its own loss.
+    let players = json["model_players"].as_array().unwrap();
+    assert_eq!(players.len(), 2);
+    let unrounded = &players[0];
+    assert_eq!(unrounded["rounded"], false);
+    let own = json["loss_generator"].as_f64().unwrap();
+    assert!((unrounded["loss_human"].as_f64().unwrap() - own).abs() < 1e-9);
+    assert_ne!(players[1]["loss_human"], unrounded["loss_human"]);
+
+    // Bad rows name the file and line.
+    let bad = csv.replace("0.4", "1.5");
+    std::fs::write(&file, bad).unwrap();
+    let out = clozelab(&[
+        "perplexity",
+        "--model",
+        model,
+        "--answers",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("answers.csv: line 3"), "{err}");
+    let not_a_token = csv.replace("3290", "\"not one token at all\"");
+    std::fs::write(&file, not_a_token).unwrap();
+    let out = clozelab(&[
+        "perplexity",
+        "--model",
+        model,
+        "--answers",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 2") && err.contains("other_token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn top1_accuracy_and_the_bias_simulation_run_from_the_command_line() {
+    let model = common::test_model_dir().to_str().unwrap();
+    let dir = common::test_model_dir().join("top1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = brute_force_logprobs("Once upon a");
+    let argmax = (0..g.len()).max_by(|&a, &b| g[a].total_cmp(&g[b])).unwrap();
+    let lines = [
+        format!(
+            r#"{{"participant":"A","context":"Once upon a","true_token":{argmax},"guess":"x"}}"#
+        ),
+        r#"{"participant":"A","context":"Once upon a","true_token":640,"guess":" time"}"#
+            .to_string(),
+        r#"{"participant":"B","context":"Once upon a","true_token":640,"guess":"time"}"#
+            .to_string(),
+    ];
+    let file = dir.join("answers.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let out = clozelab(&[
+        "top1",
+        "--model",
+        model,
+        "--answers",
+        file.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["positions"], 3);
+    assert!((json["human_accuracy"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    let model_right = [true, argmax == 640, argmax == 640];
+    let want = model_right.iter().filter(|&&b| b).count() as f64 / 3.0;
+    assert!((json["model_accuracy"].as_f64().unwrap() - want).abs() < 1e-12);
+    assert_eq!(json["participants"][0]["accuracy"], 0.5);
+
+    let out = clozelab(&[
+        "perplexity-sim",
+        "--model",
+        model,
+        "--positions",
+        "6",
+        "--rounds",
+        "1,40",
+        "--repetitions",
+        "30",
+        "--generator-temperature",
+        "0.2",
+        "--truth",
+        "generator",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points = json["points"].as_array().unwrap();
+    let bias = |i: usize| points[i]["bias"].as_f64().unwrap();
+    assert!(bias(0) < 0.0 && bias(0).abs() > bias(1).abs(), "{points:?}");
+}

@@ -499,3 +499,32 @@ fn sequence_logprobs_match_one_token_at_a_time() {
         .is_err()
     );
 }
+
+#[test]
+fn token_stats_give_ranks_probabilities_and_a_reproducible_sample() {
+    use clozelab::runtime::inference::{token_stats, top_k};
+    let (model, tok) = load(&cpu_device());
+    let context = tok.encode("The cat sat on the").unwrap();
+    let row = pollster::block_on(next_token_logprobs(&model, &context)).unwrap();
+    let best = top_k(&row, 3);
+    let asked = [best[2].0, best[0].0, 262];
+    let stats =
+        pollster::block_on(token_stats(&model, &tok, &context, &asked, 5, Some(42))).unwrap();
+    assert_eq!(&stats.ranks[..2], &[3, 1]);
+    let rank_262 = 1 + row.iter().filter(|&&x| x > row[262]).count() as u32;
+    assert_eq!(stats.ranks[2], rank_262);
+    for (lp, &id) in stats.logprobs.iter().zip(&asked) {
+        assert!((lp - f64::from(row[id as usize])).abs() < 1e-6);
+    }
+    assert_eq!(stats.top.len(), 5);
+    assert_eq!(stats.top[0].id, best[0].0);
+    let sampled = stats.sampled.clone().unwrap();
+    assert!((sampled.logprob - f64::from(row[sampled.id as usize])).abs() < 1e-6);
+    assert_eq!(sampled.bytes, tok.token_bytes(sampled.id).unwrap());
+    let again =
+        pollster::block_on(token_stats(&model, &tok, &context, &asked, 5, Some(42))).unwrap();
+    assert_eq!(again.sampled, stats.sampled);
+    // An empty context conditions on <|endoftext|>; an unknown token is an error.
+    assert!(pollster::block_on(token_stats(&model, &tok, &[], &[1], 1, None)).is_ok());
+    assert!(pollster::block_on(token_stats(&model, &tok, &context, &[60_000], 1, None)).is_err());
+}

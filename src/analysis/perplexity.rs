@@ -32,6 +32,10 @@ pub enum PerplexityError {
     Probability(f64),
     #[error("{0} is not one of the 11 buttons (99, 90, …, 10, 1)")]
     Button(u8),
+    #[error(
+        "simulated context {0}: the generator's and player's distributions differ in length or the true token is outside them"
+    )]
+    SimContext(usize),
 }
 
 /// A validated answer: the probability the player gave the true token being the original.
@@ -58,14 +62,18 @@ impl PTrue {
     /// ```
     /// use clozelab::analysis::perplexity::PTrue;
     /// assert_eq!(PTrue::from_button(80, true).unwrap().get(), 0.8);
-    /// assert!((PTrue::from_button(80, false).unwrap().get() - 0.2).abs() < 1e-12);
+    /// assert_eq!(PTrue::from_button(80, false).unwrap().get(), 0.2);
     /// ```
     pub fn from_button(percent_left: u8, true_is_left: bool) -> Result<Self, PerplexityError> {
         if !BUTTONS.contains(&percent_left) {
             return Err(PerplexityError::Button(percent_left));
         }
-        let left = f64::from(percent_left) / 100.0;
-        Self::new(if true_is_left { left } else { 1.0 - left })
+        let percent_true = if true_is_left {
+            percent_left
+        } else {
+            100 - percent_left
+        };
+        Self::new(f64::from(percent_true) / 100.0)
     }
 
     pub fn get(self) -> f64 {
@@ -294,26 +302,51 @@ pub fn model_player_pairs(
         .collect()
 }
 
-/// Draws an index from a probability vector.
-fn draw(probs: &[f64], rng: &mut SplitMix64) -> usize {
-    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-    let mut acc = 0.0;
-    for (i, p) in probs.iter().enumerate() {
-        acc += p;
-        if u < acc {
-            return i;
-        }
+/// Cumulative sums of a probability vector, for drawing by binary search (the vocabulary is
+/// 50257 entries and a simulation draws hundreds of thousands of times).
+struct Cdf(Vec<f64>);
+
+impl Cdf {
+    fn new(probs: &[f64]) -> Self {
+        let mut acc = 0.0;
+        Self(
+            probs
+                .iter()
+                .map(|p| {
+                    acc += p;
+                    acc
+                })
+                .collect(),
+        )
     }
-    probs.len() - 1
+
+    fn draw(&self, rng: &mut SplitMix64) -> usize {
+        let total = self.0.last().copied().unwrap_or(0.0);
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        self.0
+            .partition_point(|&c| c <= u)
+            .min(self.0.len().saturating_sub(1))
+    }
+}
+
+/// Where a simulated context's true next token comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrueToken {
+    /// The text's own token.
+    Fixed(usize),
+    /// Drawn from the player at each repetition (the player knows the language exactly).
+    FromPlayer,
+    /// Drawn from the generator at each repetition (the text is what the generator would write).
+    FromGenerator,
 }
 
 /// One simulated context: the generator's and the (known) player's next-token distributions,
-/// and the text's true next token (`None`: drawn from the player at each repetition).
+/// and where the true next token comes from.
 #[derive(Clone, Debug)]
 pub struct SimContext {
     pub generator: Vec<f64>,
     pub player: Vec<f64>,
-    pub true_token: Option<usize>,
+    pub true_token: TrueToken,
 }
 
 /// Estimated minus true loss at one number of rounds per pair.
@@ -341,6 +374,15 @@ pub fn simulate(
     if contexts.is_empty() || repetitions == 0 {
         return Err(PerplexityError::Empty);
     }
+    for (i, c) in contexts.iter().enumerate() {
+        let len = c.generator.len();
+        let outside = matches!(c.true_token, TrueToken::Fixed(y) if y >= len);
+        if len == 0 || c.player.len() != len || outside {
+            return Err(PerplexityError::SimContext(i));
+        }
+    }
+    let generator_cdfs: Vec<Cdf> = contexts.iter().map(|c| Cdf::new(&c.generator)).collect();
+    let player_cdfs: Vec<Cdf> = contexts.iter().map(|c| Cdf::new(&c.player)).collect();
     let mut rng = SplitMix64::new(seed);
     let mut out = Vec::new();
     for &n in rounds_per_pair {
@@ -353,15 +395,16 @@ pub fn simulate(
         for _ in 0..repetitions {
             let mut pairs = Vec::with_capacity(contexts.len());
             let mut true_loss = 0.0;
-            for c in contexts {
+            for ((c, g_cdf), h_cdf) in contexts.iter().zip(&generator_cdfs).zip(&player_cdfs) {
                 let y = match c.true_token {
-                    Some(y) => y,
-                    None => draw(&c.player, &mut rng),
+                    TrueToken::Fixed(y) => y,
+                    TrueToken::FromPlayer => h_cdf.draw(&mut rng),
+                    TrueToken::FromGenerator => g_cdf.draw(&mut rng),
                 };
                 true_loss -= c.player[y].ln();
                 let rounds = (0..n)
                     .map(|_| {
-                        let x = draw(&c.generator, &mut rng);
+                        let x = g_cdf.draw(&mut rng);
                         // The player's exact belief that y is the original: h(y)/(h(y)+h(x)).
                         let p = if x == y {
                             0.5

@@ -18,6 +18,7 @@ use data::provide_lab_data;
 use pages::model::ModelPage;
 use pages::next_token::NextTokenPage;
 use pages::play::{PlayHome, PlayPassage};
+use pages::tokens::TokenGamePage;
 use state::provide_runtime_context;
 
 /// Runs the static constructors (cubecl's `inventory` registrations) once. wasm-ld wraps every
@@ -55,6 +56,7 @@ fn App() -> impl IntoView {
                 <Routes fallback=|| view! { <p>"There is no such page. " <a href="/">"Back to the passages"</a></p> }>
                     <Route path=path!("/") view=PlayHome/>
                     <Route path=path!("/play/:passage") view=PlayPassage/>
+                    <Route path=path!("/tokens/:game/:passage") view=TokenGamePage/>
                     <Route path=path!("/next-token") view=NextTokenPage/>
                     <Route path=path!("/model") view=ModelPage/>
                 </Routes>

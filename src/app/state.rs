@@ -53,6 +53,28 @@ pub struct RuntimeContext {
 }
 
 impl RuntimeContext {
+    /// The model and device, as an export manifest records them.
+    pub fn model_info(&self) -> crate::game::export::ModelInfo {
+        let (backend, adapter) = match self.backend.get_untracked() {
+            BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
+            _ => (String::new(), String::new()),
+        };
+        let (model_name, weight_sha256) = self
+            .model
+            .with_untracked(|m| {
+                m.summary()
+                    .map(|s| (s.name.clone(), s.weight_sha256.clone()))
+            })
+            .unwrap_or_default();
+        crate::game::export::ModelInfo {
+            model_name,
+            weight_sha256,
+            tokenizer: "GPT-2 BPE (50257)".into(),
+            backend,
+            adapter,
+        }
+    }
+
     /// The worker, started (and asked for its device) on first use.
     pub fn client(&self) -> InferenceClient {
         if let Some(client) = self.client.get_value() {

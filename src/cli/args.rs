@@ -9,7 +9,7 @@ pub struct Args {
 }
 
 /// Flags that take no value.
-const SWITCHES: &[&str] = &["--json", "--no-python", "--quick", "--help"];
+const SWITCHES: &[&str] = &["--json", "--no-python", "--quick", "--help", "--players"];
 
 impl Args {
     pub fn parse(raw: &[String]) -> Result<Self, CliError> {

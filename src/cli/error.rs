@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::analysis::metrics::MetricsError;
+use crate::analysis::perplexity::PerplexityError;
 use crate::analysis::table1::Table1Error;
 use crate::data::DataError;
 use crate::data::provo::ProvoError;
@@ -66,6 +67,10 @@ pub enum CliError {
     Metrics(#[from] MetricsError),
     #[error(transparent)]
     Table1(#[from] Table1Error),
+    #[error(transparent)]
+    Perplexity(#[from] PerplexityError),
+    #[error("JSON output: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 impl CliError {

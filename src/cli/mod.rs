@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod error;
+pub mod tokens;
 
 pub use args::Args;
 pub use error::CliError;
@@ -23,6 +24,12 @@ USAGE:
                     [--top-k K] [--top-p P] [--typical P] [--budget TOKENS] [--backend cpu|wgpu] [--json]
   clozelab word-prob --model DIR --context TEXT --word W [--word W2 ...] [--temperature T]
                     [--backend cpu|wgpu] [--json]
+  clozelab perplexity --model DIR --answers FILE [--opponent DIR] [--players] [--json]
+  clozelab top1 --model DIR --answers FILE [--json]
+  clozelab perplexity-sim --model DIR [--text FILE] [--positions N] [--player-temperature T]
+                          [--generator-temperature T] [--truth text|generator]
+                          [--rounds 1,4,10,40] [--repetitions R]
+                          [--seed S] [--json]
   clozelab table1 --provo DIR [--seed S] [--resamples R] [--per-context FILE.csv] [--json]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
@@ -55,6 +62,9 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "table1" => table1(&Args::parse(&raw[1..])?),
         "word-dist" => word_dist(&Args::parse(&raw[1..])?),
         "word-prob" => word_prob(&Args::parse(&raw[1..])?),
+        "perplexity" => tokens::perplexity(&Args::parse(&raw[1..])?),
+        "top1" => tokens::top1(&Args::parse(&raw[1..])?),
+        "perplexity-sim" => tokens::perplexity_sim(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),
             Some("words") => crate::cli::bench::words(&Args::parse(&raw[2..])?),
@@ -142,7 +152,16 @@ pub fn write_test_model(
 fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), CliError> {
     let dir = PathBuf::from(args.required("--model")?);
     let backend: BackendKind = args.value("--backend").unwrap_or("cpu").parse()?;
-    let files = read_model_dir(&dir)?;
+    let (engine, adapter) = load_engine_from(&dir, backend)?;
+    Ok((engine, backend, adapter))
+}
+
+/// The model folder `dir` on `backend`, and the adapter's name.
+pub(crate) fn load_engine_from(
+    dir: &std::path::Path,
+    backend: BackendKind,
+) -> Result<(Engine, String), CliError> {
+    let files = read_model_dir(dir)?;
     let compute = device_for(backend)?;
     let engine = Engine::with_tokenizer(
         &files.config_json,
@@ -156,7 +175,7 @@ fn load_engine(args: &Args) -> Result<(Engine, BackendKind, String), CliError> {
             dir.display()
         );
     }
-    Ok((engine, backend, compute.adapter))
+    Ok((engine, compute.adapter))
 }
 
 fn next_token(args: &Args) -> Result<(), CliError> {

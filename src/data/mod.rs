@@ -3,6 +3,7 @@
 //! and column, and skipped rows counted with their reason — nothing is dropped silently.
 
 pub mod provo;
+pub mod rows;
 
 use std::collections::BTreeMap;
 
@@ -53,7 +54,7 @@ pub enum Delimiter {
 }
 
 impl Delimiter {
-    fn char(self) -> char {
+    pub fn char(self) -> char {
         match self {
             Delimiter::Comma => ',',
             Delimiter::Tab => '\t',
@@ -119,7 +120,7 @@ pub fn parse_delimited(
 
 /// Rejects what the `csv` crate would read leniently: a quote inside an unquoted field,
 /// anything but a delimiter or line end after a closing quote, and a quote never closed.
-fn check_quotes(file: &str, text: &str, delimiter: Delimiter) -> Result<(), DataError> {
+pub(crate) fn check_quotes(file: &str, text: &str, delimiter: Delimiter) -> Result<(), DataError> {
     let sep = delimiter.char();
     let at = |line, column, message: String| DataError::At {
         file: file.into(),

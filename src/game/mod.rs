@@ -9,3 +9,4 @@ pub mod score;
 pub mod session;
 pub mod store;
 pub mod study;
+pub mod tokens;

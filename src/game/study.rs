@@ -25,6 +25,8 @@ pub enum StudyError {
     SubmitUrl(String),
     #[error("the participant id is empty or longer than {MAX_ID_LEN} characters")]
     ParticipantId,
+    #[error("positions_per_passage and rounds_per_position must be at least 1")]
+    TokenGameCounts,
 }
 
 /// Passage order.
@@ -74,6 +76,28 @@ pub struct StudyConfig {
     /// URL parameter holding the participant id (default `PROLIFIC_PID`).
     #[serde(default)]
     pub participant_param: Option<String>,
+    /// Which game: `next_word` (default), `top1` or `two_token`.
+    #[serde(default)]
+    pub game: GameKind,
+    /// Next-token games: positions played per passage (default: every position).
+    #[serde(default)]
+    pub positions_per_passage: Option<usize>,
+    /// Two-token game: rounds (sampled other tokens) per position (default 1).
+    #[serde(default)]
+    pub rounds_per_position: Option<u32>,
+    /// Next-token games: seed for positions, sampled tokens and sides (default 0).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// The game a study runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameKind {
+    #[default]
+    NextWord,
+    Top1,
+    TwoToken,
 }
 
 /// One participant's plan: passages in order, and where it came from.
@@ -93,6 +117,9 @@ impl StudyConfig {
         let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
             .map_err(|e| StudyError::Json(e.to_string()))?;
         config.pool()?;
+        if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
+            return Err(StudyError::TokenGameCounts);
+        }
         if let Some(url) = &config.redirect_url {
             let lower = url.trim().to_ascii_lowercase();
             if !(lower.starts_with("https://") || lower.starts_with("http://"))
@@ -126,6 +153,10 @@ impl StudyConfig {
             redirect_url: None,
             submit_url: None,
             participant_param: None,
+            game: GameKind::NextWord,
+            positions_per_passage: None,
+            rounds_per_position: None,
+            seed: 0,
         }
     }
 

@@ -119,15 +119,105 @@ pub async fn next_tokens(
     let logprobs = next_token_logprobs(model, &ids).await?;
     Ok(top_k(&logprobs, k)
         .into_iter()
-        .map(|(id, lp)| TokenLogProb {
-            id,
-            text: tokenizer.token_text(id),
-            logprob: lp as f64,
-            label: crate::text::tokenizer::token_label(
-                tokenizer.token_bytes(id).unwrap_or_default(),
-            ),
-        })
+        .map(|(id, lp)| token_entry(tokenizer, id, f64::from(lp)))
         .collect())
+}
+
+/// What the next-token games need at one position.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TokenStats {
+    /// ln g(t|context) for each asked token, in order.
+    pub logprobs: Vec<f64>,
+    /// 1-based rank of each asked token (1 = the arg-max).
+    pub ranks: Vec<u32>,
+    /// The most likely tokens, best first.
+    pub top: Vec<TokenLogProb>,
+    /// One token drawn from g(·|context), when a seed was given.
+    pub sampled: Option<SampledToken>,
+}
+
+/// A token drawn from the model.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SampledToken {
+    pub id: u32,
+    pub logprob: f64,
+    /// Raw bytes (may be part of a UTF-8 character).
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+}
+
+fn token_entry(tokenizer: &Gpt2Tokenizer, id: u32, logprob: f64) -> TokenLogProb {
+    TokenLogProb {
+        id,
+        text: tokenizer.token_text(id),
+        logprob,
+        label: crate::text::tokenizer::token_label(tokenizer.token_bytes(id).unwrap_or_default()),
+    }
+}
+
+/// Draws a token from log-probabilities (inverse CDF in f64 on the host copy of the exact
+/// distribution, which the games read back anyway for ranks and the top tokens).
+pub fn sample_token(logprobs: &[f32], rng: &mut crate::rng::SplitMix64) -> u32 {
+    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let total: f64 = logprobs.iter().map(|l| f64::from(*l).exp()).sum();
+    let mut acc = 0.0;
+    for (id, l) in logprobs.iter().enumerate() {
+        acc += f64::from(*l).exp() / total;
+        if u < acc {
+            return id as u32;
+        }
+    }
+    logprobs.len().saturating_sub(1) as u32
+}
+
+/// [`TokenStats`] after `context_ids` (the passage's own tokens, not re-encoded text: BPE of
+/// a cut text can differ from the passage's tokens at the cut).
+pub async fn token_stats(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    context_ids: &[u32],
+    tokens: &[u32],
+    top: usize,
+    sample_seed: Option<u64>,
+) -> Result<TokenStats, InferenceError> {
+    let ids: Vec<u32> = if context_ids.is_empty() {
+        vec![crate::text::tokenizer::END_OF_TEXT_ID]
+    } else {
+        context_ids.to_vec()
+    };
+    let logprobs = next_token_logprobs(model, &ids).await?;
+    let mut asked = Vec::with_capacity(tokens.len());
+    let mut ranks = Vec::with_capacity(tokens.len());
+    for &t in tokens {
+        let lp = *logprobs
+            .get(t as usize)
+            .ok_or(ModelError::TokenOutOfRange {
+                id: t,
+                vocab_size: logprobs.len(),
+            })?;
+        asked.push(f64::from(lp));
+        ranks.push(1 + logprobs.iter().filter(|&&x| x > lp).count() as u32);
+    }
+    let sampled = match sample_seed {
+        Some(seed) => {
+            let id = sample_token(&logprobs, &mut crate::rng::SplitMix64::new(seed));
+            Some(SampledToken {
+                id,
+                logprob: f64::from(logprobs[id as usize]),
+                bytes: tokenizer.token_bytes(id)?.to_vec(),
+            })
+        }
+        None => None,
+    };
+    Ok(TokenStats {
+        logprobs: asked,
+        ranks,
+        top: top_k(&logprobs, top)
+            .into_iter()
+            .map(|(id, lp)| token_entry(tokenizer, id, f64::from(lp)))
+            .collect(),
+        sampled,
+    })
 }
 
 /// The human next-token distribution (Appendix D of Ilia & Aziz 2024): each response counts for

@@ -12,7 +12,7 @@ use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
 use crate::estimators::wordprob::WordProb;
 use crate::runtime::backend::BackendKind;
-use crate::runtime::inference::TokenLogProb;
+use crate::runtime::inference::{TokenLogProb, TokenStats};
 
 /// Bytes per upload chunk: small enough that the page never holds a second copy of a large
 /// weights file, large enough that a 500 MB file is a few dozen messages.
@@ -57,6 +57,16 @@ pub enum Request {
         context: String,
         words: Vec<String>,
         temperature: f64,
+    },
+    /// GPT-2's tokens of `text` (the next-token games show a passage token by token, and check
+    /// whether typed text is one token).
+    Tokenize { text: String },
+    /// The next-token games at one position: see [`TokenStats`].
+    TokenStats {
+        context_ids: Vec<u32>,
+        tokens: Vec<u32>,
+        top: usize,
+        sample_seed: Option<u64>,
     },
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
@@ -128,6 +138,9 @@ pub enum Reply {
     Progress(Progress),
     Words(WordSamples),
     WordProbs(Vec<WordProb>),
+    /// Token ids and each token's raw bytes.
+    Tokens(Vec<(u32, Vec<u8>)>),
+    TokenStats(TokenStats),
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.

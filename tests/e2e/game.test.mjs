@@ -17,7 +17,7 @@ after(() => served?.server.close());
 /** Every response in the app's IndexedDB (read in the page, as the app stores them). */
 async function storedResponses(page) {
   return page.evaluate(() => new Promise((resolve, reject) => {
-    const open = indexedDB.open("clozelab", 1);
+    const open = indexedDB.open("clozelab");
     open.onerror = () => reject(open.error);
     open.onupgradeneeded = () => open.result.createObjectStore("responses");
     open.onsuccess = () => {

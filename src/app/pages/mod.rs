@@ -1,3 +1,4 @@
 pub mod model;
 pub mod next_token;
 pub mod play;
+pub mod tokens;

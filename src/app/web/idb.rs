@@ -10,6 +10,9 @@ use crate::game::store::{ResponseStore, StoreError, record_key};
 
 const DB_NAME: &str = "clozelab";
 const STORE: &str = "responses";
+/// The next-token games' records (JSON of `TokenRecords` rows), added in version 2.
+const TOKEN_STORE: &str = "token_records";
+const DB_VERSION: u32 = 2;
 
 /// An open database.
 #[derive(Clone)]
@@ -93,14 +96,21 @@ impl IdbStore {
             .indexed_db()
             .map_err(unavailable)?
             .ok_or_else(|| StoreError::Unavailable("IndexedDB is not available".into()))?;
-        let request = factory.open_with_u32(DB_NAME, 1).map_err(unavailable)?;
+        let request = factory
+            .open_with_u32(DB_NAME, DB_VERSION)
+            .map_err(unavailable)?;
         let upgrade_target = request.clone();
         let upgrade = Closure::once_into_js(move || {
-            // Runs only when the database is new (version 1 is the only one so far).
+            // New database, or one from version 1: create whichever store is missing (a
+            // version-1 database keeps its responses).
             if let Ok(result) = upgrade_target.result()
                 && let Ok(db) = result.dyn_into::<web_sys::IdbDatabase>()
             {
-                let _ = db.create_object_store(STORE);
+                for name in [STORE, TOKEN_STORE] {
+                    if !db.object_store_names().contains(name) {
+                        let _ = db.create_object_store(name);
+                    }
+                }
             }
         });
         request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
@@ -121,6 +131,40 @@ impl IdbStore {
             .iter()
             .filter_map(|v| v.as_string())
             .filter_map(|s| serde_json::from_str(&s).ok())
+            .collect())
+    }
+}
+
+impl IdbStore {
+    /// Saves one next-token game record as JSON under `key`; resolves once it is on disk.
+    pub async fn save_token_record(&self, key: &str, json: &str) -> Result<(), StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(TOKEN_STORE, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(unavailable)?;
+        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
+        store
+            .put_with_key(&JsValue::from_str(json), &JsValue::from_str(key))
+            .map_err(unavailable)?;
+        committed(&tx).await
+    }
+
+    /// Every stored next-token record whose key starts with `prefix`, as JSON text.
+    pub async fn token_records(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str(TOKEN_STORE)
+            .map_err(unavailable)?;
+        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
+        let keys = wait(&store.get_all_keys().map_err(unavailable)?).await?;
+        let values = wait(&store.get_all().map_err(unavailable)?).await?;
+        let keys: js_sys::Array = keys.dyn_into().map_err(unavailable)?;
+        let values: js_sys::Array = values.dyn_into().map_err(unavailable)?;
+        Ok(keys
+            .iter()
+            .zip(values.iter())
+            .filter(|(k, _)| k.as_string().is_some_and(|k| k.starts_with(prefix)))
+            .filter_map(|(_, v)| v.as_string())
             .collect())
     }
 }

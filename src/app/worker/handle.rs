@@ -5,7 +5,7 @@ use super::{Responder, Shared, WorkerError, backend_reply, device, engine, load}
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
-use crate::runtime::inference::sequence_logprobs;
+use crate::runtime::inference::{sequence_logprobs, token_stats};
 use crate::runtime::protocol::{Reply, Request};
 
 /// Reports progress to the page and stops when the page cancels the request.
@@ -164,6 +164,33 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     }
                     Err(e) => Err(e.into()),
                 }
+            }
+            Request::Tokenize { text } => {
+                let engine = engine(state)?;
+                let ids = engine.tokenizer.encode(&text)?;
+                let tokens = ids
+                    .into_iter()
+                    .map(|id| Ok((id, engine.tokenizer.token_bytes(id)?.to_vec())))
+                    .collect::<Result<_, crate::text::tokenizer::TokenizerError>>()?;
+                Ok(Reply::Tokens(tokens))
+            }
+            Request::TokenStats {
+                context_ids,
+                tokens,
+                top,
+                sample_seed,
+            } => {
+                let engine = engine(state)?;
+                let stats = token_stats(
+                    &engine.model,
+                    &engine.tokenizer,
+                    &context_ids,
+                    &tokens,
+                    top,
+                    sample_seed,
+                )
+                .await?;
+                Ok(Reply::TokenStats(stats))
             }
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {

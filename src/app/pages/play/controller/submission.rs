@@ -4,10 +4,9 @@
 use leptos::prelude::*;
 
 use super::{AnyStore, GameController, capitalised, timestamp};
-use crate::app::state::BackendState;
 use crate::app::web::WebError;
 use crate::app::web::{self, files::download_text};
-use crate::game::export::{ExportError, ExportKind, Manifest, ModelInfo};
+use crate::game::export::{ExportError, ExportKind, Manifest};
 use crate::game::session::confirm_saved;
 use crate::game::store::ResponseStore;
 
@@ -27,24 +26,7 @@ impl GameController {
         let plan = self
             .session
             .with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
-        let (backend, adapter) = match ctx.backend.get_untracked() {
-            BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
-            _ => (String::new(), String::new()),
-        };
-        let (model_name, weight_sha256) = ctx
-            .model
-            .with_untracked(|m| {
-                m.summary()
-                    .map(|s| (s.name.clone(), s.weight_sha256.clone()))
-            })
-            .unwrap_or_default();
-        let info = ModelInfo {
-            model_name,
-            weight_sha256,
-            tokenizer: "GPT-2 BPE (50257)".into(),
-            backend,
-            adapter,
-        };
+        let info = ctx.model_info();
         Some(Manifest::new(
             &info,
             &self.study.get_value(),

@@ -1,0 +1,84 @@
+//! Downloads of a next-token game: long format as CSV or JSON, and the bundle with its manifest.
+
+use std::collections::BTreeMap;
+
+use leptos::prelude::*;
+
+use super::controller::{TokenGame, game_name, timestamp, use_token_game};
+use crate::app::web::files::download_text;
+use crate::game::export::Manifest;
+use crate::game::study::{Plan, StudyConfig};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Csv,
+    Json,
+    Bundle,
+}
+
+fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String), String> {
+    let records = game.records();
+    if records.is_empty() {
+        return Err("nothing to export yet".into());
+    }
+    let participant = game.participant.get_value();
+    let safe: String = participant
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
+    let stem = format!("clozelab-{}-{safe}", game_name(game.game));
+    let text = match kind {
+        Kind::Csv => records
+            .to_csv()
+            .map(|t| (format!("{stem}.csv"), "text/csv", t)),
+        Kind::Json => records
+            .to_json()
+            .map(|t| (format!("{stem}.json"), "application/json", t)),
+        Kind::Bundle => {
+            let mut study = StudyConfig::default_play();
+            study.game = game.game;
+            study.seed = game.seed;
+            study.passages = vec![game.passage.with_value(|p| p.id.clone())];
+            let plan = Plan {
+                participant,
+                url_ids: BTreeMap::new(),
+                order_seed: 0,
+                items: vec![(game.passage.get_value(), false)],
+            };
+            let manifest = Manifest::new(
+                &game.runtime.model_info(),
+                &study,
+                &plan,
+                game.seed,
+                &timestamp(),
+            );
+            records
+                .to_bundle(&manifest)
+                .map(|t| (format!("{stem}-bundle.json"), "application/json", t))
+        }
+    };
+    text.map_err(|e| e.to_string())
+}
+
+#[component]
+pub fn TokenExports() -> impl IntoView {
+    let game = use_token_game();
+    let problem = RwSignal::new(None::<String>);
+    let offer = move |kind: Kind| {
+        let result = render(game, kind).and_then(|(name, mime, text)| {
+            download_text(&name, mime, &text).map_err(|e| e.to_string())
+        });
+        problem.set(result.err());
+    };
+    view! {
+        <section class="data-panel" aria-labelledby="token-data-heading">
+            <h3 id="token-data-heading">"Your data"</h3>
+            <p>"Every answer is kept in this browser only. Download it:"</p>
+            <button data-testid="export-token-csv" on:click=move |_| offer(Kind::Csv)>"Long format (CSV)"</button>
+            <button data-testid="export-token-json" on:click=move |_| offer(Kind::Json)>"Long format (JSON)"</button>
+            <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>"Everything, with manifest (JSON)"</button>
+            {move || problem.get().map(|p| view! { <p class="error" role="alert">{format!("Cannot export: {p}")}</p> })}
+        </section>
+    }
+}

@@ -1,0 +1,118 @@
+//! Results of the two-token game, live: perplexity of the player (importance sampling, ±2σ over
+//! pairs) beside GPT-2 scored the same way, unrounded and rounded to the buttons (the paper's
+//! Figure 3), drawn with plotters on a canvas; the numbers are also listed as text.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+
+use super::controller::use_token_game;
+use crate::analysis::perplexity::{LossEstimate, estimate_loss, model_player_pairs};
+use crate::game::tokens::two_token::pairs;
+
+/// (label, perplexity, low, high) per player.
+type Bar = (String, f64, f64, f64);
+
+fn bar(label: &str, e: &LossEstimate) -> Bar {
+    (
+        label.to_string(),
+        e.perplexity_human,
+        e.perplexity_human_low,
+        e.perplexity_human_high,
+    )
+}
+
+fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord]) -> Option<Vec<Bar>> {
+    let player = pairs(records, None).ok()?;
+    let human = estimate_loss(&player).ok()?;
+    // GPT-2 answering the same rounds with its own probabilities: ln m = ln g.
+    let logp: Vec<(f64, Vec<f64>)> = player
+        .iter()
+        .map(|p| (p.logp_true, p.rounds.iter().map(|r| r.logp_other).collect()))
+        .collect();
+    let exact = estimate_loss(&model_player_pairs(&player, &logp, false)).ok()?;
+    let rounded = estimate_loss(&model_player_pairs(&player, &logp, true)).ok()?;
+    Some(vec![
+        bar("You", &human),
+        bar("GPT-2", &exact),
+        bar("GPT-2, rounded to the buttons", &rounded),
+    ])
+}
+
+fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE).ok()?;
+    let max = bars.iter().map(|b| b.3).fold(1.0f64, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(10)
+        .build_cartesian_2d(0.0..max, 0.0..bars.len() as f64)
+        .ok()?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .disable_y_axis()
+        .x_desc("perplexity (lower is better)")
+        .draw()
+        .ok()?;
+    for (i, (label, value, low, high)) in bars.iter().enumerate() {
+        let y = bars.len() as f64 - i as f64 - 1.0;
+        let color = if i == 0 {
+            RGBColor(200, 90, 40)
+        } else {
+            RGBColor(70, 110, 190)
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y + 0.2), (*value, y + 0.8)],
+                color.filled(),
+            )))
+            .ok()?;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*low, y + 0.5), (*high, y + 0.5)],
+                BLACK.stroke_width(2),
+            )))
+            .ok()?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{label}: {value:.1}"),
+                (max * 0.02, y + 0.95),
+                ("sans-serif", 13).into_font(),
+            )))
+            .ok()?;
+    }
+    root.present().ok()
+}
+
+#[component]
+pub fn PerplexityResults() -> impl IntoView {
+    let game = use_token_game();
+    let canvas = NodeRef::<Canvas>::new();
+    let results = Memo::new(move |_| bars(&game.two_token.get()));
+    Effect::new(move |_| {
+        if let (Some(c), Some(b)) = (canvas.get(), results.get()) {
+            c.set_width(560);
+            c.set_height(180);
+            let _ = draw(&c, &b);
+        }
+    });
+    view! {
+        <section class="results" data-testid="perplexity-results">
+            <h3>"Perplexity, estimated from your answers"</h3>
+            <Show when=move || results.get().is_some()
+                fallback=|| view! { <p>"Answer a scored round to see your estimate."</p> }>
+                <canvas node_ref=canvas aria-hidden="true"></canvas>
+                <ul data-testid="perplexity-list">
+                    {move || results.get().unwrap_or_default().into_iter().map(|(label, v, lo, hi)| view! {
+                        <li>{format!("{label}: {v:.1} (±2σ: {lo:.1} – {hi:.1})")}</li>
+                    }).collect_view()}
+                </ul>
+                <p class="note">"With few rounds per position this estimate is biased low (it underestimates your loss); see the simulation on the command line (clozelab perplexity-sim)."</p>
+            </Show>
+        </section>
+    }
+}

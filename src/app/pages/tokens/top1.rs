@@ -1,0 +1,132 @@
+//! A top-1 round: type the one token you think comes next. Says live whether the text is a
+//! single GPT-2 token (as typed, or with a leading space); space and newline have buttons.
+
+use leptos::prelude::*;
+
+use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
+use super::strip::TokenStrip;
+use crate::app::inference::CallError;
+use crate::game::tokens::schedule::Slot;
+use crate::game::tokens::show_token;
+use crate::game::tokens::top1::{Top1Record, is_correct};
+use crate::runtime::protocol::{Reply, Request};
+
+/// One token's id when `text` is exactly one GPT-2 token.
+async fn one_token(game: TokenGame, text: String) -> Option<u32> {
+    if text.is_empty() {
+        return None;
+    }
+    match game.runtime.client().call(Request::Tokenize { text }).await {
+        Reply::Tokens(t) if t.len() == 1 => Some(t[0].0),
+        _ => None,
+    }
+}
+
+async fn submit(game: TokenGame, slot: Slot, shown_ms: f64, guess: String) {
+    let ms = now_ms() - shown_ms;
+    let Some((true_id, true_bytes)) = game.true_token(&slot) else {
+        return game.fail("the passage has no token at this position".into());
+    };
+    game.stage.set(Stage::Scoring);
+    let guess_id = one_token(game, guess.clone()).await;
+    let asked: Vec<u32> = std::iter::once(true_id).chain(guess_id).collect();
+    let stats = match game.stats(&slot, asked, None).await {
+        Ok(s) => s,
+        Err(CallError::Cancelled) => return,
+        Err(e) => return game.fail(format!("GPT-2 could not score this round: {e}")),
+    };
+    let true_text = String::from_utf8_lossy(&true_bytes).into_owned();
+    let record = Top1Record {
+        participant: game.participant.get_value(),
+        passage: slot.passage.clone(),
+        position: slot.position,
+        context: game.tokens.with_untracked(|t| {
+            t.as_ref()
+                .map(|t| t.context(slot.position as usize))
+                .unwrap_or_default()
+        }),
+        true_token: true_id,
+        true_token_text: true_text.clone(),
+        correct: is_correct(&guess, guess_id, true_id, &true_text),
+        guess,
+        guess_token: guess_id,
+        gpt2_top1: stats.top.first().map(|t| t.id),
+        g_true: stats.logprobs.first().map(|l| l.exp()),
+        g_guess: stats.logprobs.get(1).map(|l| l.exp()),
+        guess_rank: stats.ranks.get(1).copied(),
+        ms_to_answer: Some(ms),
+        timestamp: timestamp(),
+        practice: slot.practice,
+    };
+    if let Err(e) = game.save(&slot, &record).await {
+        return game.fail(format!(
+            "Your answer could not be saved ({e}); nothing was lost before it."
+        ));
+    }
+    game.top1.update(|r| r.push(record.clone()));
+    game.last.set(Some(LastRound::Top1(record, stats)));
+    game.advance(&slot);
+}
+
+#[component]
+pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
+    let slot = round;
+    let game = use_token_game();
+    let guess = RwSignal::new(String::new());
+    // Live check: (as typed, with a leading space) are single tokens.
+    let check = LocalResource::new(move || {
+        let text = guess.get();
+        async move {
+            let spaced = if text.starts_with(' ') {
+                None
+            } else {
+                one_token(game, format!(" {text}")).await
+            };
+            (one_token(game, text).await, spaced)
+        }
+    });
+    let position = slot.position;
+    let practice = slot.practice;
+    let go = {
+        let slot = slot.clone();
+        move || {
+            let text = guess.get_untracked();
+            if !text.is_empty() {
+                leptos::task::spawn_local(submit(game, slot.clone(), shown_ms, text));
+            }
+        }
+    };
+    let go_key = go.clone();
+    view! {
+        <div class="token-round" data-testid="top1-round" data-position=position>
+            {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
+            <TokenStrip position/>
+            <label for="token-guess">"Your guess for the next token"</label>
+            <textarea id="token-guess" rows="1" data-testid="token-guess" autofocus
+                prop:value=move || guess.get()
+                on:input=move |ev| guess.set(event_target_value(&ev))
+                on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { ev.prevent_default(); go_key(); }
+            ></textarea>
+            <div class="whitespace-buttons">
+                <button type="button" on:click=move |_| guess.update(|g| g.push(' '))>"· space"</button>
+                <button type="button" on:click=move |_| guess.update(|g| g.push('\n'))>"↵ newline"</button>
+                <button type="button" on:click=move |_| guess.update(|g| g.push('\t'))>"⇥ tab"</button>
+                <button type="button" on:click=move |_| guess.set(String::new())>"clear"</button>
+            </div>
+            <p class="token-check" data-testid="token-check" aria-live="polite">
+                {move || {
+                    let text = guess.get();
+                    if text.is_empty() { return "Type a token; spaces and newlines count (· ↵).".to_string(); }
+                    let shown = show_token(text.as_bytes());
+                    match check.get() {
+                        None => format!("“{shown}” …"),
+                        Some((Some(_), _)) => format!("“{shown}” is one GPT-2 token ✓"),
+                        Some((None, Some(_))) => format!("“{shown}” is not one token as typed, but “·{shown}” is: add a leading space?"),
+                        Some((None, None)) => format!("“{shown}” is not a single GPT-2 token: it can never be exactly right"),
+                    }
+                }}
+            </p>
+            <button class="primary" data-testid="token-submit" on:click=move |_| go()>"Guess"</button>
+        </div>
+    }
+}

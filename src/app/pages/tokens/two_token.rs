@@ -1,0 +1,143 @@
+//! A two-token round: the true next token and one GPT-2 sampled, in an order fixed by the seed;
+//! the player says with one of 11 buttons how likely the left one is the original. When both
+//! are the same token the round is answered 50 % by itself.
+
+use leptos::prelude::*;
+
+use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
+use super::strip::TokenStrip;
+use crate::analysis::perplexity::BUTTONS;
+use crate::game::tokens::schedule::Slot;
+use crate::game::tokens::show_token;
+use crate::game::tokens::two_token::{Answer, RoundSetup};
+use crate::runtime::inference::TokenStats;
+
+/// The round once GPT-2 has drawn the other token.
+#[derive(Clone, Debug, PartialEq)]
+struct Drawn {
+    stats: TokenStats,
+    true_id: u32,
+    true_bytes: Vec<u8>,
+    other_id: u32,
+    other_bytes: Vec<u8>,
+    g_true: f64,
+    g_other: f64,
+    true_left: bool,
+}
+
+async fn draw(game: TokenGame, slot: Slot) -> Result<Drawn, String> {
+    let (true_id, true_bytes) = game.true_token(&slot).ok_or("no token at this position")?;
+    let setup = RoundSetup::for_slot(game.seed, &slot);
+    let stats = game
+        .stats(&slot, vec![true_id], Some(setup.sample_seed))
+        .await
+        .map_err(|e| e.to_string())?;
+    let other = stats.sampled.clone().ok_or("GPT-2 drew no token")?;
+    Ok(Drawn {
+        g_true: stats.logprobs.first().map_or(0.0, |l| l.exp()),
+        g_other: other.logprob.exp(),
+        other_id: other.id,
+        other_bytes: other.bytes,
+        stats,
+        true_id,
+        true_bytes,
+        true_left: setup.true_left,
+    })
+}
+
+/// Draws the round; a round whose two tokens are the same is answered 50 % at once (`None`).
+async fn prepare(game: TokenGame, slot: Slot, shown_ms: f64) -> Result<Option<Drawn>, String> {
+    let drawn = draw(game, slot.clone()).await?;
+    if drawn.true_id == drawn.other_id {
+        answer(game, slot, drawn, 50, shown_ms).await;
+        return Ok(None);
+    }
+    Ok(Some(drawn))
+}
+
+async fn answer(game: TokenGame, slot: Slot, drawn: Drawn, button: u8, shown_ms: f64) {
+    game.stage.set(Stage::Scoring);
+    let true_text = String::from_utf8_lossy(&drawn.true_bytes).into_owned();
+    let other_text = String::from_utf8_lossy(&drawn.other_bytes).into_owned();
+    let context = game.tokens.with_untracked(|t| {
+        t.as_ref()
+            .map(|t| t.context(slot.position as usize))
+            .unwrap_or_default()
+    });
+    let participant = game.participant.get_value();
+    let stamp = timestamp();
+    let record = Answer {
+        participant: &participant,
+        slot: &slot,
+        context: &context,
+        true_token: (drawn.true_id, &true_text),
+        other_token: (drawn.other_id, &other_text),
+        g_true: drawn.g_true,
+        g_other: drawn.g_other,
+        true_left: drawn.true_left,
+        button,
+        ms_to_answer: Some(now_ms() - shown_ms),
+        timestamp: &stamp,
+    }
+    .record();
+    let record = match record {
+        Ok(r) => r,
+        Err(e) => return game.fail(e.to_string()),
+    };
+    if let Err(e) = game.save(&slot, &record).await {
+        return game.fail(format!(
+            "Your answer could not be saved ({e}); nothing was lost before it."
+        ));
+    }
+    game.two_token.update(|r| r.push(record.clone()));
+    game.last
+        .set(Some(LastRound::TwoToken(record, drawn.stats)));
+    game.advance(&slot);
+}
+
+#[component]
+pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
+    let slot = round;
+    let game = use_token_game();
+    let drawn = LocalResource::new({
+        let slot = slot.clone();
+        move || prepare(game, slot.clone(), shown_ms)
+    });
+    let position = slot.position;
+    let practice = slot.practice;
+    view! {
+        <div class="token-round" data-testid="two-token-round" data-position=position>
+            {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
+            <TokenStrip position/>
+            {move || match drawn.get() {
+                None => view! { <p class="status" data-testid="drawing">"GPT-2 is drawing a token…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error" role="alert">{format!("This round could not be prepared: {e}")}</p> }.into_any(),
+                Some(Ok(None)) => view! { <p class="status">"Both tokens were the same: answered 50 %."</p> }.into_any(),
+                Some(Ok(Some(d))) => {
+                    let (left, right) = if d.true_left { (&d.true_bytes, &d.other_bytes) } else { (&d.other_bytes, &d.true_bytes) };
+                    let (left, right) = (show_token(left), show_token(right));
+                    let buttons = BUTTONS.iter().map(|&b| {
+                        let slot = slot.clone();
+                        let d = d.clone();
+                        view! {
+                            <button class="p-button" data-testid="p-button" data-percent=b
+                                on:click=move |_| leptos::task::spawn_local(answer(game, slot.clone(), d.clone(), b, shown_ms))>
+                                {format!("{b} %")}
+                            </button>
+                        }
+                    }).collect_view();
+                    view! {
+                        <p>"Which token came next in the original text?"</p>
+                        <div class="token-pair">
+                            <span class="token big" data-testid="left-token">{left}</span>
+                            <span class="versus">"or"</span>
+                            <span class="token big" data-testid="right-token">{right}</span>
+                        </div>
+                        <p>"How likely is it that the " <strong>"left"</strong> " token is the original?"</p>
+                        <div class="p-buttons" role="group" aria-label="Probability that the left token is the original">{buttons}</div>
+                    }.into_any()
+                }
+            }}
+        </div>
+    }
+}
