@@ -86,7 +86,7 @@ test("top-1 game: single-token check, whitespace buttons, feedback beside GPT-2"
     assert.equal((await page.getByTestId("token-strip").locator(".token").first().innerText()).trim(), "Every");
     const input = page.getByTestId("token-guess");
     await input.fill("Sunday");
-    await page.waitForFunction(() => /add a leading space/.test(document.querySelector("[data-testid=token-check]")?.innerText ?? ""), null, { timeout: TIMEOUT });
+    await page.waitForFunction(() => /with a leading space, is another one/.test(document.querySelector("[data-testid=token-check]")?.innerText ?? ""), null, { timeout: TIMEOUT });
     await page.getByRole("button", { name: "clear" }).click();
     await page.getByRole("button", { name: "· space" }).click();
     await input.press("End");

@@ -91,6 +91,15 @@ pub fn PlayPassage() -> impl IntoView {
 /// One game over `config`, from the first screen to completion.
 #[component]
 fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
+    if config.game != crate::game::study::GameKind::NextWord {
+        // Never run a different game than the researcher asked for.
+        return view! {
+            <p class="error" role="alert" data-testid="game-error">
+                "This study asks for a next-token game (\"game\": top1 or two_token). clozelab plays those in play mode but cannot run them as studies yet; ask the researcher."
+            </p>
+        }
+        .into_any();
+    }
     let game = provide_game_controller();
     let title = if experiment {
         if config.title.is_empty() {
@@ -121,4 +130,5 @@ fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
             <DataPanel/>
         </section>
     }
+    .into_any()
 }

@@ -6,7 +6,6 @@ use leptos::prelude::*;
 
 use crate::app::inference::CallError;
 use crate::app::state::RuntimeContext;
-use crate::app::web::idb::IdbStore;
 use crate::game::passages::Passage;
 use crate::game::study::GameKind;
 use crate::game::tokens::records::TokenRecords;
@@ -71,21 +70,6 @@ pub fn timestamp() -> String {
     String::from(js_sys::Date::new_0().to_iso_string())
 }
 
-/// `participant␟game␟passage␟position␟round`, so one participant's passage loads by prefix.
-fn record_key(
-    participant: &str,
-    game: GameKind,
-    slot_passage: &str,
-    position: u32,
-    round: u32,
-) -> String {
-    format!(
-        "{}\u{1f}{}\u{1f}{slot_passage}\u{1f}{position:06}\u{1f}{round:03}",
-        participant,
-        game_name(game)
-    )
-}
-
 pub fn game_name(game: GameKind) -> &'static str {
     match game {
         GameKind::Top1 => "top1",
@@ -116,15 +100,6 @@ impl TokenGame {
         };
         provide_context(this);
         this
-    }
-
-    fn key_prefix(self) -> String {
-        format!(
-            "{}\u{1f}{}\u{1f}{}\u{1f}",
-            self.participant.get_value(),
-            game_name(self.game),
-            self.passage.with_value(|p| p.id.clone())
-        )
     }
 
     /// Tokenises the passage in the worker, loads this player's saved answers, and shows the
@@ -179,49 +154,6 @@ impl TokenGame {
         self.tokens.set(Some(tokens));
         self.schedule.set(Some(schedule));
         self.show_current();
-    }
-
-    async fn load_saved(self) -> Result<TokenRecords, String> {
-        let store = IdbStore::open().await.map_err(|e| e.to_string())?;
-        let rows = store
-            .token_records(&self.key_prefix())
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(match self.game {
-            GameKind::TwoToken => {
-                let mut r: Vec<TwoTokenRecord> = rows
-                    .iter()
-                    .filter_map(|j| serde_json::from_str(j).ok())
-                    .collect();
-                r.sort_by_key(|r| (r.position, r.round));
-                TokenRecords::TwoToken(r)
-            }
-            _ => {
-                let mut r: Vec<Top1Record> = rows
-                    .iter()
-                    .filter_map(|j| serde_json::from_str(j).ok())
-                    .collect();
-                r.sort_by_key(|r| r.position);
-                TokenRecords::Top1(r)
-            }
-        })
-    }
-
-    /// Saves one record; the caller shows the next round only after this succeeds.
-    pub async fn save<T: serde::Serialize>(self, slot: &Slot, record: &T) -> Result<(), String> {
-        let key = record_key(
-            &self.participant.get_value(),
-            self.game,
-            &slot.passage,
-            slot.position,
-            slot.round,
-        );
-        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
-        let store = IdbStore::open().await.map_err(|e| e.to_string())?;
-        store
-            .save_token_record(&key, &json)
-            .await
-            .map_err(|e| e.to_string())
     }
 
     pub fn fail(self, message: String) {

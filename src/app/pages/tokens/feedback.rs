@@ -52,6 +52,7 @@ pub fn RoundFeedback() -> impl IntoView {
                 };
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
+                        <h3>"Last round"</h3>
                         <p><strong>{verdict}</strong>" The next token was "
                             <span class="token" data-testid="true-token">{shown(&r.true_token_text)}</span>
                             {format!(" (GPT-2: {}). You typed ", r.g_true.map(percent).unwrap_or_default())}
@@ -67,6 +68,7 @@ pub fn RoundFeedback() -> impl IntoView {
                 let side = if r.true_left { "left" } else { "right" };
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
+                        <h3>"Last round"</h3>
                         <p>"The original was the " {side} " token, "
                             <span class="token" data-testid="true-token">{shown(&r.true_token_text)}</span>
                             {format!(" (GPT-2: {}); the other, ", percent(r.g_true))}

@@ -6,6 +6,7 @@ mod controller;
 mod exports;
 mod feedback;
 mod results;
+mod storage;
 mod strip;
 mod top1;
 mod two_token;

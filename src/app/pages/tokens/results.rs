@@ -55,6 +55,8 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
         .configure_mesh()
         .disable_y_mesh()
         .disable_y_axis()
+        .x_labels(5)
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .x_desc("perplexity (lower is better)")
         .draw()
         .ok()?;

@@ -120,7 +120,8 @@ pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
                     let shown = show_token(text.as_bytes());
                     match check.get() {
                         None => format!("“{shown}” …"),
-                        Some((Some(_), _)) => format!("“{shown}” is one GPT-2 token ✓"),
+                        Some((Some(_), Some(_))) => format!("“{shown}” is one GPT-2 token ✓ (“·{shown}”, with a leading space, is another one)"),
+                        Some((Some(_), None)) => format!("“{shown}” is one GPT-2 token ✓"),
                         Some((None, Some(_))) => format!("“{shown}” is not one token as typed, but “·{shown}” is: add a leading space?"),
                         Some((None, None)) => format!("“{shown}” is not a single GPT-2 token: it can never be exactly right"),
                     }
