@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DIST, serveDist, launch, screenshot } from "./harness.mjs";
+import { DIST, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 240_000;
 const HOSTILE = "<img src=x onerror=alert(1)>";
@@ -39,25 +39,6 @@ async function guess(page, word) {
 async function openPassage(page, id) {
   await page.locator(`[data-testid=passage-list] li[data-passage="${id}"] a`).click({ timeout: TIMEOUT });
   await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
-}
-
-async function withPage(name, { webgpu = false, viewport } = {}, body) {
-  const { browser, page, logs } = await launch({ webgpu });
-  if (viewport) await page.setViewportSize(viewport);
-  const dialogs = [];
-  page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
-  try {
-    await body(page, logs, dialogs);
-    assert.deepEqual(dialogs, [], "no script ever ran an alert");
-    const errors = logs.filter((l) => /panicked|unreachable|Content Security Policy|Refused/i.test(l));
-    assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
-  } catch (e) {
-    await screenshot(page, `FAILED-${name}.png`).catch(() => {});
-    console.error(logs.join("\n"));
-    throw e;
-  } finally {
-    await browser.close();
-  }
 }
 
 test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export", { timeout: 3 * TIMEOUT }, () =>

@@ -5,6 +5,7 @@ import { readFile, mkdir } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import { extname, join, normalize, resolve } from "node:path";
 import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 // CLOZELAB_DIST serves another build (e.g. `trunk build --release --dist dist-release`).
@@ -74,4 +75,24 @@ export function cliNextToken(modelDir, context, top) {
 export async function screenshot(page, name) {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+}
+
+/** Runs `body` on a fresh page; fails on alerts or console errors, with a screenshot. */
+export async function withPage(name, { webgpu = false, viewport } = {}, body) {
+  const { browser, page, logs } = await launch({ webgpu });
+  if (viewport) await page.setViewportSize(viewport);
+  const dialogs = [];
+  page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+  try {
+    await body(page, logs, dialogs);
+    assert.deepEqual(dialogs, [], "no script ever ran an alert");
+    const errors = logs.filter((l) => /panicked|unreachable|Content Security Policy|Refused/i.test(l));
+    assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
+  } catch (e) {
+    await screenshot(page, `FAILED-${name}.png`).catch(() => {});
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
 }

@@ -4,7 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { serveDist, launch, screenshot } from "./harness.mjs";
+import { serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 
@@ -12,28 +12,13 @@ let served;
 before(async () => { served = await serveDist(); });
 after(() => served?.server.close());
 
-async function withPage(name, body) {
-  const { browser, page, logs } = await launch({ webgpu: false });
-  try {
-    await body(page);
-    const errors = logs.filter((l) => /panicked|unreachable|Content Security Policy|Refused/i.test(l));
-    assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
-  } catch (e) {
-    await screenshot(page, `FAILED-${name}.png`).catch(() => {});
-    console.error(logs.join("\n"));
-    throw e;
-  } finally {
-    await browser.close();
-  }
-}
-
 async function progress(page) {
   const text = await page.getByTestId("token-progress").innerText();
   return Number(text.match(/(\d+) of/)[1]);
 }
 
 test("two-token game: answer, feedback, live perplexity, reload resumes, export", { timeout: 4 * TIMEOUT }, () =>
-  withPage("two-token", async (page) => {
+  withPage("two-token", {}, async (page) => {
     await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-two`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     await page.locator('[data-testid=two-token-passage]').first().click();
@@ -76,7 +61,7 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
   }));
 
 test("top-1 game: single-token check, whitespace buttons, feedback beside GPT-2", { timeout: 3 * TIMEOUT }, () =>
-  withPage("top1", async (page) => {
+  withPage("top1", {}, async (page) => {
     await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-top1`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     await page.locator('[data-testid=top1-passage]').first().click();
