@@ -415,3 +415,37 @@ fn sampled_tokens_follow_the_distribution() {
         assert!((share - p).abs() < 4.5 * se, "{counts:?}");
     }
 }
+
+#[test]
+fn token_exports_dropped_into_your_data_are_recognised() {
+    use clozelab::game::export::{Manifest, ModelInfo};
+    use clozelab::game::imports::{Imported, import_file};
+    use clozelab::game::study::{Plan, StudyConfig};
+    let all = TokenRecords::TwoToken(vec![two_token_record(3, 0, (0.2, 0.05), 80, false)]);
+    let plan = Plan {
+        participant: "P1".into(),
+        url_ids: Default::default(),
+        order_seed: 0,
+        items: vec![],
+    };
+    let manifest = Manifest::new(
+        &ModelInfo::default(),
+        &StudyConfig::default_play(),
+        &plan,
+        0,
+        "t",
+    );
+    for (name, text) in [
+        ("two.csv", all.to_csv().unwrap()),
+        ("two.json", all.to_json().unwrap()),
+        ("bundle.json", all.to_bundle(&manifest).unwrap()),
+    ] {
+        match import_file(name, text.as_bytes()) {
+            Ok(Imported::TokenRecords(r)) => assert_eq!(r, all, "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // The next-word game's own files are still what they were.
+    let study = import_file("s.json", br#"{"passages": ["storm"], "game": "two_token"}"#);
+    assert!(matches!(study, Ok(Imported::Study(_))));
+}

@@ -9,6 +9,7 @@ use crate::game::humans::HumanCounts;
 use crate::game::imports::{Imported, import_file};
 use crate::game::passages::{Passage, built_in_passages, from_norms};
 use crate::game::study::StudyConfig;
+use crate::game::tokens::records::TokenRecords;
 
 #[derive(Clone, Copy)]
 pub struct LabData {
@@ -20,6 +21,9 @@ pub struct LabData {
     /// A study config picked as a file (runs like `?study=URL`).
     pub study: RwSignal<Option<StudyConfig>>,
     pub import_status: RwSignal<String>,
+    /// Next-token game answers from imported exports.
+    pub top1: RwSignal<Vec<crate::game::tokens::top1::Top1Record>>,
+    pub two_token: RwSignal<Vec<crate::game::tokens::two_token::TwoTokenRecord>>,
 }
 
 pub fn provide_lab_data() {
@@ -29,6 +33,8 @@ pub fn provide_lab_data() {
         passages: RwSignal::new(built_in_passages()),
         study: RwSignal::new(None),
         import_status: RwSignal::new(String::new()),
+        top1: RwSignal::new(Vec::new()),
+        two_token: RwSignal::new(Vec::new()),
     });
 }
 
@@ -63,6 +69,10 @@ impl LabData {
                 Imported::Norms { norms, .. } => {
                     self.humans.update(|h| h.add_norms(&norms));
                     self.add_passages(from_norms(&norms));
+                }
+                Imported::TokenRecords(TokenRecords::Top1(r)) => self.top1.update(|a| a.extend(r)),
+                Imported::TokenRecords(TokenRecords::TwoToken(r)) => {
+                    self.two_token.update(|a| a.extend(r))
                 }
             }
         }

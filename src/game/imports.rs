@@ -7,6 +7,7 @@ use crate::data::{
 use crate::game::export::import_bundle;
 use crate::game::passages::{Passage, PassageError, parse_plain_text};
 use crate::game::study::{StudyConfig, StudyError};
+use crate::game::tokens::records::{TokenRecords, import_token_records};
 
 /// A parsed import.
 #[derive(Debug, PartialEq)]
@@ -18,6 +19,8 @@ pub enum Imported {
         norms: ClozeNorms,
         skipped: Vec<SkippedRow>,
     },
+    /// An export of a next-token game.
+    TokenRecords(TokenRecords),
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -44,6 +47,12 @@ impl Imported {
                 norms.contexts.len(),
                 skipped.len()
             ),
+            Imported::TokenRecords(TokenRecords::Top1(r)) => {
+                format!("{} top-1 token answers", r.len())
+            }
+            Imported::TokenRecords(TokenRecords::TwoToken(r)) => {
+                format!("{} two-token rounds", r.len())
+            }
         }
     }
 }
@@ -61,6 +70,16 @@ pub fn import_file(name: &str, bytes: &[u8]) -> Result<Imported, ImportError> {
                 file: name.into(),
                 source,
             });
+    }
+    // Next-token exports carry `true_token` (as a key in JSON, a column in tables).
+    let head: String = text.chars().take(8000).collect();
+    if head.contains("\"true_token\"")
+        || head
+            .lines()
+            .next()
+            .is_some_and(|h| h.split([',', '\t']).any(|c| c.trim() == "true_token"))
+    {
+        return Ok(Imported::TokenRecords(import_token_records(name, text)?));
     }
     if lower.ends_with(".json") {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();

@@ -58,6 +58,17 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
     assert.ok(csv[0].startsWith("participant,passage,position,round,context,true_token,true_token_text,other_token,other_token_text,true_left,button,p_true,reward,g_true,g_other"), csv[0]);
     assert.equal(csv.length, 5, csv.join("\n"));
     assert.ok(csv.slice(1).every((l) => l.startsWith("e2e-two,")), csv.join("\n"));
+
+    // The export, dropped into "Your data" on the first screen, gives the pooled estimate.
+    await page.getByRole("link", { name: "Play" }).click();
+    await page.locator("details.data-panel summary").click();
+    await page.getByTestId("import-data").setInputFiles([
+      { name: "two-token.csv", mimeType: "text/csv", buffer: Buffer.from(csv.join("\n") + "\n") },
+    ]);
+    await page.waitForFunction(() => /two-token.csv: 4 two-token rounds/.test(document.querySelector("[data-testid=import-status]")?.innerText ?? ""), null, { timeout: TIMEOUT });
+    const pooled = await page.getByTestId("perplexity-list").locator("li").allInnerTexts();
+    assert.match(pooled[0], /^imported participants: \d/);
+    await screenshot(page, "imported-token-results.png");
   }));
 
 test("top-1 game: single-token check, whitespace buttons, feedback beside GPT-2", { timeout: 3 * TIMEOUT }, () =>

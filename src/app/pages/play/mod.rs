@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::app::data::use_lab_data;
-use crate::app::pages::tokens::TokenGameChooser;
+use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
 use crate::game::study::StudyConfig;
 use completion::Completion;
@@ -32,7 +32,10 @@ pub fn PlayHome() -> impl IntoView {
     move || match (study_url.clone(), lab.study.get()) {
         (Some(url), _) => view! { <StudyFromUrl url/> }.into_any(),
         (None, Some(config)) => view! { <GameRun config experiment=true/> }.into_any(),
-        (None, None) => view! { <PassageList/> <TokenGameChooser/> <DataPanel/> }.into_any(),
+        (None, None) => {
+            view! { <PassageList/> <TokenGameChooser/> <DataPanel/> <ImportedTokenResults/> }
+                .into_any()
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 mod controller;
 mod exports;
 mod feedback;
+mod imported;
 mod results;
 mod storage;
 mod strip;
@@ -21,6 +22,7 @@ use crate::game::study::GameKind;
 use controller::{Stage, TokenGame, game_name};
 use exports::TokenExports;
 use feedback::{RoundFeedback, RunningScore};
+pub use imported::ImportedTokenResults;
 use results::PerplexityResults;
 use top1::Top1Round;
 use two_token::TwoTokenRound;

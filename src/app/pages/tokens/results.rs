@@ -23,7 +23,7 @@ fn bar(label: &str, e: &LossEstimate) -> Bar {
     )
 }
 
-fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord]) -> Option<Vec<Bar>> {
+fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord], who: &str) -> Option<Vec<Bar>> {
     let player = pairs(records, None).ok()?;
     let human = estimate_loss(&player).ok()?;
     // GPT-2 answering the same rounds with its own probabilities: ln m = ln g.
@@ -34,7 +34,7 @@ fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord]) -> Option<Ve
     let exact = estimate_loss(&model_player_pairs(&player, &logp, false)).ok()?;
     let rounded = estimate_loss(&model_player_pairs(&player, &logp, true)).ok()?;
     Some(vec![
-        bar("You", &human),
+        bar(who, &human),
         bar("GPT-2", &exact),
         bar("GPT-2, rounded to the buttons", &rounded),
     ])
@@ -90,11 +90,22 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
     root.present().ok()
 }
 
+/// The player's own estimate, live.
 #[component]
 pub fn PerplexityResults() -> impl IntoView {
     let game = use_token_game();
+    view! { <PerplexityChart records=game.two_token.into() who="You"/> }
+}
+
+/// Perplexity bars for `records` (pooled over their participants), GPT-2 beside them.
+#[component]
+pub fn PerplexityChart(
+    records: Signal<Vec<crate::game::tokens::two_token::TwoTokenRecord>>,
+    /// Label of the human bar.
+    who: &'static str,
+) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let results = Memo::new(move |_| bars(&game.two_token.get()));
+    let results = Memo::new(move |_| bars(&records.get(), who));
     Effect::new(move |_| {
         if let (Some(c), Some(b)) = (canvas.get(), results.get()) {
             c.set_width(560);
@@ -104,7 +115,7 @@ pub fn PerplexityResults() -> impl IntoView {
     });
     view! {
         <section class="results" data-testid="perplexity-results">
-            <h3>"Perplexity, estimated from your answers"</h3>
+            <h3>{format!("Perplexity, estimated from the two-token answers ({who})")}</h3>
             <Show when=move || results.get().is_some()
                 fallback=|| view! { <p>"Answer a scored round to see your estimate."</p> }>
                 <canvas node_ref=canvas aria-hidden="true"></canvas>
