@@ -20,7 +20,7 @@ fn at(file: &str, line: usize, column: usize, message: impl ToString) -> DataErr
 /// CSV/TSV with a header (the delimiter sniffed from the first line).
 ///
 /// ```
-/// #[derive(serde::Deserialize)]
+/// #[derive(Debug, serde::Deserialize)]
 /// struct Row { context: String, p_true: f64 }
 /// let csv = "context,p_true,extra\nThe cat,0.9,x\n";
 /// let rows = clozelab::data::rows::read_rows::<Row>("a.csv", csv).unwrap();
