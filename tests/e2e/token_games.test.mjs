@@ -36,8 +36,11 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
         if (i === 0) await screenshot(page, "two-token-round.png");
         await button.click();
       }
-      await page.getByTestId("token-feedback").waitFor({ timeout: TIMEOUT });
+      // Saved and moved on: the progress line counts it (the feedback of an earlier round may
+      // still be on screen, so it is no signal).
+      await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), i + 1, { timeout: TIMEOUT });
     }
+    await page.getByTestId("token-feedback").waitFor({ timeout: TIMEOUT });
     assert.equal(await progress(page), 4);
     assert.match(await page.getByTestId("round-reward").innerText(), /points/);
     // Two practice rounds, then two scored: the estimate is shown.
