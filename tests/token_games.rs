@@ -449,3 +449,9 @@ fn token_exports_dropped_into_your_data_are_recognised() {
     let study = import_file("s.json", br#"{"passages": ["storm"], "game": "two_token"}"#);
     assert!(matches!(study, Ok(Imported::Study(_))));
 }
+
+#[test]
+fn no_rounds_score_zero_not_minus_zero() {
+    use clozelab::game::tokens::two_token::total_reward;
+    assert_eq!(format!("{:+.0}", total_reward(&[])), "+0");
+}

@@ -136,9 +136,11 @@ pub fn pairs(
 
 /// Total shown reward (practice left out).
 pub fn total_reward(records: &[TwoTokenRecord]) -> f64 {
+    // `+ 0.0`: an empty float sum is −0.0, shown as "-0".
     records
         .iter()
         .filter(|r| !r.practice)
         .map(|r| r.reward)
-        .sum()
+        .sum::<f64>()
+        + 0.0
 }

@@ -98,7 +98,8 @@ pub fn RunningScore() -> impl IntoView {
                 .iter()
                 .filter(|r| !r.practice)
                 .map(|r| reward(r.g_true, PTrue::from_model(r.g_true.ln(), r.g_other.ln())))
-                .sum();
+                .sum::<f64>()
+                + 0.0;
             view! {
                 <p class="score" data-testid="running-score">{format!(
                     "Score: you {:+.0} · GPT-2 {:+.0} (over {} scored rounds)",
