@@ -16,8 +16,8 @@ which trunk wasm-bindgen || echo "no trunk/wasm-bindgen on PATH (good)"
 t0=$(date +%s)
 echo "== apt reinstall"; time (DEBIAN_FRONTEND=noninteractive apt-get install --reinstall -y -qq chromium chromium-driver mesa-vulkan-drivers libvulkan1 >/dev/null 2>&1)
 t1=$(date +%s)
-git clone -q "$REPO" $F/ws/main && ln -s "$REPO/../shared" $F/ws/shared
-cd $F/ws/main
+git clone -q "$REPO" $F/ws/main && ln -s "$REPO/../shared" $F/ws/shared || exit 1
+cd $F/ws/main || exit 1
 echo "== test command"; time bash scripts/test.sh; rc=$?
 t2=$(date +%s)
 echo "RESULT rc=$rc apt_s=$((t1-t0)) test_command_s=$((t2-t1)) total_s=$((t2-t0))"
