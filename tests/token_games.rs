@@ -455,3 +455,105 @@ fn no_rounds_score_zero_not_minus_zero() {
     use clozelab::game::tokens::two_token::total_reward;
     assert_eq!(format!("{:+.0}", total_reward(&[])), "+0");
 }
+
+#[test]
+fn a_token_study_config_says_game_counts_seed_and_model() {
+    use clozelab::game::study::{GameKind, StudyConfig, StudyError};
+    let config = StudyConfig::from_json(
+        r#"{"game": "two_token", "passages": ["storm"], "positions_per_passage": 5,
+            "rounds_per_position": 3, "seed": 42, "model": "models/test/"}"#,
+    )
+    .unwrap();
+    assert_eq!(config.game, GameKind::TwoToken);
+    assert_eq!(
+        (config.positions_per_passage, config.rounds(), config.seed),
+        (Some(5), 3, 42)
+    );
+    assert_eq!(config.model.as_deref(), Some("models/test/"));
+    assert_eq!(StudyConfig::default_play().rounds(), 1);
+    for bad in [
+        r#"{"rounds_per_position": 0}"#,
+        r#"{"positions_per_passage": 0}"#,
+    ] {
+        assert_eq!(
+            StudyConfig::from_json(bad),
+            Err(StudyError::TokenGameCounts),
+            "{bad}"
+        );
+    }
+    for bad in [
+        "https://evil.example/gpt2/",
+        "//evil.example/",
+        "",
+        "a\\b",
+        "x\ny",
+    ] {
+        let json = serde_json::json!({ "model": bad }).to_string();
+        assert!(
+            matches!(StudyConfig::from_json(&json), Err(StudyError::ModelUrl(_))),
+            "{bad:?}"
+        );
+    }
+    assert!(matches!(
+        StudyConfig::from_json(r#"{"game": "three_token"}"#),
+        Err(StudyError::Json(_))
+    ));
+}
+
+#[test]
+fn a_second_model_scores_the_same_rounds_in_the_order_of_the_pairs() {
+    use clozelab::analysis::perplexity::{estimate_loss, model_player_pairs};
+    use clozelab::game::tokens::two_token::model_logprobs_for_pairs;
+    let mut practice = two_token_record(1, 0, (0.5, 0.5), 50, true);
+    practice.practice = true;
+    let records = vec![
+        two_token_record(5, 0, (0.01, 0.3), 99, true),
+        practice,
+        two_token_record(3, 0, (0.2, 0.05), 80, false),
+        two_token_record(3, 1, (0.2, 0.1), 30, true),
+    ];
+    let grouped = pairs(&records, None).unwrap();
+    // A model that is the generator: the pairs' own log-probabilities, position 3 first.
+    let own = model_logprobs_for_pairs(&records, None, |r| Some((r.g_true.ln(), r.g_other.ln())))
+        .unwrap();
+    let expected: Vec<(f64, Vec<f64>)> = grouped
+        .iter()
+        .map(|p| (p.logp_true, p.rounds.iter().map(|r| r.logp_other).collect()))
+        .collect();
+    assert_eq!(own, expected);
+    // Scored as a player, the generator's exact answers give exactly its own loss.
+    let as_player = estimate_loss(&model_player_pairs(&grouped, &own, false)).unwrap();
+    assert!((as_player.loss_human - as_player.loss_generator).abs() < 1e-12);
+    // A different model gives a different loss; a record not yet scored gives nothing.
+    let flat =
+        model_logprobs_for_pairs(&records, None, |_| Some(((0.1f64).ln(), (0.1f64).ln()))).unwrap();
+    let flat_loss = estimate_loss(&model_player_pairs(&grouped, &flat, false)).unwrap();
+    assert!((flat_loss.loss_human - as_player.loss_human).abs() > 1e-3);
+    assert!(
+        model_logprobs_for_pairs(&records, None, |r| (r.position != 5).then_some((0.0, 0.0)))
+            .is_none()
+    );
+    // The practice record is never looked up.
+    assert!(
+        model_logprobs_for_pairs(&records, None, |r| (!r.practice).then_some((0.0, 0.0))).is_some()
+    );
+}
+
+#[test]
+fn a_second_models_scores_are_kept_per_round_until_all_are_there() {
+    use clozelab::game::tokens::two_token::ModelScores;
+    let records = vec![
+        two_token_record(3, 0, (0.2, 0.05), 80, false),
+        two_token_record(3, 1, (0.2, 0.1), 30, true),
+    ];
+    let mut scores = ModelScores::new("distilgpt2");
+    assert_eq!(scores.missing(&records).len(), 2);
+    assert!(scores.for_pairs(&records).is_none());
+    scores.insert(&records[1], -1.0, -2.0);
+    assert_eq!(scores.missing(&records), vec![&records[0]]);
+    scores.insert(&records[0], -1.0, -3.0);
+    assert_eq!(
+        scores.for_pairs(&records),
+        Some(vec![(-1.0, vec![-3.0, -2.0])])
+    );
+}

@@ -36,6 +36,10 @@ pub enum PerplexityError {
         "simulated context {0}: the generator's and player's distributions differ in length or the true token is outside them"
     )]
     SimContext(usize),
+    #[error(
+        "the simulation needs positive temperatures, at least one position, repetition and round count"
+    )]
+    SimSetup,
 }
 
 /// A validated answer: the probability the player gave the true token being the original.
@@ -349,8 +353,87 @@ pub struct SimContext {
     pub true_token: TrueToken,
 }
 
+/// The estimator-bias simulation (the paper's Figure 2) as the CLI and the page run it: the
+/// generator is the model at `generator_temperature`; the known player is the generator at
+/// `player_temperature` (the model at their product), answering every round exactly.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BiasSetup {
+    /// Contexts: the first `positions` positions of the passages.
+    pub positions: usize,
+    pub generator_temperature: f64,
+    pub player_temperature: f64,
+    /// True tokens drawn from the generator (text as the model would write it) instead of the
+    /// passage's own.
+    pub truth_from_generator: bool,
+    pub rounds_per_pair: Vec<usize>,
+    pub repetitions: usize,
+    pub seed: u64,
+}
+
+impl BiasSetup {
+    /// Checks the setup before any forward pass.
+    ///
+    /// ```
+    /// use clozelab::analysis::perplexity::BiasSetup;
+    /// let mut s = BiasSetup::paper_default();
+    /// assert!(s.validate().is_ok());
+    /// s.player_temperature = 0.0;
+    /// assert!(s.validate().is_err());
+    /// ```
+    pub fn validate(&self) -> Result<(), PerplexityError> {
+        let positive = |t: f64| t.is_finite() && t > 0.0;
+        let ok = positive(self.generator_temperature)
+            && positive(self.player_temperature)
+            && self.positions > 0
+            && self.repetitions > 0
+            && !self.rounds_per_pair.is_empty()
+            && self.rounds_per_pair.iter().all(|&n| n > 0);
+        if ok {
+            Ok(())
+        } else {
+            Err(PerplexityError::SimSetup)
+        }
+    }
+
+    /// n = 1, 4, 10, 40 rounds per pair, 40 positions, 200 repetitions, player at T = 0.7.
+    pub fn paper_default() -> Self {
+        Self {
+            positions: 40,
+            generator_temperature: 1.0,
+            player_temperature: 0.7,
+            truth_from_generator: false,
+            rounds_per_pair: vec![1, 4, 10, 40],
+            repetitions: 200,
+            seed: 0,
+        }
+    }
+
+    /// One simulated context from the model's log-probabilities at a position whose own next
+    /// token is `text_token`: g = softmax(ℓ/T_g), h = softmax(ℓ/(T_g·T_p)).
+    pub fn context(&self, logprobs: &[f32], text_token: u32) -> SimContext {
+        let g = self.generator_temperature;
+        SimContext {
+            generator: softmax_at(logprobs, g),
+            player: softmax_at(logprobs, g * self.player_temperature),
+            true_token: if self.truth_from_generator {
+                TrueToken::FromGenerator
+            } else {
+                TrueToken::Fixed(text_token as usize)
+            },
+        }
+    }
+}
+
+/// softmax(ℓ / t), in f64.
+fn softmax_at(logprobs: &[f32], t: f64) -> Vec<f64> {
+    let scaled: Vec<f64> = logprobs.iter().map(|l| f64::from(*l) / t).collect();
+    let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = scaled.iter().map(|s| (s - max).exp()).sum();
+    scaled.iter().map(|s| (s - max).exp() / z).collect()
+}
+
 /// Estimated minus true loss at one number of rounds per pair.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BiasPoint {
     pub rounds_per_pair: usize,
     pub true_loss: f64,

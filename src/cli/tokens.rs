@@ -9,17 +9,16 @@ use serde::{Deserialize, Serialize};
 use super::error::CliError;
 use super::{Args, load_engine_from};
 use crate::analysis::perplexity::{
-    LossEstimate, PTrue, Pair, Round, SimContext, TrueToken, estimate_loss, model_player_pairs,
-    simulate,
+    BiasSetup, LossEstimate, PTrue, Pair, Round, estimate_loss, model_player_pairs,
 };
 use crate::data::DataError;
 use crate::data::rows::read_rows;
 use crate::game::passages::{built_in_passages, parse_plain_text};
+use crate::game::tokens::single_token;
 use crate::game::tokens::top1::is_correct;
-use crate::game::tokens::{TokenPassage, single_token};
 use crate::runtime::backend::BackendKind;
 use crate::runtime::engine::Engine;
-use crate::runtime::inference::next_token_logprobs;
+use crate::runtime::inference::{next_token_logprobs, simulate_bias};
 
 /// A token in an answer file: its id, or text that is exactly one GPT-2 token.
 #[derive(Clone, Debug, Deserialize)]
@@ -300,14 +299,6 @@ pub fn top1(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// softmax(logp / t), in f64.
-fn softmax_at(logp: &[f32], t: f64) -> Vec<f64> {
-    let scaled: Vec<f64> = logp.iter().map(|l| f64::from(*l) / t).collect();
-    let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let z: f64 = scaled.iter().map(|s| (s - max).exp()).sum();
-    scaled.iter().map(|s| (s - max).exp() / z).collect()
-}
-
 /// `clozelab perplexity-sim`: a known player (the model at another temperature) answers exactly;
 /// how far the estimate falls from its true loss, for several rounds per pair.
 pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
@@ -325,14 +316,9 @@ pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
         "--json",
     ])?;
     let (engine, _) = load_engine_from(Path::new(args.required("--model")?), backend(args)?)?;
-    let positions: usize = args.parsed("--positions", 40)?;
-    let temperature: f64 = args.parsed("--player-temperature", 0.7)?;
-    // The random test model is nearly uniform; a generator temperature below 1 makes it as
-    // peaked as GPT-2 (mean entropy ~3 nats) for a realistic simulation.
-    let generator_temperature: f64 = args.parsed("--generator-temperature", 1.0)?;
     // `text`: the passage's own tokens; `generator`: tokens the generator draws (text as the
     // model would write it, which a random model's passages are not).
-    let from_generator = match args.value("--truth").unwrap_or("text") {
+    let truth_from_generator = match args.value("--truth").unwrap_or("text") {
         "text" => false,
         "generator" => true,
         other => {
@@ -341,21 +327,25 @@ pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
             )));
         }
     };
-    let positive = |t: f64| t.is_finite() && t > 0.0;
-    if !positive(temperature) || !positive(generator_temperature) || positions == 0 {
-        return Err(CliError::usage(
-            "temperatures must be positive and --positions at least 1",
-        ));
-    }
-    let repetitions: usize = args.parsed("--repetitions", 200)?;
-    let seed: u64 = args.parsed("--seed", 0)?;
-    let rounds: Vec<usize> = args
+    let rounds_per_pair: Vec<usize> = args
         .value("--rounds")
         .unwrap_or("1,4,10,40")
         .split(',')
         .map(|n| n.trim().parse::<usize>())
         .collect::<Result<_, _>>()
         .map_err(|_| CliError::usage("--rounds takes numbers separated by commas"))?;
+    let setup = BiasSetup {
+        positions: args.parsed("--positions", 40)?,
+        player_temperature: args.parsed("--player-temperature", 0.7)?,
+        // The random test model is nearly uniform; a generator temperature below 1 makes it as
+        // peaked as GPT-2 (mean entropy ~3 nats) for a realistic simulation.
+        generator_temperature: args.parsed("--generator-temperature", 1.0)?,
+        truth_from_generator,
+        rounds_per_pair,
+        repetitions: args.parsed("--repetitions", 200)?,
+        seed: args.parsed("--seed", 0)?,
+    };
+    setup.validate()?;
     let passages = match args.value("--text") {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(CliError::io("read", path))?;
@@ -363,32 +353,23 @@ pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
         }
         None => built_in_passages(),
     };
-    let mut contexts = Vec::new();
-    'passages: for passage in &passages {
-        let tokens = TokenPassage::new(&passage.id, &passage.text, &engine.tokenizer)?;
-        for position in 1..tokens.len() {
-            if contexts.len() == positions {
-                break 'passages;
-            }
-            let all = pollster::block_on(next_token_logprobs(
-                &engine.model,
-                tokens.context_ids(position),
-            ))?;
-            contexts.push(SimContext {
-                generator: softmax_at(&all, generator_temperature),
-                player: softmax_at(&all, generator_temperature * temperature),
-                true_token: if from_generator {
-                    TrueToken::FromGenerator
-                } else {
-                    TrueToken::Fixed(tokens.ids[position] as usize)
-                },
-            });
-        }
-    }
-    let points = simulate(&contexts, &rounds, repetitions, seed)?;
+    let ids = passages
+        .iter()
+        .map(|p| engine.tokenizer.encode(&p.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let keep_going = |_| std::future::ready(true);
+    let (contexts, points) =
+        pollster::block_on(simulate_bias(&engine.model, &ids, &setup, keep_going))?
+            .unwrap_or_default();
+    let (temperature, generator_temperature, repetitions) = (
+        setup.player_temperature,
+        setup.generator_temperature,
+        setup.repetitions,
+    );
+    let from_generator = setup.truth_from_generator;
     if args.has("--json") {
         let json = serde_json::json!({
-            "contexts": contexts.len(), "player_temperature": temperature,
+            "contexts": contexts, "player_temperature": temperature,
             "generator_temperature": generator_temperature,
             "truth": if from_generator { "generator" } else { "text" },
             "repetitions": repetitions, "points": points,
@@ -398,7 +379,7 @@ pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
         println!(
             "{} contexts, generator = model at T={generator_temperature}, player = generator at \
              T={temperature}, {repetitions} repetitions",
-            contexts.len()
+            contexts
         );
         println!("rounds/pair  true loss  mean estimate  bias (est − true)  sd");
         for p in &points {

@@ -27,6 +27,8 @@ pub enum StudyError {
     ParticipantId,
     #[error("positions_per_passage and rounds_per_position must be at least 1")]
     TokenGameCounts,
+    #[error("model must be a folder on the app's own server (e.g. models/gpt2/), got {0:?}")]
+    ModelUrl(String),
 }
 
 /// Passage order.
@@ -88,6 +90,10 @@ pub struct StudyConfig {
     /// Next-token games: seed for positions, sampled tokens and sides (default 0).
     #[serde(default)]
     pub seed: u64,
+    /// Next-token games: the model folder participants' browsers load (a path on the app's own
+    /// server; default the app's GPT-2, `models/gpt2/`). The two-token game samples from it.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// The game a study runs.
@@ -135,6 +141,14 @@ impl StudyConfig {
         {
             return Err(StudyError::SubmitUrl(path.clone()));
         }
+        if let Some(folder) = &config.model
+            && (folder.trim().is_empty()
+                || folder.contains("://")
+                || folder.starts_with("//")
+                || folder.chars().any(|c| c.is_control() || c == '\\'))
+        {
+            return Err(StudyError::ModelUrl(folder.clone()));
+        }
         Ok(config)
     }
 
@@ -157,7 +171,13 @@ impl StudyConfig {
             positions_per_passage: None,
             rounds_per_position: None,
             seed: 0,
+            model: None,
         }
+    }
+
+    /// Two-token game: rounds per position (1 unless the study says more).
+    pub fn rounds(&self) -> u32 {
+        self.rounds_per_position.unwrap_or(1).max(1)
     }
 
     fn find(&self, id: &str) -> Result<Passage, StudyError> {

@@ -3,6 +3,7 @@
 
 use burn::tensor::activation::log_softmax;
 
+use crate::analysis::perplexity::{BiasPoint, BiasSetup, PerplexityError, simulate};
 pub use crate::model::readback::{read_f32, read_i64};
 use crate::model::{Gpt2, ModelError};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
@@ -25,6 +26,44 @@ pub enum InferenceError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    Perplexity(#[from] PerplexityError),
+}
+
+/// The estimator-bias simulation over `passages` (token ids each): one forward pass per position
+/// for the first `setup.positions` positions, then [`simulate`]. `before_each` runs before each
+/// forward pass (the worker yields there so a cancel can arrive; `false` stops).
+pub async fn simulate_bias<F, Fut>(
+    model: &Gpt2,
+    passages: &[Vec<u32>],
+    setup: &BiasSetup,
+    mut before_each: F,
+) -> Result<Option<(usize, Vec<BiasPoint>)>, InferenceError>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    setup.validate()?;
+    let mut contexts = Vec::new();
+    'passages: for ids in passages {
+        for position in 1..ids.len() {
+            if contexts.len() == setup.positions {
+                break 'passages;
+            }
+            if !before_each(contexts.len()).await {
+                return Ok(None);
+            }
+            let logprobs = next_token_logprobs(model, &ids[..position]).await?;
+            contexts.push(setup.context(&logprobs, ids[position]));
+        }
+    }
+    let points = simulate(
+        &contexts,
+        &setup.rounds_per_pair,
+        setup.repetitions,
+        setup.seed,
+    )?;
+    Ok(Some((contexts.len(), points)))
 }
 
 /// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).

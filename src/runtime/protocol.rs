@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::perplexity::{BiasPoint, BiasSetup};
 use crate::estimators::decoding::{DecodingStrategy, SamplingError};
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
@@ -67,6 +68,20 @@ pub enum Request {
         tokens: Vec<u32>,
         top: usize,
         sample_seed: Option<u64>,
+    },
+    /// The estimator-bias simulation (two-token game) over `texts`: progress per position, then
+    /// [`Reply::Bias`].
+    SimulateBias {
+        texts: Vec<String>,
+        setup: BiasSetup,
+    },
+    /// Loads a second model (same vocabulary) from a folder URL to play the two-token game
+    /// beside the first: progress, then [`Reply::ModelReady`].
+    LoadOpponentUrl { base: String },
+    /// The second model's log-probabilities of `tokens` after `context_ids`: [`Reply::LogProbs`].
+    OpponentLogProbs {
+        context_ids: Vec<u32>,
+        tokens: Vec<u32>,
     },
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
@@ -141,6 +156,11 @@ pub enum Reply {
     /// Token ids and each token's raw bytes.
     Tokens(Vec<(u32, Vec<u8>)>),
     TokenStats(TokenStats),
+    /// The simulation's result: how many contexts it used, and one point per rounds-per-pair.
+    Bias {
+        contexts: usize,
+        points: Vec<BiasPoint>,
+    },
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.

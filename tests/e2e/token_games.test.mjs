@@ -3,8 +3,9 @@
 // (live single-token check, whitespace buttons, feedback against GPT-2's arg-max).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
-import { serveDist, screenshot, withPage } from "./harness.mjs";
+import { readFile, writeFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { DIST, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 
@@ -49,6 +50,30 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
     assert.equal(items.length, 3, items.join("\n"));
     assert.match(items[0], /^You: \d/);
     await screenshot(page, "two-token-feedback.png");
+    // A second model as a player: the test model again, so its bars must equal GPT-2's.
+    await page.getByTestId("opponent-panel").locator("summary").click();
+    await page.getByTestId("opponent-folder").fill("/models/test/");
+    await page.getByTestId("opponent-load").click();
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=perplexity-list] li").length === 5, null, { timeout: TIMEOUT });
+    const withOpponent = await page.getByTestId("perplexity-list").locator("li").allInnerTexts();
+    const value = (line) => line.split(": ")[1];
+    assert.match(withOpponent[3], /^\/models\/test\/: /, withOpponent.join("\n"));
+    assert.equal(value(withOpponent[3]), value(withOpponent[1]), withOpponent.join("\n"));
+    assert.equal(value(withOpponent[4]), value(withOpponent[2]), withOpponent.join("\n"));
+    await page.getByTestId("opponent-folder").fill("/models/none/");
+    await page.getByTestId("opponent-load").click();
+    await page.waitForFunction(() => /could not be loaded/.test(document.querySelector("[data-testid=opponent-status]")?.innerText ?? ""), null, { timeout: TIMEOUT });
+    // The estimator's bias, simulated in the worker on this passage (Figure 2).
+    await page.getByTestId("bias-simulation").locator("summary").click();
+    await page.getByTestId("bias-run").click();
+    await page.getByTestId("bias-list").waitFor({ timeout: TIMEOUT });
+    const bias = await page.getByTestId("bias-list").locator("li").allInnerTexts();
+    assert.deepEqual(bias.map((b) => Number(b.match(/^n = (\d+)/)[1])), [1, 4, 10, 40], bias.join("\n"));
+    // Biased low at n = 1, and less so at n = 40.
+    const at = (i) => Number(bias[i].match(/loss ([-+][\d.]+)/)[1]);
+    assert.ok(at(0) < 0 && Math.abs(at(3)) < Math.abs(at(0)), bias.join("\n"));
+    await page.getByTestId("bias-simulation").scrollIntoViewIfNeeded();
+    await screenshot(page, "two-token-bias.png");
     const next = await page.getByTestId("two-token-round").getAttribute("data-position");
 
     await page.reload();
@@ -73,6 +98,126 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
     assert.match(pooled[0], /^imported participants: \d/);
     await screenshot(page, "imported-token-results.png");
   }));
+
+/** Answers the two-token round on screen (80 %, or nothing when it answered itself). */
+async function answerTwoToken(page, answered) {
+  const round = page.getByTestId("two-token-round");
+  await round.waitFor({ timeout: TIMEOUT });
+  const key = `${await round.getAttribute("data-position")}/${await round.getAttribute("data-round")}`;
+  const button = page.locator("[data-testid=p-button][data-percent='80']");
+  await Promise.race([
+    button.waitFor({ timeout: TIMEOUT }),
+    page.waitForFunction((k) => {
+      const r = document.querySelector("[data-testid=two-token-round]");
+      return !r || `${r.dataset.position}/${r.dataset.round}` !== k;
+    }, key, { timeout: TIMEOUT }),
+  ]);
+  if (await button.count()) await button.click();
+  await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: TIMEOUT });
+}
+
+test("two-token study: consent, the study's model, positions and rounds, reload resumes, submit, redirect", { timeout: 4 * TIMEOUT }, async () => {
+  const study = {
+    title: "Token study",
+    game: "two_token",
+    texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
+    passages: ["tok"],
+    positions_per_passage: 2,
+    rounds_per_position: 2,
+    seed: 7,
+    model: "models/test/",
+    consent: "I agree to take part.",
+    instructions: "Say which token is the original.",
+    completion_code: "TOK123",
+    redirect_url: `${served.base}/done-tokens.html?cc=TOK123`,
+    submit_url: "/submit",
+  };
+  const file = join(DIST, "study-tokens.json");
+  const done = join(DIST, "done-tokens.html");
+  await writeFile(file, JSON.stringify(study));
+  await writeFile(done, "<!DOCTYPE html><title>done</title><p>Study platform page</p>");
+  try {
+    await withPage("token-study", {}, async (page) => {
+      const url = `${served.base}/?study=study-tokens.json&PROLIFIC_PID=T-1&STUDY_ID=S9`;
+      await page.goto(url);
+      await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("model-badge").count(), 0, "participants see the study only");
+      await page.getByTestId("consent-accept").click();
+      await answerTwoToken(page, 1);
+      assert.match(await page.getByTestId("token-progress").innerText(), /^1 of 4 rounds answered/);
+      assert.equal(await page.getByTestId("gpt2-top").count(), 0, "no GPT-2 top list for participants");
+      assert.equal(await page.getByTestId("perplexity-results").count(), 0);
+      await screenshot(page, "token-study.png");
+      await answerTwoToken(page, 2);
+      // A reload resumes at the third round, without the consent screen.
+      await page.reload();
+      await page.getByTestId("two-token-round").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("consent").count(), 0);
+      assert.match(await page.getByTestId("token-progress").innerText(), /^2 of 4/);
+      await answerTwoToken(page, 3);
+      const round = page.getByTestId("two-token-round");
+      await round.waitFor({ timeout: TIMEOUT });
+      const button = page.locator("[data-testid=p-button][data-percent='80']");
+      await Promise.race([button.waitFor({ timeout: TIMEOUT }), page.waitForURL(/done-tokens/, { timeout: TIMEOUT })]);
+      if (await button.count()) await button.click();
+      await page.waitForURL(/done-tokens\.html\?cc=TOK123/, { timeout: TIMEOUT });
+    });
+    const sent = served.submissions.filter((b) => b.manifest?.participant === "T-1");
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0].game, "two_token");
+    const records = sent[0].records;
+    assert.equal(records.length, 4);
+    assert.equal(new Set(records.map((r) => r.position)).size, 2, "two positions");
+    assert.deepEqual(records.map((r) => r.round).sort(), [0, 0, 1, 1]);
+    assert.ok(records.every((r) => r.passage === "tok" && !r.practice && r.p_true > 0 && r.p_true < 1));
+    assert.equal(sent[0].manifest.url_ids.STUDY_ID, "S9");
+    assert.equal(sent[0].manifest.study.seed, 7);
+  } finally {
+    await rm(file, { force: true });
+    await rm(done, { force: true });
+  }
+});
+
+test("top-1 study: every position of a practice passage and one scored, completion code", { timeout: 3 * TIMEOUT }, async () => {
+  const study = {
+    game: "top1",
+    texts: [{ id: "warm", title: "Warm-up", text: "One two three" }, { id: "main", title: "Main", text: "Red green blue" }],
+    passages: ["main"],
+    practice: "warm",
+    model: "models/test/",
+    completion_code: "TOP1OK",
+  };
+  const file = join(DIST, "study-top1.json");
+  await writeFile(file, JSON.stringify(study));
+  try {
+    await withPage("top1-study", {}, async (page) => {
+      await page.goto(`${served.base}/?study=study-top1.json&PROLIFIC_PID=T-2`);
+      let answered = 0;
+      for (;;) {
+        const state = await Promise.race([
+          page.getByTestId("top1-round").waitFor({ timeout: TIMEOUT }).then(() => "round"),
+          page.getByTestId("complete").waitFor({ timeout: TIMEOUT }).then(() => "done"),
+        ]);
+        if (state === "done") break;
+        await page.getByTestId("token-guess").fill(" two");
+        await page.getByTestId("token-guess").press("Enter");
+        answered += 1;
+        await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: TIMEOUT });
+      }
+      const total = Number((await page.getByTestId("token-progress").innerText()).match(/of (\d+)/)[1]);
+      assert.equal(answered, total);
+      assert.ok(total >= 4, `${total} positions over the two passages`);
+      assert.equal(await page.getByTestId("completion-code").innerText(), "TOP1OK");
+      await screenshot(page, "top1-study-complete.png");
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-token-json").click()]);
+      const rows = JSON.parse(await readFile(await download.path(), "utf8"));
+      assert.equal(rows.length, total);
+      assert.deepEqual([...new Set(rows.map((r) => `${r.passage}:${r.practice}`))], ["warm:true", "main:false"]);
+    });
+  } finally {
+    await rm(file, { force: true });
+  }
+});
 
 test("top-1 game: single-token check, whitespace buttons, feedback beside GPT-2", { timeout: 3 * TIMEOUT }, () =>
   withPage("top1", {}, async (page) => {

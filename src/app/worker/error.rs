@@ -15,6 +15,12 @@ use crate::text::tokenizer::TokenizerError;
 pub enum WorkerError {
     #[error("no model is loaded")]
     NoModel,
+    #[error("no second model is loaded")]
+    NoOpponent,
+    #[error(
+        "the second model's vocabulary ({0} tokens) is not GPT-2's ({1}): it cannot score the same tokens"
+    )]
+    OpponentVocabulary(usize, usize),
     #[error("{0} is not UTF-8 text")]
     NotUtf8(&'static str),
     /// Cancel and upload chunks are answered as they arrive, never through the request queue.

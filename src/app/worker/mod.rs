@@ -31,6 +31,8 @@ pub fn register() {
 struct State {
     device: Option<(ComputeDevice, Option<String>)>,
     engine: Option<Rc<Engine>>,
+    /// A second model that plays the two-token game beside GPT-2 (same vocabulary).
+    opponent: Option<Rc<Engine>>,
     upload: Option<UploadBuffer>,
     /// The exact word scorer of the loaded model (its tables are costly to build).
     scorer: Option<WordScorer>,

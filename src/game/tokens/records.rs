@@ -29,6 +29,20 @@ impl TokenRecords {
         self.len() == 0
     }
 
+    /// (passage, position, round) of every record: what a schedule resumes from.
+    pub fn slots(&self) -> Vec<(&str, u32, u32)> {
+        match self {
+            TokenRecords::Top1(r) => r
+                .iter()
+                .map(|r| (r.passage.as_str(), r.position, 0))
+                .collect(),
+            TokenRecords::TwoToken(r) => r
+                .iter()
+                .map(|r| (r.passage.as_str(), r.position, r.round))
+                .collect(),
+        }
+    }
+
     /// Long format, one row per answer, with a header.
     pub fn to_csv(&self) -> Result<String, ExportError> {
         let text = match self {

@@ -134,6 +134,73 @@ pub fn pairs(
     Ok(by.into_values().collect())
 }
 
+/// Another model's log-probabilities on the rounds of [`pairs`], in the same order, for
+/// [`crate::analysis::perplexity::model_player_pairs`]: (ln m(true), [ln m(other) per round]) per
+/// pair. `lookup` gives (ln m(true|c), ln m(other|c)) for a record; `None` while any scored
+/// record has none yet.
+pub fn model_logprobs_for_pairs(
+    records: &[TwoTokenRecord],
+    participant: Option<&str>,
+    lookup: impl Fn(&TwoTokenRecord) -> Option<(f64, f64)>,
+) -> Option<Vec<(f64, Vec<f64>)>> {
+    let mut by: BTreeMap<(&str, u32), (f64, Vec<f64>)> = BTreeMap::new();
+    for r in records
+        .iter()
+        .filter(|r| !r.practice && participant.is_none_or(|p| p == r.participant))
+    {
+        let (m_true, m_other) = lookup(r)?;
+        by.entry((&r.passage, r.position))
+            .or_insert_with(|| (m_true, Vec::new()))
+            .1
+            .push(m_other);
+    }
+    Some(by.into_values().collect())
+}
+
+/// Another model's log-probabilities on answered rounds (a second player beside GPT-2), kept
+/// per round as they are computed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelScores {
+    pub name: String,
+    by_round: BTreeMap<(String, String, u32, u32), (f64, f64)>,
+}
+
+impl ModelScores {
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            by_round: BTreeMap::new(),
+        }
+    }
+
+    fn key(r: &TwoTokenRecord) -> (String, String, u32, u32) {
+        (
+            r.participant.clone(),
+            r.passage.clone(),
+            r.position,
+            r.round,
+        )
+    }
+
+    /// Stores ln m(true|c) and ln m(other|c) for the round of `record`.
+    pub fn insert(&mut self, record: &TwoTokenRecord, m_true: f64, m_other: f64) {
+        self.by_round.insert(Self::key(record), (m_true, m_other));
+    }
+
+    /// Scored (non-practice) records this model has no numbers for yet.
+    pub fn missing<'a>(&self, records: &'a [TwoTokenRecord]) -> Vec<&'a TwoTokenRecord> {
+        records
+            .iter()
+            .filter(|r| !r.practice && !self.by_round.contains_key(&Self::key(r)))
+            .collect()
+    }
+
+    /// The numbers in the order of [`pairs`] (`None` while some are missing).
+    pub fn for_pairs(&self, records: &[TwoTokenRecord]) -> Option<Vec<(f64, Vec<f64>)>> {
+        model_logprobs_for_pairs(records, None, |r| self.by_round.get(&Self::key(r)).copied())
+    }
+}
+
 /// Total shown reward (practice left out).
 pub fn total_reward(records: &[TwoTokenRecord]) -> f64 {
     // `+ 0.0`: an empty float sum is −0.0, shown as "-0".

@@ -2,8 +2,6 @@
 //! (experiment mode, from `?study=URL` or a picked config file). Small components over the
 //! [`controller::GameController`] they share through context.
 
-mod completion;
-mod consent;
 pub mod controller;
 mod data_panel;
 mod feedback;
@@ -13,12 +11,12 @@ mod trial;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
+use crate::app::components::completion::CompletionScreen;
+use crate::app::components::consent::ConsentScreen;
 use crate::app::data::use_lab_data;
-use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser};
+use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
 use crate::game::study::StudyConfig;
-use completion::Completion;
-use consent::Consent;
 use controller::{ModelFeedback, Phase, provide_game_controller};
 use data_panel::DataPanel;
 use passage_list::PassageList;
@@ -95,13 +93,7 @@ pub fn PlayPassage() -> impl IntoView {
 #[component]
 fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     if config.game != crate::game::study::GameKind::NextWord {
-        // Never run a different game than the researcher asked for.
-        return view! {
-            <p class="error" role="alert" data-testid="game-error">
-                "This study asks for a next-token game (\"game\": top1 or two_token). clozelab plays those in play mode but cannot run them as studies yet; ask the researcher."
-            </p>
-        }
-        .into_any();
+        return view! { <TokenStudy config/> }.into_any();
     }
     let game = provide_game_controller();
     let title = if experiment {
@@ -126,9 +118,15 @@ fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
             {move || match game.phase.get() {
                 Phase::Loading => view! { <p>"Loading…"</p> }.into_any(),
                 Phase::Failed(m) => view! { <p class="error" role="alert" data-testid="game-error">{m}</p> }.into_any(),
-                Phase::Consent => view! { <Consent/> }.into_any(),
+                Phase::Consent => {
+                    let (consent, instructions) = game.study.with_value(|s| (s.consent.clone(), s.instructions.clone()));
+                    view! { <ConsentScreen consent instructions on_accept=Callback::new(move |_| game.show_next())/> }.into_any()
+                }
                 Phase::Playing | Phase::Feedback => view! { <TrialView/> }.into_any(),
-                Phase::Complete => view! { <Completion/> }.into_any(),
+                Phase::Complete => {
+                    let code = game.study.with_value(|s| s.completion_code.clone());
+                    view! { <CompletionScreen code experiment status=game.redirect_status back_href="/".to_string() done_text="You have finished this passage."/> }.into_any()
+                }
             }}
             <DataPanel/>
         </section>

@@ -6,13 +6,12 @@ use leptos::prelude::*;
 
 use crate::app::inference::CallError;
 use crate::app::state::RuntimeContext;
-use crate::game::passages::Passage;
-use crate::game::study::GameKind;
+use crate::game::study::{GameKind, Plan, StudyConfig};
+use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
-use crate::game::tokens::schedule::{Schedule, Slot};
+use crate::game::tokens::schedule::{PlannedPassage, Schedule, Slot};
 use crate::game::tokens::top1::Top1Record;
-use crate::game::tokens::two_token::TwoTokenRecord;
-use crate::game::tokens::{TokenPassage, positions};
+use crate::game::tokens::two_token::{ModelScores, TwoTokenRecord};
 use crate::runtime::inference::TokenStats;
 use crate::runtime::protocol::{Reply, Request};
 
@@ -24,6 +23,8 @@ pub const PRACTICE_ROUNDS: u32 = 2;
 pub enum Stage {
     /// Waiting for a model, or tokenising the passage and loading saved answers.
     Preparing(String),
+    /// A study's consent and instructions (first visit only).
+    Consent,
     /// A round on screen; `shown_ms` is when it appeared (for the answer time).
     Playing {
         slot: Slot,
@@ -46,16 +47,29 @@ pub enum LastRound {
 pub struct TokenGame {
     pub game: GameKind,
     pub runtime: RuntimeContext,
-    pub passage: StoredValue<Passage>,
+    /// The study (in play mode, one passage with the defaults).
+    pub study: StoredValue<StudyConfig>,
+    /// Experiment mode: a study's participant (consent, completion, submit, redirect).
+    pub experiment: bool,
+    /// The passages in playing order, practice first.
+    pub plan: StoredValue<Plan>,
     pub participant: StoredValue<String>,
-    pub tokens: RwSignal<Option<TokenPassage>>,
+    /// The plan's passages in GPT-2's tokens, once the worker has cut them.
+    pub tokens: RwSignal<Vec<TokenPassage>>,
     pub schedule: RwSignal<Option<Schedule>>,
     pub top1: RwSignal<Vec<Top1Record>>,
     pub two_token: RwSignal<Vec<TwoTokenRecord>>,
     pub stage: RwSignal<Stage>,
     pub last: RwSignal<Option<LastRound>>,
-    /// Seed for sampled tokens and sides (fixed in play mode so a reload shows the same rounds).
+    /// Seed for positions, sampled tokens and sides (the study's; fixed in play mode so a reload
+    /// shows the same rounds).
     pub seed: u64,
+    /// Rounds per position in the two-token game.
+    pub rounds: u32,
+    /// Sending and redirecting at the end of a study.
+    pub redirect_status: RwSignal<String>,
+    /// A second model playing the two-token game beside GPT-2, once loaded.
+    pub opponent: RwSignal<Option<ModelScores>>,
 }
 
 pub fn use_token_game() -> TokenGame {
@@ -79,81 +93,104 @@ pub fn game_name(game: GameKind) -> &'static str {
 }
 
 impl TokenGame {
+    /// `rounds` is the two-token game's rounds per position in play mode (a study says its own).
     pub fn provide(
-        game: GameKind,
-        passage: Passage,
-        participant: String,
+        study: StudyConfig,
+        plan: Plan,
+        experiment: bool,
+        rounds: u32,
         runtime: RuntimeContext,
     ) -> Self {
+        let rounds = if experiment {
+            study.rounds()
+        } else {
+            rounds.max(1)
+        };
         let this = Self {
-            game,
+            game: study.game,
             runtime,
-            passage: StoredValue::new(passage),
-            participant: StoredValue::new(participant),
-            tokens: RwSignal::new(None),
+            seed: study.seed,
+            study: StoredValue::new(study),
+            experiment,
+            participant: StoredValue::new(plan.participant.clone()),
+            plan: StoredValue::new(plan),
+            tokens: RwSignal::new(Vec::new()),
             schedule: RwSignal::new(None),
             top1: RwSignal::new(Vec::new()),
             two_token: RwSignal::new(Vec::new()),
             stage: RwSignal::new(Stage::Preparing("Waiting for GPT-2…".into())),
             last: RwSignal::new(None),
-            seed: 0,
+            rounds,
+            redirect_status: RwSignal::new(String::new()),
+            opponent: RwSignal::new(None),
         };
         provide_context(this);
         this
     }
 
-    /// Tokenises the passage in the worker, loads this player's saved answers, and shows the
-    /// first unanswered round.
+    /// Cuts the plan's passages into tokens in the worker, loads this player's saved answers,
+    /// and shows the consent screen (a study's first visit) or the first unanswered round.
     pub async fn prepare(self) {
         self.stage.set(Stage::Preparing(
-            "Cutting the passage into GPT-2 tokens…".into(),
+            "Cutting the passages into GPT-2 tokens…".into(),
         ));
-        let passage = self.passage.get_value();
-        let reply = self
-            .runtime
-            .client()
-            .call(Request::Tokenize {
-                text: passage.text.clone(),
-            })
-            .await;
-        let tokens = match reply {
-            Reply::Tokens(tokens) => TokenPassage {
-                passage: passage.id.clone(),
-                ids: tokens.iter().map(|(id, _)| *id).collect(),
-                bytes: tokens.into_iter().map(|(_, b)| b).collect(),
-            },
-            other => return self.fail(CallError::from_reply(other).to_string()),
-        };
-        let all = positions(tokens.len(), None, self.seed, &passage.id);
-        let (practice, scored) = all.split_at((PRACTICE_ROUNDS as usize).min(all.len()));
-        let plan = [
-            (passage.id.clone(), practice.to_vec(), true),
-            (passage.id.clone(), scored.to_vec(), false),
-        ];
-        let mut schedule = Schedule::new(&plan, 1);
-        match self.load_saved().await {
-            Ok(saved) => {
-                let done: Vec<(String, u32, u32)> = match &saved {
-                    TokenRecords::Top1(r) => r
-                        .iter()
-                        .map(|r| (r.passage.clone(), r.position, 0))
-                        .collect(),
-                    TokenRecords::TwoToken(r) => r
-                        .iter()
-                        .map(|r| (r.passage.clone(), r.position, r.round))
-                        .collect(),
-                };
-                schedule = schedule.resume(done.iter().map(|(p, pos, r)| (p.as_str(), *pos, *r)));
-                match saved {
-                    TokenRecords::Top1(r) => self.top1.set(r),
-                    TokenRecords::TwoToken(r) => self.two_token.set(r),
-                }
+        let items = self.plan.with_value(|p| p.items.clone());
+        let mut all = Vec::new();
+        for (passage, _) in &items {
+            let reply = self
+                .runtime
+                .client()
+                .call(Request::Tokenize {
+                    text: passage.text.clone(),
+                })
+                .await;
+            match reply {
+                Reply::Tokens(tokens) => all.push(TokenPassage {
+                    passage: passage.id.clone(),
+                    ids: tokens.iter().map(|(id, _)| *id).collect(),
+                    bytes: tokens.into_iter().map(|(_, b)| b).collect(),
+                }),
+                other => return self.fail(CallError::from_reply(other).to_string()),
             }
-            Err(e) => return self.fail(format!("Your saved answers could not be read: {e}")),
         }
-        self.tokens.set(Some(tokens));
+        let planned: Vec<PlannedPassage> = items
+            .iter()
+            .zip(&all)
+            .map(|((p, practice), t)| PlannedPassage {
+                id: p.id.clone(),
+                tokens: t.len(),
+                practice: *practice,
+            })
+            .collect();
+        let schedule = match (self.experiment, planned.first()) {
+            (false, Some(p)) => {
+                Schedule::play(&p.id, p.tokens, PRACTICE_ROUNDS as usize, self.rounds)
+            }
+            _ => {
+                let per_passage = self.study.with_value(|s| s.positions_per_passage);
+                Schedule::study(&planned, per_passage, self.rounds, self.seed)
+            }
+        };
+        let saved = match self.load_saved().await {
+            Ok(saved) => saved,
+            Err(e) => return self.fail(format!("Your saved answers could not be read: {e}")),
+        };
+        let first_visit = saved.is_empty();
+        let schedule = schedule.resume(saved.slots());
+        match saved {
+            TokenRecords::Top1(r) => self.top1.set(r),
+            TokenRecords::TwoToken(r) => self.two_token.set(r),
+        }
+        self.tokens.set(all);
         self.schedule.set(Some(schedule));
-        self.show_current();
+        let has_consent = self
+            .study
+            .with_value(|s| !(s.consent.trim().is_empty() && s.instructions.trim().is_empty()));
+        if self.experiment && first_visit && has_consent {
+            self.stage.set(Stage::Consent);
+        } else {
+            self.show_current();
+        }
     }
 
     pub fn fail(self, message: String) {
@@ -165,13 +202,16 @@ impl TokenGame {
         let next = self
             .schedule
             .with_untracked(|s| s.as_ref().and_then(|s| s.current().cloned()));
-        self.stage.set(match next {
+        self.stage.set(match next.clone() {
             Some(slot) => Stage::Playing {
                 slot,
                 shown_ms: now_ms(),
             },
             None => Stage::Finished,
         });
+        if next.is_none() && self.experiment {
+            leptos::task::spawn_local(self.finish());
+        }
     }
 
     /// Marks `slot` answered and moves on.
@@ -184,23 +224,33 @@ impl TokenGame {
         self.show_current();
     }
 
+    /// `f` of the tokens of `passage` (`None` before they are cut, or for another passage).
+    pub fn with_tokens<R>(self, passage: &str, f: impl FnOnce(&TokenPassage) -> R) -> Option<R> {
+        self.tokens
+            .with_untracked(|all| all.iter().find(|t| t.passage == passage).map(f))
+    }
+
     /// The context before `slot` as the passage's own token ids.
     pub fn context_ids(self, slot: &Slot) -> Vec<u32> {
-        self.tokens.with_untracked(|t| {
-            t.as_ref()
-                .map(|t| t.context_ids(slot.position as usize).to_vec())
-                .unwrap_or_default()
+        self.with_tokens(&slot.passage, |t| {
+            t.context_ids(slot.position as usize).to_vec()
         })
+        .unwrap_or_default()
+    }
+
+    /// The context before `slot` as text.
+    pub fn context_text(self, slot: &Slot) -> String {
+        self.with_tokens(&slot.passage, |t| t.context(slot.position as usize))
+            .unwrap_or_default()
     }
 
     /// The true token at `slot`: id and text.
     pub fn true_token(self, slot: &Slot) -> Option<(u32, Vec<u8>)> {
-        self.tokens.with_untracked(|t| {
-            t.as_ref().and_then(|t| {
-                let i = slot.position as usize;
-                Some((*t.ids.get(i)?, t.bytes.get(i)?.clone()))
-            })
+        self.with_tokens(&slot.passage, |t| {
+            let i = slot.position as usize;
+            Some((*t.ids.get(i)?, t.bytes.get(i)?.clone()))
         })
+        .flatten()
     }
 
     /// GPT-2's numbers at `slot` for `tokens` (and a sampled token with `sample_seed`).

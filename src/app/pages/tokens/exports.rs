@@ -1,13 +1,9 @@
 //! Downloads of a next-token game: long format as CSV or JSON, and the bundle with its manifest.
 
-use std::collections::BTreeMap;
-
 use leptos::prelude::*;
 
-use super::controller::{TokenGame, game_name, timestamp, use_token_game};
+use super::controller::{TokenGame, game_name, use_token_game};
 use crate::app::web::files::download_text;
-use crate::game::export::Manifest;
-use crate::game::study::{Plan, StudyConfig};
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -35,28 +31,9 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
         Kind::Json => records
             .to_json()
             .map(|t| (format!("{stem}.json"), "application/json", t)),
-        Kind::Bundle => {
-            let mut study = StudyConfig::default_play();
-            study.game = game.game;
-            study.seed = game.seed;
-            study.passages = vec![game.passage.with_value(|p| p.id.clone())];
-            let plan = Plan {
-                participant,
-                url_ids: BTreeMap::new(),
-                order_seed: 0,
-                items: vec![(game.passage.get_value(), false)],
-            };
-            let manifest = Manifest::new(
-                &game.runtime.model_info(),
-                &study,
-                &plan,
-                game.seed,
-                &timestamp(),
-            );
-            records
-                .to_bundle(&manifest)
-                .map(|t| (format!("{stem}-bundle.json"), "application/json", t))
-        }
+        Kind::Bundle => records
+            .to_bundle(&game.manifest())
+            .map(|t| (format!("{stem}-bundle.json"), "application/json", t)),
     };
     text.map_err(|e| e.to_string())
 }

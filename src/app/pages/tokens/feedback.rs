@@ -57,8 +57,7 @@ pub fn RoundFeedback() -> impl IntoView {
                             <span class="token" data-testid="true-token">{shown(&r.true_token_text)}</span>
                             {format!(" (GPT-2: {}). You typed ", r.g_true.map(percent).unwrap_or_default())}
                             <span class="token">{shown(&r.guess)}</span>". "{guess}</p>
-                        <p>"GPT-2's most likely next tokens:"</p>
-                        {top_list(&stats)}
+                        {(!game.experiment).then(|| view! { <p>"GPT-2's most likely next tokens:"</p> {top_list(&stats)} })}
                     </section>
                 }
                 .into_any()
@@ -78,7 +77,7 @@ pub fn RoundFeedback() -> impl IntoView {
                             "You gave the original {:.0} %: {:+.1} points. GPT-2 would have said {:.0} %: {:+.1} points.",
                             100.0 * r.p_true, r.reward, 100.0 * gpt2.get(), reward(r.g_true, gpt2)
                         )}</p>
-                        {top_list(&stats)}
+                        {(!game.experiment).then(|| top_list(&stats))}
                     </section>
                 }
                 .into_any()
@@ -102,7 +101,7 @@ pub fn RunningScore() -> impl IntoView {
                 + 0.0;
             view! {
                 <p class="score" data-testid="running-score">{format!(
-                    "Score: you {:+.0} · GPT-2 {:+.0} (over {} scored rounds)",
+                    "Score: you {:+.1} · GPT-2 {:+.1} (over {} scored rounds)",
                     total_reward(&records), gpt2, records.iter().filter(|r| !r.practice).count()
                 )}</p>
             }

@@ -9,7 +9,7 @@ use plotters_canvas::CanvasBackend;
 
 use super::controller::use_token_game;
 use crate::analysis::perplexity::{LossEstimate, estimate_loss, model_player_pairs};
-use crate::game::tokens::two_token::pairs;
+use crate::game::tokens::two_token::{ModelScores, TwoTokenRecord, pairs};
 
 /// (label, perplexity, low, high) per player.
 type Bar = (String, f64, f64, f64);
@@ -23,7 +23,7 @@ fn bar(label: &str, e: &LossEstimate) -> Bar {
     )
 }
 
-fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord], who: &str) -> Option<Vec<Bar>> {
+fn bars(records: &[TwoTokenRecord], who: &str, opponent: Option<&ModelScores>) -> Option<Vec<Bar>> {
     let player = pairs(records, None).ok()?;
     let human = estimate_loss(&player).ok()?;
     // GPT-2 answering the same rounds with its own probabilities: ln m = ln g.
@@ -33,11 +33,19 @@ fn bars(records: &[crate::game::tokens::two_token::TwoTokenRecord], who: &str) -
         .collect();
     let exact = estimate_loss(&model_player_pairs(&player, &logp, false)).ok()?;
     let rounded = estimate_loss(&model_player_pairs(&player, &logp, true)).ok()?;
-    Some(vec![
+    let mut all = vec![
         bar(who, &human),
         bar("GPT-2", &exact),
         bar("GPT-2, rounded to the buttons", &rounded),
-    ])
+    ];
+    // The second model on the same rounds, once it has scored every one.
+    if let Some((name, logm)) = opponent.and_then(|o| Some((&o.name, o.for_pairs(records)?))) {
+        let exact = estimate_loss(&model_player_pairs(&player, &logm, false)).ok()?;
+        let rounded = estimate_loss(&model_player_pairs(&player, &logm, true)).ok()?;
+        all.push(bar(name, &exact));
+        all.push(bar(&format!("{name}, rounded to the buttons"), &rounded));
+    }
+    Some(all)
 }
 
 fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
@@ -94,22 +102,28 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
 #[component]
 pub fn PerplexityResults() -> impl IntoView {
     let game = use_token_game();
-    view! { <PerplexityChart records=game.two_token.into() who="You"/> }
+    view! { <PerplexityChart records=game.two_token.into() who="You" opponent=game.opponent.into()/> }
 }
 
 /// Perplexity bars for `records` (pooled over their participants), GPT-2 beside them.
 #[component]
 pub fn PerplexityChart(
-    records: Signal<Vec<crate::game::tokens::two_token::TwoTokenRecord>>,
+    records: Signal<Vec<TwoTokenRecord>>,
     /// Label of the human bar.
     who: &'static str,
+    /// A second model scored on the same rounds.
+    #[prop(optional)]
+    opponent: Option<Signal<Option<ModelScores>>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
-    let results = Memo::new(move |_| bars(&records.get(), who));
+    let results = Memo::new(move |_| {
+        let opponent = opponent.and_then(|o| o.get());
+        bars(&records.get(), who, opponent.as_ref())
+    });
     Effect::new(move |_| {
         if let (Some(c), Some(b)) = (canvas.get(), results.get()) {
             c.set_width(560);
-            c.set_height(180);
+            c.set_height(40 + 45 * b.len() as u32);
             let _ = draw(&c, &b);
         }
     });
@@ -124,7 +138,7 @@ pub fn PerplexityChart(
                         <li>{format!("{label}: {v:.1} (±2σ: {lo:.1} – {hi:.1})")}</li>
                     }).collect_view()}
                 </ul>
-                <p class="note">"With few rounds per position this estimate is biased low (it underestimates your loss); see the simulation on the command line (clozelab perplexity-sim)."</p>
+                <p class="note">"With few rounds per position this estimate is biased low (it underestimates your loss); the simulation on the two-token game page shows by how much."</p>
             </Show>
         </section>
     }

@@ -1,5 +1,6 @@
 //! Where the next-token games keep answers: IndexedDB, one JSON record per (participant, game,
-//! passage, position, round), read back by key prefix on resume.
+//! passage, position, round), read back by key prefix (participant and game) on resume and
+//! before a study submits.
 
 use leptos::prelude::*;
 
@@ -27,16 +28,20 @@ fn record_key(
 }
 
 impl TokenGame {
-    pub(super) fn key_prefix(self) -> String {
+    fn key_prefix(self) -> String {
         format!(
-            "{}\u{1f}{}\u{1f}{}\u{1f}",
+            "{}\u{1f}{}\u{1f}",
             self.participant.get_value(),
             game_name(self.game),
-            self.passage.with_value(|p| p.id.clone())
         )
     }
 
+    /// This participant's saved answers to this game on the plan's passages.
     pub(super) async fn load_saved(self) -> Result<TokenRecords, String> {
+        let in_plan = |passage: &str| {
+            self.plan
+                .with_value(|p| p.items.iter().any(|(q, _)| q.id == passage))
+        };
         let store = IdbStore::open().await.map_err(|e| e.to_string())?;
         let rows = store
             .token_records(&self.key_prefix())
@@ -46,17 +51,19 @@ impl TokenGame {
             GameKind::TwoToken => {
                 let mut r: Vec<TwoTokenRecord> = rows
                     .iter()
-                    .filter_map(|j| serde_json::from_str(j).ok())
+                    .filter_map(|j| serde_json::from_str::<TwoTokenRecord>(j).ok())
+                    .filter(|r| in_plan(&r.passage))
                     .collect();
-                r.sort_by_key(|r| (r.position, r.round));
+                r.sort_by_key(|r| (r.timestamp.clone(), r.position, r.round));
                 TokenRecords::TwoToken(r)
             }
             _ => {
                 let mut r: Vec<Top1Record> = rows
                     .iter()
-                    .filter_map(|j| serde_json::from_str(j).ok())
+                    .filter_map(|j| serde_json::from_str::<Top1Record>(j).ok())
+                    .filter(|r| in_plan(&r.passage))
                     .collect();
-                r.sort_by_key(|r| r.position);
+                r.sort_by_key(|r| (r.timestamp.clone(), r.position));
                 TokenRecords::Top1(r)
             }
         })

@@ -7,20 +7,19 @@ use crate::game::tokens::show_token;
 
 #[component]
 pub fn TokenStrip(
+    passage: String,
     /// Tokens before this position are shown.
     position: u32,
 ) -> impl IntoView {
     let game = use_token_game();
-    let shown: Vec<String> = game.tokens.with_untracked(|t| {
-        t.as_ref()
-            .map(|t| {
-                t.bytes[..(position as usize).min(t.len())]
-                    .iter()
-                    .map(|b| show_token(b))
-                    .collect()
-            })
-            .unwrap_or_default()
-    });
+    let shown: Vec<String> = game
+        .with_tokens(&passage, |t| {
+            t.bytes[..(position as usize).min(t.len())]
+                .iter()
+                .map(|b| show_token(b))
+                .collect()
+        })
+        .unwrap_or_default();
     view! {
         <p class="token-strip" data-testid="token-strip" aria-label="The passage so far, one box per GPT-2 token">
             {shown.into_iter().map(|t| view! { <span class="token">{t}</span> }).collect_view()}

@@ -40,11 +40,7 @@ async fn submit(game: TokenGame, slot: Slot, shown_ms: f64, guess: String) {
         participant: game.participant.get_value(),
         passage: slot.passage.clone(),
         position: slot.position,
-        context: game.tokens.with_untracked(|t| {
-            t.as_ref()
-                .map(|t| t.context(slot.position as usize))
-                .unwrap_or_default()
-        }),
+        context: game.context_text(&slot),
         true_token: true_id,
         true_token_text: true_text.clone(),
         correct: is_correct(&guess, guess_id, true_id, &true_text),
@@ -100,7 +96,7 @@ pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
     view! {
         <div class="token-round" data-testid="top1-round" data-position=position>
             {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
-            <TokenStrip position/>
+            <TokenStrip passage=slot.passage.clone() position/>
             <label for="token-guess">"Your guess for the next token"</label>
             <textarea id="token-guess" rows="1" data-testid="token-guess" autofocus
                 prop:value=move || guess.get()

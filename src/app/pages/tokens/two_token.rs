@@ -59,11 +59,7 @@ async fn answer(game: TokenGame, slot: Slot, drawn: Drawn, button: u8, shown_ms:
     game.stage.set(Stage::Scoring);
     let true_text = String::from_utf8_lossy(&drawn.true_bytes).into_owned();
     let other_text = String::from_utf8_lossy(&drawn.other_bytes).into_owned();
-    let context = game.tokens.with_untracked(|t| {
-        t.as_ref()
-            .map(|t| t.context(slot.position as usize))
-            .unwrap_or_default()
-    });
+    let context = game.context_text(&slot);
     let participant = game.participant.get_value();
     let stamp = timestamp();
     let record = Answer {
@@ -104,11 +100,12 @@ pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
         move || prepare(game, slot.clone(), shown_ms)
     });
     let position = slot.position;
+    let round_number = slot.round;
     let practice = slot.practice;
     view! {
-        <div class="token-round" data-testid="two-token-round" data-position=position>
+        <div class="token-round" data-testid="two-token-round" data-position=position data-round=round_number>
             {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
-            <TokenStrip position/>
+            <TokenStrip passage=slot.passage.clone() position/>
             {move || match drawn.get() {
                 None => view! { <p class="status" data-testid="drawing">"GPT-2 is drawing a token…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error" role="alert">{format!("This round could not be prepared: {e}")}</p> }.into_any(),

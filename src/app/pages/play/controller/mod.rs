@@ -26,14 +26,6 @@ fn timestamp() -> String {
     String::from(js_sys::Date::new_0().to_iso_string())
 }
 
-fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
-}
-
 /// The handle every play component shares.
 #[derive(Clone, Copy)]
 pub struct GameController {

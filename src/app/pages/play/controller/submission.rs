@@ -3,9 +3,10 @@
 
 use leptos::prelude::*;
 
-use super::{AnyStore, GameController, capitalised, timestamp};
+use super::{AnyStore, GameController, timestamp};
+use crate::app::components::completion::{capitalised, leave_study};
 use crate::app::web::WebError;
-use crate::app::web::{self, files::download_text};
+use crate::app::web::files::download_text;
 use crate::game::export::{ExportError, ExportKind, Manifest};
 use crate::game::session::confirm_saved;
 use crate::game::store::ResponseStore;
@@ -63,39 +64,23 @@ impl GameController {
         let status = self.redirect_status;
         leptos::task::spawn_local(async move {
             let total = game.progress().1;
-            let saved = match target.load(&game.plan().participant).await {
-                Ok(saved) => saved,
-                Err(e) => {
-                    return status.set(format!(
-                        "Cannot confirm your responses were saved ({e}): download them below."
-                    ));
+            let saved = target.load(&game.plan().participant).await;
+            let confirmed = match &saved {
+                Ok(saved) => {
+                    confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
+                        .map_err(|e| capitalised(&e.to_string()))
                 }
+                Err(e) => Err(format!(
+                    "Cannot confirm your responses were saved ({e}): download them below."
+                )),
             };
-            if let Err(e) =
-                confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
-            {
-                return status.set(capitalised(&e.to_string()));
-            }
-            if let Some(path) = submit_path {
-                status.set("Sending your responses…".into());
-                let body = match ExportKind::Bundle.render(&saved, &[], self.manifest().as_ref()) {
-                    Ok(body) => body,
-                    Err(e) => {
-                        return status.set(format!(
-                            "Your responses could not be prepared ({e}): download them below."
-                        ));
-                    }
-                };
-                if let Err(e) = web::fetch::post_json(&path, &body).await {
-                    return status.set(format!("Your responses could not be sent ({e}). They are saved on this device: download them below and send them to the researcher."));
-                }
-                status.set("Your responses were sent. Thank you!".into());
-            }
-            let Some(url) = redirect else { return };
-            status.set("All responses saved. Redirecting…".into());
-            if let Some(w) = web_sys::window() {
-                let _ = w.location().assign(&url);
-            }
+            let saved = saved.unwrap_or_default();
+            let body = || {
+                ExportKind::Bundle
+                    .render(&saved, &[], self.manifest().as_ref())
+                    .map_err(|e| e.to_string())
+            };
+            leave_study(status, confirmed, body, submit_path, redirect).await;
         });
     }
 }

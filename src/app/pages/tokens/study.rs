@@ -1,0 +1,97 @@
+//! A next-token game as a study (experiment mode): the model the study names is loaded in the
+//! participant's browser (the two-token game samples from it), the rounds are the study's plan,
+//! and at the end every answer is confirmed in storage before it is sent and the participant
+//! redirected: the same rules as the next-word game.
+
+use leptos::prelude::*;
+
+use super::TokenGameBody;
+use super::controller::{TokenGame, timestamp};
+use crate::app::components::completion::{capitalised, leave_study};
+use crate::app::components::model_loader::{LOCAL_GPT2_URL, load_from_url};
+use crate::app::pages::play::controller::local_participant_id;
+use crate::app::state::use_runtime;
+use crate::app::web::query_params;
+use crate::game::export::Manifest;
+use crate::game::session::confirm_saved;
+use crate::game::study::StudyConfig;
+
+/// Runs `config` (a top-1 or two-token study) for the participant the URL names.
+#[component]
+pub fn TokenStudy(config: StudyConfig) -> impl IntoView {
+    let runtime = use_runtime();
+    let params = query_params();
+    let plan = config
+        .participant_id(&params, &local_participant_id())
+        .and_then(|participant| config.plan(&participant, &params));
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(e) => {
+            return view! { <p class="error" role="alert" data-testid="game-error">{format!("This study cannot start: {e}")}</p> }.into_any();
+        }
+    };
+    // The worker starts only here: next-word studies never download it.
+    let model = config
+        .model
+        .clone()
+        .unwrap_or_else(|| LOCAL_GPT2_URL.to_string());
+    leptos::task::spawn_local(load_from_url(runtime, model));
+    let title = if config.title.is_empty() {
+        "Study".to_string()
+    } else {
+        config.title.clone()
+    };
+    TokenGame::provide(config, plan, true, 1, runtime);
+    view! { <TokenGameBody title/> }.into_any()
+}
+
+impl TokenGame {
+    /// The export manifest: model, study, plan, seed.
+    pub fn manifest(self) -> Manifest {
+        self.study.with_value(|study| {
+            self.plan.with_value(|plan| {
+                Manifest::new(
+                    &self.runtime.model_info(),
+                    study,
+                    plan,
+                    self.seed,
+                    &timestamp(),
+                )
+            })
+        })
+    }
+
+    /// The end of a study: reads every answer back from storage, and only when each scheduled
+    /// round is there sends them (the bundle) and redirects.
+    pub async fn finish(self) {
+        let (submit_path, redirect) = self
+            .study
+            .with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
+        if submit_path.is_none() && redirect.is_none() {
+            return;
+        }
+        let status = self.redirect_status;
+        let saved = self.load_saved().await;
+        let confirmed = match &saved {
+            Ok(records) => self
+                .schedule
+                .with_untracked(|s| {
+                    s.as_ref()
+                        .map(|s| (s.saved_count(records.slots()), s.progress().1))
+                })
+                .map_or(Err("The game has no plan".to_string()), |(n, total)| {
+                    confirm_saved(n, total, true).map_err(|e| capitalised(&e.to_string()))
+                }),
+            Err(e) => Err(format!(
+                "Cannot confirm your answers were saved ({e}): download them below."
+            )),
+        };
+        let body = || {
+            saved
+                .map_err(|e| e.to_string())?
+                .to_bundle(&self.manifest())
+                .map_err(|e| e.to_string())
+        };
+        leave_study(status, confirmed, body, submit_path, redirect).await;
+    }
+}
