@@ -250,7 +250,14 @@ test("top-1 game: single-token check, whitespace buttons, feedback beside GPT-2"
     await page.waitForFunction(() => /Not this time/.test(document.querySelector("[data-testid=token-feedback]")?.innerText ?? ""), null, { timeout: TIMEOUT });
     assert.match(await page.getByTestId("running-score").innerText(), /Top-1 accuracy: you 0\/0/);
     await screenshot(page, "top1-feedback.png");
+    // Still practice: no scored round, no histogram yet; one more guess puts this player in it.
+    assert.equal(await page.getByTestId("top1-histogram").count(), 0);
+    await page.getByTestId("token-guess").fill("the");
+    await page.getByTestId("token-guess").press("Enter");
+    await page.getByTestId("top1-histogram").waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("top1-histogram").innerText(), /e2e-top1 \(you\): 0\.0 % over 1 positions/);
+    await screenshot(page, "top1-histogram.png");
     await page.reload();
     await page.getByTestId("top1-round").waitFor({ timeout: TIMEOUT });
-    assert.equal(await page.getByTestId("top1-round").getAttribute("data-position"), "3");
+    assert.equal(await page.getByTestId("top1-round").getAttribute("data-position"), "4");
   }));

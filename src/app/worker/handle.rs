@@ -1,11 +1,11 @@
 //! What the worker does for each request (everything but cancel and upload chunks, which are
 //! handled as they arrive).
 
-use super::{Responder, Shared, WorkerError, backend_reply, device, engine, load};
+use super::{Responder, Shared, WorkerError, backend_reply, device, engine, games, load};
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
-use crate::runtime::inference::{sequence_logprobs, simulate_bias, token_stats};
+use crate::runtime::inference::{sequence_logprobs, token_stats};
 use crate::runtime::protocol::{Reply, Request};
 
 /// Reports progress to the page and stops when the page cancels the request.
@@ -193,70 +193,15 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                 Ok(Reply::TokenStats(stats))
             }
             Request::SimulateBias { texts, setup } => {
-                let engine = engine(state)?;
-                let ids = texts
-                    .iter()
-                    .map(|t| engine.tokenizer.encode(t))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let started = js_sys::Date::now();
-                let total = setup.positions;
-                let before_each = |done: usize| async move {
-                    // Lets a Cancel arrive between forward passes.
-                    gloo_timers::future::TimeoutFuture::new(0).await;
-                    if state.borrow().cancelled.contains(&responder.id) {
-                        return false;
-                    }
-                    responder.send(Reply::Progress(Progress {
-                        contexts_done: done,
-                        contexts_total: total,
-                        samples_done: 0,
-                        elapsed_s: (js_sys::Date::now() - started) / 1000.0,
-                    }));
-                    true
-                };
-                match simulate_bias(&engine.model, &ids, &setup, before_each).await? {
-                    Some((contexts, points)) => Ok(Reply::Bias { contexts, points }),
-                    None => Ok(Reply::Cancelled),
-                }
+                games::simulate_bias(state, responder, &texts, &setup).await
             }
             Request::LoadOpponentUrl { base } => {
-                let (compute, _) = device(state, false).await;
-                let (opponent, summary) = load::from_url(&base, &compute, |step, loaded, total| {
-                    responder.send(Reply::Loading {
-                        step: step.to_string(),
-                        loaded,
-                        total,
-                    })
-                })
-                .await?;
-                let main = engine(state)?;
-                let (theirs, ours) = (opponent.tokenizer.vocab_size(), main.tokenizer.vocab_size());
-                if theirs != ours {
-                    return Err(WorkerError::OpponentVocabulary(theirs, ours));
-                }
-                state.borrow_mut().opponent = Some(std::rc::Rc::new(opponent));
-                Ok(Reply::ModelReady(summary))
+                games::load_opponent(state, responder, &base).await
             }
             Request::OpponentLogProbs {
                 context_ids,
                 tokens,
-            } => {
-                let opponent = state
-                    .borrow()
-                    .opponent
-                    .clone()
-                    .ok_or(WorkerError::NoOpponent)?;
-                let stats = token_stats(
-                    &opponent.model,
-                    &opponent.tokenizer,
-                    &context_ids,
-                    &tokens,
-                    0,
-                    None,
-                )
-                .await?;
-                Ok(Reply::LogProbs(stats.logprobs))
-            }
+            } => games::opponent_logprobs(state, &context_ids, &tokens).await,
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
                 Err(WorkerError::NotQueued("an upload message"))

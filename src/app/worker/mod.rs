@@ -4,6 +4,7 @@
 
 mod device;
 mod error;
+mod games;
 mod handle;
 mod load;
 

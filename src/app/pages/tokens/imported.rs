@@ -13,7 +13,11 @@ use crate::game::tokens::top1::{ParticipantAccuracy, accuracies};
 
 const BINS: usize = 10;
 
-fn draw(canvas: &web_sys::HtmlCanvasElement, people: &[ParticipantAccuracy]) -> Option<()> {
+fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    people: &[ParticipantAccuracy],
+    you: Option<f64>,
+) -> Option<()> {
     let mut counts = [0u32; BINS];
     for p in people {
         counts[((p.accuracy * BINS as f64) as usize).min(BINS - 1)] += 1;
@@ -45,42 +49,100 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, people: &[ParticipantAccuracy]) -> 
             )
         }))
         .ok()?;
-    if let Some(m) = model {
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(m, 0), (m, top + 1)],
-                RGBColor(70, 110, 190).stroke_width(3),
-            )))
-            .ok()?;
+    let lines = [(model, RGBColor(70, 110, 190)), (you, RGBColor(30, 30, 30))];
+    for (x, color) in lines {
+        if let Some(x) = x {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, 0), (x, top + 1)],
+                    color.stroke_width(3),
+                )))
+                .ok()?;
+        }
     }
     root.present().ok()
+}
+
+/// Top-1 accuracy per participant as a histogram (the paper's Figure 1): GPT-2's mean accuracy
+/// on their positions in blue and, when `you` names one of them, that participant in black.
+#[component]
+pub fn AccuracyHistogram(
+    people: Signal<Option<Vec<ParticipantAccuracy>>>,
+    #[prop(optional)] you: Option<String>,
+    title: &'static str,
+) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let you_stored = StoredValue::new(you.clone());
+    let you_accuracy = {
+        let you = you.clone();
+        move || {
+            let you = you.as_ref()?;
+            people.with(|p| {
+                p.as_ref()?
+                    .iter()
+                    .find(|p| &p.participant == you)
+                    .map(|p| p.accuracy)
+            })
+        }
+    };
+    let marked = you_accuracy.clone();
+    Effect::new(move |_| {
+        if let (Some(c), Some(p)) = (canvas.get(), people.get()) {
+            c.set_width(560);
+            c.set_height(220);
+            let _ = draw(&c, &p, marked());
+        }
+    });
+    view! {
+        <Show when=move || people.with(Option::is_some)>
+            <section class="results" data-testid="top1-histogram">
+                <h3>{title}</h3>
+                <canvas node_ref=canvas aria-hidden="true"></canvas>
+                <ul>{move || people.get().unwrap_or_default().into_iter().map(|p| {
+                    let is_you = you_stored.with_value(|y| y.as_deref() == Some(p.participant.as_str()));
+                    let who = if is_you { format!("{} (you)", p.participant) } else { p.participant.clone() };
+                    view! {
+                        <li class:you=is_you>{format!("{who}: {:.1} % over {} positions (GPT-2 {})", 100.0 * p.accuracy, p.positions,
+                            p.model_accuracy.map(|m| format!("{:.1} %", 100.0 * m)).unwrap_or_else(|| "not recorded".into()))}</li>
+                    }
+                }).collect_view()}</ul>
+            </section>
+        </Show>
+    }
 }
 
 #[component]
 pub fn ImportedTokenResults() -> impl IntoView {
     let lab = use_lab_data();
-    let canvas = NodeRef::<Canvas>::new();
     let people = Memo::new(move |_| accuracies(&lab.top1.get()));
-    Effect::new(move |_| {
-        if let (Some(c), Some(p)) = (canvas.get(), people.get()) {
-            c.set_width(560);
-            c.set_height(220);
-            let _ = draw(&c, &p);
-        }
-    });
     view! {
-        <Show when=move || people.get().is_some()>
-            <section class="results" data-testid="imported-top1">
-                <h3>"Top-1 token accuracy of the imported participants (GPT-2 in blue)"</h3>
-                <canvas node_ref=canvas aria-hidden="true"></canvas>
-                <ul>{move || people.get().unwrap_or_default().into_iter().map(|p| view! {
-                    <li>{format!("{}: {:.1} % over {} positions (GPT-2 {})", p.participant, 100.0 * p.accuracy, p.positions,
-                        p.model_accuracy.map(|m| format!("{:.1} %", 100.0 * m)).unwrap_or_else(|| "not recorded".into()))}</li>
-                }).collect_view()}</ul>
-            </section>
-        </Show>
+        <AccuracyHistogram people=people.into() title="Top-1 token accuracy of the imported participants (GPT-2 in blue)"/>
         <Show when=move || lab.two_token.with(|r| r.iter().any(|r| !r.practice))>
             <PerplexityChart records=lab.two_token.into() who="imported participants"/>
         </Show>
+    }
+}
+
+/// The player's top-1 accuracy, live, among the participants imported in "Your data".
+#[component]
+pub fn LiveTop1Histogram() -> impl IntoView {
+    let lab = use_lab_data();
+    let game = super::controller::use_token_game();
+    let you = game.participant.get_value();
+    let me = you.clone();
+    let people = Memo::new(move |_| {
+        // Their own imported export would count twice.
+        let mut all: Vec<_> = lab
+            .top1
+            .get()
+            .into_iter()
+            .filter(|r| r.participant != me)
+            .collect();
+        all.extend(game.top1.get());
+        accuracies(&all)
+    });
+    view! {
+        <AccuracyHistogram people=people.into() you
+            title="Top-1 accuracy per participant: you in black, GPT-2 in blue (import others' exports on the first screen)"/>
     }
 }

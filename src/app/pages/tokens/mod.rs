@@ -8,6 +8,7 @@ mod exports;
 mod feedback;
 mod imported;
 mod opponent;
+mod prepare;
 mod results;
 mod storage;
 mod strip;
@@ -30,6 +31,7 @@ use controller::{Stage, TokenGame, game_name, use_token_game};
 use exports::TokenExports;
 use feedback::{RoundFeedback, RunningScore};
 pub use imported::ImportedTokenResults;
+use imported::LiveTop1Histogram;
 use opponent::OpponentPanel;
 use results::PerplexityResults;
 pub use study::TokenStudy;
@@ -216,6 +218,7 @@ fn TokenGameBody(title: String) -> impl IntoView {
             <RunningScore/>
             <RoundFeedback/>
             {(game == GameKind::TwoToken && !experiment).then(|| view! { <PerplexityResults/> <OpponentPanel/> <BiasSimulation/> })}
+            {(game == GameKind::Top1 && !experiment).then(|| view! { <LiveTop1Histogram/> })}
             <TokenExports/>
         </section>
     }
