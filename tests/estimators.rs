@@ -528,3 +528,40 @@ fn token_stats_give_ranks_probabilities_and_a_reproducible_sample() {
     assert!(pollster::block_on(token_stats(&model, &tok, &[], &[1], 1, None)).is_ok());
     assert!(pollster::block_on(token_stats(&model, &tok, &context, &[60_000], 1, None)).is_err());
 }
+
+#[test]
+fn a_comma_after_digits_may_separate_thousands() {
+    use clozelab::estimators::wordprob::EndClass;
+    let (_, tok) = load(&cpu_device());
+    let mut scorer = WordScorer::new(&tok);
+    let id = |text: &str| {
+        let ids = tok.encode(text).unwrap();
+        assert_eq!(ids.len(), 1, "{text:?} is one GPT-2 token");
+        ids[0]
+    };
+    // "10" + "," + "000" is "10,000" (the norms' "10000"), not "10" then a comma.
+    assert_eq!(scorer.end_class("10", "", id(",")), Some(EndClass::Open));
+    assert_eq!(
+        scorer.end_class("10", ",", id("000")),
+        Some(EndClass::Continues)
+    );
+    assert_eq!(scorer.end_class("10", ",", id("00")), Some(EndClass::Open));
+    assert_eq!(
+        scorer.end_class("10", ",", id(" people")),
+        Some(EndClass::Ends)
+    );
+    assert_eq!(scorer.end_class("hat", "", id(",")), Some(EndClass::Ends));
+    assert_eq!(
+        scorer.end_class("10", "", id(" people")),
+        Some(EndClass::Ends)
+    );
+    // The sampler's rule is the same.
+    assert_eq!(
+        continuation_status(b" 10,000 people", false),
+        ContinuationStatus::Complete("10,000".into())
+    );
+    assert_eq!(
+        continuation_status(b" 10,00", false),
+        ContinuationStatus::Pending
+    );
+}

@@ -5,9 +5,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use clozelab::analysis::metrics::tvd;
-use clozelab::analysis::table1::{compute, oracle_halves};
-use clozelab::data::provo::strip_list_number;
+use clozelab::analysis::metrics::{EceConvention, tvd};
+use clozelab::analysis::table1::{OracleSize, Table1Options, compute, oracle_halves, oracle_split};
+use clozelab::data::provo::{read_word_lists, strip_list_number};
 use clozelab::rng::SplitMix64;
 
 #[test]
@@ -36,6 +36,60 @@ fn oracle_halves_are_disjoint_equal_and_seeded() {
 }
 
 #[test]
+fn oracles_of_10_and_20_are_disjoint_draws_without_replacement() {
+    let human: BTreeMap<String, u32> = [("a", 25u32), ("b", 12), ("c", 3)]
+        .iter()
+        .map(|(w, c)| (w.to_string(), *c))
+        .collect();
+    for n in [10usize, 20] {
+        let mut rng = SplitMix64::new(4);
+        let (g1, g2) = oracle_split(&human, OracleSize::Of(n), &mut rng).unwrap();
+        assert_eq!((g1.total(), g2.total()), (n as f64, n as f64));
+        for w in ["a", "b", "c"] {
+            let used = (g1.prob(w) + g2.prob(w)) * n as f64;
+            assert!(used <= human[w] as f64 + 1e-9, "{w}: {used}");
+        }
+    }
+    // 40 responses hold two groups of 20 but not of 21.
+    assert!(oracle_split(&human, OracleSize::Of(21), &mut SplitMix64::new(1)).is_none());
+    assert_eq!("half".parse::<OracleSize>(), Ok(OracleSize::Half));
+    assert_eq!("10".parse::<OracleSize>(), Ok(OracleSize::Of(10)));
+    assert!("0".parse::<OracleSize>().is_err() && "ten".parse::<OracleSize>().is_err());
+}
+
+#[test]
+fn list_answers_on_one_line_are_split_into_words() {
+    let dir = common::repo_root().join("target");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("lists-{}.jsonl", std::process::id()));
+    let lines = [
+        r#"{"text_id": 1, "word_num": 2, "list_prompt": "explosion fire flare-up fire"}"#,
+        r#"{"text_id": 1, "word_num": 3, "list_prompt": "1. later \n2. ago"}"#,
+        r#"{"text_id": 1, "word_num": 4, "list_prompt": "went. reached. went."}"#,
+    ];
+    std::fs::write(
+        &path,
+        lines.join(
+            "
+",
+        ),
+    )
+    .unwrap();
+    let lists = read_word_lists(&path, "list_prompt").unwrap();
+    std::fs::remove_file(&path).ok();
+    let words = |k: u32| lists[&(1, k)].words.clone();
+    assert_eq!(
+        words(2),
+        [("explosion", 1.0), ("fire", 2.0), ("flareup", 1.0)]
+            .iter()
+            .map(|(w, c)| (w.to_string(), *c))
+            .collect()
+    );
+    assert_eq!(words(3).len(), 2);
+    assert_eq!(words(4).get("went"), Some(&2.0));
+}
+
+#[test]
 fn numbered_list_items() {
     assert_eq!(strip_list_number("12. later "), " later ");
     assert_eq!(strip_list_number("3) ago"), " ago");
@@ -49,7 +103,11 @@ fn reproduces_published_mean_tvds() {
         eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
         return;
     };
-    let (rows, per_context) = compute(&shared.join("provo"), 0, 5).unwrap();
+    let options = Table1Options {
+        resamples: 5,
+        ..Table1Options::default()
+    };
+    let (rows, per_context) = compute(&shared.join("provo"), &options).unwrap();
     let get = |name: &str| {
         rows.iter()
             .find(|r| r.system == name)
@@ -93,16 +151,21 @@ fn reproduces_published_mean_tvds() {
             .iter()
             .all(|p| p.entropy.is_finite() && (0.0..=1.0).contains(&p.mode_prob))
     );
-    // The interpretation curve runs from the model's expected TVD (to oracle half₁) to the
-    // oracle's; worst contexts go first, so it falls until the model's better-than-oracle
-    // contexts are reached, then rises to the oracle's value.
+    // The interpretation curve (random replacement) runs from the model's expected TVD (to
+    // oracle group 1) down to the oracle's, never below it, and W1 to the oracle reaches 0.
     let t05 = get("GPT-2 (T=0.5)");
     let curve = t05.interpretation_curve.clone().unwrap();
-    assert!((curve[0] - t05.tvd_oracle.unwrap().0).abs() < 0.01);
-    assert!((curve[100] - get("Oracle").tvd_human.unwrap()).abs() < 1e-9);
-    let lowest = curve.iter().copied().fold(f64::INFINITY, f64::min);
-    assert!(curve[..50].windows(2).all(|w| w[1] <= w[0] + 1e-12));
-    assert!(lowest < curve[100]);
+    let oracle_mean = get("Oracle").tvd_human.unwrap();
+    assert_eq!(curve.len(), 11);
+    assert!((curve[0].mean_tvd - t05.tvd_oracle.unwrap().0).abs() < 1e-9);
+    assert!((curve[10].mean_tvd - oracle_mean).abs() < 1e-9);
+    assert_eq!(curve[10].w1_to_oracle, 0.0);
+    for w in curve.windows(2) {
+        assert!(w[1].mean_tvd <= w[0].mean_tvd + 1e-3, "{w:?}");
+        assert!(w[1].w1_to_oracle <= w[0].w1_to_oracle + 1e-3, "{w:?}");
+    }
+    assert!(curve.iter().all(|p| p.mean_tvd >= oracle_mean - 1e-3));
+    assert!((t05.w1_to_oracle.unwrap() - curve[0].w1_to_oracle).abs() < 1e-9);
     let (lo, hi) = get("BLOOM").tvd_human_ci.unwrap();
     assert!(lo < get("BLOOM").tvd_human.unwrap() && get("BLOOM").tvd_human.unwrap() < hi);
 
@@ -134,4 +197,59 @@ fn reproduces_published_mean_tvds() {
     );
     assert_eq!(text.lines().count(), 1 + per_context.len());
     std::fs::remove_file(&csv).ok();
+}
+
+#[test]
+fn smaller_oracles_disagree_more_and_the_papers_ece_convention_lowers_chatgpts_ece() {
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("SKIPPED: ../shared absent (needs ../shared/provo)");
+        return;
+    };
+    let dir = shared.join("provo");
+    let oracle_tvd = |oracle_size| {
+        let options = Table1Options {
+            resamples: 3,
+            oracle_size,
+            ..Table1Options::default()
+        };
+        let (rows, _) = compute(&dir, &options).unwrap();
+        let oracle = rows.iter().find(|r| r.system == "Oracle").unwrap();
+        (oracle.tvd_human.unwrap(), oracle.contexts)
+    };
+    let (ten, twenty, half) = (
+        oracle_tvd(OracleSize::Of(10)),
+        oracle_tvd(OracleSize::Of(20)),
+        oracle_tvd(OracleSize::Half),
+    );
+    assert!(
+        ten.0 > twenty.0 && twenty.0 > half.0,
+        "{ten:?} {twenty:?} {half:?}"
+    );
+    // Groups of 20 need 40 responses: fewer contexts have them.
+    assert!(
+        twenty.1 < ten.1 && ten.1 <= half.1,
+        "{ten:?} {twenty:?} {half:?}"
+    );
+
+    // ECE against the human majority: the paper's code drops confidence 1 from every bin,
+    // which is how it reports 0.37 for ChatGPT.
+    let chatgpt_ece = |ece| {
+        let options = Table1Options {
+            resamples: 1,
+            ece,
+            ..Table1Options::default()
+        };
+        let (rows, _) = compute(&dir, &options).unwrap();
+        let row = rows.iter().find(|r| r.system == "ChatGPT").unwrap();
+        row.ece_human_majority.unwrap()
+    };
+    let (ours, papers) = (
+        chatgpt_ece(EceConvention::LastBin),
+        chatgpt_ece(EceConvention::DropCertain),
+    );
+    eprintln!(
+        "ChatGPT ECE (human majority): last bin {ours:.3}, paper's convention {papers:.3} (published 0.37)"
+    );
+    assert!((papers - 0.37).abs() < 0.005, "{papers}");
+    assert!((ours - 0.44).abs() < 0.005, "{ours}");
 }

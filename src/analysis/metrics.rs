@@ -196,9 +196,23 @@ pub fn wasserstein1(a: &[f64], b: &[f64]) -> Option<f64> {
     Some(area)
 }
 
+/// Where a confidence of exactly 1 goes when binning for ECE.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EceConvention {
+    /// In the last bin, [0.9, 1.0] (Guo et al.): every prediction counts. clozelab's default.
+    #[default]
+    LastBin,
+    /// In no bin, as the paper's released code does (bins are [lo, hi), so 1.0 falls outside
+    /// every one): such predictions still count in N but add no gap. Reproduces the published
+    /// numbers (e.g. ChatGPT's ECE of 0.37, against 0.44 with the last-bin rule).
+    DropCertain,
+}
+
 /// Expected calibration error (Guo et al. 2017) of (confidence, correct) pairs over `bins`
 /// equal-width confidence bins: ECE = Σ_b (n_b / N) |acc_b − conf_b|. A confidence of exactly 1
-/// falls in the last bin. `None` when empty or `bins` is 0.
+/// falls in the last bin (see [`ece_with`] for the paper's convention). `None` when empty or
+/// `bins` is 0.
 ///
 /// ```
 /// use clozelab::analysis::metrics::ece;
@@ -206,6 +220,23 @@ pub fn wasserstein1(a: &[f64], b: &[f64]) -> Option<f64> {
 /// assert_eq!(ece(&[(0.9, false)], 10), Some(0.9));
 /// ```
 pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
+    ece_with(predictions, bins, EceConvention::LastBin)
+}
+
+/// [`ece`] with a choice of where confidence 1 goes.
+///
+/// ```
+/// use clozelab::analysis::metrics::{EceConvention, ece_with};
+/// let wrong_and_sure = [(1.0, false), (0.75, true)];
+/// assert_eq!(ece_with(&wrong_and_sure, 10, EceConvention::LastBin), Some(0.625));
+/// // The certain miss is dropped from every bin but still counts in N = 2.
+/// assert_eq!(ece_with(&wrong_and_sure, 10, EceConvention::DropCertain), Some(0.125));
+/// ```
+pub fn ece_with(
+    predictions: &[(f64, bool)],
+    bins: usize,
+    convention: EceConvention,
+) -> Option<f64> {
     if predictions.is_empty() || bins == 0 {
         return None;
     }
@@ -214,6 +245,9 @@ pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
     let mut acc = vec![0.0; bins];
     for &(c, correct) in predictions {
         let c = c.clamp(0.0, 1.0);
+        if c >= 1.0 && convention == EceConvention::DropCertain {
+            continue;
+        }
         let b = ((c * bins as f64) as usize).min(bins - 1);
         count[b] += 1;
         conf[b] += c;
@@ -230,19 +264,91 @@ pub fn ece(predictions: &[(f64, bool)], bins: usize) -> Option<f64> {
     )
 }
 
-/// The interpretation curve: expected TVD when, for k = 0..=100 percent of contexts, the model's
-/// TVD is replaced by the oracle's. Contexts are replaced worst first (largest model − oracle
-/// gap), so point k says how good the model would be if its k% worst contexts were as good as
-/// another person. `None` when the inputs are empty or of different lengths.
+/// One point of the interpretation curve.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct CurvePoint {
+    /// Percent of contexts whose model TVD was replaced by the oracle's.
+    pub percent: u32,
+    /// Mean TVD after the replacement (averaged over the random draws).
+    pub mean_tvd: f64,
+    /// W₁ between the TVDs after the replacement and the oracle's TVDs (averaged over draws).
+    pub w1_to_oracle: f64,
+}
+
+/// The interpretation curve of Ilia & Aziz (2024): for each k in `percents`, a *random* k % of
+/// the contexts (⌊k·n/100 + ½⌋ of them, drawn uniformly without replacement, `draws` times from
+/// `seed`) take the oracle's TVD instead of the model's; the point is the mean of the resulting
+/// TVDs and the W₁ distance of their distribution to the oracle's, each averaged over the draws.
+/// At k = 0 it is the model; at 100 the oracle (W₁ = 0). `None` when the inputs are empty or of
+/// different lengths, or `draws` is 0.
+///
+/// In expectation the mean falls linearly from the model's to the oracle's; W₁ says how far the
+/// *distribution* of TVDs still is from an oracle's, which the mean alone hides.
 ///
 /// ```
 /// use clozelab::analysis::metrics::interpretation_curve;
-/// let curve = interpretation_curve(&[0.9, 0.5], &[0.4, 0.4]).unwrap();
+/// let model = [0.9, 0.5, 0.7, 0.3];
+/// let oracle = [0.4, 0.4, 0.2, 0.4];
+/// let curve = interpretation_curve(&model, &oracle, &[0, 50, 100], 200, 1).unwrap();
+/// assert!((curve[0].mean_tvd - 0.6).abs() < 1e-12);
+/// assert!((curve[2].mean_tvd - 0.35).abs() < 1e-12 && curve[2].w1_to_oracle == 0.0);
+/// // Halfway, on average halfway: 0.475 ± the randomness of which contexts were drawn.
+/// assert!((curve[1].mean_tvd - 0.475).abs() < 0.02);
+/// ```
+pub fn interpretation_curve(
+    model: &[f64],
+    oracle: &[f64],
+    percents: &[u32],
+    draws: usize,
+    seed: u64,
+) -> Option<Vec<CurvePoint>> {
+    if model.is_empty() || model.len() != oracle.len() || draws == 0 {
+        return None;
+    }
+    let n = model.len();
+    let mut rng = SplitMix64::new(seed);
+    percents
+        .iter()
+        .map(|&k| {
+            let replaced = (k.min(100) as usize * n + 50) / 100;
+            let (mut mean_sum, mut w1_sum) = (0.0, 0.0);
+            for _ in 0..draws {
+                let mut order: Vec<usize> = (0..n).collect();
+                // Partial Fisher–Yates: the first `replaced` of a uniform shuffle.
+                for i in 0..replaced {
+                    let j = i + (rng.next_u64() % (n - i) as u64) as usize;
+                    order.swap(i, j);
+                }
+                let mut values = model.to_vec();
+                for &i in &order[..replaced] {
+                    values[i] = oracle[i];
+                }
+                mean_sum += values.iter().sum::<f64>() / n as f64;
+                w1_sum += wasserstein1(&values, oracle)?;
+            }
+            Some(CurvePoint {
+                percent: k,
+                mean_tvd: mean_sum / draws as f64,
+                w1_to_oracle: w1_sum / draws as f64,
+            })
+        })
+        .collect()
+}
+
+/// Not the paper's curve: the mean TVD when the model's *worst* k % of contexts (largest model −
+/// oracle gap) take the oracle's TVD, k = 0..=100. It answers "how good would the model be if
+/// its worst contexts were as good as a person", and can fall below the oracle's mean (once the
+/// contexts where the model beats the oracle are all that is left). `None` when the inputs are
+/// empty or of different lengths.
+///
+/// ```
+/// use clozelab::analysis::metrics::worst_first_curve;
+/// let curve = worst_first_curve(&[0.9, 0.5], &[0.4, 0.4]).unwrap();
 /// assert_eq!(curve.len(), 101);
 /// assert!((curve[0] - 0.7).abs() < 1e-12 && (curve[100] - 0.4).abs() < 1e-12);
 /// assert!((curve[50] - 0.45).abs() < 1e-12);
 /// ```
-pub fn interpretation_curve(model: &[f64], oracle: &[f64]) -> Option<Vec<f64>> {
+pub fn worst_first_curve(model: &[f64], oracle: &[f64]) -> Option<Vec<f64>> {
     if model.is_empty() || model.len() != oracle.len() {
         return None;
     }
@@ -374,5 +480,53 @@ mod tests {
         let expected: f64 = sa.iter().zip(&sb).map(|(x, y)| (x - y).abs()).sum::<f64>() / 4.0;
         assert!((wasserstein1(&a, &b).unwrap() - expected).abs() < 1e-12);
         assert_eq!(wasserstein1(&a, &a), Some(0.0));
+    }
+
+    #[test]
+    fn the_interpretation_curve_replaces_random_contexts_and_never_undercuts_the_oracle() {
+        // A model better than the oracle on a fifth of the contexts, much worse elsewhere.
+        let mut rng = SplitMix64::new(5);
+        let oracle: Vec<f64> = (0..500)
+            .map(|_| 0.3 + 0.2 * f64::from(rng.next_unit()))
+            .collect();
+        let model: Vec<f64> = oracle
+            .iter()
+            .enumerate()
+            .map(|(i, o)| if i % 5 == 0 { o - 0.1 } else { o + 0.3 })
+            .collect();
+        let percents: Vec<u32> = (0..=10).map(|k| k * 10).collect();
+        let curve = interpretation_curve(&model, &oracle, &percents, 20, 3).unwrap();
+        let (m, o) = (mean(&model).unwrap(), mean(&oracle).unwrap());
+        for p in &curve {
+            let expected = m + (o - m) * f64::from(p.percent) / 100.0;
+            assert!((p.mean_tvd - expected).abs() < 0.01, "{p:?} vs {expected}");
+            assert!(p.mean_tvd >= o - 1e-9, "{p:?} below the oracle's {o}");
+        }
+        assert!(
+            curve
+                .windows(2)
+                .all(|w| w[1].w1_to_oracle <= w[0].w1_to_oracle + 0.005)
+        );
+        assert_eq!(curve[10].w1_to_oracle, 0.0);
+        assert_eq!(
+            curve,
+            interpretation_curve(&model, &oracle, &percents, 20, 3).unwrap()
+        );
+        assert!(interpretation_curve(&model, &oracle[1..], &percents, 20, 3).is_none());
+        assert!(interpretation_curve(&model, &oracle, &percents, 0, 3).is_none());
+        // Worst first answers another question: it undercuts the oracle at 90 %.
+        let worst = worst_first_curve(&model, &oracle).unwrap();
+        assert!(worst[90] < o, "{} vs {o}", worst[90]);
+    }
+
+    #[test]
+    fn certain_predictions_go_in_the_last_bin_or_in_none() {
+        let preds = [(1.0, false), (1.0, true), (0.35, false)];
+        let ours = ece(&preds, 10).unwrap();
+        let paper = ece_with(&preds, 10, EceConvention::DropCertain).unwrap();
+        // Ours: bin 9 has one hit of two at confidence 1 (gap 0.5), bin 3 a miss at 0.35.
+        assert!((ours - (2.0 / 3.0 * 0.5 + 1.0 / 3.0 * 0.35)).abs() < 1e-12);
+        assert!((paper - 1.0 / 3.0 * 0.35).abs() < 1e-12);
+        assert_eq!(ece_with(&[], 10, EceConvention::DropCertain), None);
     }
 }

@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::analysis::metrics::{
-    MetricsError, WordDistribution, ece, interpretation_curve, mean, mean_with_bootstrap_ci, tvd,
-    wasserstein1,
+    CurvePoint, EceConvention, MetricsError, WordDistribution, ece_with, interpretation_curve,
+    mean, mean_with_bootstrap_ci, tvd, wasserstein1,
 };
 use crate::data::provo::{
     ContextKey, ProvoContext, ProvoError, Samples, read_continuations, read_counted_samples,
@@ -20,55 +20,122 @@ use crate::text::words::normalize;
 /// Confidence bins for ECE, as in the paper (Guo et al. 2017).
 pub const ECE_BINS: usize = 10;
 
-/// Splits the flattened responses into two disjoint, equal halves, uniformly at random: a
-/// seeded Fisher–Yates shuffle, one response dropped when the count is odd. `None` when fewer
-/// than two responses.
-pub fn oracle_halves(
+/// How big each of the two disjoint oracle groups is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OracleSize {
+    /// Halves of each context's responses (the paper's main oracle).
+    Half,
+    /// Two groups of `n` responses each (Appendix E: 10 and 20); contexts with fewer than 2n
+    /// responses are left out.
+    Of(usize),
+}
+
+impl std::str::FromStr for OracleSize {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "half" => Ok(OracleSize::Half),
+            n => match n.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(OracleSize::Of(n)),
+                _ => Err(format!(
+                    "an oracle size is `half` or a positive number, not {n:?}"
+                )),
+            },
+        }
+    }
+}
+
+/// Two disjoint oracle groups from the flattened responses, drawn without replacement (a seeded
+/// Fisher–Yates shuffle, the first group then the second): halves (one response dropped when the
+/// count is odd) or two groups of `n`. `None` when there are too few responses.
+pub fn oracle_split(
     human: &BTreeMap<String, u32>,
+    size: OracleSize,
     rng: &mut SplitMix64,
 ) -> Option<(WordDistribution, WordDistribution)> {
     let mut flat: Vec<&str> = human
         .iter()
         .flat_map(|(w, c)| std::iter::repeat_n(w.as_str(), *c as usize))
         .collect();
+    let group = match size {
+        OracleSize::Half => flat.len() / 2,
+        OracleSize::Of(n) => n,
+    };
+    if group == 0 || 2 * group > flat.len() {
+        return None;
+    }
     for i in (1..flat.len()).rev() {
         let j = (rng.next_u64() % (i as u64 + 1)) as usize;
         flat.swap(i, j);
     }
-    if flat.len() % 2 == 1 {
-        flat.pop();
-    }
-    let half = flat.len() / 2;
-    let first = WordDistribution::from_samples(flat[..half].iter().copied()).ok()?;
-    let second = WordDistribution::from_samples(flat[half..].iter().copied()).ok()?;
+    let first = WordDistribution::from_samples(flat[..group].iter().copied()).ok()?;
+    let second = WordDistribution::from_samples(flat[group..2 * group].iter().copied()).ok()?;
     Some((first, second))
 }
 
-/// One row of the table (means over the system's contexts; oracle-dependent figures are means
-/// over resampled splits, with their standard deviation).
+/// [`oracle_split`] into halves.
+pub fn oracle_halves(
+    human: &BTreeMap<String, u32>,
+    rng: &mut SplitMix64,
+) -> Option<(WordDistribution, WordDistribution)> {
+    oracle_split(human, OracleSize::Half, rng)
+}
+
+/// How Table 1 is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Table1Options {
+    pub seed: u64,
+    /// Oracle resamples: every oracle-dependent figure is averaged over them.
+    pub resamples: usize,
+    pub oracle_size: OracleSize,
+    pub ece: EceConvention,
+}
+
+impl Default for Table1Options {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            resamples: 10,
+            oracle_size: OracleSize::Half,
+            ece: EceConvention::LastBin,
+        }
+    }
+}
+
+/// The interpretation curve's points (percent of contexts replaced) and its random draws per
+/// point and resample.
+pub const CURVE_PERCENTS: [u32; 11] = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+pub const CURVE_DRAWS: usize = 10;
+
+/// One row of the table: means over the system's contexts. Every figure that depends on the
+/// oracle split — the oracle's own row, TVD and ECE against an oracle group, W₁ and the
+/// interpretation curve — is averaged over the resamples (never resample 0 alone).
 #[derive(Debug, Serialize)]
 pub struct Row {
     pub system: String,
     pub contexts: usize,
     pub ece_original: Option<f64>,
     pub ece_human_majority: Option<f64>,
-    pub ece_oracle_majority: (f64, f64),
-    /// Mean TVD to the full human distribution (for the oracle: half₂ vs half₁).
+    /// ECE against the majority word of oracle group 1 (mean ± sd over resamples).
+    pub ece_oracle_majority: Option<(f64, f64)>,
+    /// Mean TVD to the full human distribution (for the oracle: group 2 vs group 1).
     pub tvd_human: Option<f64>,
     /// Bootstrap 95% interval of that mean over contexts (1000 resamples).
     pub tvd_human_ci: Option<(f64, f64)>,
-    /// Wasserstein-1 between this system's per-context TVDs (to oracle half₁) and the oracle's.
+    /// Wasserstein-1 between this system's per-context TVDs (to oracle group 1) and the oracle's.
     pub w1_to_oracle: Option<f64>,
-    /// Expected TVD to oracle half₁ when k% of contexts (worst first) take the oracle's TVD.
-    pub interpretation_curve: Option<Vec<f64>>,
-    /// Mean TVD to oracle half₁ (mean ± sd over resamples).
+    /// The interpretation curve at [`CURVE_PERCENTS`] (random replacement, see
+    /// [`interpretation_curve`]).
+    pub interpretation_curve: Option<Vec<CurvePoint>>,
+    /// Mean TVD to oracle group 1 (mean ± sd over resamples).
     pub tvd_oracle: Option<(f64, f64)>,
     pub top1_accuracy: f64,
     pub mean_entropy: f64,
     pub failed_samples: u64,
 }
 
-/// Per-context figures, for `--per-context`.
+/// Per-context figures (oracle resample 0), for `--per-context`.
 #[derive(Debug, Serialize)]
 pub struct PerContext {
     pub text_id: u32,
@@ -81,14 +148,14 @@ pub struct PerContext {
     pub mode_prob: f64,
 }
 
-fn mean_sd(values: &[f64]) -> (f64, f64) {
-    let m = mean(values).unwrap_or(0.0);
+fn mean_sd(values: &[f64]) -> Option<(f64, f64)> {
+    let m = mean(values)?;
     let var = if values.len() > 1 {
         values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
     } else {
         0.0
     };
-    (m, var.sqrt())
+    Some((m, var.sqrt()))
 }
 
 enum Predictor<'a> {
@@ -97,126 +164,173 @@ enum Predictor<'a> {
     Model(&'a BTreeMap<ContextKey, Samples>),
 }
 
-/// Computes one row. `splits[r][i]` are the oracle halves of context i in resample r.
+/// One system's figures under one oracle resample.
+#[derive(Default)]
+struct Run {
+    ece_original: Option<f64>,
+    ece_human_majority: Option<f64>,
+    ece_oracle_majority: Option<f64>,
+    top1: Option<f64>,
+    entropy: Option<f64>,
+    /// This system's TVD to oracle group 1, and the oracle's (group 2 to group 1), per context.
+    own_vs_group: Vec<f64>,
+    oracle_vs_group: Vec<f64>,
+}
+
+/// Computes one row. `splits[r][i]` are the oracle groups of context i in resample r.
 fn row(
     name: &str,
     predictor: Predictor,
     norms: &[ProvoContext],
     full: &[WordDistribution],
     splits: &[Vec<Option<(WordDistribution, WordDistribution)>>],
+    options: &Table1Options,
     per_context: &mut Vec<PerContext>,
 ) -> Option<Row> {
     let mut failed = 0;
-    // The predictor's distribution in each context it covers (resample 0 for the oracle).
-    let chosen: Vec<(usize, WordDistribution)> = norms
-        .iter()
-        .enumerate()
-        .filter_map(|(i, ctx)| {
-            let dist = match &predictor {
-                Predictor::Human => full[i].clone(),
-                Predictor::Oracle => splits[0][i].as_ref()?.1.clone(),
-                Predictor::Model(samples) => {
-                    let s = samples.get(&(ctx.text_id, ctx.word_num))?;
-                    failed += s.failed;
-                    WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c)))
-                        .ok()?
-                }
-            };
-            Some((i, dist))
-        })
-        .collect();
-    if chosen.is_empty() {
-        return None;
-    }
     let is_oracle = matches!(predictor, Predictor::Oracle);
     let is_human = matches!(predictor, Predictor::Human);
-    let mut ece_orig = Vec::new();
-    let mut ece_major = Vec::new();
-    let mut top1 = Vec::new();
-    let mut entropies = Vec::new();
-    let mut tvd_full = Vec::new();
-    let mut own_vs_half = Vec::new();
-    let mut oracle_vs_half = Vec::new();
-    for (i, dist) in &chosen {
-        let (mode, p) = dist.mode();
-        let original = normalize(&norms[*i].original);
-        ece_orig.push((p, mode == original));
-        ece_major.push((p, mode == full[*i].mode().0));
-        top1.push(if mode == original { 1.0 } else { 0.0 });
-        entropies.push(dist.entropy());
-        let t_full = if is_oracle {
-            splits[0][*i].as_ref().map(|(h1, h2)| tvd(h2, h1))
-        } else if is_human {
-            None
-        } else {
-            Some(tvd(dist, &full[*i]))
-        };
-        if let Some(t) = t_full {
-            tvd_full.push(t);
-        }
-        let t_oracle = if is_human {
-            None
-        } else {
-            splits[0][*i]
-                .as_ref()
-                .map(|(h1, h2)| tvd(if is_oracle { h2 } else { dist }, h1))
-        };
-        if let (Some(t), Some((h1, h2))) = (t_oracle, splits[0][*i].as_ref()) {
-            own_vs_half.push(t);
-            oracle_vs_half.push(tvd(h2, h1));
-        }
-        per_context.push(PerContext {
-            text_id: norms[*i].text_id,
-            word_num: norms[*i].word_num,
-            system: name.to_string(),
-            tvd_human: t_full,
-            tvd_oracle: t_oracle,
-            entropy: dist.entropy(),
-            mode: mode.to_string(),
-            mode_prob: p,
-        });
+    // The predictor's distribution where it does not depend on the split.
+    let fixed: Vec<Option<WordDistribution>> = norms
+        .iter()
+        .enumerate()
+        .map(|(i, ctx)| match &predictor {
+            Predictor::Human => Some(full[i].clone()),
+            Predictor::Oracle => None,
+            Predictor::Model(samples) => {
+                let s = samples.get(&(ctx.text_id, ctx.word_num))?;
+                failed += s.failed;
+                WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c))).ok()
+            }
+        })
+        .collect();
+    // Oracle groups exist in the same contexts in every resample (it depends on counts only).
+    let covered: Vec<usize> = (0..norms.len())
+        .filter(|&i| {
+            if is_oracle {
+                splits.first().is_some_and(|s| s[i].is_some())
+            } else {
+                fixed[i].is_some()
+            }
+        })
+        .collect();
+    if covered.is_empty() {
+        return None;
     }
-    // Oracle-dependent figures, over every resample.
-    let mut ece_oracle_runs = Vec::new();
-    let mut tvd_oracle_runs = Vec::new();
-    for split in splits {
-        let mut preds = Vec::new();
-        let mut tvds = Vec::new();
-        for (i, dist) in &chosen {
-            let Some((h1, h2)) = &split[*i] else { continue };
-            let predictor_dist = if is_oracle { h2 } else { dist };
-            let (mode, p) = predictor_dist.mode();
-            preds.push((p, mode == h1.mode().0));
-            if !is_human {
-                tvds.push(tvd(predictor_dist, h1));
+    let mut tvd_full_sum = vec![(0.0, 0usize); covered.len()];
+    let mut runs = Vec::with_capacity(splits.len());
+    for (r, split) in splits.iter().enumerate() {
+        let (mut orig, mut major, mut oracle_major) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut top1, mut entropies) = (Vec::new(), Vec::new());
+        let mut run = Run::default();
+        for (slot, &i) in covered.iter().enumerate() {
+            let groups = split[i].as_ref();
+            let dist = match (is_oracle, groups, fixed[i].as_ref()) {
+                (true, Some((_, g2)), _) => g2,
+                (false, _, Some(d)) => d,
+                _ => continue,
+            };
+            let (mode, p) = dist.mode();
+            let original = normalize(&norms[i].original);
+            orig.push((p, mode == original));
+            major.push((p, mode == full[i].mode().0));
+            top1.push(if mode == original { 1.0 } else { 0.0 });
+            entropies.push(dist.entropy());
+            let t_full = if is_oracle {
+                groups.map(|(g1, g2)| tvd(g2, g1))
+            } else if is_human {
+                None
+            } else {
+                Some(tvd(dist, &full[i]))
+            };
+            if let Some(t) = t_full {
+                tvd_full_sum[slot].0 += t;
+                tvd_full_sum[slot].1 += 1;
+            }
+            let t_oracle = groups.filter(|_| !is_human).map(|(g1, _)| tvd(dist, g1));
+            if let Some((g1, g2)) = groups {
+                oracle_major.push((p, mode == g1.mode().0));
+                if let Some(t) = t_oracle {
+                    run.own_vs_group.push(t);
+                    run.oracle_vs_group.push(tvd(g2, g1));
+                }
+            }
+            if r == 0 {
+                per_context.push(PerContext {
+                    text_id: norms[i].text_id,
+                    word_num: norms[i].word_num,
+                    system: name.to_string(),
+                    tvd_human: t_full,
+                    tvd_oracle: t_oracle,
+                    entropy: dist.entropy(),
+                    mode: mode.to_string(),
+                    mode_prob: p,
+                });
             }
         }
-        ece_oracle_runs.push(ece(&preds, ECE_BINS).unwrap_or(0.0));
-        if let Some(m) = mean(&tvds) {
-            tvd_oracle_runs.push(m);
-        }
+        run.ece_original = ece_with(&orig, ECE_BINS, options.ece);
+        run.ece_human_majority = ece_with(&major, ECE_BINS, options.ece);
+        run.ece_oracle_majority = ece_with(&oracle_major, ECE_BINS, options.ece);
+        run.top1 = mean(&top1);
+        run.entropy = mean(&entropies);
+        runs.push(run);
     }
+    let over_runs =
+        |f: &dyn Fn(&Run) -> Option<f64>| -> Vec<f64> { runs.iter().filter_map(f).collect() };
+    // Per-context TVD to the humans, averaged over resamples (the oracle's varies with them).
+    let tvd_full: Vec<f64> = tvd_full_sum
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(sum, n)| sum / *n as f64)
+        .collect();
+    let compares_with_oracle = !(is_human || is_oracle);
+    let w1 = over_runs(&|r| wasserstein1(&r.own_vs_group, &r.oracle_vs_group));
+    let curves: Vec<Vec<CurvePoint>> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| {
+            interpretation_curve(
+                &r.own_vs_group,
+                &r.oracle_vs_group,
+                &CURVE_PERCENTS,
+                CURVE_DRAWS,
+                options.seed ^ (k as u64 + 1),
+            )
+        })
+        .collect();
+    let curve = (!curves.is_empty()).then(|| {
+        (0..CURVE_PERCENTS.len())
+            .map(|j| {
+                let n = curves.len() as f64;
+                CurvePoint {
+                    percent: CURVE_PERCENTS[j],
+                    mean_tvd: curves.iter().map(|c| c[j].mean_tvd).sum::<f64>() / n,
+                    w1_to_oracle: curves.iter().map(|c| c[j].w1_to_oracle).sum::<f64>() / n,
+                }
+            })
+            .collect()
+    });
     Some(Row {
         system: name.to_string(),
-        contexts: chosen.len(),
-        ece_original: ece(&ece_orig, ECE_BINS),
-        ece_human_majority: ece(&ece_major, ECE_BINS),
-        ece_oracle_majority: mean_sd(&ece_oracle_runs),
+        contexts: covered.len(),
+        ece_original: mean(&over_runs(&|r| r.ece_original)),
+        ece_human_majority: mean(&over_runs(&|r| r.ece_human_majority)),
+        ece_oracle_majority: mean_sd(&over_runs(&|r| r.ece_oracle_majority)),
         tvd_human: mean(&tvd_full),
         tvd_human_ci: mean_with_bootstrap_ci(&tvd_full, 1000, 17).map(|(_, lo, hi)| (lo, hi)),
-        w1_to_oracle: if is_human || is_oracle {
+        w1_to_oracle: if compares_with_oracle {
+            mean(&w1)
+        } else {
+            None
+        },
+        interpretation_curve: if compares_with_oracle { curve } else { None },
+        tvd_oracle: if is_human {
             None
         } else {
-            wasserstein1(&own_vs_half, &oracle_vs_half)
+            mean_sd(&over_runs(&|r| mean(&r.own_vs_group)))
         },
-        interpretation_curve: if is_human || is_oracle {
-            None
-        } else {
-            interpretation_curve(&own_vs_half, &oracle_vs_half)
-        },
-        tvd_oracle: (!tvd_oracle_runs.is_empty()).then(|| mean_sd(&tvd_oracle_runs)),
-        top1_accuracy: mean(&top1).unwrap_or(0.0),
-        mean_entropy: mean(&entropies).unwrap_or(0.0),
+        top1_accuracy: mean(&over_runs(&|r| r.top1)).unwrap_or(0.0),
+        mean_entropy: mean(&over_runs(&|r| r.entropy)).unwrap_or(0.0),
         failed_samples: failed,
     })
 }
@@ -243,9 +357,9 @@ pub enum Table1Error {
 /// Computes the table from a directory laid out like ../shared/provo.
 pub fn compute(
     dir: &Path,
-    seed: u64,
-    resamples: usize,
+    options: &Table1Options,
 ) -> Result<(Vec<Row>, Vec<PerContext>), Table1Error> {
+    let seed = options.seed;
     let norms = read_norms(dir)?;
     let full: Vec<WordDistribution> = norms
         .iter()
@@ -253,14 +367,14 @@ pub fn compute(
             WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
         })
         .collect::<Result<_, _>>()?;
-    let resamples = resamples.max(1);
+    let resamples = options.resamples.max(1);
     let splits: Vec<Vec<_>> = (0..resamples)
         .map(|r| {
             let mut rng =
                 SplitMix64::new(seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
             norms
                 .iter()
-                .map(|c| oracle_halves(&c.human, &mut rng))
+                .map(|c| oracle_split(&c.human, options.oracle_size, &mut rng))
                 .collect()
         })
         .collect();
@@ -284,7 +398,7 @@ pub fn compute(
     ];
     let rows = systems
         .into_iter()
-        .filter_map(|(name, p)| row(name, p, &norms, &full, &splits, &mut per_context))
+        .filter_map(|(name, p)| row(name, p, &norms, &full, &splits, options, &mut per_context))
         .collect();
     Ok((rows, per_context))
 }
@@ -319,10 +433,9 @@ pub fn format_table(rows: &[Row]) -> String {
             r.contexts,
             f(r.ece_original),
             f(r.ece_human_majority),
-            format!(
-                "{:.3}±{:.3}",
-                r.ece_oracle_majority.0, r.ece_oracle_majority.1
-            ),
+            r.ece_oracle_majority
+                .map(|(m, s)| format!("{m:.3}±{s:.3}"))
+                .unwrap_or_else(|| "—".into()),
             f(r.tvd_human),
             r.tvd_human_ci
                 .map(|(lo, hi)| format!("{lo:.3}–{hi:.3}"))

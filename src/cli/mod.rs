@@ -30,7 +30,8 @@ USAGE:
                           [--generator-temperature T] [--truth text|generator]
                           [--rounds 1,4,10,40] [--repetitions R]
                           [--seed S] [--json]
-  clozelab table1 --provo DIR [--seed S] [--resamples R] [--per-context FILE.csv] [--json]
+  clozelab table1 --provo DIR [--seed S] [--resamples R] [--oracle-size half|10|20]
+                 [--ece-convention last-bin|paper] [--per-context FILE.csv] [--json]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
   clozelab bench words [--provo DIR] [--contexts N] [--backend cpu|wgpu|all] [--python-contexts N]
@@ -355,13 +356,35 @@ fn table1(args: &Args) -> Result<(), CliError> {
         "--seed",
         "--resamples",
         "--per-context",
+        "--oracle-size",
+        "--ece-convention",
         "--json",
     ])?;
     let dir = PathBuf::from(args.required("--provo")?);
     let seed: u64 = args.parsed("--seed", 0)?;
-    let resamples: usize = args.parsed("--resamples", 20)?;
+    let resamples: usize = args.parsed("--resamples", 10)?;
+    let oracle_size: crate::analysis::table1::OracleSize = args
+        .value("--oracle-size")
+        .unwrap_or("half")
+        .parse()
+        .map_err(CliError::usage)?;
+    let ece = match args.value("--ece-convention").unwrap_or("last-bin") {
+        "last-bin" => crate::analysis::metrics::EceConvention::LastBin,
+        "paper" => crate::analysis::metrics::EceConvention::DropCertain,
+        other => {
+            return Err(CliError::usage(format!(
+                "--ece-convention is last-bin (confidence 1 in the last bin) or paper (dropped, as the paper's code does), not {other:?}"
+            )));
+        }
+    };
+    let options = crate::analysis::table1::Table1Options {
+        seed,
+        resamples,
+        oracle_size,
+        ece,
+    };
     let started = std::time::Instant::now();
-    let (rows, per_context) = crate::analysis::table1::compute(&dir, seed, resamples)?;
+    let (rows, per_context) = crate::analysis::table1::compute(&dir, &options)?;
     if let Some(path) = args.value("--per-context") {
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
         let rows = per_context.iter().map(|r| {
@@ -390,15 +413,11 @@ fn table1(args: &Args) -> Result<(), CliError> {
         std::fs::write(path, csv).map_err(CliError::io("write", path))?;
     }
     if args.has("--json") {
-        println!(
-            "{}",
-            serde_json::json!({"seed": seed, "resamples": resamples, "rows": rows})
-        );
+        println!("{}", serde_json::json!({"options": options, "rows": rows}));
     } else {
         print!("{}", crate::analysis::table1::format_table(&rows));
         eprintln!(
-            "({} resamples of the oracle split, seed {seed}; {:.1} s)",
-            resamples,
+            "({resamples} resamples of the oracle split ({oracle_size:?} each), seed {seed}, ECE {ece:?}; {:.1} s)",
             started.elapsed().as_secs_f64()
         );
     }

@@ -173,15 +173,9 @@ pub fn read_word_lists(
                         add_word(&mut s, w, 1.0);
                     }
                 }
-                // The list prompt's answer is one text: a numbered list ("1. later\n2. ago\n…")
-                // or a comma-separated line ("physically, emotionally, …").
                 serde_json::Value::String(text) => {
-                    for item in text
-                        .lines()
-                        .flat_map(|l| l.split([',', ';']))
-                        .filter(|i| !i.trim().is_empty())
-                    {
-                        add_word(&mut s, strip_list_number(item), 1.0);
+                    for item in list_items(text) {
+                        add_word(&mut s, item, 1.0);
                     }
                 }
                 _ => return None,
@@ -189,6 +183,34 @@ pub fn read_word_lists(
             Some(((l.text_id, l.word_num), s))
         })
         .collect())
+}
+
+/// The items of a list prompt's answer, one text: a numbered list ("1. later\n2. ago\n…"), a
+/// comma- or semicolon-separated line ("physically, emotionally, …"), or one line of words
+/// separated by spaces only ("explosion fire flashover …"), which is split into its words.
+///
+/// ```
+/// use clozelab::data::provo::list_items;
+/// assert_eq!(list_items("1. later \n2. ago"), vec![" later ", " ago"]);
+/// assert_eq!(list_items("ocean, seas; sea"), vec!["ocean", " seas", " sea"]);
+/// assert_eq!(list_items("explosion fire  flare-up"), vec!["explosion", "fire", "flare-up"]);
+/// assert_eq!(list_items("1. went 2. reached"), vec!["went", "reached"]);
+/// ```
+pub fn list_items(text: &str) -> Vec<&str> {
+    let trimmed = text.trim();
+    let one_line_of_words = !trimmed.contains(['\n', ',', ';']);
+    if one_line_of_words {
+        return trimmed
+            .split_whitespace()
+            // "1." alone is a list number, not a word.
+            .filter(|w| !strip_list_number(w).is_empty())
+            .collect();
+    }
+    text.lines()
+        .flat_map(|l| l.split([',', ';']))
+        .filter(|i| !i.trim().is_empty())
+        .map(strip_list_number)
+        .collect()
 }
 
 /// Drops a leading list number ("12. ", "3) ") from a line of a numbered list.

@@ -77,9 +77,12 @@ pub struct WordProb {
 
 /// What a token does to a word that has just been spelled out.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum EndClass {
+pub enum EndClass {
+    /// The word is over: this token starts something else.
     Ends,
+    /// The token makes the word longer (it is another word).
     Continues,
+    /// Undecided yet: the next tokens say (e.g. "don" + "'").
     Open,
 }
 
@@ -89,7 +92,7 @@ pub struct WordScorer {
     by_bytes: HashMap<Vec<u8>, u32>,
     longest_token: usize,
     /// End classes of every token after a word followed by a given open tail.
-    classes: HashMap<Vec<u8>, Vec<EndClass>>,
+    classes: HashMap<(bool, Vec<u8>), Vec<EndClass>>,
 }
 
 /// One node of the segmentation tree.
@@ -135,13 +138,16 @@ impl WordScorer {
         }
     }
 
-    /// How each token acts after a word and `tail`: "x" stands for the word (only its last
-    /// character, always a letter/digit, matters to the word rules).
+    /// How each token acts after a word and `tail`: "x" (or "0" for a word that ends in a digit)
+    /// stands for the word: only whether its last character is a letter or a digit matters to
+    /// the word rules (a comma after a digit may separate thousands).
     /// Returned with the token bytes, so callers can read both without copying either.
-    fn end_classes(&mut self, tail: &[u8]) -> (&[EndClass], &[Vec<u8>]) {
+    fn end_classes(&mut self, ends_in_digit: bool, tail: &[u8]) -> (&[EndClass], &[Vec<u8>]) {
         let token_bytes = &self.token_bytes;
-        let classes = self.classes.entry(tail.to_vec()).or_insert_with(|| {
-            let mut text = b" x".to_vec();
+        let stand_in = if ends_in_digit { "0" } else { "x" };
+        let key = (ends_in_digit, tail.to_vec());
+        let classes = self.classes.entry(key).or_insert_with(|| {
+            let mut text = format!(" {stand_in}").into_bytes();
             text.extend_from_slice(tail);
             let base = text.len();
             (0..token_bytes.len())
@@ -154,14 +160,24 @@ impl WordScorer {
                     let (head, _) = split_incomplete_utf8_tail(&text);
                     let decoded = String::from_utf8_lossy(head);
                     match first_word(&decoded) {
-                        Some("x") if first_word_is_complete(&decoded) => EndClass::Ends,
-                        Some("x") => EndClass::Open,
+                        Some(w) if w == stand_in && first_word_is_complete(&decoded) => {
+                            EndClass::Ends
+                        }
+                        Some(w) if w == stand_in => EndClass::Open,
                         _ => EndClass::Continues,
                     }
                 })
                 .collect()
         });
         (classes, token_bytes)
+    }
+
+    /// What `token` does after `word` followed by `tail` (tokens already read while the word was
+    /// undecided); the word rules only look at the word's last character.
+    pub fn end_class(&mut self, word: &str, tail: &str, token: u32) -> Option<EndClass> {
+        let ends_in_digit = word.ends_with(|c: char| c.is_ascii_digit());
+        let (classes, _) = self.end_classes(ends_in_digit, tail.as_bytes());
+        classes.get(token as usize).copied()
     }
 
     /// Token ids whose bytes are `target[pos..pos + k]` for some k ≥ 1.
@@ -323,7 +339,8 @@ impl WordScorer {
                     out.segmentations += 1;
                     out.prob_no_end += p_node;
                 }
-                let (classes, token_bytes) = self.end_classes(&node.tail);
+                let ends_in_digit = target.last().is_some_and(u8::is_ascii_digit);
+                let (classes, token_bytes) = self.end_classes(ends_in_digit, &node.tail);
                 let mut ends = 0.0;
                 for (token, class) in classes.iter().enumerate() {
                     let p = (lp[token] as f64).exp();

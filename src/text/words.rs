@@ -12,6 +12,13 @@ fn is_inner_joiner(c: char) -> bool {
     matches!(c, '\'' | '\u{2019}' | '-' | '\u{2010}' | '\u{2011}' | '.')
 }
 
+/// Whether the comma at `chars[k]` separates thousands inside a number ("10,000"): a digit
+/// before it, exactly three digits after it.
+fn is_thousands_separator(chars: &[(usize, char)], k: usize) -> bool {
+    let digit = |j: usize| chars.get(j).is_some_and(|(_, c)| c.is_ascii_digit());
+    chars[k].1 == ',' && k > 0 && digit(k - 1) && (k + 1..=k + 3).all(digit) && !digit(k + 4)
+}
+
 /// Letters, digits, and combining marks (so a decomposed "é" = "e" + U+0301 stays one word).
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || unicode_normalization::char::is_combining_mark(c)
@@ -31,6 +38,11 @@ fn is_word_char(c: char) -> bool {
 /// assert_eq!(first_word(" the U.S. economy"), Some("the"));
 /// assert_eq!(first_word("U.S. economy"), Some("U.S"));
 /// assert_eq!(first_word(" ...!"), None);
+/// // Thousands separators stay inside a number (the norms write "10000").
+/// assert_eq!(first_word(" 10,000 people"), Some("10,000"));
+/// assert_eq!(first_word(" 1,000,000."), Some("1,000,000"));
+/// assert_eq!(first_word(" 10, 20"), Some("10"));
+/// assert_eq!(first_word(" 10,0000"), Some("10"));
 /// ```
 pub fn first_word(text: &str) -> Option<&str> {
     let start = text
@@ -44,12 +56,13 @@ pub fn first_word(text: &str) -> Option<&str> {
         if is_word_char(c) {
             continue;
         }
-        let joins = is_inner_joiner(c)
+        let joins = (is_inner_joiner(c)
             && k > 0
             && is_word_char(chars[k - 1].1)
             && chars
                 .get(k + 1)
-                .is_some_and(|(_, next)| is_word_char(*next));
+                .is_some_and(|(_, next)| is_word_char(*next)))
+            || is_thousands_separator(&chars, k);
         if !joins {
             end = i;
             break;
@@ -91,6 +104,10 @@ pub fn first_word_normalized(text: &str) -> Option<String> {
 /// assert!(first_word_is_complete(" don't. "));
 /// // A period at the very end might still join more letters ("U.S." + "A").
 /// assert!(!first_word_is_complete(" don't."));
+/// // A comma after digits may still be a thousands separator.
+/// assert!(!first_word_is_complete(" 10,00"));
+/// assert!(first_word_is_complete(" 10, "));
+/// assert!(first_word_is_complete(" cat,"));
 /// ```
 pub fn first_word_is_complete(text: &str) -> bool {
     let Some(word) = first_word(text) else {
@@ -103,6 +120,11 @@ pub fn first_word_is_complete(text: &str) -> bool {
         None => false,
         // A joiner at the very end may yet be followed by a letter ("don'" + "t").
         Some(c) if is_inner_joiner(c) => chars.next().is_some(),
+        // "10," or "10,00" may yet become "10,000".
+        Some(',') if word.ends_with(|c: char| c.is_ascii_digit()) => {
+            let rest = &after[1..];
+            !(rest.len() < 3 && rest.chars().all(|c| c.is_ascii_digit()))
+        }
         Some(_) => true,
     }
 }
@@ -207,7 +229,8 @@ mod tests {
         (" end. Next", Some("end"), Some("end")),
         (" 1999", Some("1999"), Some("1999")),
         (" 3.14 is pi", Some("3.14"), Some("314")),
-        (" 1,000 people", Some("1"), Some("1")),
+        (" 1,000 people", Some("1,000"), Some("1000")),
+        (" 1, 2", Some("1"), Some("1")),
         (" 24-hour", Some("24-hour"), Some("24hour")),
         (" $100", Some("100"), Some("100")),
         (
