@@ -2,6 +2,8 @@
 //! Table 1 of Ilia & Aziz (2024) ([`table1`]), and human perplexity from the two-token game
 //! ([`perplexity`]).
 
+pub mod dataset;
+pub mod figures;
 pub mod metrics;
 pub mod perplexity;
 pub mod table1;

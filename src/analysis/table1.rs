@@ -6,14 +6,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::analysis::dataset::Dataset;
 use crate::analysis::metrics::{
     CurvePoint, EceConvention, MetricsError, WordDistribution, ece_with, interpretation_curve,
     mean, mean_with_bootstrap_ci, tvd, wasserstein1,
 };
-use crate::data::provo::{
-    ContextKey, ProvoContext, ProvoError, Samples, read_continuations, read_counted_samples,
-    read_norms, read_word_lists,
-};
+use crate::data::provo::{ContextKey, ProvoContext, ProvoError, Samples};
 use crate::rng::SplitMix64;
 use crate::text::words::normalize;
 
@@ -111,7 +109,7 @@ pub const CURVE_DRAWS: usize = 10;
 /// One row of the table: means over the system's contexts. Every figure that depends on the
 /// oracle split — the oracle's own row, TVD and ECE against an oracle group, W₁ and the
 /// interpretation curve — is averaged over the resamples (never resample 0 alone).
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub system: String,
     pub contexts: usize,
@@ -135,8 +133,8 @@ pub struct Row {
     pub failed_samples: u64,
 }
 
-/// Per-context figures (oracle resample 0), for `--per-context`.
-#[derive(Debug, Serialize)]
+/// Per-context figures (oracle resample 0), for `--per-context` and the figures.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PerContext {
     pub text_id: u32,
     pub word_num: u32,
@@ -146,6 +144,14 @@ pub struct PerContext {
     pub entropy: f64,
     pub mode: String,
     pub mode_prob: f64,
+    /// Entropy of the human distribution, and the context's length in words (the predictors of
+    /// Appendix B).
+    pub human_entropy: f64,
+    pub context_words: usize,
+    /// Whether the mode is the original word, the human majority, oracle group 1's majority.
+    pub hit_original: bool,
+    pub hit_majority: bool,
+    pub hit_oracle: Option<bool>,
 }
 
 fn mean_sd(values: &[f64]) -> Option<(f64, f64)> {
@@ -265,6 +271,11 @@ fn row(
                     entropy: dist.entropy(),
                     mode: mode.to_string(),
                     mode_prob: p,
+                    human_entropy: full[i].entropy(),
+                    context_words: norms[i].context.split_whitespace().count(),
+                    hit_original: mode == original,
+                    hit_majority: mode == full[i].mode().0,
+                    hit_oracle: groups.map(|(g1, _)| mode == g1.mode().0),
                 });
             }
         }
@@ -359,8 +370,16 @@ pub fn compute(
     dir: &Path,
     options: &Table1Options,
 ) -> Result<(Vec<Row>, Vec<PerContext>), Table1Error> {
+    compute_on(&Dataset::from_shared_dir(dir)?, options)
+}
+
+/// Computes the table on any dataset: a row for the humans, the oracle, then each system.
+pub fn compute_on(
+    data: &Dataset,
+    options: &Table1Options,
+) -> Result<(Vec<Row>, Vec<PerContext>), Table1Error> {
+    let norms = &data.norms;
     let seed = options.seed;
-    let norms = read_norms(dir)?;
     let full: Vec<WordDistribution> = norms
         .iter()
         .map(|c| {
@@ -378,27 +397,16 @@ pub fn compute(
                 .collect()
         })
         .collect();
-    let gpt2 = read_counted_samples(&dir.join("samples_gpt2_ancestral_n1000.jsonl"))?;
-    let gpt2_t05 = read_counted_samples(&dir.join("samples_gpt2_temp0.5_n40.jsonl"))?;
-    let bloom = read_continuations(&dir.join("samples_bloom176b_raw_continuations.jsonl"))?;
-    let chatgpt = read_word_lists(
-        &dir.join("samples_chatgpt_words.jsonl"),
-        "single_prompt_temp1",
-    )?;
-    let chatgpt_list = read_word_lists(&dir.join("samples_chatgpt_words.jsonl"), "list_prompt")?;
     let mut per_context = Vec::new();
-    let systems = [
-        ("Human", Predictor::Human),
-        ("Oracle", Predictor::Oracle),
-        ("GPT-2", Predictor::Model(&gpt2)),
-        ("GPT-2 (T=0.5)", Predictor::Model(&gpt2_t05)),
-        ("BLOOM", Predictor::Model(&bloom)),
-        ("ChatGPT", Predictor::Model(&chatgpt)),
-        ("ChatGPT (list)", Predictor::Model(&chatgpt_list)),
-    ];
-    let rows = systems
+    let predictors = [("Human", Predictor::Human), ("Oracle", Predictor::Oracle)]
         .into_iter()
-        .filter_map(|(name, p)| row(name, p, &norms, &full, &splits, options, &mut per_context))
+        .chain(
+            data.systems
+                .iter()
+                .map(|(name, samples)| (name.as_str(), Predictor::Model(samples))),
+        );
+    let rows = predictors
+        .filter_map(|(name, p)| row(name, p, norms, &full, &splits, options, &mut per_context))
         .collect();
     Ok((rows, per_context))
 }

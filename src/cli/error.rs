@@ -69,6 +69,10 @@ pub enum CliError {
     Table1(#[from] Table1Error),
     #[error(transparent)]
     Perplexity(#[from] PerplexityError),
+    #[error(transparent)]
+    Dataset(#[from] crate::analysis::dataset::DatasetError),
+    #[error(transparent)]
+    Figure(#[from] crate::analysis::figures::FigureError),
     #[error("JSON output: {0}")]
     Json(#[from] serde_json::Error),
 }

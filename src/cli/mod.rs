@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod error;
+pub mod figures;
 pub mod tokens;
 
 pub use args::Args;
@@ -32,6 +33,9 @@ USAGE:
                           [--seed S] [--json]
   clozelab table1 --provo DIR [--seed S] [--resamples R] [--oracle-size half|10|20]
                  [--ece-convention last-bin|paper] [--per-context FILE.csv] [--json]
+  clozelab figures (--provo DIR | --file NORMS --file SAMPLES ...) --out DIR [--seed S]
+                  [--resamples R] [--oracle-size half|10|20] [--ece-convention last-bin|paper]
+                  [--context TEXT_ID:WORD_NUM] [--system NAME]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
   clozelab bench words [--provo DIR] [--contexts N] [--backend cpu|wgpu|all] [--python-contexts N]
@@ -61,6 +65,7 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "make-test-model" => make_test_model(&Args::parse(&raw[1..])?),
         "next-token" => next_token(&Args::parse(&raw[1..])?),
         "table1" => table1(&Args::parse(&raw[1..])?),
+        "figures" => figures::figures(&Args::parse(&raw[1..])?),
         "word-dist" => word_dist(&Args::parse(&raw[1..])?),
         "word-prob" => word_prob(&Args::parse(&raw[1..])?),
         "perplexity" => tokens::perplexity(&Args::parse(&raw[1..])?),
@@ -350,6 +355,31 @@ fn word_prob(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--seed`, `--resamples`, `--oracle-size`, `--ece-convention`.
+pub(crate) fn table1_options(
+    args: &Args,
+) -> Result<crate::analysis::table1::Table1Options, CliError> {
+    let ece = match args.value("--ece-convention").unwrap_or("last-bin") {
+        "last-bin" => crate::analysis::metrics::EceConvention::LastBin,
+        "paper" => crate::analysis::metrics::EceConvention::DropCertain,
+        other => {
+            return Err(CliError::usage(format!(
+                "--ece-convention is last-bin (confidence 1 in the last bin) or paper (dropped, as the paper's code does), not {other:?}"
+            )));
+        }
+    };
+    Ok(crate::analysis::table1::Table1Options {
+        seed: args.parsed("--seed", 0)?,
+        resamples: args.parsed("--resamples", 10)?,
+        oracle_size: args
+            .value("--oracle-size")
+            .unwrap_or("half")
+            .parse()
+            .map_err(CliError::usage)?,
+        ece,
+    })
+}
+
 fn table1(args: &Args) -> Result<(), CliError> {
     args.only(&[
         "--provo",
@@ -361,28 +391,9 @@ fn table1(args: &Args) -> Result<(), CliError> {
         "--json",
     ])?;
     let dir = PathBuf::from(args.required("--provo")?);
-    let seed: u64 = args.parsed("--seed", 0)?;
-    let resamples: usize = args.parsed("--resamples", 10)?;
-    let oracle_size: crate::analysis::table1::OracleSize = args
-        .value("--oracle-size")
-        .unwrap_or("half")
-        .parse()
-        .map_err(CliError::usage)?;
-    let ece = match args.value("--ece-convention").unwrap_or("last-bin") {
-        "last-bin" => crate::analysis::metrics::EceConvention::LastBin,
-        "paper" => crate::analysis::metrics::EceConvention::DropCertain,
-        other => {
-            return Err(CliError::usage(format!(
-                "--ece-convention is last-bin (confidence 1 in the last bin) or paper (dropped, as the paper's code does), not {other:?}"
-            )));
-        }
-    };
-    let options = crate::analysis::table1::Table1Options {
-        seed,
-        resamples,
-        oracle_size,
-        ece,
-    };
+    let options = table1_options(args)?;
+    let (seed, resamples) = (options.seed, options.resamples);
+    let (oracle_size, ece) = (options.oracle_size, options.ece);
     let started = std::time::Instant::now();
     let (rows, per_context) = crate::analysis::table1::compute(&dir, &options)?;
     if let Some(path) = args.value("--per-context") {

@@ -84,18 +84,105 @@ pub struct Samples {
 /// The special value the paper's GPT-2 sample files use for a sample without a word.
 pub const FAILED_SAMPLE: &str = "Failed to generate word";
 
-fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ProvoError> {
+/// The file's name as shown in errors, and its text.
+fn read_text(path: &Path) -> Result<(String, String), ProvoError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ProvoError::Io {
         path: shown.clone(),
         message: e.to_string(),
     })?;
-    parse_jsonl(&shown, &text)
+    Ok((shown, text))
 }
 
 /// Reads `provo_cloze.jsonl`.
 pub fn read_norms(dir: &Path) -> Result<Vec<ProvoContext>, ProvoError> {
-    read_lines(&dir.join("provo_cloze.jsonl"))
+    let (file, text) = read_text(&dir.join("provo_cloze.jsonl"))?;
+    parse_jsonl(&file, &text)
+}
+
+/// Norms as released on OSF (see [`crate::data::import_provo_norms`]) in the form the analyses
+/// use: the context is the passage's words before the target, responses normalised as words
+/// (counts of responses that normalise alike are added; ones that leave no word are dropped).
+pub fn norms_from_osf(norms: &crate::data::ClozeNorms) -> Vec<ProvoContext> {
+    norms
+        .contexts
+        .iter()
+        .map(|(&(text_id, word_num), ctx)| {
+            let mut human = BTreeMap::new();
+            for (response, count) in &ctx.responses {
+                let word = crate::text::words::normalize(response);
+                if !word.is_empty() {
+                    *human.entry(word).or_insert(0) += count;
+                }
+            }
+            ProvoContext {
+                text_id,
+                word_num,
+                context: norms.context_text(text_id, word_num).unwrap_or_default(),
+                original: ctx.word.clone(),
+                human,
+                gpt2_logprob_human: None,
+                gpt2_logprob_original: None,
+            }
+        })
+        .filter(|c| !c.human.is_empty())
+        .collect()
+}
+
+/// One system's word samples, per context.
+pub type SystemSamples = (String, BTreeMap<ContextKey, Samples>);
+
+/// The systems in one published sample file, told apart by its fields and named as in the
+/// paper where the file is one of its releases: `samples` (word → count: GPT-2),
+/// `continuations` (raw text: BLOOM), or ChatGPT's word lists (one system per prompt).
+pub fn parse_sample_file(file: &str, text: &str) -> Result<Vec<SystemSamples>, ProvoError> {
+    let first: serde_json::Value = parse_jsonl::<serde_json::Value>(file, text)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ProvoError::Line {
+            path: file.into(),
+            line: 1,
+            column: 1,
+            message: "the file has no lines".into(),
+        })?;
+    let stem = file
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(file)
+        .trim_end_matches(".jsonl")
+        .to_string();
+    let has = |key: &str| first.get(key).is_some();
+    if has("samples") {
+        let name = match stem.as_str() {
+            "samples_gpt2_ancestral_n1000" => "GPT-2".to_string(),
+            "samples_gpt2_temp0.5_n40" => "GPT-2 (T=0.5)".to_string(),
+            _ => stem,
+        };
+        Ok(vec![(name, parse_counted_samples(file, text)?)])
+    } else if has("continuations") {
+        let name = if stem.starts_with("samples_bloom") {
+            "BLOOM".to_string()
+        } else {
+            stem
+        };
+        Ok(vec![(name, parse_continuations(file, text)?)])
+    } else if has("single_prompt_temp1") || has("list_prompt") {
+        [
+            ("single_prompt_temp1", "ChatGPT"),
+            ("list_prompt", "ChatGPT (list)"),
+        ]
+        .iter()
+        .filter(|(field, _)| has(field))
+        .map(|(field, name)| Ok((name.to_string(), parse_word_lists(file, text, field)?)))
+        .collect()
+    } else {
+        Err(ProvoError::Line {
+            path: file.into(),
+            line: 1,
+            column: 1,
+            message: "not a sample file: no `samples`, `continuations` or word-list field".into(),
+        })
+    }
 }
 
 fn add_word(samples: &mut Samples, raw: &str, count: f64) {
@@ -114,7 +201,16 @@ struct CountedLine {
 
 /// A GPT-2 sample file (`samples`: first word → count, punctuation already stripped).
 pub fn read_counted_samples(path: &Path) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
-    let lines: Vec<CountedLine> = read_lines(path)?;
+    let (file, text) = read_text(path)?;
+    parse_counted_samples(&file, &text)
+}
+
+/// [`read_counted_samples`] from the file's text.
+pub fn parse_counted_samples(
+    file: &str,
+    text: &str,
+) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<CountedLine> = parse_jsonl(file, text)?;
     Ok(lines
         .into_iter()
         .map(|l| {
@@ -136,7 +232,16 @@ struct ContinuationLine {
 
 /// BLOOM's raw continuations: the first complete word is cut from each.
 pub fn read_continuations(path: &Path) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
-    let lines: Vec<ContinuationLine> = read_lines(path)?;
+    let (file, text) = read_text(path)?;
+    parse_continuations(&file, &text)
+}
+
+/// [`read_continuations`] from the file's text.
+pub fn parse_continuations(
+    file: &str,
+    text: &str,
+) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<ContinuationLine> = parse_jsonl(file, text)?;
     Ok(lines
         .into_iter()
         .map(|l| {
@@ -162,7 +267,17 @@ pub fn read_word_lists(
     path: &Path,
     field: &str,
 ) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
-    let lines: Vec<WordListLine> = read_lines(path)?;
+    let (file, text) = read_text(path)?;
+    parse_word_lists(&file, &text, field)
+}
+
+/// [`read_word_lists`] from the file's text.
+pub fn parse_word_lists(
+    file: &str,
+    text: &str,
+    field: &str,
+) -> Result<BTreeMap<ContextKey, Samples>, ProvoError> {
+    let lines: Vec<WordListLine> = parse_jsonl(file, text)?;
     Ok(lines
         .into_iter()
         .filter_map(|l| {
