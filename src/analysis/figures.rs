@@ -19,21 +19,21 @@ use crate::data::write_delimited;
 pub struct FigureError(String);
 
 /// One named line or set of points.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
 }
 
 /// One panel of a scatter figure: points and their least-squares line (a, b, r).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Panel {
     pub x_label: String,
     pub points: Vec<(f64, f64)>,
     pub fit: Option<(f64, f64, f64)>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Plot {
     /// Lines over shared axes; `diagonal` draws y = x (perfect calibration); `markers` dots.
     Lines {
@@ -55,7 +55,7 @@ pub enum Plot {
 }
 
 /// A figure: a stable id (file names), a title, what to draw and the CSV behind it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Figure {
     pub id: String,
     pub title: String,
@@ -691,4 +691,37 @@ pub fn all(rows: &[Row], per_context: &[PerContext], convention: EceConvention) 
         }
     }
     out
+}
+
+/// Everything the Analysis page shows for a dataset, computed in one go (in the worker).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Analysis {
+    pub rows: Vec<Row>,
+    pub figures: Vec<Figure>,
+    pub table1_csv: String,
+    /// The systems compared (for the per-context figure).
+    pub systems: Vec<String>,
+    /// Every context: its key and its last words, to search.
+    pub contexts: Vec<(ContextKey, String)>,
+}
+
+impl Analysis {
+    /// Computes Table 1 and every dataset-wide figure.
+    pub fn compute(
+        data: &Dataset,
+        options: &super::table1::Table1Options,
+    ) -> Result<Self, super::table1::Table1Error> {
+        let (rows, per_context) = super::table1::compute_on(data, options)?;
+        Ok(Self {
+            figures: all(&rows, &per_context, options.ece),
+            table1_csv: table1_csv(&rows),
+            rows,
+            systems: data.systems.iter().map(|s| s.0.clone()).collect(),
+            contexts: data
+                .norms
+                .iter()
+                .map(|c| ((c.text_id, c.word_num), tail_words(&c.context, 10)))
+                .collect(),
+        })
+    }
 }

@@ -19,7 +19,7 @@ use crate::text::words::normalize;
 pub const ECE_BINS: usize = 10;
 
 /// How big each of the two disjoint oracle groups is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OracleSize {
     /// Halves of each context's responses (the paper's main oracle).
@@ -81,7 +81,7 @@ pub fn oracle_halves(
 }
 
 /// How Table 1 is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Table1Options {
     pub seed: u64,
     /// Oracle resamples: every oracle-dependent figure is averaged over them.
@@ -109,7 +109,7 @@ pub const CURVE_DRAWS: usize = 10;
 /// One row of the table: means over the system's contexts. Every figure that depends on the
 /// oracle split — the oracle's own row, TVD and ECE against an oracle group, W₁ and the
 /// interpretation curve — is averaged over the resamples (never resample 0 alone).
-#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Row {
     pub system: String,
     pub contexts: usize,

@@ -15,6 +15,7 @@ use leptos_router::path;
 
 use components::header::Header;
 use data::provide_lab_data;
+use pages::analysis::AnalysisPage;
 use pages::model::ModelPage;
 use pages::next_token::NextTokenPage;
 use pages::play::{PlayHome, PlayPassage};
@@ -59,6 +60,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/tokens/:game/:passage") view=TokenGamePage/>
                     <Route path=path!("/next-token") view=NextTokenPage/>
                     <Route path=path!("/model") view=ModelPage/>
+                    <Route path=path!("/analysis") view=AnalysisPage/>
                 </Routes>
             </main>
         </Router>

@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::figures::{Analysis, Figure};
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
+use crate::analysis::table1::Table1Options;
 use crate::estimators::decoding::{DecodingStrategy, SamplingError};
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
@@ -83,6 +85,14 @@ pub enum Request {
         context_ids: Vec<u32>,
         tokens: Vec<u32>,
     },
+    /// Table 1 and the figures of the Analysis page over the files given (name, text): norms
+    /// and sample files. The worker keeps the dataset for [`Request::ContextFigure`].
+    Analyse {
+        files: Vec<(String, String)>,
+        options: Table1Options,
+    },
+    /// Figure 1 for one context of the last analysed dataset, people beside `system`.
+    ContextFigure { key: (u32, u32), system: String },
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
 }
@@ -161,6 +171,8 @@ pub enum Reply {
         contexts: usize,
         points: Vec<BiasPoint>,
     },
+    Analysis(Box<Analysis>),
+    Figure(Box<Figure>),
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.

@@ -23,6 +23,7 @@ pub fn Header(in_study: bool) -> impl IntoView {
                     <A href=link("/")>"Play"</A>
                     <A href=link("/next-token")>"Next token"</A>
                     <A href=link("/model")>"Model"</A>
+                    <A href=link("/analysis")>"Analysis"</A>
                 </nav>
                 <p class="model-badge" data-testid="model-badge" aria-live="polite">
                     {move || match ctx.model.get() {

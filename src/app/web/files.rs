@@ -24,6 +24,12 @@ pub async fn read_file_list(files: &web_sys::FileList) -> Result<Vec<(String, Ve
 pub fn download_text(name: &str, mime: &str, text: &str) -> Result<(), WebError> {
     let blob = gloo_file::Blob::new_with_options(text, Some(mime));
     let url = gloo_file::ObjectUrl::from(blob);
+    // `url` is revoked when dropped, after the click has started the download.
+    download_url(name, &url)
+}
+
+/// Offers what `url` points at (a blob or `data:` URL) as a download named `name`.
+pub fn download_url(name: &str, url: &str) -> Result<(), WebError> {
     let document = web_sys::window()
         .and_then(|w| w.document())
         .ok_or_else(|| WebError::Browser("no document".into()))?;
@@ -32,9 +38,8 @@ pub fn download_text(name: &str, mime: &str, text: &str) -> Result<(), WebError>
         .map_err(|e| WebError::browser(&e))?
         .dyn_into()
         .map_err(|_| WebError::Browser("<a> is not an anchor element".into()))?;
-    anchor.set_href(&url);
+    anchor.set_href(url);
     anchor.set_download(name);
     anchor.click();
-    // `url` is revoked when dropped, after the click has started the download.
     Ok(())
 }

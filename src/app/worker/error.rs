@@ -17,6 +17,14 @@ pub enum WorkerError {
     NoModel,
     #[error("no second model is loaded")]
     NoOpponent,
+    #[error("no dataset has been analysed yet")]
+    NoDataset,
+    #[error("context {}:{} has no samples of {system:?}", key.0, key.1)]
+    NoContext { key: (u32, u32), system: String },
+    #[error(transparent)]
+    Dataset(#[from] crate::analysis::dataset::DatasetError),
+    #[error(transparent)]
+    Table1(#[from] crate::analysis::table1::Table1Error),
     #[error(
         "the second model's vocabulary ({0} tokens) is not GPT-2's ({1}): it cannot score the same tokens"
     )]

@@ -1,7 +1,7 @@
 //! What the worker does for each request (everything but cancel and upload chunks, which are
 //! handled as they arrive).
 
-use super::{Responder, Shared, WorkerError, backend_reply, device, engine, games, load};
+use super::{Responder, Shared, WorkerError, analyse, backend_reply, device, engine, games, load};
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
@@ -202,6 +202,8 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                 context_ids,
                 tokens,
             } => games::opponent_logprobs(state, &context_ids, &tokens).await,
+            Request::Analyse { files, options } => analyse::analyse(state, &files, &options),
+            Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
                 Err(WorkerError::NotQueued("an upload message"))

@@ -2,6 +2,7 @@
 //! tokenizer and every estimator. The page talks to it only through
 //! [`crate::runtime::protocol`]; nothing here touches the DOM.
 
+mod analyse;
 mod device;
 mod error;
 mod games;
@@ -34,6 +35,8 @@ struct State {
     engine: Option<Rc<Engine>>,
     /// A second model that plays the two-token game beside GPT-2 (same vocabulary).
     opponent: Option<Rc<Engine>>,
+    /// The Analysis page's last dataset (norms and samples), for per-context figures.
+    dataset: Option<crate::analysis::dataset::Dataset>,
     upload: Option<UploadBuffer>,
     /// The exact word scorer of the loaded model (its tables are costly to build).
     scorer: Option<WordScorer>,

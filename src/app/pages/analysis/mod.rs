@@ -1,0 +1,125 @@
+//! "/analysis": the papers' figures over a dataset the user gives — the Provo norms (as
+//! released on OSF, or as JSON Lines) and model samples (the paper's released files) — computed
+//! in the worker, each figure drawn in the page and downloadable with the numbers behind it.
+
+mod context;
+mod figure_card;
+mod table;
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::analysis::figures::Analysis;
+use crate::analysis::metrics::EceConvention;
+use crate::analysis::table1::{OracleSize, Table1Options};
+use crate::app::inference::CallError;
+use crate::app::state::use_runtime;
+use crate::app::web::files::read_file_list;
+use crate::runtime::protocol::{Reply, Request};
+use context::ContextFigure;
+use figure_card::FigureCard;
+use table::Table1View;
+
+const OSF_URL: &str = "https://osf.io/sjefs/";
+
+/// The files' texts (UTF-8 required: every format here is text).
+async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
+    let files = read_file_list(&list).await.map_err(|e| e.to_string())?;
+    files
+        .into_iter()
+        .map(|(name, bytes)| {
+            String::from_utf8(bytes)
+                .map(|text| (name.clone(), text))
+                .map_err(|_| format!("{name} is not UTF-8 text"))
+        })
+        .collect()
+}
+
+#[component]
+pub fn AnalysisPage() -> impl IntoView {
+    let runtime = use_runtime();
+    let files = RwSignal::new(Vec::<(String, String)>::new());
+    let problem = RwSignal::new(None::<String>);
+    let resamples = RwSignal::new(10usize);
+    let oracle = RwSignal::new("half".to_string());
+    let paper_ece = RwSignal::new(false);
+    let analyse = Action::new_local(move |_: &()| {
+        let options = Table1Options {
+            resamples: resamples.get_untracked(),
+            oracle_size: oracle.get_untracked().parse().unwrap_or(OracleSize::Half),
+            ece: if paper_ece.get_untracked() {
+                EceConvention::DropCertain
+            } else {
+                EceConvention::LastBin
+            },
+            seed: 0,
+        };
+        let files = files.get_untracked();
+        async move {
+            match runtime
+                .client()
+                .call(Request::Analyse { files, options })
+                .await
+            {
+                Reply::Analysis(a) => Ok(*a),
+                other => Err(CallError::from_reply(other).to_string()),
+            }
+        }
+    });
+    let add_files = move |list: Option<web_sys::FileList>| {
+        let Some(list) = list else { return };
+        leptos::task::spawn_local(async move {
+            match read_texts(list).await {
+                Ok(mut new) => {
+                    problem.set(None);
+                    files.update(|all| {
+                        all.retain(|(n, _)| !new.iter().any(|(m, _)| m == n));
+                        all.append(&mut new);
+                    });
+                }
+                Err(e) => problem.set(Some(e)),
+            }
+        });
+    };
+    let result: Signal<Option<Result<Analysis, String>>> = analyse.value().into();
+    view! {
+        <section class="analysis" aria-labelledby="analysis-heading">
+            <h2 id="analysis-heading">"Analysis"</h2>
+            <p>"How do a model's next-word distributions differ from people's? Give the cloze norms and one or more files of model samples; Table 1 and the figures of Ilia & Aziz (2024) are computed here, in your browser."</p>
+            <p class="attribution">"The Provo Corpus norms (Luke & Christianson, 2018) are on " <a href=OSF_URL target="_blank" rel="noopener">"OSF"</a>
+                " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."</p>
+            <div class="drop-zone" data-testid="analysis-drop"
+                on:dragover=move |ev| ev.prevent_default()
+                on:drop=move |ev: web_sys::DragEvent| { ev.prevent_default(); add_files(ev.data_transfer().and_then(|d| d.files())); }>
+                <label for="analysis-files">"Norms (the OSF CSV/TSV, or provo_cloze.jsonl) and sample files (JSON Lines with samples, continuations or word lists) — choose or drop: "</label>
+                <input id="analysis-files" data-testid="analysis-files" type="file" multiple
+                    on:change=move |ev| add_files(ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()).and_then(|i| i.files()))/>
+            </div>
+            <ul data-testid="analysis-file-list">{move || files.get().into_iter().map(|(name, text)| view! {
+                <li>{format!("{name} ({} KB)", text.len() / 1024)}</li>
+            }).collect_view()}</ul>
+            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            <div class="analysis-options">
+                <label>"Oracle resamples " <input type="number" min="1" max="50" data-testid="analysis-resamples" prop:value=move || resamples.get().to_string()
+                    on:input=move |ev| resamples.set(event_target_value(&ev).parse().unwrap_or(10).clamp(1, 50))/></label>
+                <label>"Oracle " <select data-testid="analysis-oracle" on:change=move |ev| oracle.set(event_target_value(&ev))>
+                    <option value="half" selected=true>"halves"</option><option value="10">"2 × 10 responses"</option><option value="20">"2 × 20 responses"</option>
+                </select></label>
+                <label><input type="checkbox" data-testid="analysis-paper-ece" on:change=move |ev| paper_ece.set(event_target_checked(&ev))/>
+                    " ECE as the paper's code bins it (confidence 1 left out)"</label>
+            </div>
+            <button class="primary" data-testid="analyse" disabled=move || files.with(Vec::is_empty) || analyse.pending().get()
+                on:click=move |_| { analyse.dispatch(()); }>"Analyse"</button>
+            {move || analyse.pending().get().then(|| view! { <p class="status" data-testid="analysing">"Computing in the worker…"</p> })}
+            {move || match result.get() {
+                None => None,
+                Some(Err(e)) => Some(view! { <p class="error" role="alert" data-testid="analysis-error">{e}</p> }.into_any()),
+                Some(Ok(a)) => Some(view! {
+                    <Table1View rows=a.rows.clone() csv=a.table1_csv.clone()/>
+                    <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
+                    <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
+                }.into_any()),
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,33 @@
+//! The Analysis page's computations, off the main thread: Table 1 and the figures over the files
+//! a user gave, and Figure 1 for any context of them.
+
+use super::{Shared, WorkerError};
+use crate::analysis::dataset::Dataset;
+use crate::analysis::figures::{Analysis, context_bars};
+use crate::analysis::table1::Table1Options;
+use crate::runtime::protocol::Reply;
+
+pub(super) fn analyse(
+    state: &Shared,
+    files: &[(String, String)],
+    options: &Table1Options,
+) -> Result<Reply, WorkerError> {
+    let data = Dataset::from_files(files)?;
+    let analysis = Analysis::compute(&data, options)?;
+    state.borrow_mut().dataset = Some(data);
+    Ok(Reply::Analysis(Box::new(analysis)))
+}
+
+pub(super) fn context_figure(
+    state: &Shared,
+    key: (u32, u32),
+    system: &str,
+) -> Result<Reply, WorkerError> {
+    let state = state.borrow();
+    let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
+    let figure = context_bars(data, key, system).ok_or_else(|| WorkerError::NoContext {
+        key,
+        system: system.to_string(),
+    })?;
+    Ok(Reply::Figure(Box::new(figure)))
+}

@@ -1,0 +1,108 @@
+// The Analysis page on the small synthetic dataset (tests/fixtures/analysis): the files are
+// given, Table 1 and every figure are drawn and downloadable (SVG, PNG, CSV), the per-context
+// figure follows the search, and the numbers in the page equal `clozelab figures`'.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
+
+const TIMEOUT = 120_000;
+const FIXTURES = join(ROOT, "tests/fixtures/analysis");
+const FILES = ["norms.jsonl", "samples_small_model.jsonl", "continuations_small_model.jsonl"].map((f) => join(FIXTURES, f));
+
+let served;
+before(async () => { served = await serveDist(); });
+after(() => served?.server.close());
+
+/** Table 1 from the CLI, same files and options: system → row of numbers. */
+async function cliTable() {
+  const out = await mkdtemp(join(tmpdir(), "clozelab-figures-"));
+  try {
+    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "3", "--out", out, ...FILES.flatMap((f) => ["--file", f])]);
+    const [header, ...lines] = (await readFile(join(out, "table1.csv"), "utf8")).trim().split(/\r?\n/);
+    const cols = header.split(",");
+    return Object.fromEntries(lines.map((l) => {
+      const cells = l.split(",");
+      return [cells[0], Object.fromEntries(cols.map((c, i) => [c, cells[i]]))];
+    }));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+test("analysis: the figures from given files, downloadable, equal to the CLI's", { timeout: 3 * TIMEOUT }, () =>
+  withPage("analysis", {}, async (page) => {
+    await page.goto(`${served.base}/analysis`);
+    await page.getByTestId("analysis-files").setInputFiles(FILES);
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 3, null, { timeout: TIMEOUT });
+    await page.getByTestId("analysis-resamples").fill("3");
+    await page.getByTestId("analyse").click();
+    await page.getByTestId("table1").waitFor({ timeout: TIMEOUT });
+    const figures = page.getByTestId("figure");
+    await page.waitForFunction(() => {
+      const all = [...document.querySelectorAll("[data-testid=figure]")];
+      return all.length >= 9 && all.every((f) => f.dataset.drawn === "true");
+    }, null, { timeout: TIMEOUT });
+    const ids = await figures.evaluateAll((all) => all.map((f) => f.dataset.figure));
+    for (const id of ["context-1-2", "tvd-density", "reliability-original", "reliability-human-majority", "reliability-oracle-majority", "interpretation-mean", "interpretation-w1", "predictors-samples-small-model"]) {
+      assert.ok(ids.includes(id), `${id} in ${ids}`);
+    }
+    // Each figure's canvas has been drawn on (not blank).
+    const inked = await page.evaluate(() => [...document.querySelectorAll("[data-testid=figure] canvas")].map((c) => {
+      const d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let dark = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] < 200) dark++;
+      return dark;
+    }));
+    assert.ok(inked.every((n) => n > 500), `ink per figure: ${inked}`);
+    await screenshot(page, "analysis.png");
+
+    // The numbers equal the CLI's (3 decimals shown).
+    const cli = await cliTable();
+    for (const system of ["Oracle", "samples_small_model", "continuations_small_model"]) {
+      for (const col of ["ece_original", "ece_human_majority", "tvd_human", "w1_to_oracle", "top1_accuracy"]) {
+        const shown = (await page.locator(`[data-testid=table1] tr[data-system="${system}"] td[data-col=${col}]`).innerText()).trim();
+        const expected = cli[system][col] === "" ? "—" : Number(cli[system][col]).toFixed(3);
+        assert.equal(shown, expected, `${system} ${col}`);
+      }
+    }
+
+    // Downloads: SVG, PNG and CSV of a figure, and Table 1.
+    const density = page.locator('[data-figure="tvd-density"]');
+    for (const [button, check] of [
+      ["download-svg", (b) => b.toString("utf8").startsWith("<svg")],
+      ["download-png", (b) => b.subarray(1, 4).toString() === "PNG"],
+      ["download-csv", (b) => b.toString("utf8").startsWith("system,tvd,density,bandwidth")],
+    ]) {
+      const [download] = await Promise.all([page.waitForEvent("download"), density.getByTestId(button).click()]);
+      const bytes = await readFile(await download.path());
+      assert.ok(check(bytes), `${button}: ${download.suggestedFilename()}`);
+    }
+    const [table] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-table1").click()]);
+    assert.match(await readFile(await table.path(), "utf8"), /^system,contexts,ece_original/);
+
+    // The per-context figure follows the search and the system chosen.
+    await page.getByTestId("context-search").fill("children ran outside");
+    await page.getByTestId("context-matches").locator("button").first().click();
+    await page.waitForFunction(() => /^context-2-/.test(document.querySelector("[data-testid=context-figure] [data-testid=figure]")?.dataset.figure ?? ""), null, { timeout: TIMEOUT });
+    await page.getByTestId("context-system").selectOption("continuations_small_model");
+    await page.waitForFunction(() => /continuations_small_model/.test(document.querySelector("[data-testid=context-figure] figcaption")?.innerText ?? ""), null, { timeout: TIMEOUT });
+    await page.getByTestId("context-figure").scrollIntoViewIfNeeded();
+    await screenshot(page, "analysis-context.png");
+  }));
+
+test("analysis: a file that is neither norms nor samples is named in a clear error", { timeout: TIMEOUT }, () =>
+  withPage("analysis-bad", {}, async (page) => {
+    await page.goto(`${served.base}/analysis`);
+    await page.getByTestId("analysis-files").setInputFiles([
+      { name: "norms.jsonl", mimeType: "application/json", buffer: await readFile(FILES[0]) },
+      { name: "odd.jsonl", mimeType: "application/json", buffer: Buffer.from('{"text_id": 1, "word_num": 2}\n') },
+    ]);
+    await page.getByTestId("analyse").click();
+    const error = page.getByTestId("analysis-error");
+    await error.waitFor({ timeout: TIMEOUT });
+    assert.match(await error.innerText(), /odd\.jsonl.*not a sample file/);
+  }));
