@@ -701,7 +701,7 @@ pub struct Analysis {
     pub table1_csv: String,
     /// The systems compared (for the per-context figure).
     pub systems: Vec<String>,
-    /// Every context: its key and its last words, to search.
+    /// Every context: its key and its text (to search, and for the model to continue).
     pub contexts: Vec<(ContextKey, String)>,
 }
 
@@ -720,7 +720,7 @@ impl Analysis {
             contexts: data
                 .norms
                 .iter()
-                .map(|c| ((c.text_id, c.word_num), tail_words(&c.context, 10)))
+                .map(|c| ((c.text_id, c.word_num), c.context.clone()))
                 .collect(),
         })
     }

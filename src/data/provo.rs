@@ -73,7 +73,7 @@ pub enum ProvoError {
 }
 
 /// Word samples of one system for one context, already reduced to words (failures counted).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, Deserialize)]
 pub struct Samples {
     /// Normalised word → count.
     pub words: BTreeMap<String, f64>,

@@ -89,6 +89,8 @@ pub enum Request {
     /// and sample files. The worker keeps the dataset for [`Request::ContextFigure`].
     Analyse {
         files: Vec<(String, String)>,
+        /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
+        extra: Vec<crate::data::provo::SystemSamples>,
         options: Table1Options,
     },
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.

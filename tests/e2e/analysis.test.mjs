@@ -106,3 +106,30 @@ test("analysis: a file that is neither norms nor samples is named in a clear err
     await error.waitFor({ timeout: TIMEOUT });
     assert.match(await error.innerText(), /odd\.jsonl.*not a sample file/);
   }));
+
+test("analysis: the loaded model sampled on every context becomes a system, and a reload reuses what was sampled", { timeout: 4 * TIMEOUT }, () =>
+  withPage("analysis-model", {}, async (page) => {
+    const run = async () => {
+      await page.goto(`${served.base}/analysis?model=models/test/`);
+      await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+      await page.getByTestId("analysis-files").setInputFiles(FILES.slice(0, 2));
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 2, null, { timeout: TIMEOUT });
+      await page.getByTestId("analysis-resamples").fill("2");
+      await page.getByTestId("analyse").click();
+      await page.getByTestId("model-samples-run").waitFor({ timeout: TIMEOUT });
+      await page.getByTestId("model-samples-n").fill("5");
+      await page.getByTestId("model-samples-run").click();
+      await page.waitForFunction(() => /^All 24 contexts sampled/.test(document.querySelector("[data-testid=model-samples-status]")?.innerText ?? ""), null, { timeout: 3 * TIMEOUT });
+      const status = await page.getByTestId("model-samples-status").innerText();
+      await page.locator('[data-testid=table1] tr[data-system="models/test/ (sampled here)"]').waitFor({ timeout: TIMEOUT });
+      return status;
+    };
+    const first = await run();
+    assert.match(first, /\(24 now, the rest from this browser's cache\)/);
+    const contexts = await page.locator('[data-testid=table1] tr[data-system="models/test/ (sampled here)"] td').first().innerText();
+    assert.equal(contexts.trim(), "24");
+    await screenshot(page, "analysis-model-samples.png");
+    // A new visit finds every context in IndexedDB: nothing is sampled again.
+    const second = await run();
+    assert.match(second, /\(0 now, the rest from this browser's cache\)/);
+  }));

@@ -12,7 +12,9 @@ const DB_NAME: &str = "clozelab";
 const STORE: &str = "responses";
 /// The next-token games' records (JSON of `TokenRecords` rows), added in version 2.
 const TOKEN_STORE: &str = "token_records";
-const DB_VERSION: u32 = 2;
+/// Results worth keeping across reloads (GPT-2's samples per context on the Analysis page).
+const CACHE_STORE: &str = "analysis_cache";
+const DB_VERSION: u32 = 3;
 
 /// An open database.
 #[derive(Clone)]
@@ -101,12 +103,12 @@ impl IdbStore {
             .map_err(unavailable)?;
         let upgrade_target = request.clone();
         let upgrade = Closure::once_into_js(move || {
-            // New database, or one from version 1: create whichever store is missing (a
-            // version-1 database keeps its responses).
+            // New database, or one from an older version: create whichever store is missing
+            // (what older versions stored stays).
             if let Ok(result) = upgrade_target.result()
                 && let Ok(db) = result.dyn_into::<web_sys::IdbDatabase>()
             {
-                for name in [STORE, TOKEN_STORE] {
+                for name in [STORE, TOKEN_STORE, CACHE_STORE] {
                     if !db.object_store_names().contains(name) {
                         let _ = db.create_object_store(name);
                     }
@@ -138,24 +140,51 @@ impl IdbStore {
 impl IdbStore {
     /// Saves one next-token game record as JSON under `key`; resolves once it is on disk.
     pub async fn save_token_record(&self, key: &str, json: &str) -> Result<(), StoreError> {
-        let tx = self
-            .db
-            .transaction_with_str_and_mode(TOKEN_STORE, web_sys::IdbTransactionMode::Readwrite)
-            .map_err(unavailable)?;
-        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
-        store
-            .put_with_key(&JsValue::from_str(json), &JsValue::from_str(key))
-            .map_err(unavailable)?;
-        committed(&tx).await
+        self.put_text(TOKEN_STORE, key, json).await
     }
 
     /// Every stored next-token record whose key starts with `prefix`, as JSON text.
     pub async fn token_records(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .texts_with_prefix(TOKEN_STORE, prefix)
+            .await?
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect())
+    }
+
+    /// Caches `json` under `key` (Analysis page results).
+    pub async fn cache_put(&self, key: &str, json: &str) -> Result<(), StoreError> {
+        self.put_text(CACHE_STORE, key, json).await
+    }
+
+    /// Cached (key, JSON) pairs whose key starts with `prefix`.
+    pub async fn cached(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
+        self.texts_with_prefix(CACHE_STORE, prefix).await
+    }
+
+    async fn put_text(&self, store_name: &str, key: &str, text: &str) -> Result<(), StoreError> {
         let tx = self
             .db
-            .transaction_with_str(TOKEN_STORE)
+            .transaction_with_str_and_mode(store_name, web_sys::IdbTransactionMode::Readwrite)
             .map_err(unavailable)?;
-        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
+        let store = tx.object_store(store_name).map_err(unavailable)?;
+        store
+            .put_with_key(&JsValue::from_str(text), &JsValue::from_str(key))
+            .map_err(unavailable)?;
+        committed(&tx).await
+    }
+
+    async fn texts_with_prefix(
+        &self,
+        store_name: &str,
+        prefix: &str,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str(store_name)
+            .map_err(unavailable)?;
+        let store = tx.object_store(store_name).map_err(unavailable)?;
         let keys = wait(&store.get_all_keys().map_err(unavailable)?).await?;
         let values = wait(&store.get_all().map_err(unavailable)?).await?;
         let keys: js_sys::Array = keys.dyn_into().map_err(unavailable)?;
@@ -163,8 +192,8 @@ impl IdbStore {
         Ok(keys
             .iter()
             .zip(values.iter())
-            .filter(|(k, _)| k.as_string().is_some_and(|k| k.starts_with(prefix)))
-            .filter_map(|(_, v)| v.as_string())
+            .filter_map(|(k, v)| Some((k.as_string()?, v.as_string()?)))
+            .filter(|(k, _)| k.starts_with(prefix))
             .collect())
     }
 }

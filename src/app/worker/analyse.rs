@@ -5,14 +5,17 @@ use super::{Shared, WorkerError};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::{Analysis, context_bars};
 use crate::analysis::table1::Table1Options;
+use crate::data::provo::SystemSamples;
 use crate::runtime::protocol::Reply;
 
 pub(super) fn analyse(
     state: &Shared,
     files: &[(String, String)],
+    extra: Vec<SystemSamples>,
     options: &Table1Options,
 ) -> Result<Reply, WorkerError> {
-    let data = Dataset::from_files(files)?;
+    let mut data = Dataset::from_files(files)?;
+    data.systems.extend(extra);
     let analysis = Analysis::compute(&data, options)?;
     state.borrow_mut().dataset = Some(data);
     Ok(Reply::Analysis(Box::new(analysis)))

@@ -202,7 +202,11 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                 context_ids,
                 tokens,
             } => games::opponent_logprobs(state, &context_ids, &tokens).await,
-            Request::Analyse { files, options } => analyse::analyse(state, &files, &options),
+            Request::Analyse {
+                files,
+                extra,
+                options,
+            } => analyse::analyse(state, &files, extra, &options),
             Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {

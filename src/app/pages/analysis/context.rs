@@ -8,6 +8,12 @@ use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::runtime::protocol::{Reply, Request};
 
+/// The last ten words of a context, as the list shows it.
+fn last_words(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words[words.len().saturating_sub(10)..].join(" ")
+}
+
 #[component]
 pub fn ContextFigure(contexts: Vec<((u32, u32), String)>, systems: Vec<String>) -> impl IntoView {
     let runtime = use_runtime();
@@ -52,7 +58,7 @@ pub fn ContextFigure(contexts: Vec<((u32, u32), String)>, systems: Vec<String>) 
                 prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))/></label>
             <ul class="context-matches" data-testid="context-matches">
                 {move || matches().into_iter().map(|(key, text)| view! {
-                    <li><button class="link" on:click=move |_| chosen.set(Some(key))>{format!("{}:{} …{text}", key.0, key.1)}</button></li>
+                    <li><button class="link" on:click=move |_| chosen.set(Some(key))>{format!("{}:{} …{}", key.0, key.1, last_words(&text))}</button></li>
                 }).collect_view()}
             </ul>
             {move || match figure.get().flatten() {

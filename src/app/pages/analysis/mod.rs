@@ -4,6 +4,7 @@
 
 mod context;
 mod figure_card;
+mod model_samples;
 mod table;
 
 use leptos::prelude::*;
@@ -18,6 +19,7 @@ use crate::app::web::files::read_file_list;
 use crate::runtime::protocol::{Reply, Request};
 use context::ContextFigure;
 use figure_card::FigureCard;
+use model_samples::ModelSamples;
 use table::Table1View;
 
 const OSF_URL: &str = "https://osf.io/sjefs/";
@@ -43,6 +45,9 @@ pub fn AnalysisPage() -> impl IntoView {
     let resamples = RwSignal::new(10usize);
     let oracle = RwSignal::new("half".to_string());
     let paper_ece = RwSignal::new(false);
+    // Systems computed here (the loaded model's samples), analysed with the files' ones.
+    let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
+    let sampling_status = RwSignal::new(String::new());
     let analyse = Action::new_local(move |_: &()| {
         let options = Table1Options {
             resamples: resamples.get_untracked(),
@@ -54,13 +59,14 @@ pub fn AnalysisPage() -> impl IntoView {
             },
             seed: 0,
         };
-        let files = files.get_untracked();
+        let (files, extra) = (files.get_untracked(), extra.get_untracked());
         async move {
-            match runtime
-                .client()
-                .call(Request::Analyse { files, options })
-                .await
-            {
+            let request = Request::Analyse {
+                files,
+                extra,
+                options,
+            };
+            match runtime.client().call(request).await {
                 Reply::Analysis(a) => Ok(*a),
                 other => Err(CallError::from_reply(other).to_string()),
             }
@@ -116,6 +122,13 @@ pub fn AnalysisPage() -> impl IntoView {
                 Some(Err(e)) => Some(view! { <p class="error" role="alert" data-testid="analysis-error">{e}</p> }.into_any()),
                 Some(Ok(a)) => Some(view! {
                     <Table1View rows=a.rows.clone() csv=a.table1_csv.clone()/>
+                    <ModelSamples contexts=a.contexts.clone() status=sampling_status on_done=Callback::new(move |system: crate::data::provo::SystemSamples| {
+                        extra.update(|all| {
+                            all.retain(|(name, _)| name != &system.0);
+                            all.push(system);
+                        });
+                        analyse.dispatch(());
+                    })/>
                     <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
                     <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
                 }.into_any()),
