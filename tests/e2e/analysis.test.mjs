@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,10 +19,10 @@ before(async () => { served = await serveDist(); });
 after(() => served?.server.close());
 
 /** Table 1 from the CLI, same files and options: system → row of numbers. */
-async function cliTable() {
+async function cliTable(files = FILES, resamples = "3") {
   const out = await mkdtemp(join(tmpdir(), "clozelab-figures-"));
   try {
-    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "3", "--out", out, ...FILES.flatMap((f) => ["--file", f])]);
+    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", resamples, "--out", out, ...files.flatMap((f) => ["--file", f])]);
     const [header, ...lines] = (await readFile(join(out, "table1.csv"), "utf8")).trim().split(/\r?\n/);
     const cols = header.split(",");
     return Object.fromEntries(lines.map((l) => {
@@ -30,6 +31,16 @@ async function cliTable() {
     }));
   } finally {
     await rm(out, { recursive: true, force: true });
+  }
+}
+
+async function assertSameAsCli(page, cli, systems) {
+  for (const system of systems) {
+    for (const col of ["ece_original", "ece_human_majority", "ece_oracle_majority", "tvd_human", "w1_to_oracle", "top1_accuracy"]) {
+      const shown = (await page.locator(`[data-testid=table1] tr[data-system="${system}"] td[data-col=${col}]`).innerText()).trim();
+      const expected = cli[system][col] === "" ? "—" : Number(cli[system][col]).toFixed(3);
+      assert.equal(shown, expected, `${system} ${col}`);
+    }
   }
 }
 
@@ -61,14 +72,7 @@ test("analysis: the figures from given files, downloadable, equal to the CLI's",
     await screenshot(page, "analysis.png");
 
     // The numbers equal the CLI's (3 decimals shown).
-    const cli = await cliTable();
-    for (const system of ["Oracle", "samples_small_model", "continuations_small_model"]) {
-      for (const col of ["ece_original", "ece_human_majority", "tvd_human", "w1_to_oracle", "top1_accuracy"]) {
-        const shown = (await page.locator(`[data-testid=table1] tr[data-system="${system}"] td[data-col=${col}]`).innerText()).trim();
-        const expected = cli[system][col] === "" ? "—" : Number(cli[system][col]).toFixed(3);
-        assert.equal(shown, expected, `${system} ${col}`);
-      }
-    }
+    await assertSameAsCli(page, await cliTable(), ["Oracle", "samples_small_model", "continuations_small_model"]);
 
     // Downloads: SVG, PNG and CSV of a figure, and Table 1.
     const density = page.locator('[data-figure="tvd-density"]');
@@ -133,3 +137,28 @@ test("analysis: the loaded model sampled on every context becomes a system, and 
     const second = await run();
     assert.match(second, /\(0 now, the rest from this browser's cache\)/);
   }));
+
+const PROVO = join(ROOT, "..", "shared", "provo");
+const PROVO_FILES = ["provo_cloze.jsonl", "samples_gpt2_ancestral_n1000.jsonl", "samples_gpt2_temp0.5_n40.jsonl", "samples_bloom176b_raw_continuations.jsonl", "samples_chatgpt_words.jsonl"].map((f) => join(PROVO, f));
+
+test("analysis: every figure on the Provo data in ../shared, the numbers equal to the CLI's", { timeout: 3 * TIMEOUT }, async (t) => {
+  if (!existsSync(PROVO)) {
+    if (process.env.CLOZELAB_REQUIRE_SHARED === "1") assert.fail(`${PROVO} is missing`);
+    t.skip("../shared/provo absent");
+    return;
+  }
+  await withPage("analysis-provo", {}, async (page) => {
+    await page.goto(`${served.base}/analysis`);
+    await page.getByTestId("analysis-files").setInputFiles(PROVO_FILES);
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 5, null, { timeout: TIMEOUT });
+    await page.getByTestId("analyse").click();
+    await page.waitForFunction(() => {
+      const all = [...document.querySelectorAll("[data-testid=figure]")];
+      return all.length === 12 && all.every((f) => f.dataset.drawn === "true");
+    }, null, { timeout: 2 * TIMEOUT });
+    const systems = ["Oracle", "GPT-2", "GPT-2 (T=0.5)", "BLOOM", "ChatGPT", "ChatGPT (list)"];
+    await assertSameAsCli(page, await cliTable(PROVO_FILES, "10"), systems);
+    assert.equal((await page.locator('[data-testid=table1] tr[data-system="Human"] td').first().innerText()).trim(), "2687");
+    await screenshot(page, "analysis-provo.png");
+  });
+});
