@@ -565,3 +565,56 @@ fn a_comma_after_digits_may_separate_thousands() {
         ContinuationStatus::Pending
     );
 }
+
+#[test]
+fn token_level_tvd_and_hits_match_a_dense_computation() {
+    use clozelab::analysis::metrics::EceConvention;
+    use clozelab::analysis::token_level::{first_token, summarise};
+    use clozelab::data::provo::parse_jsonl;
+    use clozelab::runtime::inference::token_level_contexts;
+    let (model, tok) = load(&cpu_device());
+    let text =
+        std::fs::read_to_string(common::repo_root().join("tests/fixtures/analysis/norms.jsonl"))
+            .unwrap();
+    let norms: Vec<clozelab::data::provo::ProvoContext> =
+        parse_jsonl("norms.jsonl", &text).unwrap();
+    let norms = &norms[..4];
+    let got = pollster::block_on(token_level_contexts(&model, &tok, norms, |_| true)).unwrap();
+    assert_eq!(got.len(), 4);
+    for (c, g) in norms.iter().zip(&got) {
+        let lp = pollster::block_on(next_token_logprobs(
+            &model,
+            &tok.encode_context(&c.context).unwrap(),
+        ))
+        .unwrap();
+        // Humans' first tokens, dense over the vocabulary.
+        let mut q = vec![0.0f64; lp.len()];
+        let total: u32 = c.human.values().sum();
+        for (w, n) in &c.human {
+            let t = tok.encode(&format!(" {w}")).unwrap()[0];
+            q[t as usize] += f64::from(*n) / f64::from(total);
+        }
+        let dense: f64 = 0.5
+            * lp.iter()
+                .zip(&q)
+                .map(|(l, q)| (f64::from(*l).exp() - q).abs())
+                .sum::<f64>();
+        // f32 probabilities over 50257 tokens sum to 1 only to ~1e-5.
+        assert!((g.tvd - dense).abs() < 2e-5, "{} vs {dense}", g.tvd);
+        let top = lp
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap()
+            .0 as u32;
+        assert_eq!(g.model_top, top);
+        let original = first_token(&tok, &clozelab::text::words::normalize(&c.original)).unwrap();
+        assert_eq!(g.hit_original, original == Some(top));
+    }
+    let row = summarise(&got, EceConvention::LastBin).unwrap();
+    assert_eq!(row.contexts, 4);
+    assert!((row.tvd - got.iter().map(|g| g.tvd).sum::<f64>() / 4.0).abs() < 1e-12);
+    // Stopping early keeps what was done.
+    let two = pollster::block_on(token_level_contexts(&model, &tok, norms, |i| i < 2)).unwrap();
+    assert_eq!(two.len(), 2);
+}

@@ -7,3 +7,4 @@ pub mod figures;
 pub mod metrics;
 pub mod perplexity;
 pub mod table1;
+pub mod token_level;

@@ -22,20 +22,10 @@ fn size(figure: &Figure) -> (u32, u32) {
     }
 }
 
-pub fn figures(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--provo",
-        "--file",
-        "--out",
-        "--seed",
-        "--resamples",
-        "--oracle-size",
-        "--ece-convention",
-        "--context",
-        "--system",
-    ])?;
+/// The dataset from `--provo DIR` or the `--file`s.
+fn dataset(args: &Args) -> Result<Dataset, CliError> {
     let files = args.values("--file");
-    let data = match (args.value("--provo"), files.is_empty()) {
+    Ok(match (args.value("--provo"), files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(Path::new(dir))?,
         (None, false) => {
             let texts = files
@@ -52,7 +42,70 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",
             ));
         }
-    };
+    })
+}
+
+/// `clozelab token-level`: Appendix D — the model's exact next-token distribution against the
+/// humans' first tokens, TVD and ECE at the token level beside the word level (Table 1's rows).
+pub fn token_level(args: &Args) -> Result<(), CliError> {
+    args.only(&[
+        "--model",
+        "--provo",
+        "--file",
+        "--contexts",
+        "--backend",
+        "--ece-convention",
+        "--resamples",
+        "--oracle-size",
+        "--seed",
+        "--json",
+    ])?;
+    let backend = args.value("--backend").unwrap_or("cpu").parse()?;
+    let (engine, _) = super::load_engine_from(Path::new(args.required("--model")?), backend)?;
+    let mut data = dataset(args)?;
+    let limit: usize = args.parsed("--contexts", data.norms.len())?;
+    data.norms.truncate(limit);
+    let options = table1_options(args)?;
+    let contexts = pollster::block_on(crate::runtime::inference::token_level_contexts(
+        &engine.model,
+        &engine.tokenizer,
+        &data.norms,
+        |_| true,
+    ))?;
+    let token = crate::analysis::token_level::summarise(&contexts, options.ece);
+    let (rows, _) = compute_on(&data, &options)?;
+    if args.has("--json") {
+        let json = serde_json::json!({ "token_level": token, "word_level": rows });
+        println!("{json}");
+    } else {
+        match &token {
+            Some(t) => println!(
+                "token level ({} contexts): TVD {:.3}, ECE original {:.3}, ECE majority {:.3}, top-1 {:.3}",
+                t.contexts, t.tvd, t.ece_original, t.ece_majority, t.top1_accuracy
+            ),
+            None => println!("token level: no context with a response"),
+        }
+        print!(
+            "word level:\n{}",
+            crate::analysis::table1::format_table(&rows)
+        );
+    }
+    Ok(())
+}
+
+pub fn figures(args: &Args) -> Result<(), CliError> {
+    args.only(&[
+        "--provo",
+        "--file",
+        "--out",
+        "--seed",
+        "--resamples",
+        "--oracle-size",
+        "--ece-convention",
+        "--context",
+        "--system",
+    ])?;
+    let data = dataset(args)?;
     let out = PathBuf::from(args.required("--out")?);
     std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;
     let options = table1_options(args)?;

@@ -36,6 +36,8 @@ USAGE:
   clozelab figures (--provo DIR | --file NORMS --file SAMPLES ...) --out DIR [--seed S]
                   [--resamples R] [--oracle-size half|10|20] [--ece-convention last-bin|paper]
                   [--context TEXT_ID:WORD_NUM] [--system NAME]
+  clozelab token-level --model DIR (--provo DIR | --file NORMS ...) [--contexts N]
+                      [--ece-convention last-bin|paper] [--backend cpu|wgpu] [--json]
   clozelab bench forward [--out FILE.json] [--layers L --dim D --heads H] [--backend cpu|wgpu|all]
                          [--no-python] [--quick]
   clozelab bench words [--provo DIR] [--contexts N] [--backend cpu|wgpu|all] [--python-contexts N]
@@ -66,6 +68,7 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "next-token" => next_token(&Args::parse(&raw[1..])?),
         "table1" => table1(&Args::parse(&raw[1..])?),
         "figures" => figures::figures(&Args::parse(&raw[1..])?),
+        "token-level" => figures::token_level(&Args::parse(&raw[1..])?),
         "word-dist" => word_dist(&Args::parse(&raw[1..])?),
         "word-prob" => word_prob(&Args::parse(&raw[1..])?),
         "perplexity" => tokens::perplexity(&Args::parse(&raw[1..])?),

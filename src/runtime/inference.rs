@@ -283,3 +283,34 @@ pub fn human_token_distribution(
     }
     Ok(counts)
 }
+
+/// Appendix D over `norms`: one forward pass per context, compared with the humans' first
+/// tokens (see [`crate::analysis::token_level`]). `before_each(i)` runs before context i (the
+/// caller's progress and cancel point; `false` stops and returns what is done).
+pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    norms: &[crate::data::provo::ProvoContext],
+    mut before_each: F,
+) -> Result<Vec<crate::analysis::token_level::TokenContext>, InferenceError> {
+    use crate::analysis::token_level::{TokenContext, human_first_tokens, original_first_token};
+    let mut out = Vec::with_capacity(norms.len());
+    for (i, c) in norms.iter().enumerate() {
+        if !before_each(i) {
+            break;
+        }
+        let Some(humans) = human_first_tokens(tokenizer, &c.human)? else {
+            continue;
+        };
+        let ids = tokenizer.encode_context(&c.context)?;
+        let logprobs = next_token_logprobs(model, &ids).await?;
+        let original = original_first_token(tokenizer, &c.original)?;
+        out.extend(TokenContext::new(
+            (c.text_id, c.word_num),
+            &logprobs,
+            &humans,
+            original,
+        ));
+    }
+    Ok(out)
+}
