@@ -100,7 +100,7 @@ impl TokenContext {
 
 /// The token-level row: mean TVD, ECE against the original's and the majority's first token,
 /// top-1 accuracy. `None` when there are no contexts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct TokenLevelRow {
     pub contexts: usize,
     pub tvd: f64,

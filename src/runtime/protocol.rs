@@ -93,6 +93,11 @@ pub enum Request {
         extra: Vec<crate::data::provo::SystemSamples>,
         options: Table1Options,
     },
+    /// Appendix D over the last analysed dataset with the loaded model: progress per context,
+    /// then [`Reply::TokenLevel`].
+    TokenLevel {
+        ece: crate::analysis::metrics::EceConvention,
+    },
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
     ContextFigure { key: (u32, u32), system: String },
     /// Stop request `id` at its next tree level (or before it starts).
@@ -175,6 +180,8 @@ pub enum Reply {
     },
     Analysis(Box<Analysis>),
     Figure(Box<Figure>),
+    /// The token-level row (`None`: no context had a response with a token).
+    TokenLevel(Option<crate::analysis::token_level::TokenLevelRow>),
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.

@@ -132,6 +132,12 @@ test("analysis: the loaded model sampled on every context becomes a system, and 
     assert.match(first, /\(24 now, the rest from this browser's cache\)/);
     const contexts = await page.locator('[data-testid=table1] tr[data-system="models/test/ (sampled here)"] td').first().innerText();
     assert.equal(contexts.trim(), "24");
+    // Appendix D: the token level, as the CLI computes it on the same norms and model.
+    await page.getByTestId("token-level-run").click();
+    await page.getByTestId("token-level-row").waitFor({ timeout: 2 * TIMEOUT });
+    const shown = await page.getByTestId("token-level-row").innerText();
+    const cli = JSON.parse(execFileSync(process.env.CLOZELAB_BIN, ["token-level", "--model", join(ROOT, "public/models/test"), "--file", FILES[0], "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
+    assert.equal(shown, `${cli.contexts} contexts: TVD ${cli.tvd.toFixed(3)}, ECE (original's first token) ${cli.ece_original.toFixed(3)}, ECE (majority's first token) ${cli.ece_majority.toFixed(3)}, top-1 ${cli.top1_accuracy.toFixed(3)}`);
     await screenshot(page, "analysis-model-samples.png");
     // A new visit finds every context in IndexedDB: nothing is sampled again.
     const second = await run();

@@ -34,3 +34,46 @@ pub(super) fn context_figure(
     })?;
     Ok(Reply::Figure(Box::new(figure)))
 }
+
+/// Appendix D on the last analysed dataset with the loaded model, reporting each context.
+pub(super) async fn token_level(
+    state: &Shared,
+    responder: &super::Responder,
+    ece: crate::analysis::metrics::EceConvention,
+) -> Result<Reply, WorkerError> {
+    let engine = super::engine(state)?;
+    let norms = state
+        .borrow()
+        .dataset
+        .as_ref()
+        .map(|d| d.norms.clone())
+        .ok_or(WorkerError::NoDataset)?;
+    let total = norms.len();
+    let started = js_sys::Date::now();
+    let mut cancelled = false;
+    let contexts = crate::runtime::inference::token_level_contexts(
+        &engine.model,
+        &engine.tokenizer,
+        &norms,
+        |done| {
+            if state.borrow().cancelled.contains(&responder.id) {
+                cancelled = true;
+                return false;
+            }
+            responder.send(Reply::Progress(crate::estimators::progress::Progress {
+                contexts_done: done,
+                contexts_total: total,
+                samples_done: 0,
+                elapsed_s: (js_sys::Date::now() - started) / 1000.0,
+            }));
+            true
+        },
+    )
+    .await?;
+    if cancelled {
+        return Ok(Reply::Cancelled);
+    }
+    Ok(Reply::TokenLevel(crate::analysis::token_level::summarise(
+        &contexts, ece,
+    )))
+}

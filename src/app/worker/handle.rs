@@ -207,6 +207,7 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                 extra,
                 options,
             } => analyse::analyse(state, &files, extra, &options),
+            Request::TokenLevel { ece } => analyse::token_level(state, responder, ece).await,
             Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {

@@ -6,6 +6,7 @@ mod context;
 mod figure_card;
 mod model_samples;
 mod table;
+mod token_level;
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -21,6 +22,7 @@ use context::ContextFigure;
 use figure_card::FigureCard;
 use model_samples::ModelSamples;
 use table::Table1View;
+use token_level::TokenLevel;
 
 const OSF_URL: &str = "https://osf.io/sjefs/";
 
@@ -129,6 +131,7 @@ pub fn AnalysisPage() -> impl IntoView {
                         });
                         analyse.dispatch(());
                     })/>
+                    <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin }/>
                     <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
                     <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
                 }.into_any()),
