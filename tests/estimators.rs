@@ -614,6 +614,30 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
     let row = summarise(&got, EceConvention::LastBin).unwrap();
     assert_eq!(row.contexts, 4);
     assert!((row.tvd - got.iter().map(|g| g.tvd).sum::<f64>() / 4.0).abs() < 1e-12);
+    // The figure: the token level's density beside the word level's, each from its own TVDs.
+    let word_level: Vec<clozelab::analysis::table1::PerContext> = Vec::new();
+    let report = clozelab::analysis::token_level::TokenLevelReport::new(
+        "test model",
+        &got,
+        &word_level,
+        EceConvention::LastBin,
+    )
+    .unwrap();
+    let figure = report.figure.unwrap();
+    assert_eq!(figure.id, "token-level-density");
+    assert!(
+        figure
+            .csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("\"test model, token level\",0.00,")
+    );
+    assert_eq!(
+        figure.csv.lines().count(),
+        1 + 101,
+        "one curve on 101 points"
+    );
     // Stopping early keeps what was done.
     let two = pollster::block_on(token_level_contexts(&model, &tok, norms, |i| i < 2)).unwrap();
     assert_eq!(two.len(), 2);

@@ -52,6 +52,12 @@ pub enum Plot {
         labels: Vec<String>,
         series: Vec<Series>,
     },
+    /// Counts per bin [lo, hi) over x, with named vertical marks (a participant, a model).
+    Histogram {
+        bins: Vec<(f64, f64, u32)>,
+        marks: Vec<(String, f64)>,
+        x_label: String,
+    },
 }
 
 /// A figure: a stable id (file names), a title, what to draw and the CSV behind it.
@@ -83,6 +89,14 @@ fn csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
 }
 
 impl Figure {
+    /// The pixel size the figure is drawn at (on the page and in files).
+    pub fn size(&self) -> (u32, u32) {
+        match self.plot {
+            Plot::Scatter { .. } => (1200, 380),
+            _ => (900, 520),
+        }
+    }
+
     /// Draws the figure on `root` (its title included).
     pub fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), FigureError>
     where
@@ -239,6 +253,11 @@ impl Figure {
                     .draw()
                     .map_err(err)?;
             }
+            Plot::Histogram {
+                bins,
+                marks,
+                x_label,
+            } => draw_histogram(&root, bins, marks, x_label)?,
         }
         root.present().map_err(err)
     }
@@ -251,6 +270,101 @@ impl Figure {
             self.draw(&root)?;
         }
         Ok(out)
+    }
+}
+
+fn draw_histogram<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    bins: &[(f64, f64, u32)],
+    marks: &[(String, f64)],
+    x_label: &str,
+) -> Result<(), FigureError>
+where
+    DB::ErrorType: 'static,
+{
+    let top = f64::from(bins.iter().map(|b| b.2).max().unwrap_or(0).max(1));
+    let x_min = bins.first().map_or(0.0, |b| b.0);
+    let x_max = bins.last().map_or(1.0, |b| b.1);
+    let mut chart = ChartBuilder::on(root)
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(44)
+        // A little room either side, so a mark at 0 or 1 is not hidden by an axis.
+        .build_cartesian_2d(x_min - 0.02..x_max + 0.02, 0.0..top * 1.15)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .x_desc(x_label)
+        .y_desc("participants")
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(bins.iter().map(|&(lo, hi, n)| {
+            Rectangle::new(
+                [(lo, 0.0), (hi, f64::from(n))],
+                PALETTE[6].mix(0.5).filled(),
+            )
+        }))
+        .map_err(err)?;
+    // The first mark (the participant) in black, the next (the model) in blue, as in the
+    // token game's histogram.
+    for (i, (name, x)) in marks.iter().enumerate() {
+        let color = if i == 0 { BLACK } else { PALETTE[1] };
+        chart
+            .draw_series(LineSeries::new(
+                [(*x, 0.0), (*x, top * 1.1)],
+                color.stroke_width(3),
+            ))
+            .map_err(err)?
+            .label(format!("{name}: {:.1} %", 100.0 * x))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(3)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The top-1 accuracy of every participant, (id, contexts, accuracy), as a histogram in
+/// 5-point bins, with `marks` (name, accuracy) drawn over it.
+pub fn participant_histogram(
+    accuracies: &[(String, usize, f64)],
+    marks: &[(String, f64)],
+) -> Figure {
+    const BINS: usize = 20;
+    let mut counts = [0u32; BINS];
+    for (_, _, a) in accuracies {
+        let i = ((a * BINS as f64).floor() as usize).min(BINS - 1);
+        counts[i] += 1;
+    }
+    let bins = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (i as f64 / BINS as f64, (i + 1) as f64 / BINS as f64, n))
+        .collect();
+    let rows = accuracies
+        .iter()
+        .map(|(id, n, a)| vec![id.clone(), n.to_string(), format!("{a:.6}")])
+        .chain(
+            marks
+                .iter()
+                .skip(1)
+                .map(|(name, a)| vec![name.clone(), String::new(), format!("{a:.6}")]),
+        );
+    Figure {
+        id: "participant-accuracy".into(),
+        title: format!("Top-1 accuracy of {} participants", accuracies.len()),
+        plot: Plot::Histogram {
+            bins,
+            marks: marks.to_vec(),
+            x_label: "top-1 accuracy (the word that followed)".into(),
+        },
+        csv: csv(&["participant", "contexts", "top1_accuracy"], rows),
     }
 }
 
@@ -268,22 +382,85 @@ fn systems(per_context: &[PerContext]) -> Vec<String> {
 /// human distribution, each system beside the oracle's (group 2 vs group 1), with the mean and
 /// its bootstrap interval in the legend.
 pub fn tvd_density(rows: &[Row], per_context: &[PerContext]) -> Option<Figure> {
-    let grid: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
-    let mut series = Vec::new();
-    let mut csv_rows = Vec::new();
+    let groups = systems(per_context)
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = per_context
+                .iter()
+                .filter(|p| p.system == name)
+                .filter_map(|p| p.tvd_human)
+                .collect();
+            let row = rows.iter().find(|r| r.system == name);
+            let extra = row
+                .and_then(|r| Some((r.tvd_human?, r.tvd_human_ci?)))
+                .map(|(m, (lo, hi))| format!("E[TVD] {m:.2} [{lo:.2}, {hi:.2}]"));
+            (name, values, extra)
+        })
+        .collect();
+    density_figure(
+        "tvd-density",
+        "Per-context TVD to the human distribution (Gaussian KDE, Silverman bandwidth h)",
+        groups,
+    )
+}
+
+/// Appendix D beside the word level: the density of the model's per-context TVD at the token
+/// level (its exact next-token distribution against people's first tokens) and, for each system
+/// of Table 1, at the word level.
+pub fn token_level_density(
+    model: &str,
+    token_level: &[super::token_level::TokenContext],
+    per_context: &[PerContext],
+) -> Option<Figure> {
+    let mean_of = |v: &[f64]| super::metrics::mean(v).map(|m| format!("mean {m:.3}"));
+    let tokens: Vec<f64> = token_level.iter().map(|c| c.tvd).collect();
+    let mut groups = vec![(
+        format!("{model}, token level"),
+        tokens.clone(),
+        mean_of(&tokens),
+    )];
     for name in systems(per_context) {
         let values: Vec<f64> = per_context
             .iter()
             .filter(|p| p.system == name)
             .filter_map(|p| p.tvd_human)
             .collect();
-        let Some(h) = silverman_bandwidth(&values) else {
+        let extra = mean_of(&values);
+        groups.push((format!("{name}, word level"), values, extra));
+    }
+    density_figure(
+        "token-level-density",
+        "Per-context TVD at the token level and at the word level (Gaussian KDE, bandwidth h)",
+        groups,
+    )
+}
+
+/// The narrowest kernel drawn on the 0.01-step grid of the density figures.
+const MIN_BANDWIDTH: f64 = 0.02;
+
+/// Density curves (Gaussian KDE, Silverman bandwidth, at least [`MIN_BANDWIDTH`]) of groups of
+/// TVDs on [0, 1]: each group is (name, values, what to add to its label); groups with fewer
+/// than two values are left out.
+fn density_figure(
+    id: &str,
+    title: &str,
+    groups: Vec<(String, Vec<f64>, Option<String>)>,
+) -> Option<Figure> {
+    let grid: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
+    let mut series = Vec::new();
+    let mut csv_rows = Vec::new();
+    for (name, values, extra) in groups {
+        if values.len() < 2 {
             continue;
-        };
+        }
+        // Two grid steps at least: a narrower kernel falls between the points drawn (a model
+        // at TVD 1 on every context has no spread at all).
+        let h = silverman_bandwidth(&values)
+            .unwrap_or(0.0)
+            .max(MIN_BANDWIDTH);
         let density = kde(&values, h, &grid)?;
-        let row = rows.iter().find(|r| r.system == name);
-        let label = match row.and_then(|r| Some((r.tvd_human?, r.tvd_human_ci?))) {
-            Some((m, (lo, hi))) => format!("{name}: E[TVD] {m:.2} [{lo:.2}, {hi:.2}], h = {h:.3}"),
+        let label = match extra {
+            Some(extra) => format!("{name}: {extra}, h = {h:.3}"),
             None => format!("{name}: h = {h:.3}"),
         };
         for (x, d) in grid.iter().zip(&density) {
@@ -304,9 +481,8 @@ pub fn tvd_density(rows: &[Row], per_context: &[PerContext]) -> Option<Figure> {
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     (!series.is_empty()).then(|| Figure {
-        id: "tvd-density".into(),
-        title: "Per-context TVD to the human distribution (Gaussian KDE, Silverman bandwidth h)"
-            .into(),
+        id: id.into(),
+        title: title.into(),
         plot: Plot::Lines {
             series,
             x_label: "TVD".into(),
@@ -703,6 +879,10 @@ pub struct Analysis {
     pub systems: Vec<String>,
     /// Every context: its key and its text (to search, and for the model to continue).
     pub contexts: Vec<(ContextKey, String)>,
+    /// Participants of the app's exports in the data (for the participant panel).
+    pub participants: Vec<String>,
+    /// What was left out of the data and why.
+    pub notes: Vec<String>,
 }
 
 impl Analysis {
@@ -712,8 +892,18 @@ impl Analysis {
         options: &super::table1::Table1Options,
     ) -> Result<Self, super::table1::Table1Error> {
         let (rows, per_context) = super::table1::compute_on(data, options)?;
-        Ok(Self {
-            figures: all(&rows, &per_context, options.ece),
+        Ok(Self::from_table(data, rows, &per_context, options.ece))
+    }
+
+    /// From Table 1 already computed on `data` (its rows and per-context figures).
+    pub fn from_table(
+        data: &Dataset,
+        rows: Vec<Row>,
+        per_context: &[PerContext],
+        convention: EceConvention,
+    ) -> Self {
+        Self {
+            figures: all(&rows, per_context, convention),
             table1_csv: table1_csv(&rows),
             rows,
             systems: data.systems.iter().map(|s| s.0.clone()).collect(),
@@ -722,6 +912,8 @@ impl Analysis {
                 .iter()
                 .map(|c| ((c.text_id, c.word_num), c.context.clone()))
                 .collect(),
-        })
+            participants: data.participants.keys().cloned().collect(),
+            notes: data.notes.clone(),
+        }
     }
 }

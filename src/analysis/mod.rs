@@ -5,6 +5,7 @@
 pub mod dataset;
 pub mod figures;
 pub mod metrics;
+pub mod participant;
 pub mod perplexity;
 pub mod table1;
 pub mod token_level;

@@ -109,6 +109,29 @@ pub struct TokenLevelRow {
     pub top1_accuracy: f64,
 }
 
+/// The token-level row with its figure (densities of per-context TVD beside the word level).
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct TokenLevelReport {
+    pub row: TokenLevelRow,
+    pub figure: Option<super::figures::Figure>,
+}
+
+impl TokenLevelReport {
+    /// The row and its figure against Table 1's per-context word-level TVDs; `None` when
+    /// there are no contexts.
+    pub fn new(
+        model: &str,
+        contexts: &[TokenContext],
+        word_level: &[super::table1::PerContext],
+        convention: EceConvention,
+    ) -> Option<Self> {
+        Some(Self {
+            row: summarise(contexts, convention)?,
+            figure: super::figures::token_level_density(model, contexts, word_level),
+        })
+    }
+}
+
 pub fn summarise(contexts: &[TokenContext], convention: EceConvention) -> Option<TokenLevelRow> {
     let tvd = mean(&contexts.iter().map(|c| c.tvd).collect::<Vec<_>>())?;
     let preds = |hit: fn(&TokenContext) -> bool| -> Vec<(f64, bool)> {

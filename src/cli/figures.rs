@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::error::CliError;
 use super::{Args, table1_options};
 use crate::analysis::dataset::Dataset;
-use crate::analysis::figures::{Figure, Plot, all, context_bars, table1_csv};
+use crate::analysis::figures::{Figure, all, context_bars, table1_csv};
 use crate::analysis::table1::compute_on;
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
@@ -15,34 +15,49 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
-fn size(figure: &Figure) -> (u32, u32) {
-    match figure.plot {
-        Plot::Scatter { .. } => (1200, 380),
-        _ => (900, 520),
-    }
+fn read_texts(paths: &[&str]) -> Result<Vec<(String, String)>, CliError> {
+    paths
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).map_err(CliError::io("read", *f))?;
+            Ok((f.to_string(), text))
+        })
+        .collect()
 }
 
-/// The dataset from `--provo DIR` or the `--file`s.
+/// The texts of the passages clozelab knows (built in), for responses on non-Provo passages.
+fn known_passages() -> Vec<(String, String)> {
+    crate::game::passages::built_in_passages()
+        .into_iter()
+        .map(|p| (p.id, p.text))
+        .collect()
+}
+
+/// The dataset from `--provo DIR` or the `--file`s, with the `--responses` merged in.
 fn dataset(args: &Args) -> Result<Dataset, CliError> {
     let files = args.values("--file");
-    Ok(match (args.value("--provo"), files.is_empty()) {
+    let passages = known_passages();
+    let mut data = match (args.value("--provo"), files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(Path::new(dir))?,
-        (None, false) => {
-            let texts = files
-                .iter()
-                .map(|f| {
-                    let text = std::fs::read_to_string(f).map_err(CliError::io("read", *f))?;
-                    Ok((f.to_string(), text))
-                })
-                .collect::<Result<Vec<_>, CliError>>()?;
-            Dataset::from_files(&texts)?
-        }
+        (None, false) => Dataset::from_files(&read_texts(&files)?, &passages)?,
         _ => {
             return Err(CliError::usage(
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",
             ));
         }
-    })
+    };
+    for (name, text) in read_texts(&args.values("--responses"))? {
+        let records = if text.trim_start().starts_with(['[', '{']) {
+            crate::data::import_long_json(&name, &text)?
+        } else {
+            crate::data::import_long_csv(&name, &text)?
+        };
+        data.add_responses(&records, &passages);
+    }
+    for note in &data.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(data)
 }
 
 /// `clozelab token-level`: Appendix D — the model's exact next-token distribution against the
@@ -59,6 +74,7 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
         "--oracle-size",
         "--seed",
         "--json",
+        "--out",
     ])?;
     let backend = args.value("--backend").unwrap_or("cpu").parse()?;
     let (engine, _) = super::load_engine_from(Path::new(args.required("--model")?), backend)?;
@@ -72,8 +88,35 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
         &data.norms,
         |_| true,
     ))?;
-    let token = crate::analysis::token_level::summarise(&contexts, options.ece);
-    let (rows, _) = compute_on(&data, &options)?;
+    let (rows, per_context) = compute_on(&data, &options)?;
+    let model = args.required("--model")?;
+    let report = crate::analysis::token_level::TokenLevelReport::new(
+        model,
+        &contexts,
+        &per_context,
+        options.ece,
+    );
+    let token = report.as_ref().map(|r| &r.row);
+    if let (Some(dir), Some(figure)) = (
+        args.value("--out"),
+        report.as_ref().and_then(|r| r.figure.as_ref()),
+    ) {
+        let dir = Path::new(dir);
+        std::fs::create_dir_all(dir).map_err(CliError::io("create", dir))?;
+        let (w, h) = figure.size();
+        for (name, text) in [
+            (format!("{}.svg", figure.id), figure.to_svg(w, h)?),
+            (format!("{}.csv", figure.id), figure.csv.clone()),
+        ] {
+            let path = write(dir, &name, &text)?;
+            // With --json, stdout holds the JSON alone.
+            if args.has("--json") {
+                eprintln!("{}", path.display());
+            } else {
+                println!("{}", path.display());
+            }
+        }
+    }
     if args.has("--json") {
         let json = serde_json::json!({ "token_level": token, "word_level": rows });
         println!("{json}");
@@ -104,6 +147,8 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
         "--ece-convention",
         "--context",
         "--system",
+        "--responses",
+        "--participant",
     ])?;
     let data = dataset(args)?;
     let out = PathBuf::from(args.required("--out")?);
@@ -142,8 +187,17 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
         })?;
         figures.push(bars);
     }
+    if !data.participants.is_empty() {
+        written.extend(participants(
+            &data,
+            &system,
+            args.value("--participant"),
+            &out,
+            &mut figures,
+        )?);
+    }
     for figure in &figures {
-        let (w, h) = size(figure);
+        let (w, h) = figure.size();
         written.push(write(
             &out,
             &format!("{}.svg", figure.id),
@@ -155,4 +209,32 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
         println!("{}", path.display());
     }
     Ok(())
+}
+
+/// participants.csv (every participant against `system`) and, for `--participant ID`, that
+/// participant's scores and the accuracy histogram with them and the system marked.
+fn participants(
+    data: &Dataset,
+    system: &str,
+    chosen: Option<&str>,
+    out: &Path,
+    figures: &mut Vec<Figure>,
+) -> Result<Vec<PathBuf>, CliError> {
+    use crate::analysis::participant::{every_participant, report, scores_csv};
+    let reports = every_participant(data, system);
+    let own: Vec<_> = reports
+        .iter()
+        .filter_map(|r| r.scores.first().cloned())
+        .collect();
+    let table = scores_csv(&own, reports.first().map_or(0, |r| r.participants));
+    let mut written = vec![write(out, "participants.csv", &table)?];
+    if let Some(id) = chosen {
+        let r = report(data, id, system).map_err(|e| CliError::usage(e.to_string()))?;
+        let name = crate::game::export::file_safe(id);
+        written.push(write(out, &format!("participant-{name}.csv"), &r.csv())?);
+        let mut histogram = r.histogram;
+        histogram.id = format!("participant-{name}-accuracy");
+        figures.push(histogram);
+    }
+    Ok(written)
 }

@@ -490,14 +490,32 @@ pub fn export_long_csv(records: &[ResponseRecord], delimiter: Delimiter) -> Stri
     write_delimited(&header, rows, delimiter)
 }
 
-/// Imports the long format from JSON (an array of records).
+/// Imports the long format from JSON: an array of records, or any object holding them under
+/// `responses` (an export bundle: its manifest is not needed to read the answers). A missing
+/// `normalized` is filled in as the CSV import does.
 pub fn import_long_json(file: &str, text: &str) -> Result<Vec<ResponseRecord>, DataError> {
-    serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text)).map_err(|e| DataError::At {
+    #[derive(Deserialize)]
+    struct Bundle {
+        responses: Vec<ResponseRecord>,
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let at = |e: serde_json::Error| DataError::At {
         file: file.into(),
         line: e.line(),
         column: e.column(),
         message: e.to_string(),
-    })
+    };
+    let mut records = if text.trim_start().starts_with('{') {
+        serde_json::from_str::<Bundle>(text).map_err(at)?.responses
+    } else {
+        serde_json::from_str::<Vec<ResponseRecord>>(text).map_err(at)?
+    };
+    for r in &mut records {
+        if r.normalized.is_empty() {
+            r.normalized = crate::text::words::normalize(&r.response);
+        }
+    }
+    Ok(records)
 }
 
 /// Exports the long format as pretty JSON.

@@ -118,6 +118,14 @@ pub fn provo_aggregate_csv(
     write_delimited(&PROVO_COLUMNS, rows.into_iter(), delimiter)
 }
 
+/// An id cut to characters safe in a file name (ASCII letters, digits, `-`, `_`; 40 at most).
+pub fn file_safe(id: &str) -> String {
+    id.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect()
+}
+
 /// What "Your data" offers to download.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportKind {
@@ -140,11 +148,7 @@ pub enum ExportError {
 impl ExportKind {
     /// `clozelab-<participant>-long.csv` and so on; the id is cut to safe characters.
     pub fn file_name(self, participant: &str) -> String {
-        let safe: String = participant
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .take(40)
-            .collect();
+        let safe = file_safe(participant);
         match self {
             ExportKind::LongCsv => format!("clozelab-{safe}-long.csv"),
             ExportKind::ProvoCsv => format!("clozelab-{safe}-provo.csv"),
@@ -184,11 +188,7 @@ impl ExportKind {
 
 /// Reads a JSON export (bundle with manifest, or a bare array of responses).
 pub fn import_bundle(file: &str, text: &str) -> Result<Vec<ResponseRecord>, DataError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match serde_json::from_str::<ExportBundle>(text) {
-        Ok(b) => Ok(b.responses),
-        Err(_) => crate::data::import_long_json(file, text),
-    }
+    crate::data::import_long_json(file, text)
 }
 
 #[cfg(test)]

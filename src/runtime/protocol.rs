@@ -97,7 +97,12 @@ pub enum Request {
     /// then [`Reply::TokenLevel`].
     TokenLevel {
         ece: crate::analysis::metrics::EceConvention,
+        /// The model's name, for the figure.
+        model: String,
     },
+    /// One participant of the last analysed dataset beside `system` and the oracle:
+    /// [`Reply::Participant`].
+    Participant { participant: String, system: String },
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
     ContextFigure { key: (u32, u32), system: String },
     /// Stop request `id` at its next tree level (or before it starts).
@@ -180,8 +185,9 @@ pub enum Reply {
     },
     Analysis(Box<Analysis>),
     Figure(Box<Figure>),
-    /// The token-level row (`None`: no context had a response with a token).
-    TokenLevel(Option<crate::analysis::token_level::TokenLevelRow>),
+    /// The token-level row and figure (`None`: no context had a response with a token).
+    TokenLevel(Option<Box<crate::analysis::token_level::TokenLevelReport>>),
+    Participant(Box<crate::analysis::participant::ParticipantReport>),
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, mkdtemp, rm } from "node:fs/promises";
+import { readFile, writeFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
@@ -135,13 +135,84 @@ test("analysis: the loaded model sampled on every context becomes a system, and 
     // Appendix D: the token level, as the CLI computes it on the same norms and model.
     await page.getByTestId("token-level-run").click();
     await page.getByTestId("token-level-row").waitFor({ timeout: 2 * TIMEOUT });
-    const shown = await page.getByTestId("token-level-row").innerText();
+    const shown = await page.getByTestId("token-level-row").locator("td").allInnerTexts();
     const cli = JSON.parse(execFileSync(process.env.CLOZELAB_BIN, ["token-level", "--model", join(ROOT, "public/models/test"), "--file", FILES[0], "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
-    assert.equal(shown, `${cli.contexts} contexts: TVD ${cli.tvd.toFixed(3)}, ECE (original's first token) ${cli.ece_original.toFixed(3)}, ECE (majority's first token) ${cli.ece_majority.toFixed(3)}, top-1 ${cli.top1_accuracy.toFixed(3)}`);
+    assert.deepEqual(shown.map((c) => c.trim()), ["token", String(cli.contexts), cli.tvd.toFixed(3), cli.ece_original.toFixed(3), cli.ece_majority.toFixed(3), cli.top1_accuracy.toFixed(3)]);
+    // Its figure: the token level's TVD density beside each system's word level.
+    await page.waitForFunction(() => document.querySelector('[data-figure="token-level-density"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+    const levels = await page.getByTestId("token-level-table").locator("tbody tr").evaluateAll((rows) => rows.map((r) => `${r.querySelector("th").innerText} ${r.querySelector("td").innerText}`));
+    assert.deepEqual(levels, ["models/test/ token", "samples_small_model word", "models/test/ (sampled here) word"]);
     await screenshot(page, "analysis-model-samples.png");
     // A new visit finds every context in IndexedDB: nothing is sampled again.
     const second = await run();
     assert.match(second, /\(0 now, the rest from this browser's cache\)/);
+  }));
+
+test("analysis: a participant of the exports, and the player's own saved answers, beside the model and the oracle, as the CLI computes them", { timeout: 3 * TIMEOUT }, () =>
+  withPage("analysis-participant", {}, async (page) => {
+    const dir = await mkdtemp(join(tmpdir(), "clozelab-participant-"));
+    try {
+      const row = (participant, position, response) => `${participant},1,${position},${response},1500,2026-11-22T10:00:00Z`;
+      const exportCsv = join(dir, "export.csv");
+      await writeFile(exportCsv, ["participant,passage,position,response,response_time_ms,timestamp", row("ann", 3, "lighthouse"), row("ann", 4, "keeper"), row("bob", 3, "lamp"), row("bob", 5, "stairs")].join("\n") + "\n");
+      const own = { participant: "you", passage: "1", position: 3, response: "night", response_time_ms: 900, timestamp: "2026-11-22T11:00:00Z", normalized: "night", first_keystroke_ms: null, practice: false };
+      const ownJson = join(dir, "own.json");
+      await writeFile(ownJson, JSON.stringify([own]));
+
+      await page.goto(`${served.base}/analysis`);
+      await page.getByTestId("analysis-files").setInputFiles([FILES[0], FILES[1], exportCsv]);
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 3, null, { timeout: TIMEOUT });
+      await page.getByTestId("analysis-resamples").fill("2");
+      await page.getByTestId("analyse").click();
+      await page.getByTestId("participant-panel").waitFor({ timeout: TIMEOUT });
+      // Nothing saved in this browser yet: said plainly.
+      await page.getByTestId("add-own-answers").click();
+      await page.getByRole("alert").filter({ hasText: "no answers are saved in this browser" }).waitFor({ timeout: TIMEOUT });
+      // An answer saved as the game saves it, then added to the data.
+      await page.evaluate((record) => new Promise((resolve, reject) => {
+        const open = indexedDB.open("clozelab");
+        open.onsuccess = () => {
+          const tx = open.result.transaction("responses", "readwrite");
+          tx.objectStore("responses").put(JSON.stringify(record), `${record.participant}\u001f${record.passage}\u001f000003`);
+          tx.oncomplete = () => { open.result.close(); resolve(); };
+          tx.onerror = () => reject(tx.error);
+        };
+        open.onerror = () => reject(open.error);
+      }), own);
+      await page.getByTestId("add-own-answers").click();
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=participant-select] option").length === 3, null, { timeout: TIMEOUT });
+      const options = await page.getByTestId("participant-select").locator("option").allInnerTexts();
+      assert.deepEqual(options, ["ann", "bob", "you"]);
+
+      const cli = await mkdtemp(join(tmpdir(), "clozelab-participant-cli-"));
+      for (const who of ["ann", "you"]) {
+        execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "2", "--participant", who, "--out", cli, "--file", FILES[0], "--file", FILES[1], "--responses", exportCsv, "--responses", ownJson]);
+        const [header, ...lines] = (await readFile(join(cli, `participant-${who}.csv`), "utf8")).trim().split(/\r?\n/);
+        const cols = header.split(",");
+        const expected = lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c])));
+        await page.getByTestId("participant-select").selectOption(who);
+        await page.getByTestId("participant-compare").click();
+        await page.waitForFunction((name) => document.querySelector("[data-testid=participant-table] tbody th")?.innerText === name, who, { timeout: TIMEOUT });
+        const shown = await page.getByTestId("participant-table").locator("tbody tr").evaluateAll((rows) => rows.map((r) => ({
+          name: r.querySelector("th").innerText,
+          top1: r.querySelector("[data-col=top1]").innerText,
+          prob: r.querySelector("[data-col=system_prob]").innerText,
+          rank: r.querySelector("[data-col=rank]").innerText,
+        })));
+        assert.deepEqual(shown, expected.map((e) => ({
+          name: e.predictor,
+          top1: `${(100 * Number(e.top1_accuracy)).toFixed(1)} %`,
+          prob: e.system_prob === "" ? "—" : Number(e.system_prob).toFixed(3),
+          rank: `${e.rank} of ${e.participants}`,
+        })), who);
+        await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+      }
+      await rm(cli, { recursive: true, force: true });
+      await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
+      await screenshot(page, "analysis-participant.png");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }));
 
 const PROVO = join(ROOT, "..", "shared", "provo");

@@ -4,7 +4,7 @@
 use super::{Shared, WorkerError};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::{Analysis, context_bars};
-use crate::analysis::table1::Table1Options;
+use crate::analysis::table1::{Table1Options, compute_on};
 use crate::data::provo::SystemSamples;
 use crate::runtime::protocol::Reply;
 
@@ -14,11 +14,30 @@ pub(super) fn analyse(
     extra: Vec<SystemSamples>,
     options: &Table1Options,
 ) -> Result<Reply, WorkerError> {
-    let mut data = Dataset::from_files(files)?;
+    // Exports of the built-in passages are placed by the passages' texts.
+    let passages: Vec<(String, String)> = crate::game::passages::built_in_passages()
+        .into_iter()
+        .map(|p| (p.id, p.text))
+        .collect();
+    let mut data = Dataset::from_files(files, &passages)?;
     data.systems.extend(extra);
-    let analysis = Analysis::compute(&data, options)?;
-    state.borrow_mut().dataset = Some(data);
+    let (rows, per_context) = compute_on(&data, options)?;
+    let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
+    let mut state = state.borrow_mut();
+    state.dataset = Some(data);
+    state.word_level = per_context;
     Ok(Reply::Analysis(Box::new(analysis)))
+}
+
+pub(super) fn participant(
+    state: &Shared,
+    participant: &str,
+    system: &str,
+) -> Result<Reply, WorkerError> {
+    let state = state.borrow();
+    let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
+    let report = crate::analysis::participant::report(data, participant, system)?;
+    Ok(Reply::Participant(Box::new(report)))
 }
 
 pub(super) fn context_figure(
@@ -40,6 +59,7 @@ pub(super) async fn token_level(
     state: &Shared,
     responder: &super::Responder,
     ece: crate::analysis::metrics::EceConvention,
+    model: &str,
 ) -> Result<Reply, WorkerError> {
     let engine = super::engine(state)?;
     let norms = state
@@ -73,7 +93,11 @@ pub(super) async fn token_level(
     if cancelled {
         return Ok(Reply::Cancelled);
     }
-    Ok(Reply::TokenLevel(crate::analysis::token_level::summarise(
-        &contexts, ece,
-    )))
+    let report = crate::analysis::token_level::TokenLevelReport::new(
+        model,
+        &contexts,
+        &state.borrow().word_level,
+        ece,
+    );
+    Ok(Reply::TokenLevel(report.map(Box::new)))
 }

@@ -25,6 +25,8 @@ pub enum WorkerError {
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
     Table1(#[from] crate::analysis::table1::Table1Error),
+    #[error(transparent)]
+    Participant(#[from] crate::analysis::participant::ParticipantError),
     #[error(
         "the second model's vocabulary ({0} tokens) is not GPT-2's ({1}): it cannot score the same tokens"
     )]

@@ -207,7 +207,13 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                 extra,
                 options,
             } => analyse::analyse(state, &files, extra, &options),
-            Request::TokenLevel { ece } => analyse::token_level(state, responder, ece).await,
+            Request::TokenLevel { ece, model } => {
+                analyse::token_level(state, responder, ece, &model).await
+            }
+            Request::Participant {
+                participant,
+                system,
+            } => analyse::participant(state, &participant, &system),
             Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {

@@ -37,6 +37,8 @@ struct State {
     opponent: Option<Rc<Engine>>,
     /// The Analysis page's last dataset (norms and samples), for per-context figures.
     dataset: Option<crate::analysis::dataset::Dataset>,
+    /// Its Table 1 per context (the word level the token level is drawn beside).
+    word_level: Vec<crate::analysis::table1::PerContext>,
     upload: Option<UploadBuffer>,
     /// The exact word scorer of the loaded model (its tables are costly to build).
     scorer: Option<WordScorer>,

@@ -5,23 +5,15 @@ use leptos::prelude::*;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
-use crate::analysis::figures::{Figure, Plot};
+use crate::analysis::figures::Figure;
 use crate::app::web::files::{download_text, download_url};
-
-/// Pixel size a figure is drawn at (and exported at).
-pub fn figure_size(figure: &Figure) -> (u32, u32) {
-    match figure.plot {
-        Plot::Scatter { .. } => (1200, 380),
-        _ => (900, 520),
-    }
-}
 
 #[component]
 pub fn FigureCard(figure: Figure) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let drawn = RwSignal::new(false);
     let problem = RwSignal::new(None::<String>);
-    let (width, height) = figure_size(&figure);
+    let (width, height) = figure.size();
     let figure = StoredValue::new(figure);
     Effect::new(move |_| {
         let Some(c) = canvas.get() else { return };

@@ -5,6 +5,7 @@
 mod context;
 mod figure_card;
 mod model_samples;
+mod participant;
 mod table;
 mod token_level;
 
@@ -21,10 +22,13 @@ use crate::runtime::protocol::{Reply, Request};
 use context::ContextFigure;
 use figure_card::FigureCard;
 use model_samples::ModelSamples;
+use participant::ParticipantPanel;
 use table::Table1View;
 use token_level::TokenLevel;
 
 const OSF_URL: &str = "https://osf.io/sjefs/";
+/// The name the answers saved in this browser go by among the files.
+const OWN_ANSWERS: &str = "answers saved in this browser.json";
 
 /// The files' texts (UTF-8 required: every format here is text).
 async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
@@ -89,17 +93,43 @@ pub fn AnalysisPage() -> impl IntoView {
             }
         });
     };
+    // The answers saved in this browser join the files as one more export, then the data is
+    // analysed again.
+    let add_own = Callback::new(move |()| {
+        leptos::task::spawn_local(async move {
+            let store = match crate::app::web::idb::IdbStore::open().await {
+                Ok(s) => s,
+                Err(e) => return problem.set(Some(e.to_string())),
+            };
+            match store.all().await {
+                Ok(records) if records.is_empty() => problem.set(Some(
+                    "no answers are saved in this browser yet: play the next-word game first"
+                        .into(),
+                )),
+                Ok(records) => {
+                    problem.set(None);
+                    let text = crate::data::export_long_json(&records);
+                    files.update(|all| {
+                        all.retain(|(n, _)| n != OWN_ANSWERS);
+                        all.push((OWN_ANSWERS.to_string(), text));
+                    });
+                    analyse.dispatch(());
+                }
+                Err(e) => problem.set(Some(e.to_string())),
+            }
+        });
+    });
     let result: Signal<Option<Result<Analysis, String>>> = analyse.value().into();
     view! {
         <section class="analysis" aria-labelledby="analysis-heading">
             <h2 id="analysis-heading">"Analysis"</h2>
-            <p>"How do a model's next-word distributions differ from people's? Give the cloze norms and one or more files of model samples; Table 1 and the figures of Ilia & Aziz (2024) are computed here, in your browser."</p>
+            <p>"How do a model's next-word distributions differ from people's? Give the cloze norms (and your own participants' exports) and one or more files of model samples; Table 1 and the figures of Ilia & Aziz (2024) are computed here, in your browser."</p>
             <p class="attribution">"The Provo Corpus norms (Luke & Christianson, 2018) are on " <a href=OSF_URL target="_blank" rel="noopener">"OSF"</a>
                 " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."</p>
             <div class="drop-zone" data-testid="analysis-drop"
                 on:dragover=move |ev| ev.prevent_default()
                 on:drop=move |ev: web_sys::DragEvent| { ev.prevent_default(); add_files(ev.data_transfer().and_then(|d| d.files())); }>
-                <label for="analysis-files">"Norms (the OSF CSV/TSV, or provo_cloze.jsonl) and sample files (JSON Lines with samples, continuations or word lists) — choose or drop: "</label>
+                <label for="analysis-files">"Norms (the OSF CSV/TSV, or provo_cloze.jsonl), clozelab's exports of your participants (long CSV/JSON or JSON bundles: merged into the norms) and sample files (JSON Lines with samples, continuations or word lists) — choose or drop: "</label>
                 <input id="analysis-files" data-testid="analysis-files" type="file" multiple
                     on:change=move |ev| add_files(ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()).and_then(|i| i.files()))/>
             </div>
@@ -123,6 +153,7 @@ pub fn AnalysisPage() -> impl IntoView {
                 None => None,
                 Some(Err(e)) => Some(view! { <p class="error" role="alert" data-testid="analysis-error">{e}</p> }.into_any()),
                 Some(Ok(a)) => Some(view! {
+                    <ul class="notes" data-testid="analysis-notes">{a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
                     <Table1View rows=a.rows.clone() csv=a.table1_csv.clone()/>
                     <ModelSamples contexts=a.contexts.clone() status=sampling_status on_done=Callback::new(move |system: crate::data::provo::SystemSamples| {
                         extra.update(|all| {
@@ -131,8 +162,9 @@ pub fn AnalysisPage() -> impl IntoView {
                         });
                         analyse.dispatch(());
                     })/>
-                    <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin }/>
+                    <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin } rows=a.rows.clone()/>
                     <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
+                    <ParticipantPanel participants=a.participants.clone() systems=a.systems.clone() on_add_own=add_own/>
                     <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
                 }.into_any()),
             }}

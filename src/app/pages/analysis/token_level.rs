@@ -1,20 +1,61 @@
 //! Appendix D in the page: the loaded model's exact next-token distribution after every
 //! context of the dataset against the humans' first tokens, computed in the worker (progress,
-//! stop), as a row to read beside the word-level Table 1.
+//! stop), as a row beside the word-level rows of Table 1 and a figure of both levels' TVDs.
 
 use leptos::prelude::*;
 
+use super::figure_card::FigureCard;
 use crate::analysis::metrics::EceConvention;
-use crate::analysis::token_level::TokenLevelRow;
+use crate::analysis::table1::Row;
+use crate::analysis::token_level::TokenLevelReport;
 use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::runtime::protocol::{Reply, Request};
 
+fn cell(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into())
+}
+
+/// The token-level row above the word-level rows (models only: people have no token row).
 #[component]
-pub fn TokenLevel(ece: EceConvention) -> impl IntoView {
+fn Levels(report: TokenLevelReport, model: String, rows: Vec<Row>) -> impl IntoView {
+    let t = report.row;
+    let words = rows
+        .into_iter()
+        .filter(|r| r.system != "Human" && r.system != "Oracle")
+        .map(|r| view! {
+            <tr><th scope="row">{r.system.clone()}</th><td>"word"</td><td>{r.contexts}</td>
+                <td>{cell(r.tvd_human)}</td><td>{cell(r.ece_original)}</td><td>{cell(r.ece_human_majority)}</td>
+                <td>{format!("{:.3}", r.top1_accuracy)}</td></tr>
+        })
+        .collect_view();
+    view! {
+        <div class="table-scroll"><table data-testid="token-level-table">
+            <thead><tr><th scope="col">"system"</th><th scope="col">"level"</th><th scope="col">"contexts"</th><th scope="col">"TVD"</th>
+                <th scope="col">"ECE original"</th><th scope="col">"ECE majority"</th><th scope="col">"top-1"</th></tr></thead>
+            <tbody>
+                <tr data-testid="token-level-row"><th scope="row">{model}</th><td>"token"</td><td>{t.contexts}</td>
+                    <td>{format!("{:.3}", t.tvd)}</td><td>{format!("{:.3}", t.ece_original)}</td><td>{format!("{:.3}", t.ece_majority)}</td>
+                    <td>{format!("{:.3}", t.top1_accuracy)}</td></tr>
+                {words}
+            </tbody>
+        </table></div>
+        {report.figure.map(|f| view! { <FigureCard figure=f/> })}
+    }
+}
+
+#[component]
+pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
+    let rows = StoredValue::new(rows);
     let runtime = use_runtime();
     let progress = RwSignal::new(String::new());
     let call = StoredValue::new(None::<u64>);
+    let model_name = move || {
+        runtime
+            .model_summary()
+            .map(|m| m.name)
+            .unwrap_or_else(|| "GPT-2".into())
+    };
     let run = Action::new_local(move |_: &()| async move {
         let on_progress = Box::new(move |reply: &Reply| {
             if let Reply::Progress(p) = reply {
@@ -24,15 +65,19 @@ pub fn TokenLevel(ece: EceConvention) -> impl IntoView {
                 ));
             }
         });
-        let started = runtime
-            .client()
-            .start(Request::TokenLevel { ece }, Some(on_progress));
+        let started = runtime.client().start(
+            Request::TokenLevel {
+                ece,
+                model: model_name(),
+            },
+            Some(on_progress),
+        );
         call.set_value(Some(started.id));
         let reply = started.reply().await;
         call.set_value(None);
         progress.set(String::new());
         match reply {
-            Reply::TokenLevel(Some(row)) => Ok(row),
+            Reply::TokenLevel(Some(report)) => Ok(*report),
             Reply::TokenLevel(None) => Err("no context has a response with a token".to_string()),
             other => Err(CallError::from_reply(other).to_string()),
         }
@@ -43,7 +88,7 @@ pub fn TokenLevel(ece: EceConvention) -> impl IntoView {
         }
     };
     on_cleanup(stop);
-    let result: Signal<Option<Result<TokenLevelRow, String>>> = run.value().into();
+    let result: Signal<Option<Result<TokenLevelReport, String>>> = run.value().into();
     view! {
         <section class="token-level" data-testid="token-level">
             <h3>"Token level (Appendix D)"</h3>
@@ -57,12 +102,7 @@ pub fn TokenLevel(ece: EceConvention) -> impl IntoView {
             }}
             <p class="status" aria-live="polite">{move || progress.get()}</p>
             {move || result.get().map(|r| match r {
-                Ok(t) => view! {
-                    <p data-testid="token-level-row">{format!(
-                        "{} contexts: TVD {:.3}, ECE (original's first token) {:.3}, ECE (majority's first token) {:.3}, top-1 {:.3}",
-                        t.contexts, t.tvd, t.ece_original, t.ece_majority, t.top1_accuracy
-                    )}</p>
-                }.into_any(),
+                Ok(report) => view! { <Levels report=report model=model_name() rows=rows.get_value()/> }.into_any(),
                 Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
             })}
         </section>
