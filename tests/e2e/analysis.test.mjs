@@ -184,30 +184,9 @@ test("analysis: a participant of the exports, and the player's own saved answers
       const options = await page.getByTestId("participant-select").locator("option").allInnerTexts();
       assert.deepEqual(options, ["ann", "bob", "you"]);
 
-      const cli = await mkdtemp(join(tmpdir(), "clozelab-participant-cli-"));
       for (const who of ["ann", "you"]) {
-        execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "2", "--participant", who, "--out", cli, "--file", FILES[0], "--file", FILES[1], "--responses", exportCsv, "--responses", ownJson]);
-        const [header, ...lines] = (await readFile(join(cli, `participant-${who}.csv`), "utf8")).trim().split(/\r?\n/);
-        const cols = header.split(",");
-        const expected = lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c])));
-        await page.getByTestId("participant-select").selectOption(who);
-        await page.getByTestId("participant-compare").click();
-        await page.waitForFunction((name) => document.querySelector("[data-testid=participant-table] tbody th")?.innerText === name, who, { timeout: TIMEOUT });
-        const shown = await page.getByTestId("participant-table").locator("tbody tr").evaluateAll((rows) => rows.map((r) => ({
-          name: r.querySelector("th").innerText,
-          top1: r.querySelector("[data-col=top1]").innerText,
-          prob: r.querySelector("[data-col=system_prob]").innerText,
-          rank: r.querySelector("[data-col=rank]").innerText,
-        })));
-        assert.deepEqual(shown, expected.map((e) => ({
-          name: e.predictor,
-          top1: `${(100 * Number(e.top1_accuracy)).toFixed(1)} %`,
-          prob: e.system_prob === "" ? "—" : Number(e.system_prob).toFixed(3),
-          rank: `${e.rank} of ${e.participants}`,
-        })), who);
-        await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+        assert.deepEqual(await shownParticipant(page, who), await cliParticipant([FILES[0], FILES[1]], who, null, [exportCsv, ownJson]), who);
       }
-      await rm(cli, { recursive: true, force: true });
       await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
       await screenshot(page, "analysis-participant.png");
     } finally {
@@ -218,24 +197,77 @@ test("analysis: a participant of the exports, and the player's own saved answers
 const PROVO = join(ROOT, "..", "shared", "provo");
 const PROVO_FILES = ["provo_cloze.jsonl", "samples_gpt2_ancestral_n1000.jsonl", "samples_gpt2_temp0.5_n40.jsonl", "samples_bloom176b_raw_continuations.jsonl", "samples_chatgpt_words.jsonl"].map((f) => join(PROVO, f));
 
+/** Scores of one participant from `clozelab figures --participant`, as the page shows them. */
+async function cliParticipant(files, who, system, responses = []) {
+  const out = await mkdtemp(join(tmpdir(), "clozelab-participant-cli-"));
+  try {
+    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "2", "--participant", who, "--out", out, ...(system ? ["--system", system] : []), ...files.flatMap((f) => ["--file", f]), ...responses.flatMap((f) => ["--responses", f])]);
+    const [header, ...lines] = (await readFile(join(out, `participant-${who}.csv`), "utf8")).trim().split(/\r?\n/);
+    const cols = header.split(",");
+    return lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c]))).map((e) => ({
+      name: e.predictor,
+      top1: `${(100 * Number(e.top1_accuracy)).toFixed(1)} %`,
+      prob: e.system_prob === "" ? "—" : Number(e.system_prob).toFixed(3),
+      rank: `${e.rank} of ${e.participants}`,
+    }));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/** Compares `who` in the page's participant panel (against `system`, when given). */
+async function shownParticipant(page, who, system) {
+  await page.getByTestId("participant-select").selectOption(who);
+  if (system) await page.getByTestId("participant-system").selectOption(system);
+  await page.getByTestId("participant-compare").click();
+  await page.waitForFunction((name) => document.querySelector("[data-testid=participant-table] tbody th")?.innerText === name, who, { timeout: TIMEOUT });
+  await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+  return page.getByTestId("participant-table").locator("tbody tr").evaluateAll((rows) => rows.map((r) => ({
+    name: r.querySelector("th").innerText,
+    top1: r.querySelector("[data-col=top1]").innerText,
+    prob: r.querySelector("[data-col=system_prob]").innerText,
+    rank: r.querySelector("[data-col=rank]").innerText,
+  })));
+}
+
 test("analysis: every figure on the Provo data in ../shared, the numbers equal to the CLI's", { timeout: 3 * TIMEOUT }, async (t) => {
   if (!existsSync(PROVO)) {
     if (process.env.CLOZELAB_REQUIRE_SHARED === "1") assert.fail(`${PROVO} is missing`);
     t.skip("../shared/provo absent");
     return;
   }
+  const dir = await mkdtemp(join(tmpdir(), "clozelab-provo-export-"));
+  // Two participants of a study on Provo text 1: one names the original word, one says "the".
+  const norms = (await readFile(PROVO_FILES[0], "utf8")).trim().split("\n").map((l) => JSON.parse(l)).filter((c) => c.text_id === 1).slice(0, 8);
+  const exportCsv = join(dir, "study-export.csv");
+  await writeFile(exportCsv, ["participant,passage,position,response,response_time_ms,timestamp",
+    ...norms.flatMap((c) => [`p1,1,${c.word_num},${c.original.replace(/[",]/g, "")},1000,2026-11-22T10:00:00Z`, `p2,1,${c.word_num},the,1000,2026-11-22T10:00:00Z`])].join("\n") + "\n");
+  const files = [...PROVO_FILES, exportCsv];
   await withPage("analysis-provo", {}, async (page) => {
-    await page.goto(`${served.base}/analysis`);
-    await page.getByTestId("analysis-files").setInputFiles(PROVO_FILES);
-    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 5, null, { timeout: TIMEOUT });
+    await page.goto(`${served.base}/analysis?model=models/test/`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("analysis-files").setInputFiles(files);
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 6, null, { timeout: TIMEOUT });
     await page.getByTestId("analyse").click();
     await page.waitForFunction(() => {
       const all = [...document.querySelectorAll("[data-testid=figure]")];
       return all.length === 12 && all.every((f) => f.dataset.drawn === "true");
     }, null, { timeout: 2 * TIMEOUT });
     const systems = ["Oracle", "GPT-2", "GPT-2 (T=0.5)", "BLOOM", "ChatGPT", "ChatGPT (list)"];
-    await assertSameAsCli(page, await cliTable(PROVO_FILES, "10"), systems);
+    await assertSameAsCli(page, await cliTable(files, "10"), systems);
     assert.equal((await page.locator('[data-testid=table1] tr[data-system="Human"] td').first().innerText()).trim(), "2687");
     await screenshot(page, "analysis-provo.png");
+    // The participant panel and the token level on the same data.
+    assert.deepEqual(await shownParticipant(page, "p1", "GPT-2 (T=0.5)"), await cliParticipant(files, "p1", "GPT-2 (T=0.5)"));
+    await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
+    await screenshot(page, "analysis-provo-participant.png");
+    await page.getByTestId("token-level-run").click();
+    await page.waitForFunction(() => document.querySelector('[data-figure="token-level-density"]')?.dataset.drawn === "true", null, { timeout: 3 * TIMEOUT });
+    const shown = await page.getByTestId("token-level-row").locator("td").allInnerTexts();
+    const cli = JSON.parse(execFileSync(process.env.CLOZELAB_BIN, ["token-level", "--model", join(ROOT, "public/models/test"), ...files.flatMap((f) => ["--file", f]), "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
+    assert.deepEqual(shown.map((c) => c.trim()), ["token", String(cli.contexts), cli.tvd.toFixed(3), cli.ece_original.toFixed(3), cli.ece_majority.toFixed(3), cli.top1_accuracy.toFixed(3)]);
+    await page.getByTestId("token-level").scrollIntoViewIfNeeded();
+    await screenshot(page, "analysis-provo-token-level.png");
   });
+  await rm(dir, { recursive: true, force: true });
 });
