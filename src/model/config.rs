@@ -34,7 +34,7 @@ pub enum ConfigError {
     #[error("config.json field `{field}` is invalid: {reason}")]
     Invalid { field: &'static str, reason: String },
     #[error(
-        "unsupported activation_function `{0}` (clozelab implements GPT-2's tanh GELU, `gelu_new`)"
+        "config.json: unsupported activation_function {0:?} (clozelab implements GPT-2's tanh GELU, `gelu_new`)"
     )]
     UnsupportedActivation(String),
     #[error("unsupported option `{0}` in config.json")]

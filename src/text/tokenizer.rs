@@ -70,6 +70,10 @@ pub fn byte_to_char_table() -> [char; 256] {
 impl Gpt2Tokenizer {
     /// From the bytes of a Hugging Face `tokenizer.json`.
     pub fn from_tokenizer_json(bytes: &[u8]) -> Result<Self, TokenizerError> {
+        // tokenizers panics (an `expect("Helper")` in its decoder deserializer) on a syntax
+        // error inside "decoder": refuse malformed JSON before it gets there.
+        serde_json::from_slice::<serde_json::Value>(bytes)
+            .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
         let inner = tokenizers::Tokenizer::from_bytes(bytes)
             .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
         Ok(Self::wrap(inner))
