@@ -177,6 +177,44 @@ pub(crate) fn check_quotes(file: &str, text: &str, delimiter: Delimiter) -> Resu
     }
 }
 
+/// Characters that make a spreadsheet read a cell as a formula (OWASP's CSV-injection list).
+const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A cell a spreadsheet will show as text: one starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return gets a leading `'`, which Excel, LibreOffice and Google Sheets read as
+/// "text follows" (and hide).
+///
+/// ```
+/// use clozelab::data::spreadsheet_safe_cell;
+/// assert_eq!(spreadsheet_safe_cell("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
+/// assert_eq!(spreadsheet_safe_cell("cat"), "cat");
+/// ```
+pub fn spreadsheet_safe_cell(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(FORMULA_STARTS) {
+        format!("'{cell}").into()
+    } else {
+        cell.into()
+    }
+}
+
+/// The spreadsheet-safe variant of a CSV/TSV export: every cell through
+/// [`spreadsheet_safe_cell`]. For opening in a spreadsheet only — the default export is the
+/// exact one, and the one to import again (a leading `'` here cannot be told from a typed one).
+pub fn spreadsheet_safe_csv(file: &str, text: &str) -> Result<String, DataError> {
+    let delimiter = Delimiter::sniff(text);
+    let mut rows = parse_delimited(file, text, delimiter)?
+        .into_iter()
+        .map(|(_, cells)| {
+            cells
+                .iter()
+                .map(|c| spreadsheet_safe_cell(c).into_owned())
+                .collect::<Vec<_>>()
+        });
+    let header = rows.next().unwrap_or_default();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    Ok(write_delimited(&header, rows, delimiter))
+}
+
 /// Quotes a field for delimited output when it needs it (RFC 4180, as the `csv` crate does).
 pub fn quote_field(value: &str, delimiter: Delimiter) -> String {
     if value.is_empty() {
@@ -526,6 +564,68 @@ pub fn export_long_json(records: &[ResponseRecord]) -> String {
 #[cfg(test)]
 mod csv_tests {
     use super::*;
+
+    #[test]
+    fn formulas_stay_exact_by_default_and_inert_in_the_spreadsheet_variant() {
+        let hostile = [
+            "=HYPERLINK(\"http://evil\",\"x\")",
+            "+1",
+            "-2+3",
+            "@SUM(A1)",
+            "\tx",
+            "\r=1",
+            "plain",
+            "a=b",
+        ];
+        let records: Vec<ResponseRecord> = hostile
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ResponseRecord {
+                participant: "=cmd|' /C calc'!A0".into(),
+                passage: "1".into(),
+                position: i as u32 + 2,
+                response: r.to_string(),
+                response_time_ms: None,
+                timestamp: "t".into(),
+                normalized: crate::text::words::normalize(r),
+                first_keystroke_ms: None,
+                practice: false,
+            })
+            .collect();
+        for delimiter in [Delimiter::Comma, Delimiter::Tab] {
+            let exact = export_long_csv(&records, delimiter);
+            assert_eq!(
+                import_long_csv("e.csv", &exact).unwrap(),
+                records,
+                "exact round trip"
+            );
+            let safe = spreadsheet_safe_csv("e.csv", &exact).unwrap();
+            let rows = parse_delimited("s.csv", &safe, delimiter).unwrap();
+            assert_eq!(
+                rows[0].1,
+                parse_delimited("e.csv", &exact, delimiter).unwrap()[0].1
+            );
+            for ((_, cells), original) in rows[1..].iter().zip(&records) {
+                assert_eq!(cells[0], "'=cmd|' /C calc'!A0");
+                let expected = if original.response.starts_with(FORMULA_STARTS) {
+                    format!("'{}", original.response)
+                } else {
+                    original.response.clone()
+                };
+                assert_eq!(cells[3], expected);
+                assert!(
+                    cells.iter().all(|c| !c.starts_with(FORMULA_STARTS)),
+                    "{cells:?}"
+                );
+            }
+        }
+        assert!(
+            spreadsheet_safe_csv("bad.csv", "a,\"b\n")
+                .unwrap_err()
+                .to_string()
+                .contains("bad.csv")
+        );
+    }
 
     #[test]
     fn quoting_round_trips_through_the_reader() {

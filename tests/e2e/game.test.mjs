@@ -101,7 +101,8 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
 
 test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT }, () =>
   withPage("hostile", {}, async (page) => {
-    await page.goto(`${served.base}/?PROLIFIC_PID=e2e-hostile`);
+    // The participant id itself is a formula, as a URL can make it.
+    await page.goto(`${served.base}/?PROLIFIC_PID=${encodeURIComponent("=e2e-hostile")}`);
     await page.getByTestId("passage-list").waitFor({ timeout: TIMEOUT });
     await page.locator("details.data-panel summary").click();
     const exportCsv = `participant,passage,position,response,response_time_ms,timestamp\nP9,kitchen,2,"${HOSTILE}",100,2026-11-22T00:00:00Z\n`;
@@ -129,6 +130,18 @@ test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT 
     }
     assert.equal((await context.innerText()).trim(), `<script>alert(2)</script> ${HOSTILE}`);
     assert.equal(await page.locator("main img, main script").count(), 0);
+    // Exports: the exact CSV keeps the id as it is; the spreadsheet variant makes it inert.
+    const rows = async () => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-long").click()]);
+      return { name: download.suggestedFilename(), lines: (await readFile(await download.path(), "utf8")).trim().split(/\r?\n/).slice(1) };
+    };
+    await page.locator("details.data-panel").evaluate((d) => { d.open = true; });
+    const exact = await rows();
+    assert.ok(exact.lines.length === 3 && exact.lines.every((l) => l.startsWith("=e2e-hostile,p1,")), exact.lines.join("\n"));
+    await page.getByTestId("spreadsheet-safe").check();
+    const safe = await rows();
+    assert.match(safe.name, /-spreadsheet\.csv$/);
+    assert.ok(safe.lines.length === 3 && safe.lines.every((l) => l.startsWith("'=e2e-hostile,p1,")), safe.lines.join("\n"));
   }));
 
 test("study: URL ids, consent, no feedback, completion code, redirect only after saving", { timeout: 2 * TIMEOUT }, async () => {

@@ -13,8 +13,9 @@ pub fn DataPanel() -> impl IntoView {
     // Inside a game: its participant's responses can be downloaded.
     let game = use_context::<GameController>();
     let download_status = RwSignal::new(String::new());
+    let spreadsheet_safe = RwSignal::new(false);
     let download = move |kind: ExportKind| {
-        if let Some(Err(e)) = game.map(|g| g.download(kind)) {
+        if let Some(Err(e)) = game.map(|g| g.download(kind, spreadsheet_safe.get_untracked())) {
             download_status.set(format!("Download failed: {e}"));
         }
     };
@@ -33,6 +34,8 @@ pub fn DataPanel() -> impl IntoView {
                 <button data-testid="download-long" on:click=move |_| download(ExportKind::LongCsv)>"Download responses (CSV)"</button>
                 <button data-testid="download-provo" on:click=move |_| download(ExportKind::ProvoCsv)>"Download Provo-format counts (CSV)"</button>
                 <button data-testid="download-json" on:click=move |_| download(ExportKind::Bundle)>"Download everything (JSON + manifest)"</button>
+                <label class="inline"><input type="checkbox" data-testid="spreadsheet-safe" on:change=move |ev| spreadsheet_safe.set(event_target_checked(&ev))/>
+                    " CSV for a spreadsheet: cells starting with = + - @ get a leading ' so they cannot run as formulas (keep the exact CSV for analysis and re-import)"</label>
                 <p aria-live="polite" data-testid="download-status">{move || download_status.get()}</p>
             })}
             <label for="import-data">"Import passages (.txt), Provo norms (.csv), exports (.csv/.json) or a study config (.json)"</label>

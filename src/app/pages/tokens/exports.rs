@@ -8,6 +8,8 @@ use crate::app::web::files::download_text;
 #[derive(Clone, Copy)]
 enum Kind {
     Csv,
+    /// The CSV with formula-like cells made inert, for spreadsheets.
+    SpreadsheetCsv,
     Json,
     Bundle,
 }
@@ -18,16 +20,21 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
         return Err("nothing to export yet".into());
     }
     let participant = game.participant.get_value();
-    let safe: String = participant
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-        .take(40)
-        .collect();
-    let stem = format!("clozelab-{}-{safe}", game_name(game.game));
+    let stem = format!(
+        "clozelab-{}-{}",
+        game_name(game.game),
+        crate::game::export::file_safe(&participant)
+    );
     let text = match kind {
         Kind::Csv => records
             .to_csv()
             .map(|t| (format!("{stem}.csv"), "text/csv", t)),
+        Kind::SpreadsheetCsv => records.to_csv().and_then(|t| {
+            let name = format!("{stem}-spreadsheet.csv");
+            crate::data::spreadsheet_safe_csv(&name, &t)
+                .map(|t| (name, "text/csv", t))
+                .map_err(|e| crate::game::export::ExportError::Serialize(e.to_string()))
+        }),
         Kind::Json => records
             .to_json()
             .map(|t| (format!("{stem}.json"), "application/json", t)),
@@ -53,6 +60,7 @@ pub fn TokenExports() -> impl IntoView {
             <h3 id="token-data-heading">"Your data"</h3>
             <p>"Every answer is kept in this browser only. Download it:"</p>
             <button data-testid="export-token-csv" on:click=move |_| offer(Kind::Csv)>"Long format (CSV)"</button>
+            <button data-testid="export-token-spreadsheet" on:click=move |_| offer(Kind::SpreadsheetCsv)>"Long format for a spreadsheet (CSV, formulas inert)"</button>
             <button data-testid="export-token-json" on:click=move |_| offer(Kind::Json)>"Long format (JSON)"</button>
             <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>"Everything, with manifest (JSON)"</button>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{format!("Cannot export: {p}")}</p> })}

@@ -18,6 +18,8 @@ pub enum DownloadError {
     Export(#[from] ExportError),
     #[error(transparent)]
     Browser(#[from] WebError),
+    #[error(transparent)]
+    Data(#[from] crate::data::DataError),
 }
 
 impl GameController {
@@ -38,15 +40,18 @@ impl GameController {
     }
 
     /// Offers one export as a download; problems are shown, never an empty file.
-    pub fn download(self, kind: ExportKind) -> Result<(), DownloadError> {
-        let text = self
+    /// Downloads an export; `spreadsheet_safe` turns a CSV into its variant for spreadsheets
+    /// (formula-like cells made inert, see [`crate::data::spreadsheet_safe_csv`]).
+    pub fn download(self, kind: ExportKind, spreadsheet_safe: bool) -> Result<(), DownloadError> {
+        let mut text = self
             .records
             .with_untracked(|all| kind.render(all, &self.passages(), self.manifest().as_ref()))?;
-        Ok(download_text(
-            &kind.file_name(&self.participant()),
-            kind.mime(),
-            &text,
-        )?)
+        let mut name = kind.file_name(&self.participant());
+        if spreadsheet_safe && kind != ExportKind::Bundle {
+            text = crate::data::spreadsheet_safe_csv(&name, &text)?;
+            name = name.replace(".csv", "-spreadsheet.csv");
+        }
+        Ok(download_text(&name, kind.mime(), &text)?)
     }
 
     /// Completion: responses are sent (when the study names a submit path) and the participant
