@@ -49,6 +49,8 @@ fn App() -> impl IntoView {
     if !in_study {
         leptos::task::spawn_local(components::model_loader::load_initial_model(runtime));
     }
+    // Results an earlier visit could not deliver go out again now (study or not).
+    leptos::task::spawn_local(web::outbox::resend_pending());
     provide_lab_data();
     view! {
         <Router>

@@ -4,6 +4,7 @@
 pub mod export;
 pub mod humans;
 pub mod imports;
+pub mod outbox;
 pub mod passages;
 pub mod score;
 pub mod session;

@@ -207,6 +207,68 @@ test("study: URL ids, consent, no feedback, completion code, redirect only after
   }
 });
 
+test("study: a failing server gets the results by retries, an unreachable one later — each once", { timeout: 3 * TIMEOUT }, async () => {
+  const study = {
+    title: "E2E retry study",
+    texts: [{ id: "short", title: "Short", text: "One two three four five" }],
+    passages: ["short"],
+    redirect_url: `${served.base}/done-retry.html`,
+    submit_url: "/submit",
+  };
+  const file = join(DIST, "study-retry.json");
+  const done = join(DIST, "done-retry.html");
+  await writeFile(file, JSON.stringify(study));
+  await writeFile(done, "<!DOCTYPE html><title>done</title><p>Study platform page</p>");
+  const play = async (page, pid) => {
+    await page.goto(`${served.base}/?study=study-retry.json&PROLIFIC_PID=${pid}`);
+    for (const w of ["two", "three", "four", "five"]) await guess(page, w);
+  };
+  const sentBy = (pid) => served.submissions.filter((b) => b.manifest.participant === pid);
+  const key = (pid) => `${pid}/${study.title}/complete`;
+  try {
+    await withPage("study-retry", {}, async (page) => {
+      // Two failures, then the server answers: the participant only sees it take a moment.
+      served.submit.failNext = 2;
+      await play(page, "P-flaky");
+      await page.waitForURL(/done-retry\.html/, { timeout: TIMEOUT });
+      assert.equal(served.submit.attempts.get(key("P-flaky")), 3);
+      assert.equal(sentBy("P-flaky").length, 1);
+      assert.deepEqual(sentBy("P-flaky")[0].responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `P-flaky/short/${p}`));
+
+      // The server is down: no redirect; the completion screen says so and offers a retry.
+      served.submit.failNext = 1_000_000;
+      await play(page, "P-down");
+      await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
+      assert.match(await page.getByTestId("redirect-status").innerText(), /has not confirmed/);
+      await screenshot(page, "study-unconfirmed.png");
+      assert.ok(served.submit.attempts.get(key("P-down")) >= 3, `${served.submit.attempts.get(key("P-down"))} tries`);
+      served.submit.failNext = 0;
+      await page.getByTestId("submit-retry").click();
+      await page.waitForURL(/done-retry\.html/, { timeout: TIMEOUT });
+      assert.equal(sentBy("P-down").length, 1);
+
+      // Down again, and the participant leaves: the next visit to the site sends it.
+      served.submit.failNext = 1_000_000;
+      await play(page, "P-later");
+      await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
+      served.submit.failNext = 0;
+      await page.goto(`${served.base}/?PROLIFIC_PID=someone-else`);
+      const deadline = Date.now() + TIMEOUT;
+      while (sentBy("P-later").length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      assert.equal(sentBy("P-later").length, 1, "sent on the next visit");
+      // And only once, however often the outbox is drained again.
+      await page.reload();
+      await page.waitForTimeout(1500);
+      assert.equal(sentBy("P-later").length, 1);
+      assert.equal(served.submit.duplicates, 0, "nothing re-sent after an acknowledgement");
+    });
+  } finally {
+    served.submit.failNext = 0;
+    await rm(file, { force: true });
+    await rm(done, { force: true });
+  }
+});
+
 test("phone width: the game and its feedback fit", { timeout: 2 * TIMEOUT }, () =>
   withPage("phone", { viewport: { width: 390, height: 844 } }, async (page) => {
     await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-phone`);

@@ -14,15 +14,23 @@ export const ARTIFACTS = join(ROOT, "test-artifacts");
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
 
 export async function serveDist() {
-  // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect.
+  // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect. As a
+  // careful study server would, it stores a submission once per idempotency key (a retry is
+  // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile.
   const submissions = [];
+  const submit = { failNext: 0, attempts: new Map(), duplicates: 0 };
+  const stored = new Set();
   const server = createServer(async (req, res) => {
     if (req.method === "POST") {
       let body = "";
       req.on("data", (d) => { body += d; });
       req.on("end", () => {
         if (new URL(req.url, "http://x").pathname !== "/submit") { res.writeHead(404).end(); return; }
-        try { submissions.push(JSON.parse(body)); res.writeHead(204).end(); } catch { res.writeHead(400).end(); }
+        const key = decodeURIComponent(req.headers["idempotency-key"] ?? "");
+        submit.attempts.set(key, (submit.attempts.get(key) ?? 0) + 1);
+        if (submit.failNext > 0) { submit.failNext--; res.writeHead(503).end(); return; }
+        if (key && stored.has(key)) { submit.duplicates++; res.writeHead(200).end(); return; }
+        try { submissions.push(JSON.parse(body)); stored.add(key); res.writeHead(204).end(); } catch { res.writeHead(400).end(); }
       });
       return;
     }
@@ -44,7 +52,7 @@ export async function serveDist() {
     }
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { server, submissions, base: `http://127.0.0.1:${server.address().port}` };
+  return { server, submissions, submit, base: `http://127.0.0.1:${server.address().port}` };
 }
 
 const BASE_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];

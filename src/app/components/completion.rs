@@ -2,22 +2,57 @@
 
 use leptos::prelude::*;
 
+/// How a finished study's results are doing, for the completion screen.
+#[derive(Clone, Copy)]
+pub struct SubmitStatus {
+    pub text: RwSignal<String>,
+    /// Set while the server has not acknowledged the results: the kept submission's key and
+    /// where the study goes next, for "Try again".
+    pub unconfirmed: RwSignal<Option<(String, Option<String>)>>,
+}
+
+impl SubmitStatus {
+    pub fn new() -> Self {
+        Self {
+            text: RwSignal::new(String::new()),
+            unconfirmed: RwSignal::new(None),
+        }
+    }
+}
+
+impl Default for SubmitStatus {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[component]
 pub fn CompletionScreen(
     /// The study's completion code (empty: none shown).
     code: String,
     experiment: bool,
     /// Sending and redirecting, as it goes.
-    status: RwSignal<String>,
+    status: SubmitStatus,
     /// Where play mode offers to go next.
     back_href: String,
     done_text: &'static str,
 ) -> impl IntoView {
+    let retry = move |_| {
+        if let Some((key, redirect)) = status.unconfirmed.get_untracked() {
+            leptos::task::spawn_local(send_kept(status, key, redirect));
+        }
+    };
     view! {
         <div class="complete" data-testid="complete">
             <p>{if experiment { "Thank you — you have finished." } else { done_text }}</p>
             {(!code.is_empty()).then(|| view! { <p>"Completion code: " <strong data-testid="completion-code">{code}</strong></p> })}
-            <p aria-live="polite" data-testid="redirect-status">{move || status.get()}</p>
+            <p aria-live="polite" data-testid="redirect-status">{move || status.text.get()}</p>
+            {move || status.unconfirmed.get().map(|(_, redirect)| view! {
+                <p class="warning" data-testid="unconfirmed">
+                    <button data-testid="submit-retry" on:click=retry>"Try sending again"</button>
+                    {redirect.map(|url| view! { " or " <a href=url data-testid="leave-unconfirmed">"continue to the study's next page"</a> " (the researcher may ask for your file)." })}
+                </p>
+            })}
             {(!experiment).then(|| view! { <a href=back_href data-testid="back-to-passages">"Choose another passage"</a> })}
         </div>
     }
@@ -33,36 +68,87 @@ pub fn capitalised(text: &str) -> String {
 }
 
 /// What a finished study does, for every game: once every response is confirmed in storage
-/// (`confirmed`), sends `body` to the study's submit path (if any), then redirects (if asked).
+/// (`confirmed`), sends `body` to the study's submit path (if any) under the idempotency key
+/// `key` — kept in this browser until the server acknowledges it — then redirects (if asked).
 /// Each step's outcome shows in `status`; nothing is sent or left before the one before it
 /// succeeded.
 pub async fn leave_study(
-    status: RwSignal<String>,
+    status: SubmitStatus,
     confirmed: Result<(), String>,
     body: impl FnOnce() -> Result<String, String>,
     submit_path: Option<String>,
     redirect: Option<String>,
+    key: String,
 ) {
     if let Err(e) = confirmed {
-        return status.set(e);
+        return status.text.set(e);
     }
-    if let Some(path) = submit_path {
-        status.set("Sending your responses…".into());
-        let body = match body() {
-            Ok(body) => body,
-            Err(e) => {
-                return status.set(format!(
-                    "Your responses could not be prepared ({e}): download them below."
-                ));
-            }
-        };
-        if let Err(e) = crate::app::web::fetch::post_json(&path, &body).await {
-            return status.set(format!("Your responses could not be sent ({e}). They are saved on this device: download them below and send them to the researcher."));
+    let Some(url) = submit_path else {
+        return go(status, redirect);
+    };
+    let body = match body() {
+        Ok(body) => crate::game::outbox::with_response_keys(&body).unwrap_or(body),
+        Err(e) => {
+            return status.text.set(format!(
+                "Your responses could not be prepared ({e}): download them below."
+            ));
         }
-        status.set("Your responses were sent. Thank you!".into());
+    };
+    let pending = crate::game::outbox::Pending {
+        key,
+        url,
+        body,
+        attempts: 0,
+    };
+    send(status, pending, redirect).await;
+}
+
+/// Sends a kept submission again ("Try sending again").
+async fn send_kept(status: SubmitStatus, key: String, redirect: Option<String>) {
+    status.unconfirmed.set(None);
+    match crate::app::web::outbox::kept(&key).await {
+        Some(pending) => send(status, pending, redirect).await,
+        // Not kept any more: an earlier try was acknowledged.
+        None => go(status, redirect),
     }
+}
+
+async fn send(
+    status: SubmitStatus,
+    pending: crate::game::outbox::Pending,
+    redirect: Option<String>,
+) {
+    use crate::app::web::outbox::{WAIT_ON_COMPLETION_MS, deliver};
+    let key = pending.key.clone();
+    let on_attempt = move |attempt: u32| {
+        status.text.set(if attempt == 0 {
+            "Sending your responses…".into()
+        } else {
+            format!("Sending your responses… (try {})", attempt + 1)
+        });
+    };
+    match deliver(pending, WAIT_ON_COMPLETION_MS, on_attempt).await {
+        Ok(()) => {
+            status
+                .text
+                .set("The study's server has your responses. Thank you!".into());
+            go(status, redirect);
+        }
+        Err(e) => {
+            status.text.set(format!("The study's server has not confirmed your responses yet ({e}). They are kept in this browser and sent again when you come back to this site; you can also download them under “Your data” below."));
+            status.unconfirmed.set(Some((key, redirect)));
+        }
+    }
+}
+
+fn go(status: SubmitStatus, redirect: Option<String>) {
     let Some(url) = redirect else { return };
-    status.set("All responses saved. Redirecting…".into());
+    status.text.update(|t| {
+        if !t.is_empty() {
+            t.push(' ');
+        }
+        t.push_str("Redirecting…");
+    });
     if let Some(w) = web_sys::window() {
         let _ = w.location().assign(&url);
     }

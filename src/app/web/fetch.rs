@@ -142,10 +142,16 @@ pub async fn exists(url: &str) -> bool {
     matches!(head.send().await, Ok(r) if r.ok())
 }
 
-/// POSTs a JSON body to `url`; `Err` unless the server answers 2xx.
-pub async fn post_json(url: &str, body: &str) -> Result<(), WebError> {
+/// POSTs a JSON body to `url` with its idempotency key (so a server can tell a retry from a
+/// new submission); `Err` unless the server answers 2xx.
+pub async fn post_json(url: &str, body: &str, idempotency_key: &str) -> Result<(), WebError> {
     let request = Request::post(url)
         .header("content-type", "application/json")
+        // Header values are ASCII: a participant id may not be.
+        .header(
+            "idempotency-key",
+            &String::from(js_sys::encode_uri_component(idempotency_key)),
+        )
         .body(body)
         .map_err(|e| network(url, e))?;
     let response = request.send().await.map_err(|e| network(url, e))?;

@@ -6,6 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::data::ResponseRecord;
+use crate::game::outbox::Pending;
 use crate::game::store::{ResponseStore, StoreError, record_key};
 
 const DB_NAME: &str = "clozelab";
@@ -14,7 +15,9 @@ const STORE: &str = "responses";
 const TOKEN_STORE: &str = "token_records";
 /// Results worth keeping across reloads (GPT-2's samples per context on the Analysis page).
 const CACHE_STORE: &str = "analysis_cache";
-const DB_VERSION: u32 = 3;
+/// Submissions the study's server has not acknowledged yet (JSON of `Pending`), version 4.
+const OUTBOX_STORE: &str = "outbox";
+const DB_VERSION: u32 = 4;
 
 /// An open database.
 #[derive(Clone)]
@@ -108,7 +111,7 @@ impl IdbStore {
             if let Ok(result) = upgrade_target.result()
                 && let Ok(db) = result.dyn_into::<web_sys::IdbDatabase>()
             {
-                for name in [STORE, TOKEN_STORE, CACHE_STORE] {
+                for name in [STORE, TOKEN_STORE, CACHE_STORE, OUTBOX_STORE] {
                     if !db.object_store_names().contains(name) {
                         let _ = db.create_object_store(name);
                     }
@@ -161,6 +164,34 @@ impl IdbStore {
     /// Cached (key, JSON) pairs whose key starts with `prefix`.
     pub async fn cached(&self, prefix: &str) -> Result<Vec<(String, String)>, StoreError> {
         self.texts_with_prefix(CACHE_STORE, prefix).await
+    }
+
+    /// Keeps a submission until the server acknowledges it; resolves once it is on disk.
+    pub async fn outbox_put(&self, pending: &Pending) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(pending).map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        self.put_text(OUTBOX_STORE, &pending.key, &json).await
+    }
+
+    /// Every submission still waiting for its acknowledgement.
+    pub async fn outbox(&self) -> Result<Vec<Pending>, StoreError> {
+        Ok(self
+            .texts_with_prefix(OUTBOX_STORE, "")
+            .await?
+            .into_iter()
+            .filter_map(|(_, json)| serde_json::from_str(&json).ok())
+            .collect())
+    }
+
+    /// Forgets an acknowledged submission.
+    pub async fn outbox_delete(&self, key: &str) -> Result<(), StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(OUTBOX_STORE, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(unavailable)?;
+        let store = tx.object_store(OUTBOX_STORE).map_err(unavailable)?;
+        store.delete(&JsValue::from_str(key)).map_err(unavailable)?;
+        committed(&tx).await
     }
 
     async fn put_text(&self, store_name: &str, key: &str, text: &str) -> Result<(), StoreError> {

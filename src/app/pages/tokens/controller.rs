@@ -67,7 +67,7 @@ pub struct TokenGame {
     /// Rounds per position in the two-token game.
     pub rounds: u32,
     /// Sending and redirecting at the end of a study.
-    pub redirect_status: RwSignal<String>,
+    pub redirect_status: crate::app::components::completion::SubmitStatus,
     /// A second model playing the two-token game beside GPT-2, once loaded.
     pub opponent: RwSignal<Option<ModelScores>>,
 }
@@ -121,7 +121,7 @@ impl TokenGame {
             stage: RwSignal::new(Stage::Preparing("Waiting for GPT-2…".into())),
             last: RwSignal::new(None),
             rounds,
-            redirect_status: RwSignal::new(String::new()),
+            redirect_status: crate::app::components::completion::SubmitStatus::new(),
             opponent: RwSignal::new(None),
         };
         provide_context(this);

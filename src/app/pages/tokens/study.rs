@@ -92,6 +92,10 @@ impl TokenGame {
                 .to_bundle(&self.manifest())
                 .map_err(|e| e.to_string())
         };
-        leave_study(status, confirmed, body, submit_path, redirect).await;
+        let key = crate::game::outbox::submission_key(
+            &self.participant.get_value(),
+            &self.study.with_value(|s| s.title.clone()),
+        );
+        leave_study(status, confirmed, body, submit_path, redirect, key).await;
     }
 }

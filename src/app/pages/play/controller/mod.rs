@@ -43,7 +43,7 @@ pub struct GameController {
     pub score: RwSignal<Score>,
     /// This participant's stored responses.
     pub records: RwSignal<Vec<ResponseRecord>>,
-    pub redirect_status: RwSignal<String>,
+    pub redirect_status: crate::app::components::completion::SubmitStatus,
     pub entry_error: RwSignal<String>,
     shown_at: StoredValue<f64>,
     first_key: StoredValue<Option<f64>>,
@@ -89,7 +89,7 @@ pub fn provide_game_controller() -> GameController {
         model_feedback,
         score: RwSignal::new(Score::default()),
         records,
-        redirect_status: RwSignal::new(String::new()),
+        redirect_status: crate::app::components::completion::SubmitStatus::new(),
         entry_error,
         shown_at,
         first_key,

@@ -85,7 +85,11 @@ impl GameController {
                     .render(&saved, &[], self.manifest().as_ref())
                     .map_err(|e| e.to_string())
             };
-            leave_study(status, confirmed, body, submit_path, redirect).await;
+            let key = crate::game::outbox::submission_key(
+                &game.plan().participant,
+                &self.study.with_value(|s| s.title.clone()),
+            );
+            leave_study(status, confirmed, body, submit_path, redirect, key).await;
         });
     }
 }

@@ -1,0 +1,75 @@
+//! Sending a study's results until the server acknowledges them: each submission is kept in
+//! IndexedDB first, POSTed with its idempotency key, retried with backoff
+//! ([`RetryPolicy`]), and forgotten only on a 2xx answer. What a closed tab left unsent is sent
+//! again on the next visit ([`resend_pending`]).
+
+use gloo_timers::future::TimeoutFuture;
+
+use super::idb::IdbStore;
+use crate::game::outbox::{Pending, RetryPolicy};
+
+/// How long a participant waits on the completion screen before being offered the download and
+/// a retry (the submission stays queued either way).
+pub const WAIT_ON_COMPLETION_MS: f64 = 10_000.0;
+
+/// Keeps `pending` in IndexedDB, then sends it until acknowledged or `budget_ms` has passed;
+/// `on_attempt` hears each try (0-based). `Err` says why the last try failed; the submission is
+/// then still kept (unless IndexedDB itself failed, which the error says too).
+pub async fn deliver(
+    pending: Pending,
+    budget_ms: f64,
+    on_attempt: impl Fn(u32),
+) -> Result<(), String> {
+    let store = IdbStore::open().await;
+    let mut kept = match &store {
+        Ok(store) => store.outbox_put(&pending).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let policy = RetryPolicy::default();
+    let started = js_sys::Date::now();
+    let mut pending = pending;
+    loop {
+        on_attempt(pending.attempts);
+        let sent = super::fetch::post_json(&pending.url, &pending.body, &pending.key).await;
+        let Err(e) = sent else {
+            if let Ok(store) = &store {
+                // Acknowledged: a leftover copy would only be re-sent and deduplicated.
+                let _ = store.outbox_delete(&pending.key).await;
+            }
+            return Ok(());
+        };
+        pending.attempts += 1;
+        if let Ok(store) = &store {
+            kept = store.outbox_put(&pending).await.map_err(|e| e.to_string());
+        }
+        let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());
+        if js_sys::Date::now() - started + wait > budget_ms {
+            return Err(match kept {
+                Ok(()) => e.to_string(),
+                Err(store) => format!("{e}; and this browser could not keep them ({store})"),
+            });
+        }
+        TimeoutFuture::new(wait as u32).await;
+    }
+}
+
+/// Sends whatever an earlier visit left unacknowledged (run once when the app starts).
+pub async fn resend_pending() {
+    let Ok(store) = IdbStore::open().await else {
+        return;
+    };
+    for pending in store.outbox().await.unwrap_or_default() {
+        let _ = deliver(pending, 60_000.0, |_| {}).await;
+    }
+}
+
+/// A kept submission by its key (for a retry from the completion screen).
+pub async fn kept(key: &str) -> Option<Pending> {
+    let store = IdbStore::open().await.ok()?;
+    store
+        .outbox()
+        .await
+        .ok()?
+        .into_iter()
+        .find(|p| p.key == key)
+}

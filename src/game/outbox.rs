@@ -1,0 +1,164 @@
+//! Results on their way to a study's server: kept (in IndexedDB, by the page) until the server
+//! acknowledges them, sent again with exponential backoff, and never counted twice — every
+//! submission carries an idempotency key, and every response in it a key of its own, so a
+//! server that sees a retry (or a bundle re-sent on the next visit) can tell it has it already.
+
+use serde::{Deserialize, Serialize};
+
+/// When to try again after a failed send: exponential backoff with jitter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    pub first_delay_ms: f64,
+    pub factor: f64,
+    pub max_delay_ms: f64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum RetryPolicyError {
+    #[error("the first delay must be positive and finite, got {0}")]
+    FirstDelay(f64),
+    #[error("the backoff factor must be at least 1, got {0}")]
+    Factor(f64),
+    #[error("the longest delay must be at least the first, got {0}")]
+    MaxDelay(f64),
+}
+
+impl Default for RetryPolicy {
+    /// 0.5 s, doubling, at most 15 s between tries.
+    fn default() -> Self {
+        Self {
+            first_delay_ms: 500.0,
+            factor: 2.0,
+            max_delay_ms: 15_000.0,
+        }
+    }
+}
+
+impl RetryPolicy {
+    pub fn new(
+        first_delay_ms: f64,
+        factor: f64,
+        max_delay_ms: f64,
+    ) -> Result<Self, RetryPolicyError> {
+        if !(first_delay_ms.is_finite() && first_delay_ms > 0.0) {
+            return Err(RetryPolicyError::FirstDelay(first_delay_ms));
+        }
+        if !(factor.is_finite() && factor >= 1.0) {
+            return Err(RetryPolicyError::Factor(factor));
+        }
+        if !(max_delay_ms.is_finite() && max_delay_ms >= first_delay_ms) {
+            return Err(RetryPolicyError::MaxDelay(max_delay_ms));
+        }
+        Ok(Self {
+            first_delay_ms,
+            factor,
+            max_delay_ms,
+        })
+    }
+
+    /// The wait after failed attempt `attempt` (0-based): d = min(max, first · factorᵃᵗᵗᵉᵐᵖᵗ),
+    /// then "equal jitter", d/2 + u·d/2 with u ∈ [0, 1) (given, so tests and the page pass
+    /// their own randomness), so that many participants cut off together do not retry in step.
+    ///
+    /// ```
+    /// use clozelab::game::outbox::RetryPolicy;
+    /// let p = RetryPolicy::default();
+    /// assert_eq!(p.delay_ms(0, 0.0), 250.0);
+    /// assert_eq!(p.delay_ms(2, 0.999_999).round(), 2000.0);
+    /// assert_eq!(p.delay_ms(60, 0.0), 7500.0);
+    /// ```
+    pub fn delay_ms(&self, attempt: u32, jitter: f64) -> f64 {
+        let exponent = i32::try_from(attempt).unwrap_or(i32::MAX);
+        let d = (self.first_delay_ms * self.factor.powi(exponent)).min(self.max_delay_ms);
+        d / 2.0 + jitter.clamp(0.0, 1.0) * d / 2.0
+    }
+}
+
+/// A submission waiting for the server's acknowledgement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// The idempotency key: sent as the `Idempotency-Key` header and the key it is kept under.
+    pub key: String,
+    /// Where it goes (a path on the app's own server, as the study config allows).
+    pub url: String,
+    pub body: String,
+    /// Failed attempts so far (across visits).
+    pub attempts: u32,
+}
+
+/// The idempotency key of a participant's final submission of a study.
+pub fn submission_key(participant: &str, study_title: &str) -> String {
+    format!("{participant}/{study_title}/complete")
+}
+
+/// A bundle's JSON with each response's idempotency key added (`idempotency_key`), for servers
+/// that merge submissions per response: participant/passage/position, and /round for the
+/// two-token game's rounds. `None` when the text is not a bundle of such records.
+pub fn with_response_keys(bundle_json: &str) -> Option<String> {
+    let mut value: serde_json::Value = serde_json::from_str(bundle_json).ok()?;
+    let responses = value.get_mut("responses")?.as_array_mut()?;
+    for r in responses.iter_mut() {
+        let record = r.as_object_mut()?;
+        let text = |name: &str| record.get(name).and_then(|v| v.as_str());
+        let number = |name: &str| record.get(name).and_then(serde_json::Value::as_u64);
+        let mut key = format!(
+            "{}/{}/{}",
+            text("participant")?,
+            text("passage")?,
+            number("position")?
+        );
+        if let Some(round) = number("round") {
+            key.push_str(&format!("/{round}"));
+        }
+        record.insert("idempotency_key".into(), serde_json::Value::String(key));
+    }
+    serde_json::to_string(&value).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_to_its_cap_with_bounded_jitter() {
+        let p = RetryPolicy::new(100.0, 3.0, 2000.0).unwrap();
+        let delays: Vec<f64> = (0..6).map(|a| p.delay_ms(a, 1.0)).collect();
+        assert_eq!(delays, [100.0, 300.0, 900.0, 2000.0, 2000.0, 2000.0]);
+        for a in 0..40 {
+            for u in [0.0, 0.3, 0.99] {
+                let d = p.delay_ms(a, u);
+                let full = p.delay_ms(a, 1.0);
+                assert!(d >= full / 2.0 && d <= full, "{a} {u} {d}");
+            }
+        }
+        assert_eq!(p.delay_ms(u32::MAX, 0.5), 1500.0);
+        assert_eq!(
+            RetryPolicy::new(0.0, 2.0, 10.0),
+            Err(RetryPolicyError::FirstDelay(0.0))
+        );
+        assert_eq!(
+            RetryPolicy::new(1.0, 0.5, 10.0),
+            Err(RetryPolicyError::Factor(0.5))
+        );
+        assert_eq!(
+            RetryPolicy::new(10.0, 2.0, 1.0),
+            Err(RetryPolicyError::MaxDelay(1.0))
+        );
+    }
+
+    #[test]
+    fn bundles_get_a_key_per_response() {
+        let bundle = r#"{"manifest": {"participant": "P1"}, "responses": [
+            {"participant": "P1", "passage": "storm", "position": 2, "response": "rain",
+             "response_time_ms": 900, "timestamp": "t"}]}"#;
+        let keyed: serde_json::Value =
+            serde_json::from_str(&with_response_keys(bundle).unwrap()).unwrap();
+        assert_eq!(keyed["responses"][0]["idempotency_key"], "P1/storm/2");
+        assert_eq!(keyed["manifest"]["participant"], "P1");
+        let rounds =
+            r#"{"responses": [{"participant": "P1", "passage": "s", "position": 7, "round": 1}]}"#;
+        assert!(with_response_keys(rounds).unwrap().contains("\"P1/s/7/1\""));
+        assert_eq!(with_response_keys("[]"), None);
+        assert_eq!(with_response_keys("{\"responses\": [{}]}"), None);
+    }
+}
