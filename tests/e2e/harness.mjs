@@ -18,7 +18,9 @@ export async function serveDist() {
   // careful study server would, it stores a submission once per idempotency key (a retry is
   // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile.
   const submissions = [];
-  const submit = { failNext: 0, attempts: new Map(), duplicates: 0 };
+  // `submit.holdMs` (key → ms) stores a submission at once but answers it late: a tab closed
+  // meanwhile never hears the acknowledgement.
+  const submit = { failNext: 0, attempts: new Map(), duplicates: 0, holdMs: new Map() };
   const stored = new Set();
   const server = createServer(async (req, res) => {
     if (req.method === "POST") {
@@ -30,7 +32,9 @@ export async function serveDist() {
         submit.attempts.set(key, (submit.attempts.get(key) ?? 0) + 1);
         if (submit.failNext > 0) { submit.failNext--; res.writeHead(503).end(); return; }
         if (key && stored.has(key)) { submit.duplicates++; res.writeHead(200).end(); return; }
-        try { submissions.push(JSON.parse(body)); stored.add(key); res.writeHead(204).end(); } catch { res.writeHead(400).end(); }
+        try { submissions.push(JSON.parse(body)); stored.add(key); } catch { res.writeHead(400).end(); return; }
+        const hold = submit.holdMs.get(key) ?? 0;
+        if (hold) setTimeout(() => res.writeHead(204).end(), hold); else res.writeHead(204).end();
       });
       return;
     }

@@ -1,0 +1,175 @@
+// Fault injection (issue 12, point 3): participant sessions of a next-word study in headless
+// Chromium, each interrupted once at a seeded random moment — a reload mid-typing, right after
+// an answer was accepted, between the save and the next screen; the tab closed while the
+// results are on their way; the network cut at submission; IndexedDB refusing a write or over
+// quota — then resumed to the end. Counts per session what the participant typed and saw
+// accepted, what the browser stored and what the server received; 0 lost and 0 duplicated is
+// the target. Used by faults.test.mjs (a short run) and scripts/fault_injection.mjs (100).
+import { writeFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { DIST } from "./harness.mjs";
+
+export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota"];
+const WORDS = ["two", "three", "four", "five", "six"];
+const STUDY = { title: "Fault study", texts: [{ id: "f", title: "F", text: "One two three four five six" }], passages: ["f"], submit_url: "/submit" };
+
+/** A small seeded generator (mulberry32), so a run can be repeated. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function stored(page, base, pid) {
+  await page.goto(`${base}/index.html?PROLIFIC_PID=reader`);
+  return page.evaluate((pid) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("clozelab");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const req = open.result.transaction("responses").objectStore("responses").getAll();
+      req.onsuccess = () => { resolve(req.result.map((s) => JSON.parse(s)).filter((r) => r.participant === pid)); open.result.close(); };
+      req.onerror = () => reject(req.error);
+    };
+  }), pid);
+}
+
+const position = (page) => page.evaluate(() => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position ?? 0));
+
+/** Runs `sessions` sessions against `served` (serveDist()); returns one row per session. */
+export async function runFaultSessions(served, sessions, seed = 1) {
+  const random = rng(seed);
+  const file = join(DIST, "study-faults.json");
+  await writeFile(file, JSON.stringify(STUDY));
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-webgpu"] });
+  const rows = [];
+  try {
+    for (let s = 0; s < sessions; s++) {
+      const kind = KILL_POINTS[s % KILL_POINTS.length];
+      const at = Math.floor(random() * WORDS.length);
+      const pid = `F${seed}-${s}`;
+      const key = `${pid}/${STUDY.title}/complete`;
+      const context = await browser.newContext();
+      // IndexedDB refusing writes on demand: `__failPuts` puts throw as a full disk would.
+      await context.addInitScript(() => {
+        const put = IDBObjectStore.prototype.put;
+        IDBObjectStore.prototype.put = function (...args) {
+          if (window.__failPuts > 0) {
+            window.__failPuts--;
+            throw new DOMException("injected fault", window.__failName ?? "UnknownError");
+          }
+          return put.apply(this, args);
+        };
+      });
+      let page = await context.newPage();
+      const url = `${served.base}/?study=study-faults.json&PROLIFIC_PID=${pid}`;
+      const row = { session: pid, kill: kind, at: at + 2, typed: 0, accepted: new Set(), stored: 0, server: 0, sends: 0, duplicated: 0, lost: 0, complete: false };
+      let killed = false;
+      await page.goto(url);
+      for (;;) {
+        await page.waitForSelector("[data-testid=guess], [data-testid=complete]", { timeout: 60_000 });
+        if (await page.getByTestId("complete").count()) break;
+        const pos = await position(page);
+        const i = pos - 2;
+        const input = page.getByTestId("guess");
+        const due = !killed && i === at;
+        if (due && kind === "reload mid-typing") {
+          killed = true;
+          row.typed++;
+          await input.pressSequentially(WORDS[i].slice(0, 2));
+          await page.reload();
+          continue;
+        }
+        if (due && (kind === "IndexedDB write fails" || kind === "IndexedDB over quota")) {
+          killed = true;
+          await page.evaluate((name) => { window.__failPuts = 1; window.__failName = name; }, kind.endsWith("quota") ? "QuotaExceededError" : "UnknownError");
+          row.typed++;
+          await input.fill(WORDS[i]);
+          await input.press("Enter");
+          await page.getByTestId("storage-problem").waitFor({ timeout: 30_000 });
+          if ((await position(page)) !== pos) row.accepted.add(pos); // must not happen
+          continue; // the same context again: type it again
+        }
+        if (i === WORDS.length - 1 && !killed && kind === "network cut at submission") {
+          killed = true;
+          await context.setOffline(true);
+        }
+        if (i === WORDS.length - 1 && !killed && kind === "tab closed during submission") {
+          killed = true;
+          served.submit.holdMs.set(key, 2000);
+        }
+        row.typed++;
+        await input.fill(WORDS[i]);
+        await input.press("Enter");
+        if (due && kind === "reload between save and render") {
+          killed = true;
+          await page.reload();
+          continue;
+        }
+        // Accepted: the next context (or the end) is on screen.
+        await page.waitForFunction((p) => {
+          const c = document.querySelector("[data-testid=passage-context]");
+          return document.querySelector("[data-testid=complete]") || (c && Number(c.dataset.position) > p);
+        }, pos, { timeout: 30_000 });
+        row.accepted.add(pos);
+        if (due && kind === "reload after accept") {
+          killed = true;
+          await page.reload();
+        }
+      }
+      // The end: the server confirms, or the participant leaves and comes back later.
+      if (kind === "network cut at submission") {
+        await page.getByTestId("unconfirmed").waitFor({ timeout: 60_000 });
+        await context.setOffline(false);
+        await page.close();
+        page = await context.newPage();
+        await page.goto(`${served.base}/?PROLIFIC_PID=back-later`);
+      } else if (kind === "tab closed during submission") {
+        const deadline = Date.now() + 30_000;
+        while (!served.submit.attempts.get(key) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        await page.close();
+        page = await context.newPage();
+        await page.goto(`${served.base}/?PROLIFIC_PID=back-later`);
+      }
+      const deadline = Date.now() + 60_000;
+      const sent = () => served.submissions.filter((b) => b.manifest?.participant === pid);
+      while (sent().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 300));
+      const saved = await stored(page, served.base, pid);
+      const bundles = sent();
+      const onServer = bundles.flatMap((b) => b.responses.map((r) => r.position));
+      const inBrowser = saved.map((r) => r.position);
+      row.stored = new Set(inBrowser).size;
+      row.server = new Set(onServer).size;
+      row.duplicated = (inBrowser.length - new Set(inBrowser).size) + (onServer.length - new Set(onServer).size) + Math.max(0, bundles.length - 1);
+      row.lost = [...row.accepted].filter((p) => !inBrowser.includes(p) || !onServer.includes(p)).length;
+      row.complete = bundles.length === 1;
+      row.sends = served.submit.attempts.get(key) ?? 0;
+      row.accepted = row.accepted.size;
+      rows.push(row);
+      served.submit.holdMs.delete(key);
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    await rm(file, { force: true });
+  }
+  return rows;
+}
+
+/** The table the issue asks for: per kill point and in all. */
+export function faultTable(rows) {
+  const sum = (rs, k) => rs.reduce((n, r) => n + Number(r[k]), 0);
+  const line = (name, rs) => `| ${name} | ${rs.length} | ${sum(rs, "typed")} | ${sum(rs, "accepted")} | ${sum(rs, "stored")} | ${sum(rs, "server")} | ${sum(rs, "sends")} | ${sum(rs, "duplicated")} | ${sum(rs, "lost")} | ${sum(rs, "complete")} |`;
+  return [
+    "| kill point | sessions | responses typed | accepted (seen) | stored (browser) | on the server | POSTs (with retries) | duplicated | lost | complete on the server |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...KILL_POINTS.filter((k) => rows.some((r) => r.kill === k)).map((k) => line(k, rows.filter((r) => r.kill === k))),
+    line("**all**", rows),
+  ].join("\n");
+}

@@ -1,0 +1,23 @@
+// The short fault-injection run of the test command (issue 12, point 3): 14 participant
+// sessions, each interrupted once (every kill point twice), must lose and duplicate nothing.
+// The full run of 100 sessions is scripts/fault_injection.mjs.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { serveDist } from "./harness.mjs";
+import { faultTable, runFaultSessions, KILL_POINTS } from "./faults.mjs";
+
+let served;
+before(async () => { served = await serveDist(); });
+after(() => served?.server.close());
+
+test("faults: sessions killed at every kind of moment lose nothing and duplicate nothing", { timeout: 600_000 }, async () => {
+  const rows = await runFaultSessions(served, 2 * KILL_POINTS.length, 7);
+  console.log(faultTable(rows));
+  for (const r of rows) {
+    assert.equal(r.lost, 0, `${r.session} (${r.kill} at ${r.at}) lost ${r.lost}`);
+    assert.equal(r.duplicated, 0, `${r.session} (${r.kill}) duplicated ${r.duplicated}`);
+    assert.ok(r.complete, `${r.session} (${r.kill}) is not complete on the server`);
+    assert.equal(r.stored, 5, `${r.session} (${r.kill}) stored ${r.stored} of 5`);
+    assert.ok(r.accepted >= 4, `${r.session}: ${r.accepted} accepted`);
+  }
+});
