@@ -194,6 +194,43 @@ test("analysis: a participant of the exports, and the player's own saved answers
     }
   }));
 
+test("analysis: hostile text in norms, samples and exports stays text, and a spreadsheet cannot run it", { timeout: 2 * TIMEOUT }, () =>
+  withPage("analysis-hostile", {}, async (page) => {
+    const IMG = "<img src=x onerror=alert(1)>";
+    const norms = [2, 3, 4].map((w) => JSON.stringify({ text_id: 1, word_num: w, context: `${IMG} the ${"word ".repeat(w - 2)}`.trim(), original: "word", human: { word: 3, "<script>alert(2)</script>": 2, other: 1 } })).join("\n");
+    const samples = [2, 3, 4].map((w) => JSON.stringify({ text_id: 1, word_num: w, samples: { word: 2, "<b>bold</b>": 2 } })).join("\n");
+    const exportCsv = ["participant,passage,position,response,response_time_ms,timestamp", `"<img src=y onerror=alert(3)>",1,2,word,900,t`, `"<img src=y onerror=alert(3)>",1,3,other,900,t`, `=HYPERLINK(1),1,2,other,900,t`].join("\n") + "\n";
+    await page.goto(`${served.base}/analysis`);
+    await page.getByTestId("analysis-files").setInputFiles([
+      { name: `${IMG}.jsonl`, mimeType: "application/json", buffer: Buffer.from(norms) },
+      { name: "samples.jsonl", mimeType: "application/json", buffer: Buffer.from(samples) },
+      { name: "export.csv", mimeType: "text/csv", buffer: Buffer.from(exportCsv) },
+    ]);
+    await page.getByTestId("analysis-resamples").fill("2");
+    await page.getByTestId("analyse").click();
+    await page.getByTestId("participant-panel").waitFor({ timeout: TIMEOUT });
+    assert.ok((await page.getByTestId("analysis-file-list").innerText()).includes(`${IMG}.jsonl`));
+    assert.ok((await page.getByTestId("context-matches").innerText()).includes(IMG), "contexts are listed as text");
+    const options = await page.getByTestId("participant-select").locator("option").allInnerTexts();
+    assert.deepEqual(options, ["<img src=y onerror=alert(3)>", "=HYPERLINK(1)"]);
+    await page.getByTestId("participant-compare").click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+    assert.equal((await page.getByTestId("participant-table").locator("tbody th").first().innerText()), "<img src=y onerror=alert(3)>");
+    assert.equal(await page.locator("main img, main script, main b").count(), 0, "nothing imported became markup");
+    // The histogram's CSV names the participants: exact by default, inert for a spreadsheet.
+    const histogram = page.locator('[data-testid=participant-panel] [data-figure="participant-accuracy"]');
+    const csvOf = async (button) => {
+      const [download] = await Promise.all([page.waitForEvent("download"), histogram.getByTestId(button).click()]);
+      return readFile(await download.path(), "utf8");
+    };
+    const exact = await csvOf("download-csv");
+    assert.ok(exact.split("\n").some((l) => l.startsWith("=HYPERLINK(1),")), exact);
+    const safe = await csvOf("download-csv-spreadsheet");
+    assert.ok(safe.split("\n").some((l) => l.startsWith("'=HYPERLINK(1),")), safe);
+    assert.ok(!safe.split("\n").some((l) => /^[=+\-@]/.test(l)), safe);
+    await screenshot(page, "analysis-hostile.png");
+  }));
+
 const PROVO = join(ROOT, "..", "shared", "provo");
 const PROVO_FILES = ["provo_cloze.jsonl", "samples_gpt2_ancestral_n1000.jsonl", "samples_gpt2_temp0.5_n40.jsonl", "samples_bloom176b_raw_continuations.jsonl", "samples_chatgpt_words.jsonl"].map((f) => join(PROVO, f));
 

@@ -52,6 +52,14 @@ pub fn FigureCard(figure: Figure) -> impl IntoView {
                 .and_then(|url| {
                     download_url(&format!("{}.png", f.id), &url).map_err(|e| e.to_string())
                 }),
+            "spreadsheet" => {
+                let name = format!("{}-spreadsheet.csv", f.id);
+                crate::data::spreadsheet_safe_csv(&name, &f.csv)
+                    .map_err(|e| e.to_string())
+                    .and_then(|csv| {
+                        download_text(&name, "text/csv", &csv).map_err(|e| e.to_string())
+                    })
+            }
             _ => download_text(&format!("{}.csv", f.id), "text/csv", &f.csv)
                 .map_err(|e| e.to_string()),
         });
@@ -66,6 +74,7 @@ pub fn FigureCard(figure: Figure) -> impl IntoView {
                     <button data-testid="download-svg" on:click=move |_| offer("svg")>"SVG"</button>
                     <button data-testid="download-png" on:click=move |_| offer("png")>"PNG"</button>
                     <button data-testid="download-csv" on:click=move |_| offer("csv")>"CSV"</button>
+                    <button data-testid="download-csv-spreadsheet" title="Cells starting with = + - @ get a leading ' so a spreadsheet cannot run them" on:click=move |_| offer("spreadsheet")>"CSV for a spreadsheet"</button>
                 </span>
             </figcaption>
             {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
