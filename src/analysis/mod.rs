@@ -2,10 +2,12 @@
 //! Table 1 of Ilia & Aziz (2024) ([`table1`]), and human perplexity from the two-token game
 //! ([`perplexity`]).
 
+pub mod clusters;
 pub mod dataset;
 pub mod figures;
 pub mod metrics;
 pub mod participant;
 pub mod perplexity;
+pub mod probes;
 pub mod table1;
 pub mod token_level;

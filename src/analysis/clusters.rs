@@ -1,0 +1,285 @@
+//! Word clusters for semantic TVD (Ilia & Aziz 2024, Appendix G): per context, the union of
+//! people's and the model's words clustered by their embeddings with k-means, k chosen at the
+//! elbow of the within-cluster squared error over k in range(2, k_max, k_max // 3); a
+//! distribution's probability of a cluster is the sum over its words, and the TVD is taken
+//! between cluster distributions.
+
+use std::collections::BTreeMap;
+
+use super::metrics::WordDistribution;
+use crate::rng::SplitMix64;
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ClusterError {
+    #[error("no points to cluster")]
+    Empty,
+    #[error("k must be between 1 and the number of points ({points}), got {k}")]
+    BadK { k: usize, points: usize },
+    #[error("the points do not all have {0} dimensions, or hold a NaN or infinite value")]
+    BadPoint(usize),
+}
+
+/// A k-means partition: each point's cluster and the within-cluster sum of squared errors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub assignment: Vec<usize>,
+    pub sse: f64,
+}
+
+/// A uniform draw in [0, 1) with 53 random bits.
+fn unit(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum()
+}
+
+fn validate(points: &[Vec<f64>]) -> Result<usize, ClusterError> {
+    let dim = points.first().ok_or(ClusterError::Empty)?.len();
+    if points
+        .iter()
+        .any(|p| p.len() != dim || p.iter().any(|x| !x.is_finite()))
+    {
+        return Err(ClusterError::BadPoint(dim));
+    }
+    Ok(dim)
+}
+
+/// Lloyd's k-means with k-means++ seeding from `seed` (deterministic), at most 100 rounds.
+///
+/// ```
+/// use clozelab::analysis::clusters::kmeans;
+/// let points = vec![vec![0.0], vec![0.1], vec![5.0], vec![5.2]];
+/// let p = kmeans(&points, 2, 1).unwrap();
+/// assert_eq!(p.assignment[0], p.assignment[1]);
+/// assert_ne!(p.assignment[0], p.assignment[2]);
+/// assert!((p.sse - (0.005 + 0.02)).abs() < 1e-12);
+/// ```
+pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Result<Partition, ClusterError> {
+    let dim = validate(points)?;
+    if k == 0 || k > points.len() {
+        return Err(ClusterError::BadK {
+            k,
+            points: points.len(),
+        });
+    }
+    let mut rng = SplitMix64::new(seed);
+    // k-means++: each next centre drawn with probability ∝ squared distance to the nearest.
+    let mut centres: Vec<Vec<f64>> =
+        vec![points[(unit(&mut rng) * points.len() as f64) as usize % points.len()].clone()];
+    while centres.len() < k {
+        let weights: Vec<f64> = points
+            .iter()
+            .map(|p| {
+                centres
+                    .iter()
+                    .map(|c| squared_distance(p, c))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .collect();
+        let total: f64 = weights.iter().sum();
+        let next = if total > 0.0 {
+            let mut target = unit(&mut rng) * total;
+            weights
+                .iter()
+                .position(|w| {
+                    target -= w;
+                    target <= 0.0
+                })
+                .unwrap_or(points.len() - 1)
+        } else {
+            // Every point already sits on a centre: any point will do.
+            centres.len()
+        };
+        centres.push(points[next].clone());
+    }
+    let nearest = |p: &[f64], centres: &[Vec<f64>]| {
+        (0..centres.len())
+            .min_by(|&a, &b| {
+                squared_distance(p, &centres[a]).total_cmp(&squared_distance(p, &centres[b]))
+            })
+            .unwrap_or(0)
+    };
+    let mut assignment: Vec<usize> = points.iter().map(|p| nearest(p, &centres)).collect();
+    for _ in 0..100 {
+        for (c, centre) in centres.iter_mut().enumerate() {
+            let members: Vec<&Vec<f64>> = points
+                .iter()
+                .zip(&assignment)
+                .filter(|(_, a)| **a == c)
+                .map(|(p, _)| p)
+                .collect();
+            // An emptied cluster keeps its centre.
+            if !members.is_empty() {
+                *centre = (0..dim)
+                    .map(|d| members.iter().map(|p| p[d]).sum::<f64>() / members.len() as f64)
+                    .collect();
+            }
+        }
+        let next: Vec<usize> = points.iter().map(|p| nearest(p, &centres)).collect();
+        if next == assignment {
+            break;
+        }
+        assignment = next;
+    }
+    let sse = points
+        .iter()
+        .zip(&assignment)
+        .map(|(p, &a)| squared_distance(p, &centres[a]))
+        .sum();
+    Ok(Partition { assignment, sse })
+}
+
+/// The candidate k of Appendix G: range(2, k_max, k_max // 3) as Python counts (k_max
+/// excluded; a step of at least 1).
+///
+/// ```
+/// use clozelab::analysis::clusters::candidate_ks;
+/// assert_eq!(candidate_ks(10), vec![2, 5, 8]);
+/// assert_eq!(candidate_ks(2), Vec::<usize>::new());
+/// ```
+pub fn candidate_ks(k_max: usize) -> Vec<usize> {
+    (2..k_max).step_by((k_max / 3).max(1)).collect()
+}
+
+/// The partition at the elbow of SSE over the candidate k: the k whose (k, SSE) point lies
+/// farthest below the straight line from the first candidate to the last (with one or two
+/// candidates, the first; with none — fewer than 3 distinct points — one cluster).
+pub fn elbow(points: &[Vec<f64>], seed: u64) -> Result<Partition, ClusterError> {
+    validate(points)?;
+    let ks = candidate_ks(points.len());
+    let partitions: Vec<(usize, Partition)> = ks
+        .iter()
+        .map(|&k| kmeans(points, k, seed).map(|p| (k, p)))
+        .collect::<Result<_, _>>()?;
+    let (Some(first), Some(last)) = (partitions.first(), partitions.last()) else {
+        return kmeans(points, 1, seed);
+    };
+    let line = |k: usize| {
+        let (k0, k1) = (first.0 as f64, last.0 as f64);
+        if k1 == k0 {
+            first.1.sse
+        } else {
+            first.1.sse + (last.1.sse - first.1.sse) * (k as f64 - k0) / (k1 - k0)
+        }
+    };
+    let best = partitions
+        .iter()
+        .max_by(|a, b| {
+            (line(a.0) - a.1.sse)
+                .total_cmp(&(line(b.0) - b.1.sse))
+                .then(b.0.cmp(&a.0))
+        })
+        .map(|(_, p)| p.clone());
+    best.ok_or(ClusterError::Empty)
+}
+
+/// TVD between two word distributions after merging words into clusters: ½ Σ_c |P(c) − Q(c)|
+/// with P(c) = Σ_{w ∈ c} p(w). Words without a cluster count as clusters of their own.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use clozelab::analysis::clusters::cluster_tvd;
+/// use clozelab::analysis::metrics::WordDistribution;
+/// let p = WordDistribution::from_samples(["cat", "cat"]).unwrap();
+/// let q = WordDistribution::from_samples(["dog", "dog"]).unwrap();
+/// let animals = BTreeMap::from([("cat".to_string(), 0), ("dog".to_string(), 0)]);
+/// assert_eq!(cluster_tvd(&p, &q, &animals), 0.0);
+/// assert_eq!(cluster_tvd(&p, &q, &BTreeMap::new()), 1.0);
+/// ```
+pub fn cluster_tvd(
+    p: &WordDistribution,
+    q: &WordDistribution,
+    clusters: &BTreeMap<String, usize>,
+) -> f64 {
+    let mut mass: BTreeMap<Result<usize, &str>, (f64, f64)> = BTreeMap::new();
+    for (w, pw) in p.support() {
+        let c = clusters.get(w).map_or(Err(w), |c| Ok(*c));
+        mass.entry(c).or_default().0 += pw;
+    }
+    for (w, qw) in q.support() {
+        let c = clusters.get(w).map_or(Err(w), |c| Ok(*c));
+        mass.entry(c).or_default().1 += qw;
+    }
+    0.5 * mass.values().map(|(a, b)| (a - b).abs()).sum::<f64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmeans_finds_separated_groups_and_rejects_bad_input() {
+        let points: Vec<Vec<f64>> = [
+            [0.0, 0.0],
+            [0.2, 0.1],
+            [10.0, 10.0],
+            [10.1, 9.9],
+            [-10.0, 5.0],
+            [-9.8, 5.1],
+        ]
+        .iter()
+        .map(|p| p.to_vec())
+        .collect();
+        for seed in 0..5 {
+            let p = kmeans(&points, 3, seed).unwrap();
+            assert_eq!(p.assignment[0], p.assignment[1]);
+            assert_eq!(p.assignment[2], p.assignment[3]);
+            assert_eq!(p.assignment[4], p.assignment[5]);
+            assert!(p.sse < 0.2, "{p:?}");
+        }
+        // More clusters never raise the error; one cluster per point leaves none.
+        let sse: Vec<f64> = (1..=6)
+            .map(|k| kmeans(&points, k, 3).unwrap().sse)
+            .collect();
+        assert!(sse.windows(2).all(|w| w[1] <= w[0] + 1e-9), "{sse:?}");
+        assert!(sse[5] < 1e-12);
+        assert_eq!(kmeans(&[], 1, 0), Err(ClusterError::Empty));
+        assert_eq!(
+            kmeans(&points, 7, 0),
+            Err(ClusterError::BadK { k: 7, points: 6 })
+        );
+        assert_eq!(
+            kmeans(&[vec![0.0], vec![0.0, 1.0]], 1, 0),
+            Err(ClusterError::BadPoint(1))
+        );
+        assert_eq!(
+            kmeans(&[vec![f64::NAN]], 1, 0),
+            Err(ClusterError::BadPoint(1))
+        );
+    }
+
+    #[test]
+    fn the_elbow_picks_the_number_of_groups() {
+        // Three tight groups of four points: candidates 2, 6, 10 (k_max 12, step 4).
+        let mut points = Vec::new();
+        for centre in [0.0, 50.0, 100.0] {
+            for i in 0..4 {
+                points.push(vec![centre + i as f64 * 0.1, centre]);
+            }
+        }
+        assert_eq!(candidate_ks(12), vec![2, 6, 10]);
+        let p = elbow(&points, 1).unwrap();
+        let groups: std::collections::BTreeSet<usize> = p.assignment.iter().copied().collect();
+        assert_eq!(
+            groups.len(),
+            6,
+            "k = 6 is the candidate at the elbow: {p:?}"
+        );
+        // Points of different groups never share a cluster.
+        for i in 0..12 {
+            for j in 0..12 {
+                if p.assignment[i] == p.assignment[j] {
+                    assert_eq!(i / 4, j / 4);
+                }
+            }
+        }
+        let two = elbow(&[vec![0.0], vec![1.0]], 0).unwrap();
+        assert_eq!(
+            two.assignment,
+            [0, 0],
+            "too few points for a candidate: one cluster"
+        );
+    }
+}

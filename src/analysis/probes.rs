@@ -1,0 +1,255 @@
+//! Production-variability probes (Giulianelli et al., "What Comes Next?", EMNLP 2023, §3.2):
+//! distances between two productions (the text after a context), and per context how variable
+//! people are among themselves (H), the model among its own samples (M) and the model against
+//! people (C), compared by the mean difference μ_M − μ_H and by W₁(C, H) — beside a human control
+//! group that plays the model's part.
+//!
+//! The distances here are lexical (n-gram overlap); the syntactic probe is the same on
+//! part-of-speech n-grams and the semantic one a cosine distance of embeddings, both given as
+//! any `Fn(&P, &P) -> Option<f64>` to [`Variability::new`].
+
+use std::collections::BTreeSet;
+
+use super::metrics::{mean, wasserstein1};
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ProbeError {
+    #[error("n-grams need n ≥ 1")]
+    ZeroN,
+    #[error("a context needs at least {needed} human productions, got {got}")]
+    TooFewHumans { needed: usize, got: usize },
+    #[error("a context needs at least 2 model productions, got {0}")]
+    TooFewSamples(usize),
+    #[error("no pair of productions has a defined distance")]
+    NoDistances,
+}
+
+/// The set of n-grams of a sequence (empty when it is shorter than n).
+fn ngrams<T: Ord + Clone>(items: &[T], n: usize) -> BTreeSet<Vec<T>> {
+    if n == 0 || items.len() < n {
+        return BTreeSet::new();
+    }
+    items.windows(n).map(<[T]>::to_vec).collect()
+}
+
+/// Lexical distance: the fraction of non-matching n-grams between two productions,
+/// d = 1 − |N(a) ∩ N(b)| / |N(a) ∪ N(b)|, with N the set of n-grams (of words, or of
+/// part-of-speech tags for the syntactic probe). `None` when neither has an n-gram (two
+/// one-word productions have no bigrams: no evidence either way); 1 when only one has any.
+///
+/// ```
+/// use clozelab::analysis::probes::ngram_distance;
+/// let a = ["the", "cat", "sat"];
+/// let b = ["the", "cat", "ran"];
+/// // Unigrams {the, cat, sat} and {the, cat, ran}: 2 shared of 4.
+/// assert_eq!(ngram_distance(&a, &b, 1), Ok(Some(0.5)));
+/// // Bigrams {the cat, cat sat} and {the cat, cat ran}: 1 shared of 3.
+/// let d = ngram_distance(&a, &b, 2).unwrap().unwrap();
+/// assert!((d - 2.0 / 3.0).abs() < 1e-12);
+/// assert_eq!(ngram_distance(&["word"], &["other"], 2), Ok(None));
+/// ```
+pub fn ngram_distance<T: Ord + Clone>(
+    a: &[T],
+    b: &[T],
+    n: usize,
+) -> Result<Option<f64>, ProbeError> {
+    if n == 0 {
+        return Err(ProbeError::ZeroN);
+    }
+    let (na, nb) = (ngrams(a, n), ngrams(b, n));
+    let union = na.union(&nb).count();
+    if union == 0 {
+        return Ok(None);
+    }
+    let shared = na.intersection(&nb).count();
+    Ok(Some(1.0 - shared as f64 / union as f64))
+}
+
+/// One context's variability under one distance: the distances among people (H), among the
+/// model's samples (M) and between the model's samples and people (C), each pair once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variability {
+    pub human: Vec<f64>,
+    pub model: Vec<f64>,
+    pub cross: Vec<f64>,
+}
+
+/// A context's probe summary: μ_M − μ_H (positive: the model varies more than people) and
+/// W₁(C, H) (0: the model's productions are as far from people's as people's from each other).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeSummary {
+    pub mean_human: f64,
+    pub mean_model: f64,
+    pub mean_difference: f64,
+    pub w1_cross_human: f64,
+}
+
+/// Distances of every unordered pair within `items` (undefined ones left out).
+fn within<P>(items: &[P], distance: &impl Fn(&P, &P) -> Option<f64>) -> Vec<f64> {
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        for j in i + 1..items.len() {
+            out.extend(distance(&items[i], &items[j]));
+        }
+    }
+    out
+}
+
+/// Distances of every pair across two groups.
+fn across<P>(a: &[P], b: &[P], distance: &impl Fn(&P, &P) -> Option<f64>) -> Vec<f64> {
+    a.iter()
+        .flat_map(|x| b.iter().filter_map(|y| distance(x, y)))
+        .collect()
+}
+
+impl Variability {
+    /// H, M and C of one context from its human productions and the model's samples.
+    pub fn new<P>(
+        humans: &[P],
+        samples: &[P],
+        distance: impl Fn(&P, &P) -> Option<f64>,
+    ) -> Result<Self, ProbeError> {
+        if humans.len() < 2 {
+            return Err(ProbeError::TooFewHumans {
+                needed: 2,
+                got: humans.len(),
+            });
+        }
+        if samples.len() < 2 {
+            return Err(ProbeError::TooFewSamples(samples.len()));
+        }
+        Ok(Self {
+            human: within(humans, &distance),
+            model: within(samples, &distance),
+            cross: across(samples, humans, &distance),
+        })
+    }
+
+    /// The human control group: the humans split into two disjoint halves (the first
+    /// ⌈n/2⌉ of `humans` as given — shuffle first for a random split), the second half in the
+    /// model's place against the first: H from pairs within the first half, M within the
+    /// second, C across. Its summary is what a perfect model would score with this many people.
+    pub fn control<P>(
+        humans: &[P],
+        distance: impl Fn(&P, &P) -> Option<f64>,
+    ) -> Result<Self, ProbeError> {
+        if humans.len() < 4 {
+            return Err(ProbeError::TooFewHumans {
+                needed: 4,
+                got: humans.len(),
+            });
+        }
+        let (reference, stand_in) = humans.split_at(humans.len().div_ceil(2));
+        Ok(Self {
+            human: within(reference, &distance),
+            model: within(stand_in, &distance),
+            cross: across(stand_in, reference, &distance),
+        })
+    }
+
+    /// μ_M − μ_H and W₁(C, H).
+    ///
+    /// ```
+    /// use clozelab::analysis::probes::Variability;
+    /// // Productions as numbers, |a − b| as the distance.
+    /// let d = |a: &f64, b: &f64| Some((a - b).abs());
+    /// let v = Variability::new(&[0.0, 1.0], &[0.0, 0.0], d).unwrap();
+    /// let s = v.summary().unwrap();
+    /// assert_eq!((s.mean_human, s.mean_model, s.mean_difference), (1.0, 0.0, -1.0));
+    /// // C = {0, 1, 0, 1} against H = {1}: W₁ = 0.5.
+    /// assert_eq!(s.w1_cross_human, 0.5);
+    /// ```
+    pub fn summary(&self) -> Result<ProbeSummary, ProbeError> {
+        let mean_human = mean(&self.human).ok_or(ProbeError::NoDistances)?;
+        let mean_model = mean(&self.model).ok_or(ProbeError::NoDistances)?;
+        let w1 = wasserstein1(&self.cross, &self.human).ok_or(ProbeError::NoDistances)?;
+        Ok(ProbeSummary {
+            mean_human,
+            mean_model,
+            mean_difference: mean_model - mean_human,
+            w1_cross_human: w1,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
+    }
+
+    #[test]
+    fn ngram_distance_is_a_bounded_symmetric_distance() {
+        let texts = [
+            "the cat sat",
+            "the cat ran",
+            "a dog",
+            "the cat sat down",
+            "sat",
+        ];
+        for a in texts {
+            for b in texts {
+                for n in 1..=3 {
+                    let (x, y) = (words(a), words(b));
+                    let d = ngram_distance(&x, &y, n).unwrap();
+                    assert_eq!(d, ngram_distance(&y, &x, n).unwrap(), "symmetric");
+                    if let Some(d) = d {
+                        assert!((0.0..=1.0).contains(&d));
+                        if a == b {
+                            assert_eq!(d, 0.0);
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            ngram_distance(&words("a dog"), &words("the cat"), 1),
+            Ok(Some(1.0))
+        );
+        assert_eq!(
+            ngram_distance(&words("a dog"), &words("sat"), 2),
+            Ok(Some(1.0))
+        );
+        assert_eq!(ngram_distance::<&str>(&[], &[], 1), Ok(None));
+        assert_eq!(
+            ngram_distance(&words("a"), &words("a"), 0),
+            Err(ProbeError::ZeroN)
+        );
+    }
+
+    #[test]
+    fn variability_counts_each_pair_once_and_the_control_splits_the_humans() {
+        let d = |a: &f64, b: &f64| Some((a - b).abs());
+        let v = Variability::new(&[0.0, 1.0, 3.0], &[1.0, 2.0], d).unwrap();
+        assert_eq!(v.human, [1.0, 3.0, 2.0]);
+        assert_eq!(v.model, [1.0]);
+        assert_eq!(v.cross, [1.0, 0.0, 2.0, 2.0, 1.0, 1.0]);
+        // A model whose samples are people's own productions matches people.
+        let humans = [0.0, 1.0, 3.0, 0.0, 1.0, 3.0];
+        let c = Variability::control(&humans, d).unwrap();
+        assert_eq!(c.human, [1.0, 3.0, 2.0]);
+        assert_eq!(c.model, [1.0, 3.0, 2.0]);
+        let s = c.summary().unwrap();
+        assert_eq!(s.mean_difference, 0.0);
+        // C pairs each production with its copy too (distance 0): C = {0,1,3,1,0,2,3,2,0}
+        // against H = {1,3,2} gives W₁ = 1/3 + 2/9 + 1/9.
+        assert!((s.w1_cross_human - 2.0 / 3.0).abs() < 1e-12, "{s:?}");
+        assert_eq!(
+            Variability::new(&[0.0], &[1.0, 2.0], d),
+            Err(ProbeError::TooFewHumans { needed: 2, got: 1 })
+        );
+        assert_eq!(
+            Variability::new(&[0.0, 1.0], &[1.0], d),
+            Err(ProbeError::TooFewSamples(1))
+        );
+        assert_eq!(
+            Variability::control(&[0.0, 1.0, 2.0], d),
+            Err(ProbeError::TooFewHumans { needed: 4, got: 3 })
+        );
+        let undefined =
+            Variability::new(&[0.0, 1.0], &[1.0, 2.0], |_: &f64, _: &f64| None).unwrap();
+        assert_eq!(undefined.summary(), Err(ProbeError::NoDistances));
+    }
+}
