@@ -86,6 +86,16 @@ pub struct Pending {
     pub attempts: u32,
 }
 
+/// The idempotency key of one response (the one [`with_response_keys`] writes into bundles).
+///
+/// ```
+/// use clozelab::game::outbox::response_key;
+/// assert_eq!(response_key("P1", "storm", 4), "P1/storm/4");
+/// ```
+pub fn response_key(participant: &str, passage: &str, position: u32) -> String {
+    format!("{participant}/{passage}/{position}")
+}
+
 /// The idempotency key of a participant's final submission of a study.
 pub fn submission_key(participant: &str, study_title: &str) -> String {
     format!("{participant}/{study_title}/complete")

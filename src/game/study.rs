@@ -29,6 +29,8 @@ pub enum StudyError {
     TokenGameCounts,
     #[error("model must be a folder on the app's own server (e.g. models/gpt2/), got {0:?}")]
     ModelUrl(String),
+    #[error("send_each_response needs a submit_url to send them to")]
+    SendEachWithoutSubmit,
 }
 
 /// Passage order.
@@ -75,6 +77,11 @@ pub struct StudyConfig {
     /// the participant's browser unless they download it.
     #[serde(default)]
     pub submit_url: Option<String>,
+    /// Also POST each answer to `submit_url` as soon as it is saved (a bundle of one response,
+    /// keyed by participant/passage/position), so a participant who leaves early still leaves
+    /// what they answered. Needs `submit_url`.
+    #[serde(default)]
+    pub send_each_response: bool,
     /// URL parameter holding the participant id (default `PROLIFIC_PID`).
     #[serde(default)]
     pub participant_param: Option<String>,
@@ -141,6 +148,9 @@ impl StudyConfig {
         {
             return Err(StudyError::SubmitUrl(path.clone()));
         }
+        if config.send_each_response && config.submit_url.is_none() {
+            return Err(StudyError::SendEachWithoutSubmit);
+        }
         if let Some(folder) = &config.model
             && (folder.trim().is_empty()
                 || folder.contains("://")
@@ -166,6 +176,7 @@ impl StudyConfig {
             completion_code: String::new(),
             redirect_url: None,
             submit_url: None,
+            send_each_response: false,
             participant_param: None,
             game: GameKind::NextWord,
             positions_per_passage: None,
@@ -294,6 +305,15 @@ mod tests {
             StudyConfig::from_json("{"),
             Err(StudyError::Json(_))
         ));
+        assert_eq!(
+            StudyConfig::from_json(r#"{"send_each_response": true}"#),
+            Err(StudyError::SendEachWithoutSubmit)
+        );
+        assert!(
+            StudyConfig::from_json(r#"{"send_each_response": true, "submit_url": "/s"}"#)
+                .unwrap()
+                .send_each_response
+        );
         assert!(matches!(
             StudyConfig::from_json(r#"{"unknown_field": 1}"#),
             Err(StudyError::Json(_))

@@ -10,9 +10,11 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { DIST } from "./harness.mjs";
 
-export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota"];
+export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota", "participant leaves mid-study"];
+/** The one kill point after which the session is never completed. */
+export const LEAVES = "participant leaves mid-study";
 const WORDS = ["two", "three", "four", "five", "six"];
-const STUDY = { title: "Fault study", texts: [{ id: "f", title: "F", text: "One two three four five six" }], passages: ["f"], submit_url: "/submit" };
+const STUDY = { title: "Fault study", texts: [{ id: "f", title: "F", text: "One two three four five six" }], passages: ["f"], submit_url: "/submit", send_each_response: true };
 
 /** A small seeded generator (mulberry32), so a run can be repeated. */
 function rng(seed) {
@@ -28,6 +30,11 @@ function rng(seed) {
 
 async function stored(page, base, pid) {
   await page.goto(`${base}/index.html?PROLIFIC_PID=reader`);
+  return storedHere(page, pid);
+}
+
+/** The participant's answers in IndexedDB, read from the page as it is. */
+function storedHere(page, pid) {
   return page.evaluate((pid) => new Promise((resolve, reject) => {
     const open = indexedDB.open("clozelab");
     open.onerror = () => reject(open.error);
@@ -51,7 +58,8 @@ export async function runFaultSessions(served, sessions, seed = 1) {
   try {
     for (let s = 0; s < sessions; s++) {
       const kind = KILL_POINTS[s % KILL_POINTS.length];
-      const at = Math.floor(random() * WORDS.length);
+      // Who leaves does so before the last answer (after it, they have finished).
+      const at = Math.floor(random() * (kind === LEAVES ? WORDS.length - 1 : WORDS.length));
       const pid = `F${seed}-${s}`;
       const key = `${pid}/${STUDY.title}/complete`;
       const context = await browser.newContext();
@@ -70,10 +78,17 @@ export async function runFaultSessions(served, sessions, seed = 1) {
       const url = `${served.base}/?study=study-faults.json&PROLIFIC_PID=${pid}`;
       const row = { session: pid, kill: kind, at: at + 2, typed: 0, accepted: new Set(), stored: 0, server: 0, sends: 0, duplicated: 0, lost: 0, complete: false };
       let killed = false;
+      let left = null;
       await page.goto(url);
       for (;;) {
         await page.waitForSelector("[data-testid=guess], [data-testid=complete]", { timeout: 60_000 });
         if (await page.getByTestId("complete").count()) break;
+        if (killed && kind === LEAVES) {
+          // They read the next context for a second, then close the tab for good.
+          await page.waitForTimeout(1000);
+          left = await storedHere(page, pid);
+          break;
+        }
         const pos = await position(page);
         const i = pos - 2;
         const input = page.getByTestId("guess");
@@ -121,6 +136,7 @@ export async function runFaultSessions(served, sessions, seed = 1) {
           killed = true;
           await page.reload();
         }
+        if (due && kind === LEAVES) killed = true;
       }
       // The end: the server confirms, or the participant leaves and comes back later.
       if (kind === "network cut at submission") {
@@ -137,19 +153,28 @@ export async function runFaultSessions(served, sessions, seed = 1) {
         await page.goto(`${served.base}/?PROLIFIC_PID=back-later`);
       }
       const deadline = Date.now() + 60_000;
-      const sent = () => served.submissions.filter((b) => b.manifest?.participant === pid);
-      while (sent().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 300));
-      const saved = await stored(page, served.base, pid);
-      const bundles = sent();
-      const onServer = bundles.flatMap((b) => b.responses.map((r) => r.position));
+      const mine = () => served.submissions.filter((b) => b.manifest?.participant === pid);
+      const finals = () => mine().filter((b) => b.key === key);
+      if (kind === LEAVES) {
+        // Nobody comes back: only what was sent as it was answered can be there.
+        await page.close();
+        await new Promise((r) => setTimeout(r, 300));
+      } else {
+        while (finals().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      const saved = left ?? await stored(page, served.base, pid);
+      const bundles = finals();
+      // On the server a response is known by its idempotency key, whichever POST brought it.
+      const onServer = new Set(mine().flatMap((b) => b.responses.map((r) => r.position)));
+      const inFinal = bundles.flatMap((b) => b.responses.map((r) => r.position));
       const inBrowser = saved.map((r) => r.position);
       row.stored = new Set(inBrowser).size;
-      row.server = new Set(onServer).size;
-      row.duplicated = (inBrowser.length - new Set(inBrowser).size) + (onServer.length - new Set(onServer).size) + Math.max(0, bundles.length - 1);
-      row.lost = [...row.accepted].filter((p) => !inBrowser.includes(p) || !onServer.includes(p)).length;
+      row.server = onServer.size;
+      row.duplicated = (inBrowser.length - new Set(inBrowser).size) + (inFinal.length - new Set(inFinal).size) + Math.max(0, bundles.length - 1);
+      row.lost = [...row.accepted].filter((p) => !inBrowser.includes(p) || !onServer.has(p)).length;
       row.complete = bundles.length === 1;
-      row.sends = served.submit.attempts.get(key) ?? 0;
+      row.sends = [...served.submit.attempts].filter(([k]) => k.startsWith(`${pid}/`)).reduce((n, [, c]) => n + c, 0);
       row.accepted = row.accepted.size;
       rows.push(row);
       served.submit.holdMs.delete(key);

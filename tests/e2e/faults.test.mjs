@@ -1,10 +1,11 @@
-// The short fault-injection run of the test command (issue 12, point 3): 14 participant
-// sessions, each interrupted once (every kill point twice), must lose and duplicate nothing.
+// The short fault-injection run of the test command (issue 12, point 3): 16 participant
+// sessions, each interrupted once (every kill point twice), must lose and duplicate nothing;
+// the ones who leave mid-study must have left every answer they saw accepted on the server.
 // The full run of 100 sessions is scripts/fault_injection.mjs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { serveDist } from "./harness.mjs";
-import { faultTable, runFaultSessions, KILL_POINTS } from "./faults.mjs";
+import { faultTable, runFaultSessions, KILL_POINTS, LEAVES } from "./faults.mjs";
 
 let served;
 before(async () => { served = await serveDist(); });
@@ -16,8 +17,14 @@ test("faults: sessions killed at every kind of moment lose nothing and duplicate
   for (const r of rows) {
     assert.equal(r.lost, 0, `${r.session} (${r.kill} at ${r.at}) lost ${r.lost}`);
     assert.equal(r.duplicated, 0, `${r.session} (${r.kill}) duplicated ${r.duplicated}`);
+    if (r.kill === LEAVES) {
+      assert.ok(!r.complete && r.accepted === r.at - 1, `${r.session}: ${JSON.stringify(r)}`);
+      assert.equal(r.server, r.accepted, `${r.session}: every accepted answer reached the server`);
+      continue;
+    }
     assert.ok(r.complete, `${r.session} (${r.kill}) is not complete on the server`);
     assert.equal(r.stored, 5, `${r.session} (${r.kill}) stored ${r.stored} of 5`);
+    assert.equal(r.server, 5, `${r.session} (${r.kill}) has ${r.server} of 5 on the server`);
     assert.ok(r.accepted >= 4, `${r.session}: ${r.accepted} accepted`);
   }
 });

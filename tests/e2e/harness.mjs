@@ -32,7 +32,13 @@ export async function serveDist() {
         submit.attempts.set(key, (submit.attempts.get(key) ?? 0) + 1);
         if (submit.failNext > 0) { submit.failNext--; res.writeHead(503).end(); return; }
         if (key && stored.has(key)) { submit.duplicates++; res.writeHead(200).end(); return; }
-        try { submissions.push(JSON.parse(body)); stored.add(key); } catch { res.writeHead(400).end(); return; }
+        try {
+          const parsed = JSON.parse(body);
+          // The key it came under, for tests that tell per-response POSTs from final bundles.
+          Object.defineProperty(parsed, "key", { value: key, enumerable: false });
+          submissions.push(parsed);
+          stored.add(key);
+        } catch { res.writeHead(400).end(); return; }
         const hold = submit.holdMs.get(key) ?? 0;
         if (hold) setTimeout(() => res.writeHead(204).end(), hold); else res.writeHead(204).end();
       });

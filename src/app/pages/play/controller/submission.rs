@@ -54,6 +54,36 @@ impl GameController {
         Ok(download_text(&name, kind.mime(), &text)?)
     }
 
+    /// With `send_each_response`, POSTs a just-saved answer (a bundle of one, under the
+    /// response's own idempotency key) in the background; what does not get through stays in
+    /// the outbox for the next visit, and the final bundle holds it anyway.
+    pub(super) fn send_response(self, record: &crate::data::ResponseRecord) {
+        let Some(url) = self
+            .study
+            .with_value(|s| s.submit_url.clone().filter(|_| s.send_each_response))
+        else {
+            return;
+        };
+        let Ok(body) =
+            ExportKind::Bundle.render(std::slice::from_ref(record), &[], self.manifest().as_ref())
+        else {
+            return;
+        };
+        let pending = crate::game::outbox::Pending {
+            key: crate::game::outbox::response_key(
+                &record.participant,
+                &record.passage,
+                record.position,
+            ),
+            body: crate::game::outbox::with_response_keys(&body).unwrap_or(body),
+            url,
+            attempts: 0,
+        };
+        leptos::task::spawn_local(async move {
+            let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
+        });
+    }
+
     /// Completion: responses are sent (when the study names a submit path) and the participant
     /// redirected only once every response is confirmed in storage (and accepted by the server).
     pub(super) fn finish(self) {
