@@ -6,7 +6,6 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::data::ResponseRecord;
-use crate::game::outbox::Pending;
 use crate::game::store::{ResponseStore, StoreError, record_key};
 
 const DB_NAME: &str = "clozelab";
@@ -16,16 +15,16 @@ const TOKEN_STORE: &str = "token_records";
 /// Results worth keeping across reloads (GPT-2's samples per context on the Analysis page).
 const CACHE_STORE: &str = "analysis_cache";
 /// Submissions the study's server has not acknowledged yet (JSON of `Pending`), version 4.
-const OUTBOX_STORE: &str = "outbox";
+pub(super) const OUTBOX_STORE: &str = "outbox";
 const DB_VERSION: u32 = 4;
 
 /// An open database.
 #[derive(Clone)]
 pub struct IdbStore {
-    db: web_sys::IdbDatabase,
+    pub(super) db: web_sys::IdbDatabase,
 }
 
-fn unavailable(e: JsValue) -> StoreError {
+pub(super) fn unavailable(e: JsValue) -> StoreError {
     StoreError::Unavailable(super::js_error_text(&e))
 }
 
@@ -58,7 +57,7 @@ async fn wait(request: &web_sys::IdbRequest) -> Result<JsValue, StoreError> {
 }
 
 /// Resolves when a transaction has committed.
-async fn committed(tx: &web_sys::IdbTransaction) -> Result<(), StoreError> {
+pub(super) async fn committed(tx: &web_sys::IdbTransaction) -> Result<(), StoreError> {
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
         let done = Closure::once_into_js(move || {
             let _ = resolve.call0(&JsValue::NULL);
@@ -166,35 +165,12 @@ impl IdbStore {
         self.texts_with_prefix(CACHE_STORE, prefix).await
     }
 
-    /// Keeps a submission until the server acknowledges it; resolves once it is on disk.
-    pub async fn outbox_put(&self, pending: &Pending) -> Result<(), StoreError> {
-        let json =
-            serde_json::to_string(pending).map_err(|e| StoreError::Unavailable(e.to_string()))?;
-        self.put_text(OUTBOX_STORE, &pending.key, &json).await
-    }
-
-    /// Every submission still waiting for its acknowledgement.
-    pub async fn outbox(&self) -> Result<Vec<Pending>, StoreError> {
-        Ok(self
-            .texts_with_prefix(OUTBOX_STORE, "")
-            .await?
-            .into_iter()
-            .filter_map(|(_, json)| serde_json::from_str(&json).ok())
-            .collect())
-    }
-
-    /// Forgets an acknowledged submission.
-    pub async fn outbox_delete(&self, key: &str) -> Result<(), StoreError> {
-        let tx = self
-            .db
-            .transaction_with_str_and_mode(OUTBOX_STORE, web_sys::IdbTransactionMode::Readwrite)
-            .map_err(unavailable)?;
-        let store = tx.object_store(OUTBOX_STORE).map_err(unavailable)?;
-        store.delete(&JsValue::from_str(key)).map_err(unavailable)?;
-        committed(&tx).await
-    }
-
-    async fn put_text(&self, store_name: &str, key: &str, text: &str) -> Result<(), StoreError> {
+    pub(super) async fn put_text(
+        &self,
+        store_name: &str,
+        key: &str,
+        text: &str,
+    ) -> Result<(), StoreError> {
         let tx = self
             .db
             .transaction_with_str_and_mode(store_name, web_sys::IdbTransactionMode::Readwrite)
@@ -206,7 +182,7 @@ impl IdbStore {
         committed(&tx).await
     }
 
-    async fn texts_with_prefix(
+    pub(super) async fn texts_with_prefix(
         &self,
         store_name: &str,
         prefix: &str,

@@ -4,9 +4,42 @@
 //! again on the next visit ([`resend_pending`]).
 
 use gloo_timers::future::TimeoutFuture;
+use wasm_bindgen::JsValue;
 
-use super::idb::IdbStore;
+use super::idb::{IdbStore, OUTBOX_STORE, committed, unavailable};
 use crate::game::outbox::{Pending, RetryPolicy};
+use crate::game::store::StoreError;
+
+/// The outbox store: submissions the server has not acknowledged, as JSON of [`Pending`].
+impl IdbStore {
+    /// Keeps a submission until the server acknowledges it; resolves once it is on disk.
+    pub async fn outbox_put(&self, pending: &Pending) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(pending).map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        self.put_text(OUTBOX_STORE, &pending.key, &json).await
+    }
+
+    /// Every submission still waiting for its acknowledgement.
+    pub async fn outbox(&self) -> Result<Vec<Pending>, StoreError> {
+        Ok(self
+            .texts_with_prefix(OUTBOX_STORE, "")
+            .await?
+            .into_iter()
+            .filter_map(|(_, json)| serde_json::from_str(&json).ok())
+            .collect())
+    }
+
+    /// Forgets an acknowledged submission.
+    pub async fn outbox_delete(&self, key: &str) -> Result<(), StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(OUTBOX_STORE, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(unavailable)?;
+        let store = tx.object_store(OUTBOX_STORE).map_err(unavailable)?;
+        store.delete(&JsValue::from_str(key)).map_err(unavailable)?;
+        committed(&tx).await
+    }
+}
 
 /// How long a participant waits on the completion screen before being offered the download and
 /// a retry (the submission stays queued either way).
