@@ -261,6 +261,24 @@ test("study: a failing server gets the results by retries, an unreachable one la
       await page.waitForTimeout(1500);
       assert.equal(sentBy("P-later").length, 1);
       assert.equal(served.submit.duplicates, 0, "nothing re-sent after an acknowledgement");
+
+      // A browser that cannot keep the submission (the outbox refuses writes) says so plainly,
+      // and "Try sending again" still has it to send.
+      await page.context().addInitScript(() => {
+        const put = IDBObjectStore.prototype.put;
+        IDBObjectStore.prototype.put = function (...args) {
+          if (this.name === "outbox") throw new DOMException("injected", "QuotaExceededError");
+          return put.apply(this, args);
+        };
+      });
+      served.submit.failNext = 1_000_000;
+      await play(page, "P-nokeep");
+      await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
+      assert.match(await page.getByTestId("redirect-status").innerText(), /cannot keep them for later.*download them/);
+      served.submit.failNext = 0;
+      await page.getByTestId("submit-retry").click();
+      await page.waitForURL(/done-retry\.html/, { timeout: TIMEOUT });
+      assert.equal(sentBy("P-nokeep").length, 1);
     });
   } finally {
     served.submit.failNext = 0;

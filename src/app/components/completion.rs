@@ -2,13 +2,15 @@
 
 use leptos::prelude::*;
 
+use crate::game::outbox::Pending;
+
 /// How a finished study's results are doing, for the completion screen.
 #[derive(Clone, Copy)]
 pub struct SubmitStatus {
     pub text: RwSignal<String>,
-    /// Set while the server has not acknowledged the results: the kept submission's key and
-    /// where the study goes next, for "Try again".
-    pub unconfirmed: RwSignal<Option<(String, Option<String>)>>,
+    /// Set while the server has not acknowledged the results: the submission (also kept in
+    /// IndexedDB when it can be) and where the study goes next, for "Try sending again".
+    pub unconfirmed: RwSignal<Option<(Pending, Option<String>)>>,
 }
 
 impl SubmitStatus {
@@ -38,8 +40,10 @@ pub fn CompletionScreen(
     done_text: &'static str,
 ) -> impl IntoView {
     let retry = move |_| {
-        if let Some((key, redirect)) = status.unconfirmed.get_untracked() {
-            leptos::task::spawn_local(send_kept(status, key, redirect));
+        if let Some((pending, redirect)) = status.unconfirmed.get_untracked() {
+            status.unconfirmed.set(None);
+            // Sent again as it is: a copy the server already has is acknowledged, not stored.
+            leptos::task::spawn_local(send(status, pending, redirect));
         }
     };
     view! {
@@ -94,7 +98,7 @@ pub async fn leave_study(
             ));
         }
     };
-    let pending = crate::game::outbox::Pending {
+    let pending = Pending {
         key,
         url,
         body,
@@ -103,23 +107,9 @@ pub async fn leave_study(
     send(status, pending, redirect).await;
 }
 
-/// Sends a kept submission again ("Try sending again").
-async fn send_kept(status: SubmitStatus, key: String, redirect: Option<String>) {
-    status.unconfirmed.set(None);
-    match crate::app::web::outbox::kept(&key).await {
-        Some(pending) => send(status, pending, redirect).await,
-        // Not kept any more: an earlier try was acknowledged.
-        None => go(status, redirect),
-    }
-}
-
-async fn send(
-    status: SubmitStatus,
-    pending: crate::game::outbox::Pending,
-    redirect: Option<String>,
-) {
+async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) {
     use crate::app::web::outbox::{WAIT_ON_COMPLETION_MS, deliver};
-    let key = pending.key.clone();
+    let kept = pending.clone();
     let on_attempt = move |attempt: u32| {
         status.text.set(if attempt == 0 {
             "Sending your responses…".into()
@@ -135,8 +125,15 @@ async fn send(
             go(status, redirect);
         }
         Err(e) => {
-            status.text.set(format!("The study's server has not confirmed your responses yet ({e}). They are kept in this browser and sent again when you come back to this site; you can also download them under “Your data” below."));
-            status.unconfirmed.set(Some((key, redirect)));
+            let keeping = match e.kept {
+                Ok(()) => "They are kept in this browser and sent again when you come back to this site; you can also download them under “Your data” below.".to_string(),
+                Err(why) => format!("This browser cannot keep them for later ({why}): please download them under “Your data” below before you leave."),
+            };
+            status.text.set(format!(
+                "The study's server has not confirmed your responses yet ({}). {keeping}",
+                e.reason
+            ));
+            status.unconfirmed.set(Some((kept, redirect)));
         }
     }
 }

@@ -45,14 +45,22 @@ impl IdbStore {
 /// a retry (the submission stays queued either way).
 pub const WAIT_ON_COMPLETION_MS: f64 = 10_000.0;
 
+/// Why a submission is not acknowledged yet, and whether this browser keeps it for later.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Undelivered {
+    /// The last try's failure.
+    pub reason: String,
+    /// `Err`: IndexedDB could not keep it (private mode, quota…), so only this page has it.
+    pub kept: Result<(), String>,
+}
+
 /// Keeps `pending` in IndexedDB, then sends it until acknowledged or `budget_ms` has passed;
-/// `on_attempt` hears each try (0-based). `Err` says why the last try failed; the submission is
-/// then still kept (unless IndexedDB itself failed, which the error says too).
+/// `on_attempt` hears each try (0-based).
 pub async fn deliver(
     pending: Pending,
     budget_ms: f64,
     on_attempt: impl Fn(u32),
-) -> Result<(), String> {
+) -> Result<(), Undelivered> {
     let store = IdbStore::open().await;
     let mut kept = match &store {
         Ok(store) => store.outbox_put(&pending).await.map_err(|e| e.to_string()),
@@ -77,9 +85,9 @@ pub async fn deliver(
         }
         let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());
         if js_sys::Date::now() - started + wait > budget_ms {
-            return Err(match kept {
-                Ok(()) => e.to_string(),
-                Err(store) => format!("{e}; and this browser could not keep them ({store})"),
+            return Err(Undelivered {
+                reason: e.to_string(),
+                kept,
             });
         }
         TimeoutFuture::new(wait as u32).await;
@@ -94,15 +102,4 @@ pub async fn resend_pending() {
     for pending in store.outbox().await.unwrap_or_default() {
         let _ = deliver(pending, 60_000.0, |_| {}).await;
     }
-}
-
-/// A kept submission by its key (for a retry from the completion screen).
-pub async fn kept(key: &str) -> Option<Pending> {
-    let store = IdbStore::open().await.ok()?;
-    store
-        .outbox()
-        .await
-        .ok()?
-        .into_iter()
-        .find(|p| p.key == key)
 }
