@@ -103,10 +103,16 @@ pub fn submission_key(participant: &str, study_title: &str) -> String {
 
 /// A bundle's JSON with each response's idempotency key added (`idempotency_key`), for servers
 /// that merge submissions per response: participant/passage/position, and /round for the
-/// two-token game's rounds. `None` when the text is not a bundle of such records.
+/// two-token game's rounds. The next-word game's bundles hold `responses`, the next-token
+/// games' `records`. `None` when the text is not a bundle of such records.
 pub fn with_response_keys(bundle_json: &str) -> Option<String> {
     let mut value: serde_json::Value = serde_json::from_str(bundle_json).ok()?;
-    let responses = value.get_mut("responses")?.as_array_mut()?;
+    let list = if value.get("responses").is_some() {
+        "responses"
+    } else {
+        "records"
+    };
+    let responses = value.get_mut(list)?.as_array_mut()?;
     for r in responses.iter_mut() {
         let record = r.as_object_mut()?;
         let text = |name: &str| record.get(name).and_then(|v| v.as_str());
@@ -165,8 +171,7 @@ mod tests {
             serde_json::from_str(&with_response_keys(bundle).unwrap()).unwrap();
         assert_eq!(keyed["responses"][0]["idempotency_key"], "P1/storm/2");
         assert_eq!(keyed["manifest"]["participant"], "P1");
-        let rounds =
-            r#"{"responses": [{"participant": "P1", "passage": "s", "position": 7, "round": 1}]}"#;
+        let rounds = r#"{"game": "two_token", "records": [{"participant": "P1", "passage": "s", "position": 7, "round": 1}]}"#;
         assert!(with_response_keys(rounds).unwrap().contains("\"P1/s/7/1\""));
         assert_eq!(with_response_keys("[]"), None);
         assert_eq!(with_response_keys("{\"responses\": [{}]}"), None);

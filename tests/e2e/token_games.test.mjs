@@ -131,6 +131,7 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
     completion_code: "TOK123",
     redirect_url: `${served.base}/done-tokens.html?cc=TOK123`,
     submit_url: "/submit",
+    send_each_response: true,
   };
   const file = join(DIST, "study-tokens.json");
   const done = join(DIST, "done-tokens.html");
@@ -162,11 +163,16 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
       if (await button.count()) await button.click();
       await page.waitForURL(/done-tokens\.html\?cc=TOK123/, { timeout: TIMEOUT });
     });
-    const sent = served.submissions.filter((b) => b.manifest?.participant === "T-1");
+    const mine = served.submissions.filter((b) => b.manifest?.participant === "T-1");
+    const sent = mine.filter((b) => b.key === "T-1/Token study/complete");
     assert.equal(sent.length, 1);
     assert.equal(sent[0].game, "two_token");
     const records = sent[0].records;
     assert.equal(records.length, 4);
+    // Each round also went out as it was saved, under its own key, as in the final bundle.
+    const each = mine.filter((b) => b !== sent[0]);
+    assert.deepEqual(each.map((b) => b.key).sort(), records.map((r) => r.idempotency_key).sort());
+    assert.ok(records.every((r) => r.idempotency_key === `T-1/tok/${r.position}/${r.round}`));
     assert.equal(new Set(records.map((r) => r.position)).size, 2, "two positions");
     assert.deepEqual(records.map((r) => r.round).sort(), [0, 0, 1, 1]);
     assert.ok(records.every((r) => r.passage === "tok" && !r.practice && r.p_true > 0 && r.p_true < 1));

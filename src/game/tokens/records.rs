@@ -71,6 +71,18 @@ impl TokenRecords {
     }
 }
 
+impl From<Top1Record> for TokenRecords {
+    fn from(record: Top1Record) -> Self {
+        TokenRecords::Top1(vec![record])
+    }
+}
+
+impl From<TwoTokenRecord> for TokenRecords {
+    fn from(record: TwoTokenRecord) -> Self {
+        TokenRecords::TwoToken(vec![record])
+    }
+}
+
 /// A JSON export of a next-token game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TokenBundle {

@@ -69,8 +69,12 @@ impl TokenGame {
         })
     }
 
-    /// Saves one record; the caller shows the next round only after this succeeds.
-    pub async fn save<T: serde::Serialize>(self, slot: &Slot, record: &T) -> Result<(), String> {
+    /// Saves one record; the caller shows the next round only after this succeeds. With the
+    /// study's `send_each_response`, it is then also POSTed (a bundle of one) in the background.
+    pub async fn save<T>(self, slot: &Slot, record: &T) -> Result<(), String>
+    where
+        T: serde::Serialize + Clone + Into<TokenRecords>,
+    {
         let key = record_key(
             &self.participant.get_value(),
             self.game,
@@ -83,6 +87,37 @@ impl TokenGame {
         store
             .save_token_record(&key, &json)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        self.send_each(slot, record.clone().into());
+        Ok(())
+    }
+
+    fn send_each(self, slot: &Slot, one: TokenRecords) {
+        let Some(url) = self
+            .study
+            .with_value(|s| s.submit_url.clone().filter(|_| s.send_each_response))
+        else {
+            return;
+        };
+        let Ok(body) = one.to_bundle(&self.manifest()) else {
+            return;
+        };
+        let mut key = crate::game::outbox::response_key(
+            &self.participant.get_value(),
+            &slot.passage,
+            slot.position,
+        );
+        if matches!(one, TokenRecords::TwoToken(_)) {
+            key.push_str(&format!("/{}", slot.round));
+        }
+        let pending = crate::game::outbox::Pending {
+            key,
+            url,
+            body: crate::game::outbox::with_response_keys(&body).unwrap_or(body),
+            attempts: 0,
+        };
+        leptos::task::spawn_local(async move {
+            let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
+        });
     }
 }
