@@ -163,6 +163,14 @@ fn a_participant_beside_the_system_and_the_oracle() {
     assert_eq!(p3.scores.len(), 2, "M has no samples on the storm passage");
     assert_eq!(p3.scores[0].rank, 3);
     assert_eq!(p3.scores[0].system_prob, None);
+    let Plot::Histogram { marks, .. } = &p3.histogram.plot else {
+        panic!()
+    };
+    assert_eq!(
+        marks.len(),
+        1,
+        "only p3 is marked, not the oracle in M's place: {marks:?}"
+    );
     // The histogram: two participants in the lowest bin, two at 0.5; p1 and M marked.
     let Plot::Histogram { bins, marks, .. } = &r.histogram.plot else {
         panic!()

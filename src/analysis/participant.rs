@@ -190,6 +190,16 @@ pub fn report(
     participant: &str,
     system: &str,
 ) -> Result<ParticipantReport, ParticipantError> {
+    report_among(data, participant, system, &accuracies(data))
+}
+
+/// [`report`] with every participant's accuracy already computed (`everyone`).
+fn report_among(
+    data: &Dataset,
+    participant: &str,
+    system: &str,
+    everyone: &[(String, usize, f64)],
+) -> Result<ParticipantReport, ParticipantError> {
     if data.participants.is_empty() {
         return Err(ParticipantError::NoParticipants);
     }
@@ -207,40 +217,37 @@ pub fn report(
     if contexts.is_empty() {
         return Err(ParticipantError::NothingToCompare(participant.to_string()));
     }
-    let everyone = accuracies(data);
-    let mut scores = vec![score(participant, &contexts, |c| {
-        answers.get(&c.key).cloned()
-    })];
-    let model = score(system, &contexts, |c| {
+    let own = score(participant, &contexts, |c| answers.get(&c.key).cloned());
+    let model = Some(score(system, &contexts, |c| {
         c.system().map(|d| d.mode().0.to_string())
-    });
-    if model.contexts > 0 {
-        scores.push(model);
-    }
-    scores.push(score("Oracle (others' majority)", &contexts, |c| {
+    }))
+    .filter(|m| m.contexts > 0);
+    let oracle = score("Oracle (others' majority)", &contexts, |c| {
         Some(c.others.mode().0.to_string())
-    }));
-    for s in &mut scores {
-        s.rank = rank(s.top1_accuracy, &everyone);
-    }
-    let marks: Vec<(String, f64)> = scores
-        .iter()
-        .take(2)
+    });
+    // The histogram marks the participant and the system (when it has samples here).
+    let marks: Vec<(String, f64)> = std::iter::once(&own)
+        .chain(&model)
         .map(|s| (s.name.clone(), s.top1_accuracy))
         .collect();
+    let mut scores: Vec<Score> = std::iter::once(own).chain(model).chain([oracle]).collect();
+    for s in &mut scores {
+        s.rank = rank(s.top1_accuracy, everyone);
+    }
     Ok(ParticipantReport {
         participant: participant.to_string(),
         system: system.to_string(),
         participants: everyone.len(),
-        histogram: participant_histogram(&everyone, &marks),
+        histogram: participant_histogram(everyone, &marks),
         scores,
     })
 }
 
 /// Every participant's scores against `system` (for `clozelab figures`' participants.csv).
 pub fn every_participant(data: &Dataset, system: &str) -> Vec<ParticipantReport> {
+    let everyone = accuracies(data);
     data.participants
         .keys()
-        .filter_map(|id| report(data, id, system).ok())
+        .filter_map(|id| report_among(data, id, system, &everyone).ok())
         .collect()
 }
