@@ -12,9 +12,9 @@ use gloo_worker::{Spawnable, WorkerBridge};
 use crate::app::worker::InferenceWorker;
 use crate::runtime::protocol::{FromWorker, Reply, Request, ToWorker};
 
-/// Where Trunk puts the worker's loader (a fixed name: workers are not content-hashed).
-/// Absolute, so that it resolves the same from every route.
-const WORKER_LOADER: &str = "/worker_loader.js";
+/// Where Trunk puts the worker's loader (a fixed name: workers are not content-hashed), from
+/// the app's root, so that it resolves the same from every route (and inside JATOS).
+const WORKER_LOADER: &str = "worker_loader.js";
 
 type OnProgress = Box<dyn Fn(&Reply)>;
 
@@ -89,7 +89,10 @@ impl InferenceClient {
                 }
             })
             .with_loader(true)
-            .spawn(WORKER_LOADER);
+            .spawn(&format!(
+                "{}{WORKER_LOADER}",
+                crate::app::web::jatos::app_root()
+            ));
         Self {
             bridge: Rc::new(bridge),
             next_id: Rc::new(Cell::new(1)),

@@ -44,7 +44,8 @@ pub fn mount() {
 #[component]
 fn App() -> impl IntoView {
     // A participant in a study sees the study only; everyone else gets the full lab.
-    let in_study = web::query_param("study").is_some();
+    let in_jatos = web::jatos::run().is_some();
+    let in_study = in_jatos || web::query_param("study").is_some();
     let runtime = provide_runtime_context(in_study);
     if !in_study {
         leptos::task::spawn_local(components::model_loader::load_initial_model(runtime));
@@ -56,7 +57,12 @@ fn App() -> impl IntoView {
         <Router>
             <Header in_study/>
             <main>
-                <Routes fallback=|| view! { <p>"There is no such page. " <a href="/">"Back to the passages"</a></p> }>
+                // In JATOS the page sits at …/publix/<run>/<component>/index.html: the study.
+                <Routes fallback=move || if in_jatos {
+                    view! { <PlayHome/> }.into_any()
+                } else {
+                    view! { <p>"There is no such page. " <a href="/">"Back to the passages"</a></p> }.into_any()
+                }>
                     <Route path=path!("/") view=PlayHome/>
                     <Route path=path!("/play/:passage") view=PlayPassage/>
                     <Route path=path!("/tokens/:game/:passage") view=TokenGamePage/>

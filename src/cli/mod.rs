@@ -4,6 +4,7 @@ pub mod args;
 pub mod bench;
 pub mod error;
 pub mod figures;
+pub mod jatos;
 pub mod tokens;
 
 pub use args::Args;
@@ -27,6 +28,7 @@ USAGE:
                     [--backend cpu|wgpu] [--json]
   clozelab perplexity --model DIR --answers FILE [--opponent DIR] [--players] [--json]
   clozelab top1 --model DIR --answers FILE [--json]
+  clozelab jatos-package --study study.json [--dist dist] --out study.jzip
   clozelab perplexity-sim --model DIR [--text FILE] [--positions N] [--player-temperature T]
                           [--generator-temperature T] [--truth text|generator]
                           [--rounds 1,4,10,40] [--repetitions R]
@@ -76,6 +78,7 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "perplexity" => tokens::perplexity(&Args::parse(&raw[1..])?),
         "top1" => tokens::top1(&Args::parse(&raw[1..])?),
         "perplexity-sim" => tokens::perplexity_sim(&Args::parse(&raw[1..])?),
+        "jatos-package" => jatos::jatos_package(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),
             Some("words") => crate::cli::bench::words(&Args::parse(&raw[2..])?),

@@ -4,6 +4,7 @@
 pub mod export;
 pub mod humans;
 pub mod imports;
+pub mod jatos;
 pub mod outbox;
 pub mod passages;
 pub mod score;

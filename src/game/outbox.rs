@@ -84,6 +84,11 @@ pub struct Pending {
     pub body: String,
     /// Failed attempts so far (across visits).
     pub attempts: u32,
+    /// `true`: the body replaces what the server holds under this key (JATOS's result data,
+    /// sent with `PUT`), so a newer submission under the same key supersedes an older one that
+    /// is still waiting; `false`: a `POST` the server merges by key.
+    #[serde(default)]
+    pub replace: bool,
 }
 
 /// The idempotency key of one response (the one [`with_response_keys`] writes into bundles).

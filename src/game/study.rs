@@ -101,6 +101,10 @@ pub struct StudyConfig {
     /// server; default the app's GPT-2, `models/gpt2/`). The two-token game samples from it.
     #[serde(default)]
     pub model: Option<String>,
+    /// Set when the study runs inside JATOS (never read from the config file): results go to
+    /// JATOS, the participant id and Prolific's ids come from JATOS's study link.
+    #[serde(skip)]
+    pub jatos: Option<super::jatos::JatosRun>,
 }
 
 /// The game a study runs.
@@ -183,6 +187,7 @@ impl StudyConfig {
             rounds_per_position: None,
             seed: 0,
             model: None,
+            jatos: None,
         }
     }
 
@@ -231,13 +236,62 @@ impl StudyConfig {
         Ok((pool, practice))
     }
 
-    /// The participant id: the configured URL parameter, else `PROLIFIC_PID`, else `fallback`
-    /// (a generated id the caller keeps across reloads).
+    /// This study run inside JATOS: every answer is sent as it is saved, to JATOS's result data
+    /// (each send replacing the last), and the end goes through JATOS, which redirects on to
+    /// the study's end redirect URL (where `jatos-package` put `redirect_url`).
+    pub fn in_jatos(mut self, run: super::jatos::JatosRun) -> Self {
+        self.submit_url = Some(run.result_data_url());
+        self.send_each_response = true;
+        self.redirect_url = Some(run.end_url());
+        self.jatos = Some(run);
+        self
+    }
+
+    /// A submission of `bundle` (an export bundle's JSON, each response then given its own key)
+    /// to the study's server under `key` — in JATOS under the run's one key, replacing what was
+    /// sent before; `None` when the study sends results nowhere.
+    pub fn submission(&self, key: String, bundle: String) -> Option<super::outbox::Pending> {
+        let url = self.submit_url.clone()?;
+        Some(super::outbox::Pending {
+            key: self
+                .jatos
+                .as_ref()
+                .map_or(key, super::jatos::JatosRun::result_key),
+            url,
+            body: super::outbox::with_response_keys(&bundle).unwrap_or(bundle),
+            attempts: 0,
+            replace: self.jatos.is_some(),
+        })
+    }
+
+    /// Whether each send carries every response so far, replacing the last (JATOS), rather
+    /// than only the new one.
+    pub fn sends_everything_each_time(&self) -> bool {
+        self.jatos.is_some()
+    }
+
+    /// The page's URL parameters, with those of JATOS's study link over them in JATOS.
+    fn parameters(&self, page: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        let mut all = page.clone();
+        if let Some(run) = &self.jatos {
+            all.extend(run.url_parameters.clone());
+        }
+        all
+    }
+
+    /// The participant id: the configured URL parameter, else `PROLIFIC_PID`, else (in JATOS)
+    /// JATOS's worker id, else `fallback` (a generated id the caller keeps across reloads).
     pub fn participant_id(
         &self,
         params: &BTreeMap<String, String>,
         fallback: &str,
     ) -> Result<String, StudyError> {
+        let params = &self.parameters(params);
+        let fallback = self
+            .jatos
+            .as_ref()
+            .and_then(super::jatos::JatosRun::worker_participant_id)
+            .unwrap_or_else(|| fallback.to_string());
         let names = [
             self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
             "PROLIFIC_PID",
@@ -247,7 +301,7 @@ impl StudyConfig {
             .iter()
             .find_map(|n| params.get(*n))
             .map(|s| s.trim().to_string())
-            .unwrap_or_else(|| fallback.to_string());
+            .unwrap_or(fallback);
         if id.is_empty() || id.chars().count() > MAX_ID_LEN || id.chars().any(char::is_control) {
             return Err(StudyError::ParticipantId);
         }
@@ -261,6 +315,7 @@ impl StudyConfig {
         params: &BTreeMap<String, String>,
     ) -> Result<Plan, StudyError> {
         let (mut pool, practice) = self.pool()?;
+        let params = &self.parameters(params);
         let order_seed = stable_hash(participant);
         if self.order == Order::Random {
             let mut rng = SplitMix64::new(order_seed);

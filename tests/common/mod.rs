@@ -7,8 +7,12 @@ use std::sync::OnceLock;
 /// Absolute tolerance for log-probabilities against Hugging Face (the contract).
 pub const LOGPROB_TOLERANCE: f32 = 1e-4;
 
+/// The checkout under test, read when the test runs (cargo sets it), not when it was built: a
+/// shared target dir can hold test binaries built from another checkout.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// `../shared` beside the repository, when present. With CLOZELAB_REQUIRE_SHARED=1 (the test

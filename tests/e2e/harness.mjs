@@ -114,3 +114,20 @@ export async function withPage(name, { webgpu = false, viewport } = {}, body) {
     await browser.close();
   }
 }
+
+/** Answers the two-token round on screen (80 %) and waits until `answered` rounds are counted. */
+export async function answerTwoToken(page, timeout, answered) {
+  const round = page.getByTestId("two-token-round");
+  await round.waitFor({ timeout: timeout });
+  const key = `${await round.getAttribute("data-position")}/${await round.getAttribute("data-round")}`;
+  const button = page.locator("[data-testid=p-button][data-percent='80']");
+  await Promise.race([
+    button.waitFor({ timeout: timeout }),
+    page.waitForFunction((k) => {
+      const r = document.querySelector("[data-testid=two-token-round]");
+      return !r || `${r.dataset.position}/${r.dataset.round}` !== k;
+    }, key, { timeout: timeout }),
+  ]);
+  if (await button.count()) await button.click();
+  await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: timeout });
+}

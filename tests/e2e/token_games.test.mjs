@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DIST, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, answerTwoToken, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 
@@ -100,22 +100,6 @@ test("two-token game: answer, feedback, live perplexity, reload resumes, export"
   }));
 
 /** Answers the two-token round on screen (80 %, or nothing when it answered itself). */
-async function answerTwoToken(page, answered) {
-  const round = page.getByTestId("two-token-round");
-  await round.waitFor({ timeout: TIMEOUT });
-  const key = `${await round.getAttribute("data-position")}/${await round.getAttribute("data-round")}`;
-  const button = page.locator("[data-testid=p-button][data-percent='80']");
-  await Promise.race([
-    button.waitFor({ timeout: TIMEOUT }),
-    page.waitForFunction((k) => {
-      const r = document.querySelector("[data-testid=two-token-round]");
-      return !r || `${r.dataset.position}/${r.dataset.round}` !== k;
-    }, key, { timeout: TIMEOUT }),
-  ]);
-  if (await button.count()) await button.click();
-  await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: TIMEOUT });
-}
-
 test("two-token study: consent, the study's model, positions and rounds, reload resumes, submit, redirect", { timeout: 4 * TIMEOUT }, async () => {
   const study = {
     title: "Token study",
@@ -144,18 +128,18 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
       await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
       assert.equal(await page.getByTestId("model-badge").count(), 0, "participants see the study only");
       await page.getByTestId("consent-accept").click();
-      await answerTwoToken(page, 1);
+      await answerTwoToken(page, TIMEOUT, 1);
       assert.match(await page.getByTestId("token-progress").innerText(), /^1 of 4 rounds answered/);
       assert.equal(await page.getByTestId("gpt2-top").count(), 0, "no GPT-2 top list for participants");
       assert.equal(await page.getByTestId("perplexity-results").count(), 0);
       await screenshot(page, "token-study.png");
-      await answerTwoToken(page, 2);
+      await answerTwoToken(page, TIMEOUT, 2);
       // A reload resumes at the third round, without the consent screen.
       await page.reload();
       await page.getByTestId("two-token-round").waitFor({ timeout: TIMEOUT });
       assert.equal(await page.getByTestId("consent").count(), 0);
       assert.match(await page.getByTestId("token-progress").innerText(), /^2 of 4/);
-      await answerTwoToken(page, 3);
+      await answerTwoToken(page, TIMEOUT, 3);
       const round = page.getByTestId("two-token-round");
       await round.waitFor({ timeout: TIMEOUT });
       const button = page.locator("[data-testid=p-button][data-percent='80']");

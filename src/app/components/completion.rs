@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::game::outbox::Pending;
+use crate::game::study::StudyConfig;
 
 /// How a finished study's results are doing, for the completion screen.
 #[derive(Clone, Copy)]
@@ -72,39 +73,35 @@ pub fn capitalised(text: &str) -> String {
 }
 
 /// What a finished study does, for every game: once every response is confirmed in storage
-/// (`confirmed`), sends `body` to the study's submit path (if any) under the idempotency key
-/// `key` — kept in this browser until the server acknowledges it — then redirects (if asked).
-/// Each step's outcome shows in `status`; nothing is sent or left before the one before it
-/// succeeded.
+/// (`confirmed`), sends `body` to the study's server (if any: its submit path, or JATOS) under
+/// the idempotency key `key` — kept in this browser until the server acknowledges it — then
+/// redirects (if asked; in JATOS through JATOS's end, which redirects on). Each step's outcome
+/// shows in `status`; nothing is sent or left before the one before it succeeded.
 pub async fn leave_study(
     status: SubmitStatus,
     confirmed: Result<(), String>,
     body: impl FnOnce() -> Result<String, String>,
-    submit_path: Option<String>,
-    redirect: Option<String>,
+    study: &StudyConfig,
     key: String,
 ) {
     if let Err(e) = confirmed {
         return status.text.set(e);
     }
-    let Some(url) = submit_path else {
+    let redirect = study.redirect_url.clone();
+    if study.submit_url.is_none() {
         return go(status, redirect);
-    };
-    let body = match body() {
-        Ok(body) => crate::game::outbox::with_response_keys(&body).unwrap_or(body),
+    }
+    let pending = match body() {
+        Ok(body) => study.submission(key, body),
         Err(e) => {
             return status.text.set(format!(
                 "Your responses could not be prepared ({e}): download them below."
             ));
         }
     };
-    let pending = Pending {
-        key,
-        url,
-        body,
-        attempts: 0,
-    };
-    send(status, pending, redirect).await;
+    if let Some(pending) = pending {
+        send(status, pending, redirect).await;
+    }
 }
 
 async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) {

@@ -157,3 +157,14 @@ pub async fn post_json(url: &str, body: &str, idempotency_key: &str) -> Result<(
     let response = request.send().await.map_err(|e| network(url, e))?;
     checked(url, response).map(|_| ())
 }
+
+/// PUTs a text body to `url` (how JATOS takes a component's result data: `text/plain`, the
+/// whole of it, replacing what it held); `Err` unless the server answers 2xx.
+pub async fn put_text(url: &str, body: &str) -> Result<(), WebError> {
+    let request = Request::put(url)
+        .header("content-type", "text/plain; charset=UTF-8")
+        .body(body)
+        .map_err(|e| network(url, e))?;
+    let response = request.send().await.map_err(|e| network(url, e))?;
+    checked(url, response).map(|_| ())
+}

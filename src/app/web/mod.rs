@@ -5,6 +5,7 @@ pub mod error;
 pub mod fetch;
 pub mod files;
 pub mod idb;
+pub mod jatos;
 pub mod outbox;
 
 pub use error::WebError;

@@ -1,11 +1,16 @@
 //! Sending a study's results until the server acknowledges them: each submission is kept in
-//! IndexedDB first, POSTed with its idempotency key, retried with backoff
-//! ([`RetryPolicy`]), and forgotten only on a 2xx answer. What a closed tab left unsent is sent
-//! again on the next visit ([`resend_pending`]).
+//! IndexedDB first, POSTed with its idempotency key (for JATOS: PUT, replacing the last),
+//! retried with backoff ([`RetryPolicy`]), and forgotten only on a 2xx answer. What a closed
+//! tab left unsent is sent again on the next visit ([`resend_pending`]).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::JsValue;
 
+use super::WebError;
 use super::idb::{IdbStore, OUTBOX_STORE, committed, unavailable};
 use crate::game::outbox::{Pending, RetryPolicy};
 use crate::game::store::StoreError;
@@ -54,15 +59,61 @@ pub struct Undelivered {
     pub kept: Result<(), String>,
 }
 
+thread_local! {
+    /// For replacing submissions (JATOS): how many each key has been given in this page, so that
+    /// an older copy still waiting gives way to the newer one, which holds all of it.
+    static GENERATIONS: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
+    /// One replacing send at a time: two in flight could land out of order, the older last.
+    static REPLACING: Rc<futures::lock::Mutex<()>> = Rc::new(futures::lock::Mutex::new(()));
+}
+
+/// A new generation of `key` (the newest submission under it).
+fn next_generation(key: &str) -> u64 {
+    GENERATIONS.with(|g| {
+        let mut g = g.borrow_mut();
+        let n = g.entry(key.to_string()).or_insert(0);
+        *n += 1;
+        *n
+    })
+}
+
+fn superseded(pending: &Pending, generation: u64) -> bool {
+    pending.replace
+        && GENERATIONS.with(|g| {
+            g.borrow()
+                .get(&pending.key)
+                .is_some_and(|&n| n != generation)
+        })
+}
+
+async fn send_once(pending: &Pending, generation: u64) -> Result<bool, WebError> {
+    if !pending.replace {
+        return super::fetch::post_json(&pending.url, &pending.body, &pending.key)
+            .await
+            .map(|()| true);
+    }
+    let lock = REPLACING.with(Rc::clone);
+    let _turn = lock.lock().await;
+    if superseded(pending, generation) {
+        return Ok(false);
+    }
+    super::fetch::put_text(&pending.url, &pending.body)
+        .await
+        .map(|()| true)
+}
+
 /// Keeps `pending` in IndexedDB, then sends it until acknowledged or `budget_ms` has passed;
-/// `on_attempt` hears each try (0-based).
+/// `on_attempt` hears each try (0-based). A replacing submission (JATOS) that a newer one under
+/// the same key supersedes stops and counts as delivered: the newer one carries it.
 pub async fn deliver(
     pending: Pending,
     budget_ms: f64,
     on_attempt: impl Fn(u32),
 ) -> Result<(), Undelivered> {
+    let generation = next_generation(&pending.key);
     let store = IdbStore::open().await;
     let mut kept = match &store {
+        Ok(_) if superseded(&pending, generation) => return Ok(()),
         Ok(store) => store.outbox_put(&pending).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
@@ -70,17 +121,27 @@ pub async fn deliver(
     let started = js_sys::Date::now();
     let mut pending = pending;
     loop {
-        on_attempt(pending.attempts);
-        let sent = super::fetch::post_json(&pending.url, &pending.body, &pending.key).await;
-        let Err(e) = sent else {
-            if let Ok(store) = &store {
-                // Acknowledged: a leftover copy would only be re-sent and deduplicated.
-                let _ = store.outbox_delete(&pending.key).await;
-            }
+        if superseded(&pending, generation) {
             return Ok(());
+        }
+        on_attempt(pending.attempts);
+        let e = match send_once(&pending, generation).await {
+            Ok(sent) => {
+                if let Ok(store) = &store
+                    && sent
+                    && !superseded(&pending, generation)
+                {
+                    // Acknowledged: a leftover copy would only be re-sent and deduplicated.
+                    let _ = store.outbox_delete(&pending.key).await;
+                }
+                return Ok(());
+            }
+            Err(e) => e,
         };
         pending.attempts += 1;
-        if let Ok(store) = &store {
+        if let Ok(store) = &store
+            && !superseded(&pending, generation)
+        {
             kept = store.outbox_put(&pending).await.map_err(|e| e.to_string());
         }
         let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());

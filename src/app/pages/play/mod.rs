@@ -22,13 +22,17 @@ use data_panel::DataPanel;
 use passage_list::PassageList;
 use trial::TrialView;
 
-/// "/": a study when the URL (or a picked file) names one, else the passages to choose from.
+/// "/": a study when JATOS runs this page or the URL (or a picked file) names one, else the
+/// passages to choose from.
 #[component]
 pub fn PlayHome() -> impl IntoView {
     let lab = use_lab_data();
-    let study_url = query_param("study");
-    move || match (study_url.clone(), lab.study.get()) {
-        (Some(url), _) => view! { <StudyFromUrl url/> }.into_any(),
+    let source = match crate::app::web::jatos::run() {
+        Some(run) => Some(StudySource::Jatos(run)),
+        None => query_param("study").map(StudySource::Url),
+    };
+    move || match (source.clone(), lab.study.get()) {
+        (Some(source), _) => view! { <StudyFrom source/> }.into_any(),
         (None, Some(config)) => view! { <GameRun config experiment=true/> }.into_any(),
         (None, None) => {
             view! { <PassageList/> <TokenGameChooser/> <DataPanel/> <ImportedTokenResults/> }
@@ -43,18 +47,36 @@ enum StudyLoadError {
     Fetch(crate::app::web::WebError),
     #[error(transparent)]
     Config(crate::game::study::StudyError),
+    #[error("{0}")]
+    Jatos(String),
 }
 
-/// A study config fetched from the app's own origin, then run.
+/// Where a study's config comes from.
+#[derive(Clone, Debug)]
+enum StudySource {
+    /// `?study=URL` on the app's own origin.
+    Url(String),
+    /// The JATOS run this page belongs to.
+    Jatos(crate::game::jatos::JatosRun),
+}
+
+/// A study config fetched from the app's own origin (or JATOS), then run.
 #[component]
-fn StudyFromUrl(url: String) -> impl IntoView {
+fn StudyFrom(source: StudySource) -> impl IntoView {
     let config = LocalResource::new(move || {
-        let url = url.clone();
+        let source = source.clone();
         async move {
-            let text = fetch_text_uncached(&url)
-                .await
-                .map_err(StudyLoadError::Fetch)?;
-            StudyConfig::from_json(&text).map_err(StudyLoadError::Config)
+            match source {
+                StudySource::Url(url) => {
+                    let text = fetch_text_uncached(&url)
+                        .await
+                        .map_err(StudyLoadError::Fetch)?;
+                    StudyConfig::from_json(&text).map_err(StudyLoadError::Config)
+                }
+                StudySource::Jatos(run) => crate::app::web::jatos::study_config(run)
+                    .await
+                    .map_err(StudyLoadError::Jatos),
+            }
         }
     });
     move || {

@@ -92,16 +92,13 @@ impl TokenGame {
         Ok(())
     }
 
+    /// Sends a just-saved round in the background: a bundle of one under its own key, or in
+    /// JATOS every round saved so far (replacing the last send).
     fn send_each(self, slot: &Slot, one: TokenRecords) {
-        let Some(url) = self
-            .study
-            .with_value(|s| s.submit_url.clone().filter(|_| s.send_each_response))
-        else {
+        let study = self.study.get_value();
+        if !study.send_each_response || study.submit_url.is_none() {
             return;
-        };
-        let Ok(body) = one.to_bundle(&self.manifest()) else {
-            return;
-        };
+        }
         let mut key = crate::game::outbox::response_key(
             &self.participant.get_value(),
             &slot.passage,
@@ -110,13 +107,22 @@ impl TokenGame {
         if matches!(one, TokenRecords::TwoToken(_)) {
             key.push_str(&format!("/{}", slot.round));
         }
-        let pending = crate::game::outbox::Pending {
-            key,
-            url,
-            body: crate::game::outbox::with_response_keys(&body).unwrap_or(body),
-            attempts: 0,
-        };
         leptos::task::spawn_local(async move {
+            let records = if study.sends_everything_each_time() {
+                match self.load_saved().await {
+                    Ok(all) => all,
+                    Err(_) => return,
+                }
+            } else {
+                one
+            };
+            let Some(pending) = records
+                .to_bundle(&self.manifest())
+                .ok()
+                .and_then(|body| study.submission(key, body))
+            else {
+                return;
+            };
             let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
         });
     }

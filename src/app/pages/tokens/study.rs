@@ -64,10 +64,8 @@ impl TokenGame {
     /// The end of a study: reads every answer back from storage, and only when each scheduled
     /// round is there sends them (the bundle) and redirects.
     pub async fn finish(self) {
-        let (submit_path, redirect) = self
-            .study
-            .with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
-        if submit_path.is_none() && redirect.is_none() {
+        let study = self.study.get_value();
+        if study.submit_url.is_none() && study.redirect_url.is_none() {
             return;
         }
         let status = self.redirect_status;
@@ -92,10 +90,7 @@ impl TokenGame {
                 .to_bundle(&self.manifest())
                 .map_err(|e| e.to_string())
         };
-        let key = crate::game::outbox::submission_key(
-            &self.participant.get_value(),
-            &self.study.with_value(|s| s.title.clone()),
-        );
-        leave_study(status, confirmed, body, submit_path, redirect, key).await;
+        let key = crate::game::outbox::submission_key(&self.participant.get_value(), &study.title);
+        leave_study(status, confirmed, body, &study, key).await;
     }
 }

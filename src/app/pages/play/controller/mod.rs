@@ -217,8 +217,8 @@ impl GameController {
             .unwrap_or_default();
         match game.submit(&mut target, &raw, timing, &timestamp()).await {
             Ok(r) => {
-                self.send_response(&r.record);
                 self.records.update(|all| all.push(r.record.clone()));
+                self.send_response(&r.record);
                 self.session.set_value(Some(game));
                 self.store.set_value(Some(target));
                 if self.experiment.get_untracked() {

@@ -54,30 +54,28 @@ impl GameController {
         Ok(download_text(&name, kind.mime(), &text)?)
     }
 
-    /// With `send_each_response`, POSTs a just-saved answer (a bundle of one, under the
-    /// response's own idempotency key) in the background; what does not get through stays in
-    /// the outbox for the next visit, and the final bundle holds it anyway.
+    /// With `send_each_response`, sends a just-saved answer in the background: a bundle of
+    /// one under the response's own idempotency key, or in JATOS every answer so far (replacing
+    /// the last send). What does not get through stays in the outbox for the next visit, and
+    /// the final bundle holds it anyway.
     pub(super) fn send_response(self, record: &crate::data::ResponseRecord) {
-        let Some(url) = self
-            .study
-            .with_value(|s| s.submit_url.clone().filter(|_| s.send_each_response))
-        else {
+        let study = self.study.get_value();
+        if !study.send_each_response {
             return;
-        };
-        let Ok(body) =
+        }
+        let rendered = if study.sends_everything_each_time() {
+            self.records
+                .with_untracked(|all| ExportKind::Bundle.render(all, &[], self.manifest().as_ref()))
+        } else {
             ExportKind::Bundle.render(std::slice::from_ref(record), &[], self.manifest().as_ref())
-        else {
-            return;
         };
-        let pending = crate::game::outbox::Pending {
-            key: crate::game::outbox::response_key(
-                &record.participant,
-                &record.passage,
-                record.position,
-            ),
-            body: crate::game::outbox::with_response_keys(&body).unwrap_or(body),
-            url,
-            attempts: 0,
+        let key = crate::game::outbox::response_key(
+            &record.participant,
+            &record.passage,
+            record.position,
+        );
+        let Some(pending) = rendered.ok().and_then(|body| study.submission(key, body)) else {
+            return;
         };
         leptos::task::spawn_local(async move {
             let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
@@ -87,10 +85,8 @@ impl GameController {
     /// Completion: responses are sent (when the study names a submit path) and the participant
     /// redirected only once every response is confirmed in storage (and accepted by the server).
     pub(super) fn finish(self) {
-        let (submit_path, redirect) = self
-            .study
-            .with_value(|s| (s.submit_url.clone(), s.redirect_url.clone()));
-        if submit_path.is_none() && redirect.is_none() {
+        let study = self.study.get_value();
+        if study.submit_url.is_none() && study.redirect_url.is_none() {
             return;
         }
         let (Some(game), Some(target)) = (self.session.get_value(), self.store.get_value()) else {
@@ -115,11 +111,8 @@ impl GameController {
                     .render(&saved, &[], self.manifest().as_ref())
                     .map_err(|e| e.to_string())
             };
-            let key = crate::game::outbox::submission_key(
-                &game.plan().participant,
-                &self.study.with_value(|s| s.title.clone()),
-            );
-            leave_study(status, confirmed, body, submit_path, redirect, key).await;
+            let key = crate::game::outbox::submission_key(&game.plan().participant, &study.title);
+            leave_study(status, confirmed, body, &study, key).await;
         });
     }
 }

@@ -1,0 +1,138 @@
+// clozelab inside JATOS: `clozelab jatos-package` builds the archive, the JATOS stand-in
+// (jatos_fake.mjs, written from JATOS's source: no registry ships JATOS) imports it with
+// JATOS's checks, and a Prolific participant plays the study through JATOS's study link — each
+// answer lands in JATOS's result data as it is saved, a reload resumes, failed and
+// unacknowledged sends are retried without duplicating anything, and JATOS's end call marks the
+// run finished and redirects to Prolific.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { DIST, ROOT, answerTwoToken, screenshot, withPage } from "./harness.mjs";
+import { startJatos } from "./jatos_fake.mjs";
+
+const TIMEOUT = 240_000;
+const WORDS = ["two", "three", "four", "five"];
+
+function jatosPackage(study) {
+  return mkdtemp(join(tmpdir(), "clozelab-jatos-")).then(async (dir) => {
+    const studyFile = join(dir, "study.json");
+    await writeFile(studyFile, JSON.stringify(study));
+    const out = join(dir, "study.jzip");
+    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    execFileSync(bin, ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+    return out;
+  });
+}
+
+const positions = (data) => data ? JSON.parse(data).responses.map((r) => r.position) : [];
+
+async function until(what, check, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+test("JATOS: the package imports, a Prolific participant's every answer reaches JATOS once, the end call redirects to Prolific", { timeout: 2 * TIMEOUT }, async () => {
+  const jatos = await startJatos();
+  const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DEJ`;
+  const study = {
+    title: "Cloze in JATOS",
+    texts: [{ id: "short", title: "Short", text: "One two three four five" }],
+    passages: ["short"],
+    consent: "I agree to take part.",
+    completion_code: "C0DEJ",
+    redirect_url: PROLIFIC,
+  };
+  try {
+    await jatos.importStudy(await jatosPackage(study));
+    assert.equal(jatos.study.endRedirectUrl, PROLIFIC);
+    await withPage("jatos-study", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PJ1&STUDY_ID=S9&SESSION_ID=X9`);
+      await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+      assert.match(page.url(), /\/publix\/[0-9a-f-]+\/[0-9a-f-]+\/index\.html$/);
+      const [run] = jatos.runs.values();
+      await page.getByTestId("consent-accept").click();
+      const guess = async (word, position) => {
+        const input = page.getByTestId("guess");
+        await input.waitFor({ timeout: TIMEOUT });
+        await input.fill(word);
+        await input.press("Enter");
+        await page.waitForFunction((p) => {
+          const c = document.querySelector("[data-testid=passage-context]");
+          return document.querySelector("[data-testid=complete]") || (c && Number(c.dataset.position) > p);
+        }, position, { timeout: TIMEOUT });
+      };
+      // Each answer is in JATOS's result data as soon as it is saved.
+      await guess(WORDS[0], 2);
+      await until("the first answer in JATOS", () => positions(run.resultData).length === 1);
+      await screenshot(page, "jatos-study.png");
+      // Two sends fail and one acknowledgement is lost: retried, and still each answer once.
+      jatos.faults.failPuts = 2;
+      jatos.faults.lostAcks = 1;
+      await guess(WORDS[1], 3);
+      await until("the second answer through the faults", () => positions(run.resultData).length === 2 && jatos.faults.lostAcks === 0);
+      // A reload (JATOS serves the same component page again) resumes where it was.
+      await page.reload();
+      await page.getByTestId("guess").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.locator("[data-testid=passage-context]").getAttribute("data-position"), "4");
+      await guess(WORDS[2], 4);
+      await guess(WORDS[3], 5);
+      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      assert.equal(run.state, "FINISHED", "JATOS's end call finished the run");
+      assert.equal(run.successful, true);
+      const bundle = JSON.parse(run.resultData);
+      assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
+      assert.deepEqual(bundle.responses.map((r) => r.position), [2, 3, 4, 5]);
+      assert.deepEqual(bundle.responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `PJ1/short/${p}`));
+      assert.equal(bundle.manifest.participant, "PJ1");
+      assert.equal(bundle.manifest.url_ids.STUDY_ID, "S9");
+      assert.equal(run.posts, 0, "nothing appended: every send replaced the last");
+      assert.ok(run.puts >= 4 + 3, `each answer, the retries and the final bundle were PUT (${run.puts})`);
+      assert.ok(run.heartbeats >= 1, "JATOS heard the heartbeat");
+      // The run is over: JATOS takes no more data for it.
+      assert.ok(jatos.log.includes(`GET /publix/${run.uuid}/end`));
+    });
+  } finally {
+    jatos.server.close();
+  }
+});
+
+test("JATOS: a two-token study with its model in the package; a participant who leaves has left every round in JATOS", { timeout: 2 * TIMEOUT }, async () => {
+  const jatos = await startJatos();
+  const study = {
+    title: "Tokens in JATOS",
+    game: "two_token",
+    texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
+    passages: ["tok"],
+    positions_per_passage: 2,
+    rounds_per_position: 1,
+    seed: 3,
+    model: "models/test/",
+    redirect_url: `${jatos.base}/prolific/done`,
+  };
+  try {
+    await jatos.importStudy(await jatosPackage(study));
+    await withPage("jatos-tokens", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PT1`);
+      const [run] = jatos.runs.values();
+      // The model loads from the study's assets in JATOS, beside the page.
+      await answerTwoToken(page, TIMEOUT, 1);
+      await until("the first round in JATOS", () => run.resultData && JSON.parse(run.resultData).records.length === 1);
+      const records = JSON.parse(run.resultData).records;
+      assert.equal(records[0].participant, "PT1");
+      assert.equal(records[0].idempotency_key, `PT1/tok/${records[0].position}/0`);
+      assert.ok(jatos.log.some((l) => l.endsWith("/models/test/model.safetensors")));
+      // They close the tab here: the round they answered is on the server, the run unfinished.
+      await page.close();
+      assert.equal(run.state, "STARTED");
+      assert.equal(JSON.parse(run.resultData).game, "two_token");
+    });
+  } finally {
+    jatos.server.close();
+  }
+});

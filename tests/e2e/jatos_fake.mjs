@@ -1,0 +1,181 @@
+// A stand-in for a JATOS server (https://www.jatos.org), for the browser tests of
+// `clozelab jatos-package` and of the app inside JATOS.
+//
+// No package registry this workplace reaches ships JATOS (a Java program released on GitHub
+// and Docker Hub only; npm, PyPI, Debian and crates.io have no JATOS server), so this fake was
+// written from JATOS 3.10.4's source, call for call, for what a study run uses:
+// - import (ImportExportService, StudyDeserializer, StudyProperties/ComponentProperties
+//   .validate): a ZIP with exactly one `.jas` and at most one folder; `version` ≤ 3; a title
+//   without HTML, ≤ 255 characters; a valid assets folder name, none of JATOS's own; component
+//   inputs that are JSON; `htmlFilePath` matching JATOS's pattern;
+// - a study link `/publix/<code>?…` (PublixInterceptor.run): a new study result, the ID cookie
+//   `JATOS_ID_<study result id>` (IdCookieSerialiser's key=value&… fields), the link's URL
+//   parameters kept, then `…/start` and a redirect to `/publix/<result uuid>/<component
+//   uuid>/<htmlFilePath>`;
+// - `GET …/initData` (JsonUtils.initData: studyProperties, componentProperties with the
+//   component input as a string, urlQueryParameters, …), `PUT …/resultData` (replaces; body as
+//   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
+//   `GET /publix/<uuid>/end` (finishes the run, then `final/endPage.html` redirects to the
+//   study's end redirect URL), study assets under `/publix/<uuid>/<component uuid>/<file>`;
+// - a finished run takes no more result data (Publix: the study is done → forbidden).
+import { createServer } from "node:http";
+import { mkdtemp, readFile, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { extname, join, normalize } from "node:path";
+import { randomUUID } from "node:crypto";
+
+const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
+const RESERVED = ["jatos", "publix", "public", "assets", "study_assets_root", "study_assets"];
+const HTML_FILE_PATH = /^[\w\d_-][\w\d/_-]*\.[\w\d_-]+$/;
+
+function validJson(text) {
+  if (text == null || text === "") return true;
+  try { JSON.parse(text); return true; } catch { return false; }
+}
+
+/** JATOS's import of a study archive; throws with JATOS's message where it would refuse. */
+async function importArchive(jzip) {
+  const dir = await mkdtemp(join(tmpdir(), "jatos-import-"));
+  execFileSync("python3", ["-m", "zipfile", "-e", jzip, dir]);
+  const entries = await readdir(dir, { withFileTypes: true });
+  const jas = entries.filter((e) => e.isFile() && e.name.endsWith(".jas"));
+  const folders = entries.filter((e) => e.isDirectory());
+  if (jas.length !== 1) throw new Error("File is not a valid JATOS study");
+  if (folders.length > 1) throw new Error("There are more than one directory in the ZIP file.");
+  const doc = JSON.parse(await readFile(join(dir, jas[0].name), "utf8"));
+  const version = Number(doc.version);
+  if (version > 3) throw new Error("This study is from a newer version of JATOS");
+  if (![0, 2, 3].includes(version)) throw new Error("Unsupported study version");
+  const study = doc.data;
+  const problems = [];
+  const noHtml = (s) => s == null || !/[<>]/.test(s);
+  if (!study.title?.trim()) problems.push("missing title");
+  if (study.title?.length > 255 || !noHtml(study.title)) problems.push("bad title");
+  if (!study.dirName?.trim() || /[\\/:*?"<>|\u0000-\u001f]/.test(study.dirName) || RESERVED.includes(study.dirName)) problems.push("bad dirName");
+  if (!noHtml(study.description) || !noHtml(study.comments) || !noHtml(study.endRedirectUrl)) problems.push("HTML in a text field");
+  if (!validJson(study.studyInput)) problems.push("study input is not JSON");
+  for (const c of study.componentList ?? []) {
+    if (!c.title?.trim()) problems.push("component without title");
+    if (c.htmlFilePath && !HTML_FILE_PATH.test(c.htmlFilePath)) problems.push(`bad htmlFilePath ${c.htmlFilePath}`);
+    if (!validJson(c.componentInput ?? c.jsonData)) problems.push("component input is not JSON");
+  }
+  if (!study.componentList?.length) problems.push("no component");
+  if (problems.length) throw new Error(`Study is invalid: ${problems.join(", ")}`);
+  const assets = folders.length ? join(dir, folders[0].name) : null;
+  return { study, assets };
+}
+
+/**
+ * A JATOS server; `await jatos.importStudy(jzip)` imports an archive and serves it as JATOS
+ * would, its study link at `jatos.studyLink`. `faults.failPuts` answers the next PUTs of result
+ * data with 503 without storing them; `faults.lostAcks` stores the next ones but answers 503
+ * (the acknowledgement lost on its way back). `/prolific/…` stands in for Prolific's pages.
+ */
+export async function startJatos() {
+  let study, assets, component;
+  const code = "c0de4b1e";
+  const runs = new Map(); // study result uuid → run
+  const faults = { failPuts: 0, lostAcks: 0 };
+  const log = [];
+  let nextId = 1;
+
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => { body += d; });
+    req.on("end", () => handle(req, res, body).catch((e) => { res.writeHead(500).end(String(e)); }));
+  });
+
+  function cookieFor(req, run) {
+    const cookies = req.headers.cookie ?? "";
+    return cookies.split(";").map((c) => c.trim()).some((c) => c.startsWith(`JATOS_ID_${run.id}=`) && c.includes(`studyResultUuid=${run.uuid}`));
+  }
+
+  async function handle(req, res, body) {
+    const url = new URL(req.url, "http://x");
+    const parts = url.pathname.split("/").filter(Boolean);
+    log.push(`${req.method} ${url.pathname}`);
+    if (parts[0] === "prolific") { res.writeHead(200, { "content-type": "text/html" }).end("<p>Prolific: submission complete</p>"); return; }
+    if (parts[0] !== "publix" || !study) { res.writeHead(404).end(); return; }
+    // The study link: a new run for a new worker.
+    if (parts.length === 2 && parts[1] === code && req.method === "GET") {
+      const id = nextId++;
+      const run = { id, uuid: randomUUID(), workerId: 100 + id, urlQueryParameters: Object.fromEntries(url.searchParams), resultData: null, puts: 0, posts: 0, heartbeats: 0, state: "STARTED" };
+      runs.set(run.uuid, run);
+      const fields = { batchId: 1, componentId: 1, componentPos: 1, componentResultId: id, creationTime: Date.now(), studyAssets: study.dirName, urlBasePath: "/", jatosRun: "", studyId: 1, studyResultId: id, studyResultUuid: run.uuid, workerId: run.workerId, workerType: "GeneralSingle" };
+      const value = Object.entries(fields).map(([k, v]) => `${k}=${v}`).join("&");
+      res.writeHead(303, { "set-cookie": `JATOS_ID_${id}=${value}; Path=/; SameSite=Lax`, location: `/publix/${run.uuid}/${component.uuid}/start` });
+      res.end();
+      return;
+    }
+    const run = runs.get(parts[1]);
+    if (!run) { res.writeHead(400).end(`A study result ${parts[1]} doesn't exist.`); return; }
+    const rest = parts.slice(2);
+    if (rest.length === 2 && rest[0] === "final" && rest[1] === "endPage.html") {
+      if (run.state !== "FINISHED") { res.writeHead(400).end("isn't finished yet"); return; }
+      if (study.endRedirectUrl) { res.writeHead(303, { location: study.endRedirectUrl }).end(); return; }
+      res.writeHead(200, { "content-type": "text/html" }).end("<p>JATOS: thank you</p>");
+      return;
+    }
+    if (rest[0] === "end" || rest[0] === "heartbeat") {
+      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
+      if (rest[0] === "heartbeat") { run.heartbeats++; res.writeHead(200).end(); return; }
+      run.state = "FINISHED";
+      run.successful = url.searchParams.get("successful") !== "false";
+      res.writeHead(303, { location: `/publix/${run.uuid}/final/endPage.html` }).end();
+      return;
+    }
+    if (rest[0] !== component.uuid) { res.writeHead(404).end(); return; }
+    const file = rest.slice(1).join("/");
+    if (file === "start") { res.writeHead(303, { location: `/publix/${run.uuid}/${component.uuid}/${component.htmlFilePath}` }).end(); return; }
+    if (file === "initData" || file === "resultData") {
+      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
+      if (file === "initData") {
+        const initData = {
+          studySessionData: "{}",
+          studyProperties: { uuid: study.uuid, title: study.title, description: study.description, studyInput: study.studyInput },
+          batchProperties: { title: "Default" },
+          componentList: [{ id: 1, uuid: component.uuid, title: component.title, active: true, reloadable: component.reloadable, position: 1 }],
+          componentProperties: { id: 1, uuid: component.uuid, title: component.title, htmlFilePath: component.htmlFilePath, reloadable: component.reloadable, componentInput: component.componentInput },
+          urlQueryParameters: run.urlQueryParameters,
+          studyCode: code,
+        };
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(initData));
+        return;
+      }
+      if (run.state === "FINISHED") { res.writeHead(403).end("This study run is finished"); return; }
+      if (!(req.headers["content-type"] ?? "").startsWith("text/plain")) { res.writeHead(400).end("result data is text"); return; }
+      if (req.method === "PUT") {
+        run.puts++;
+        if (faults.failPuts > 0) { faults.failPuts--; res.writeHead(503).end(); return; }
+        run.resultData = body;
+        if (faults.lostAcks > 0) { faults.lostAcks--; res.writeHead(503).end(); return; }
+        res.writeHead(200).end();
+        return;
+      }
+      if (req.method === "POST") { run.posts++; run.resultData = (run.resultData ?? "") + body; res.writeHead(200).end(); return; }
+      res.writeHead(405).end();
+      return;
+    }
+    if (!assets) { res.writeHead(404).end(); return; }
+    const path = normalize(join(assets, decodeURIComponent(file)));
+    if (!path.startsWith(assets)) { res.writeHead(403).end(); return; }
+    try {
+      const data = await readFile(path);
+      res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream", "cache-control": "private" });
+      res.end(req.method === "HEAD" ? undefined : data);
+    } catch {
+      res.writeHead(404).end();
+    }
+  }
+
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const jatos = { server, runs, faults, log, base, studyLink: `${base}/publix/${code}` };
+  jatos.importStudy = async (jzip) => {
+    ({ study, assets } = await importArchive(jzip));
+    component = study.componentList[0];
+    jatos.study = study;
+  };
+  return jatos;
+}
