@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Baseline for `clozelab bench words`: the paper's own procedure (Ilia & Aziz 2024) with
-Hugging Face transformers on the CPU — `generate` with do_sample=True, top_k=0,
+Hugging Face transformers on the CPU (CUDA with CLOZELAB_HF_DEVICE=cuda) — `generate` with do_sample=True, top_k=0,
 num_return_sequences=N, 5 new tokens, first word cut from the decoded text — on the same weights
 and contexts. Prints one JSON object with seconds per context. Called by the Rust benchmark."""
 import argparse
 import json
+import os
 import re
 import time
 
@@ -22,12 +23,14 @@ def main():
     job = json.loads(a.job)
     torch.manual_seed(job["seed"])
     tok = GPT2TokenizerFast.from_pretrained(a.model)  # the folder holds vocab.json + merges.txt
-    model = GPT2LMHeadModel.from_pretrained(a.model, torch_dtype=torch.float32)
+    device = os.environ.get("CLOZELAB_HF_DEVICE", "cpu")
+    model = GPT2LMHeadModel.from_pretrained(a.model, torch_dtype=torch.float32).to(device)
     model.eval()
     times, failed = [], 0
     with torch.inference_mode():
         for context in job["contexts"]:
             ids = tok(context, return_tensors="pt").input_ids if context else torch.tensor([[tok.eos_token_id]])
+            ids = ids.to(device)
             start = time.perf_counter()
             out = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, top_k=0,
                                  temperature=job["temperature"], num_return_sequences=job["samples"],
@@ -36,7 +39,7 @@ def main():
             words = [m.group(0).lower() if (m := WORD.search(t)) else None for t in texts]
             failed += sum(w is None for w in words)
             times.append(time.perf_counter() - start)
-    print(json.dumps({"system": f"transformers {__import__('transformers').__version__} generate (torch {torch.__version__}, CPU, {torch.get_num_threads()} threads)",
+    print(json.dumps({"system": f"transformers {__import__('transformers').__version__} generate (torch {torch.__version__}, " + (f"CPU, {torch.get_num_threads()} threads)" if device == "cpu" else f"{torch.cuda.get_device_name()})"),
                       "seconds": times, "failed": failed}))
 
 

@@ -62,20 +62,31 @@ impl CallError {
     }
 }
 
+type OnSwitch = Rc<RefCell<Option<Box<dyn Fn(String)>>>>;
+
 #[derive(Clone)]
 pub struct InferenceClient {
     bridge: Rc<WorkerBridge<InferenceWorker>>,
     next_id: Rc<Cell<u64>>,
     waiting: Rc<RefCell<HashMap<u64, Waiting>>>,
+    /// Hears the worker moving to the CPU after the GPU was lost (whichever request met it).
+    on_switch_to_cpu: OnSwitch,
 }
 
 impl InferenceClient {
     /// Starts the worker.
     pub fn spawn() -> Self {
         let waiting: Rc<RefCell<HashMap<u64, Waiting>>> = Rc::default();
+        let on_switch_to_cpu: OnSwitch = Rc::default();
         let route = waiting.clone();
+        let switched = on_switch_to_cpu.clone();
         let bridge = InferenceWorker::spawner()
             .callback(move |message: FromWorker| {
+                if let (Reply::SwitchedToCpu { reason }, Some(f)) =
+                    (&message.reply, switched.borrow().as_ref())
+                {
+                    f(reason.clone());
+                }
                 if message.reply.is_final() {
                     if let Some(w) = route.borrow_mut().remove(&message.id) {
                         let _ = w.done.send(message.reply);
@@ -97,7 +108,13 @@ impl InferenceClient {
             bridge: Rc::new(bridge),
             next_id: Rc::new(Cell::new(1)),
             waiting,
+            on_switch_to_cpu,
         }
+    }
+
+    /// `f` hears the reason when the worker falls back to the CPU after losing the GPU.
+    pub fn on_switch_to_cpu(&self, f: impl Fn(String) + 'static) {
+        *self.on_switch_to_cpu.borrow_mut() = Some(Box::new(f));
     }
 
     /// Sends `request`; `on_progress` receives its non-final replies.

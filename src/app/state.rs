@@ -85,6 +85,15 @@ impl RuntimeContext {
         self.backend.set(BackendState::Detecting);
         let force_cpu = super::web::query_param("backend").as_deref() == Some("cpu");
         let backend = self.backend;
+        client.on_switch_to_cpu(move |reason| {
+            backend.set(BackendState::Ready {
+                kind: crate::runtime::backend::BackendKind::Cpu,
+                adapter: "CPU".into(),
+                fallback_reason: Some(format!(
+                    "the WebGPU device was lost ({reason}); the model was loaded again on the CPU"
+                )),
+            });
+        });
         let asking = client.clone();
         leptos::task::spawn_local(async move {
             backend.set(match asking.call(Request::Init { force_cpu }).await {

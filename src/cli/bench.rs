@@ -1,5 +1,6 @@
 //! `clozelab bench forward`: tokens/s of GPT-2-small-shaped random weights on each backend,
-//! beside Hugging Face transformers (torch, CPU) on the same weights in the same run.
+//! beside Hugging Face transformers (torch on the CPU, or CUDA with `CLOZELAB_HF_DEVICE=cuda`) on
+//! the same weights in the same run.
 //! Benchmarks print ratios against that baseline; they are never timed tests.
 
 use std::path::{Path, PathBuf};
@@ -99,9 +100,21 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
     Ok([median(prefill), median(decode1), median(decode_b)])
 }
 
+/// A baseline script: `scripts/` of the checkout the command runs in (a copied binary, e.g.
+/// on a GPU machine), else of the checkout it was built from.
+fn script_path(name: &str) -> PathBuf {
+    let here = PathBuf::from("scripts").join(name);
+    if here.is_file() {
+        return here;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+}
+
 fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> {
     let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_forward_hf.py");
+    let script = script_path("bench_forward_hf.py");
     let out = std::process::Command::new(&python)
         .arg(script)
         .args([
@@ -219,7 +232,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
             .map_err(CliError::io("write", dir.join("config.json")))?;
         std::fs::write(dir.join("model.safetensors"), &weights)
             .map_err(CliError::io("write", dir.join("model.safetensors")))?;
-        eprintln!("measuring Hugging Face transformers (torch, CPU) on the same weights…");
+        eprintln!("measuring Hugging Face transformers (torch) on the same weights…");
         match python_baseline(&dir, w) {
             Ok(f) => baseline = Some(f),
             Err(e) => eprintln!("no transformers baseline: {e}"),
@@ -496,7 +509,7 @@ pub fn words(args: &Args) -> Result<(), CliError> {
         std::fs::copy(&vocab, dir.join("vocab.json")).map_err(CliError::io("copy", &vocab))?;
         std::fs::copy(&merges, dir.join("merges.txt")).map_err(CliError::io("copy", &merges))?;
         let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_words_hf.py");
+        let script = script_path("bench_words_hf.py");
         for &n in &sample_sizes {
             for &t in &temperatures {
                 let some: Vec<&String> = python_subset(contexts.len(), python_contexts)

@@ -188,6 +188,11 @@ pub enum Reply {
     /// The token-level row and figure (`None`: no context had a response with a token).
     TokenLevel(Option<Box<crate::analysis::token_level::TokenLevelReport>>),
     Participant(Box<crate::analysis::participant::ParticipantReport>),
+    /// The WebGPU device was lost (driver reset, GPU memory pressure…): the worker now runs on
+    /// the CPU, with the model loaded again there, and the request goes on. Not final.
+    SwitchedToCpu {
+        reason: String,
+    },
     /// The request stopped because it was cancelled.
     Cancelled,
     /// The request failed; the text says why.
@@ -197,7 +202,10 @@ pub enum Reply {
 impl Reply {
     /// Whether this reply ends its request (no more replies with its id follow).
     pub fn is_final(&self) -> bool {
-        !matches!(self, Reply::Loading { .. } | Reply::Progress(_))
+        !matches!(
+            self,
+            Reply::Loading { .. } | Reply::Progress(_) | Reply::SwitchedToCpu { .. }
+        )
     }
 }
 

@@ -49,3 +49,38 @@ async function checkMode(webgpu) {
 
 test("next-token distribution on WebGPU matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true));
 test("next-token distribution with WebGPU absent falls back to the CPU and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false));
+
+test("the WebGPU device lost mid-session: the app moves to the CPU, loads the model again and answers as the CLI", { timeout: 2 * TIMEOUT }, async () => {
+  const { browser, page, logs } = await launch({ webgpu: true });
+  try {
+    await page.goto(`${served.base}/next-token?model=models/test/`);
+    const status = page.getByTestId("backend-status").locator("[data-backend]");
+    await status.waitFor({ timeout: TIMEOUT });
+    assert.equal(await status.getAttribute("data-backend"), "wgpu");
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    const first = "The quick brown";
+    await page.getByTestId("context").fill(first);
+    await page.locator(`[data-testid=token-list][data-context="${first}"]`).waitFor({ timeout: TIMEOUT });
+    // The GPU goes away (as after a driver reset): the device burn-wgpu holds is destroyed.
+    const [worker] = page.workers();
+    assert.ok(await worker.evaluate(() => { const gpu = globalThis.__clozelabGpu; gpu?.device.destroy(); return Boolean(gpu); }), "the worker holds a WebGPU device");
+    await page.getByTestId("context").fill(CONTEXT);
+    const list = page.locator(`[data-testid=token-list][data-context="${CONTEXT}"]`);
+    await list.waitFor({ timeout: TIMEOUT });
+    await page.locator("[data-backend=cpu]").waitFor({ timeout: TIMEOUT });
+    assert.match(await page.getByTestId("backend-status").innerText(), /lost/);
+    const shown = await list.locator("li").evaluateAll((items) => items.map((li) => ({ id: Number(li.dataset.id), logprob: Number(li.dataset.logprob) })));
+    const reference = cliNextToken(MODEL_DIR, CONTEXT, TOP).tokens;
+    assert.deepEqual(shown.map((t) => t.id), reference.map((t) => t.id));
+    shown.forEach((t, i) => assert.ok(Math.abs(t.logprob - reference[i].logprob) <= TOLERANCE, `rank ${i}`));
+    const crashes = logs.filter((l) => /panicked|unreachable/i.test(l));
+    assert.deepEqual(crashes, [], logs.join("\n"));
+    await screenshot(page, "next-token-device-lost.png");
+  } catch (e) {
+    await screenshot(page, "FAILED-next-token-device-lost.png").catch(() => {});
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+});

@@ -4,8 +4,42 @@
 use crate::app::web::js_error_text;
 use crate::runtime::backend::{BackendError, ComputeDevice, cpu_device, wgpu_device};
 use js_sys::Reflect;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
+
+// burn-wgpu asks WebGPU for its device itself: to hear when that device is lost, the worker
+// wraps `GPUAdapter.prototype.requestDevice` (a module file, not eval: the CSP allows it) and
+// keeps the device's `lost` message. `globalThis.__clozelabGpu.device` is also where the
+// fault-injection test destroys it.
+#[wasm_bindgen(inline_js = r#"
+export function watch_gpu_devices() {
+  const adapter = globalThis.GPUAdapter;
+  if (!adapter || adapter.prototype.__clozelabWatched) return;
+  const requestDevice = adapter.prototype.requestDevice;
+  adapter.prototype.requestDevice = async function (...args) {
+    const device = await requestDevice.apply(this, args);
+    const watched = { device, lost: null };
+    globalThis.__clozelabGpu = watched;
+    device.lost.then((info) => { watched.lost = info.message || String(info.reason || "lost"); });
+    return device;
+  };
+  adapter.prototype.__clozelabWatched = true;
+}
+export function gpu_lost() {
+  const watched = globalThis.__clozelabGpu;
+  return watched && watched.lost !== null ? watched.lost : undefined;
+}
+"#)]
+extern "C" {
+    fn watch_gpu_devices();
+    fn gpu_lost() -> Option<String>;
+}
+
+/// The WebGPU device's loss message, once it is lost.
+pub fn lost_gpu() -> Option<String> {
+    gpu_lost()
+}
 
 /// What the browser's WebGPU adapter says about itself.
 struct AdapterProbe {
@@ -97,6 +131,7 @@ pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<NoWe
         Ok(p) => p,
         Err(reason) => return (cpu_device(), Some(reason)),
     };
+    watch_gpu_devices();
     match wgpu_device().await {
         Ok(mut device) => {
             let limit = probe

@@ -15,6 +15,10 @@ use crate::text::tokenizer::TokenizerError;
 pub enum WorkerError {
     #[error("no model is loaded")]
     NoModel,
+    #[error(
+        "the GPU stopped ({0}); clozelab now runs on the CPU, but the model came from local files: choose them again on the Model page"
+    )]
+    LostWithLocalModel(String),
     #[error("no second model is loaded")]
     NoOpponent,
     #[error("no dataset has been analysed yet")]

@@ -65,7 +65,9 @@ pub(super) async fn load_opponent(
     if theirs != ours {
         return Err(WorkerError::OpponentVocabulary(theirs, ours));
     }
-    state.borrow_mut().opponent = Some(Rc::new(opponent));
+    let mut state = state.borrow_mut();
+    state.opponent = Some(Rc::new(opponent));
+    state.opponent_url = Some(base.to_string());
     Ok(Reply::ModelReady(summary))
 }
 

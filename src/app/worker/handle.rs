@@ -37,6 +37,18 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
     if state.borrow().cancelled.contains(&responder.id) {
         return Reply::Cancelled;
     }
+    let again = request.clone();
+    let reply = run(state, request, responder).await;
+    // The GPU went away during (or before) this request: on the CPU, with the model loaded
+    // again, the request runs once more; the page hears of the switch first.
+    match super::lost::fall_back_to_cpu(state, responder).await {
+        None => reply,
+        Some(Ok(())) => run(state, again, responder).await,
+        Some(Err(e)) => Reply::Failed(e.to_string()),
+    }
+}
+
+async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
     let result: Result<Reply, WorkerError> = async {
         match request {
             Request::Init { force_cpu } => Ok(backend_reply(&device(state, force_cpu).await)),
@@ -51,7 +63,9 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     })
                 })
                 .await?;
-                state.borrow_mut().set_engine(engine);
+                let mut state = state.borrow_mut();
+                state.set_engine(engine);
+                state.model_url = Some(base);
                 Ok(Reply::ModelReady(summary))
             }
             Request::UploadEnd => {
@@ -68,7 +82,9 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
                     total: None,
                 });
                 let (engine, summary) = load::from_files(files, &compute)?;
-                state.borrow_mut().set_engine(engine);
+                let mut state = state.borrow_mut();
+                state.set_engine(engine);
+                state.model_url = None;
                 Ok(Reply::ModelReady(summary))
             }
             Request::NextTokens { context, k } => {

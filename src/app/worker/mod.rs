@@ -8,6 +8,7 @@ mod error;
 mod games;
 mod handle;
 mod load;
+mod lost;
 
 pub use error::WorkerError;
 
@@ -33,8 +34,11 @@ pub fn register() {
 struct State {
     device: Option<(ComputeDevice, Option<String>)>,
     engine: Option<Rc<Engine>>,
+    /// Where the model came from, to load it again after a lost GPU (`None`: local files).
+    model_url: Option<String>,
     /// A second model that plays the two-token game beside GPT-2 (same vocabulary).
     opponent: Option<Rc<Engine>>,
+    opponent_url: Option<String>,
     /// The Analysis page's last dataset (norms and samples), for per-context figures.
     dataset: Option<crate::analysis::dataset::Dataset>,
     /// Its Table 1 per context (the word level the token level is drawn beside).
@@ -126,8 +130,17 @@ impl Worker for InferenceWorker {
     }
 }
 
+thread_local! {
+    /// One device initialisation at a time: requests arriving together (the page's `Init` and
+    /// a model load) would otherwise both initialise, and the second (burn-wgpu cannot be
+    /// initialised twice) would fall back to the CPU behind the first's back.
+    static DEVICE_INIT: Rc<futures::lock::Mutex<()>> = Rc::new(futures::lock::Mutex::new(()));
+}
+
 /// The device, initialised on first use.
 async fn device(state: &Shared, force_cpu: bool) -> (ComputeDevice, Option<String>) {
+    let lock = DEVICE_INIT.with(Rc::clone);
+    let _only_one = lock.lock().await;
     if let Some(d) = state.borrow().device.clone() {
         return d;
     }
