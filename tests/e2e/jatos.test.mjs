@@ -136,3 +136,40 @@ test("JATOS: a two-token study with its model in the package; a participant who 
     jatos.server.close();
   }
 });
+
+test("JATOS: the network cut at the end; back at the study's page later, the answers go out once and the run ends", { timeout: 2 * TIMEOUT }, async () => {
+  const jatos = await startJatos();
+  const PROLIFIC = `${jatos.base}/prolific/complete?cc=NET`;
+  const study = { title: "Offline in JATOS", texts: [{ id: "short", title: "Short", text: "One two three four five" }], passages: ["short"], redirect_url: PROLIFIC };
+  try {
+    await jatos.importStudy(await jatosPackage(study));
+    await withPage("jatos-offline", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PN1`);
+      const [run] = jatos.runs.values();
+      const componentPage = page.url();
+      for (const [i, word] of WORDS.entries()) {
+        const input = page.getByTestId("guess");
+        await input.waitFor({ timeout: TIMEOUT });
+        if (i === WORDS.length - 1) {
+          await until("the third answer in JATOS", () => positions(run.resultData).length === 3);
+          await page.context().setOffline(true);
+        }
+        await input.fill(word);
+        await input.press("Enter");
+        if (i < WORDS.length - 1) await page.waitForFunction((p) => document.querySelector("[data-testid=passage-context]")?.dataset.position === String(p), i + 3, { timeout: TIMEOUT });
+      }
+      await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
+      assert.equal(run.state, "STARTED");
+      assert.equal(positions(run.resultData).length, 3, "the last answer has not reached JATOS");
+      await page.context().setOffline(false);
+      // They come back to the study's page (JATOS lets a reloadable component load again).
+      await page.goto(componentPage);
+      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      assert.equal(run.state, "FINISHED");
+      assert.deepEqual(positions(run.resultData), [2, 3, 4, 5]);
+      assert.equal(run.posts, 0);
+    });
+  } finally {
+    jatos.server.close();
+  }
+});
