@@ -8,13 +8,17 @@
 import { writeFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { DIST } from "./harness.mjs";
+import { DIST, answerTwoToken } from "./harness.mjs";
 
-export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota", "participant leaves mid-study"];
+export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota", "participant leaves mid-study", "WebGPU device lost mid-computation"];
+/** The kill point whose sessions are two-token studies: the next-word study never uses the GPU. */
+export const GPU_LOST = "WebGPU device lost mid-computation";
 /** The one kill point after which the session is never completed. */
 export const LEAVES = "participant leaves mid-study";
 const WORDS = ["two", "three", "four", "five", "six"];
 const STUDY = { title: "Fault study", texts: [{ id: "f", title: "F", text: "One two three four five six" }], passages: ["f"], submit_url: "/submit", send_each_response: true };
+const ROUNDS = 4;
+const TOKEN_STUDY = { title: "Fault token study", game: "two_token", texts: [{ id: "t", title: "T", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }], passages: ["t"], positions_per_passage: 2, rounds_per_position: 2, seed: 5, model: "models/test/", submit_url: "/submit", send_each_response: true };
 
 /** A small seeded generator (mulberry32), so a run can be repeated. */
 function rng(seed) {
@@ -52,12 +56,19 @@ const position = (page) => page.evaluate(() => Number(document.querySelector("[d
 export async function runFaultSessions(served, sessions, seed = 1) {
   const random = rng(seed);
   const file = join(DIST, "study-faults.json");
+  const tokenFile = join(DIST, "study-faults-tokens.json");
   await writeFile(file, JSON.stringify(STUDY));
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-webgpu"] });
+  await writeFile(tokenFile, JSON.stringify(TOKEN_STUDY));
+  // WebGPU on (SwiftShader): the device-lost sessions need a GPU to lose.
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--enable-unsafe-webgpu"] });
   const rows = [];
   try {
     for (let s = 0; s < sessions; s++) {
       const kind = KILL_POINTS[s % KILL_POINTS.length];
+      if (kind === GPU_LOST) {
+        rows.push(await deviceLostSession(browser, served, `F${seed}-${s}`, Math.floor(random() * (ROUNDS - 1)) + 1));
+        continue;
+      }
       // Who leaves does so before the last answer (after it, they have finished).
       const at = Math.floor(random() * (kind === LEAVES ? WORDS.length - 1 : WORDS.length));
       const pid = `F${seed}-${s}`;
@@ -183,8 +194,62 @@ export async function runFaultSessions(served, sessions, seed = 1) {
   } finally {
     await browser.close();
     await rm(file, { force: true });
+    await rm(tokenFile, { force: true });
   }
   return rows;
+}
+
+/** The participant's two-token rounds in IndexedDB (`position/round`). */
+function storedRounds(page, pid) {
+  return page.evaluate((pid) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("clozelab");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const req = open.result.transaction("token_records").objectStore("token_records").getAll();
+      req.onsuccess = () => { resolve(req.result.map((s) => JSON.parse(s)).filter((r) => r.participant === pid).map((r) => `${r.position}/${r.round}`)); open.result.close(); };
+      req.onerror = () => reject(req.error);
+    };
+  }), pid);
+}
+
+/**
+ * A two-token study session (GPT-2 computes every round on WebGPU) whose GPU device is destroyed
+ * right after round `at` is answered, while the next round is being computed: the app must move
+ * to the CPU and the session go on to the end, every round stored and sent once.
+ */
+async function deviceLostSession(browser, served, pid, at) {
+  const key = `${pid}/${TOKEN_STUDY.title}/complete`;
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const row = { session: pid, kill: GPU_LOST, at, typed: 0, accepted: 0, stored: 0, server: 0, sends: 0, duplicated: 0, lost: 0, complete: false };
+  await page.goto(`${served.base}/?study=study-faults-tokens.json&PROLIFIC_PID=${pid}`);
+  for (let i = 1; i <= ROUNDS; i++) {
+    row.typed++;
+    await answerTwoToken(page, 120_000, i);
+    row.accepted++;
+    if (i === at) {
+      const [worker] = page.workers();
+      await worker.evaluate(() => globalThis.__clozelabGpu?.device.destroy());
+    }
+  }
+  const deadline = Date.now() + 60_000;
+  const mine = () => served.submissions.filter((b) => b.manifest?.participant === pid);
+  const finals = () => mine().filter((b) => b.key === key);
+  while (finals().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 300));
+  const inBrowser = await storedRounds(page, pid);
+  const onServer = new Set(mine().flatMap((b) => b.records.map((r) => `${r.position}/${r.round}`)));
+  const inFinal = finals().flatMap((b) => b.records.map((r) => `${r.position}/${r.round}`));
+  row.stored = new Set(inBrowser).size;
+  row.server = onServer.size;
+  row.duplicated = (inBrowser.length - row.stored) + (inFinal.length - new Set(inFinal).size) + Math.max(0, finals().length - 1);
+  row.lost = Math.max(0, row.accepted - Math.min(row.stored, row.server));
+  row.complete = finals().length === 1 && inFinal.length === ROUNDS;
+  row.sends = [...served.submit.attempts].filter(([k]) => k.startsWith(`${pid}/`)).reduce((n, [, c]) => n + c, 0);
+  // The page must say it moved to the CPU (the worker heard the device go).
+  row.fellBack = await page.evaluate(() => !document.querySelector("[data-backend=wgpu]"));
+  await context.close();
+  return row;
 }
 
 /** The table the issue asks for: per kill point and in all. */

@@ -10,10 +10,12 @@ use crate::runtime::backend::{BackendKind, cpu_device};
 use crate::runtime::protocol::Reply;
 
 /// `None` while the GPU is fine (or was never used); else moves everything to the CPU and says
-/// whether the model could follow.
+/// whether the model could follow. After a failed request (`failed`) it waits up to a second
+/// for the device's `lost` promise, which settles after the failed readback it causes.
 pub(super) async fn fall_back_to_cpu(
     state: &Shared,
     responder: &Responder,
+    failed: bool,
 ) -> Option<Result<(), WorkerError>> {
     let on_gpu = state
         .borrow()
@@ -22,6 +24,14 @@ pub(super) async fn fall_back_to_cpu(
         .is_some_and(|(d, _)| d.kind == BackendKind::Wgpu);
     if !on_gpu {
         return None;
+    }
+    if failed {
+        for _ in 0..20 {
+            if lost_gpu().is_some() {
+                break;
+            }
+            gloo_timers::future::TimeoutFuture::new(50).await;
+        }
     }
     let reason = lost_gpu()?;
     let cpu = cpu_device();
