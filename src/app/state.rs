@@ -88,7 +88,7 @@ impl RuntimeContext {
         client.on_switch_to_cpu(move |reason| {
             backend.set(BackendState::Ready {
                 kind: crate::runtime::backend::BackendKind::Cpu,
-                adapter: "CPU".into(),
+                adapter: "CPU (burn-flex)".into(),
                 fallback_reason: Some(format!(
                     "the WebGPU device was lost ({reason}); the model was loaded again on the CPU"
                 )),

@@ -37,18 +37,21 @@ async function stored(page, base, pid) {
   return storedHere(page, pid);
 }
 
-/** The participant's answers in IndexedDB, read from the page as it is. */
-function storedHere(page, pid) {
-  return page.evaluate((pid) => new Promise((resolve, reject) => {
+/** The participant's records in IndexedDB store `store`, read from the page as it is. */
+function storedRecords(page, store, pid) {
+  return page.evaluate(([store, pid]) => new Promise((resolve, reject) => {
     const open = indexedDB.open("clozelab");
     open.onerror = () => reject(open.error);
     open.onsuccess = () => {
-      const req = open.result.transaction("responses").objectStore("responses").getAll();
+      const req = open.result.transaction(store).objectStore(store).getAll();
       req.onsuccess = () => { resolve(req.result.map((s) => JSON.parse(s)).filter((r) => r.participant === pid)); open.result.close(); };
       req.onerror = () => reject(req.error);
     };
-  }), pid);
+  }), [store, pid]);
 }
+
+/** The participant's answers in IndexedDB. */
+const storedHere = (page, pid) => storedRecords(page, "responses", pid);
 
 const position = (page) => page.evaluate(() => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position ?? 0));
 
@@ -200,17 +203,7 @@ export async function runFaultSessions(served, sessions, seed = 1) {
 }
 
 /** The participant's two-token rounds in IndexedDB (`position/round`). */
-function storedRounds(page, pid) {
-  return page.evaluate((pid) => new Promise((resolve, reject) => {
-    const open = indexedDB.open("clozelab");
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const req = open.result.transaction("token_records").objectStore("token_records").getAll();
-      req.onsuccess = () => { resolve(req.result.map((s) => JSON.parse(s)).filter((r) => r.participant === pid).map((r) => `${r.position}/${r.round}`)); open.result.close(); };
-      req.onerror = () => reject(req.error);
-    };
-  }), pid);
-}
+const storedRounds = async (page, pid) => (await storedRecords(page, "token_records", pid)).map((r) => `${r.position}/${r.round}`);
 
 /**
  * A two-token study session (GPT-2 computes every round on WebGPU) whose GPU device is destroyed
