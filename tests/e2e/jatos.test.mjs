@@ -57,11 +57,13 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       assert.match(page.url(), /\/publix\/[0-9a-f-]+\/[0-9a-f-]+\/index\.html$/);
       const [run] = jatos.runs.values();
       await page.getByTestId("consent-accept").click();
-      const guess = async (word, position) => {
+      const guess = async (word, position, last = false) => {
         const input = page.getByTestId("guess");
         await input.waitFor({ timeout: TIMEOUT });
         await input.fill(word);
         await input.press("Enter");
+        // The last answer leads on to JATOS's end and Prolific, possibly before a check here.
+        if (last) return;
         await page.waitForFunction((p) => {
           const c = document.querySelector("[data-testid=passage-context]");
           return document.querySelector("[data-testid=complete]") || (c && Number(c.dataset.position) > p);
@@ -81,7 +83,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       await page.getByTestId("guess").waitFor({ timeout: TIMEOUT });
       assert.equal(await page.locator("[data-testid=passage-context]").getAttribute("data-position"), "4");
       await guess(WORDS[2], 4);
-      await guess(WORDS[3], 5);
+      await guess(WORDS[3], 5, true);
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       assert.equal(run.state, "FINISHED", "JATOS's end call finished the run");
       assert.equal(run.successful, true);
