@@ -458,6 +458,50 @@ mod tests {
     }
 
     #[test]
+    fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
+        let cookie = "JATOS_ID_7=studyResultUuid=0a-1b&workerId=5";
+        let mut run =
+            crate::game::jatos::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie).unwrap();
+        let config = StudyConfig::from_json(
+            r#"{"title": "T", "redirect_url": "https://app.prolific.com/x"}"#,
+        )
+        .unwrap()
+        .in_jatos(run.clone());
+        // Without Prolific's id in the study link: JATOS's worker, whatever the fallback.
+        assert_eq!(
+            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+            "jatos-worker-5"
+        );
+        assert_eq!(config.redirect_url.as_deref(), Some(run.end_url().as_str()));
+        assert!(config.send_each_response && config.sends_everything_each_time());
+        let bundle = r#"{"responses": [{"participant": "P", "passage": "p", "position": 2}]}"#;
+        let pending = config.submission("P/p/2".into(), bundle.into()).unwrap();
+        assert_eq!(
+            (pending.key.as_str(), pending.url.as_str()),
+            ("jatos/0a-1b", "/publix/0a-1b/c-2/resultData")
+        );
+        assert!(pending.replace && pending.body.contains("\"idempotency_key\":\"P/p/2\""));
+        // The study link's parameters (from initData) name the participant and the session.
+        run.url_parameters = params(&[("PROLIFIC_PID", "p9"), ("STUDY_ID", "s9")]);
+        let config = config.in_jatos(run);
+        assert_eq!(
+            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+            "p9"
+        );
+        let plan = config.plan("p9", &BTreeMap::new()).unwrap();
+        assert_eq!(plan.url_ids.get("STUDY_ID").map(String::as_str), Some("s9"));
+        // Outside JATOS: one response's own key, added to what the server has.
+        let plain = StudyConfig::from_json(r#"{"submit_url": "/submit"}"#).unwrap();
+        let pending = plain.submission("P/p/2".into(), bundle.into()).unwrap();
+        assert_eq!((pending.key.as_str(), pending.replace), ("P/p/2", false));
+        assert!(
+            StudyConfig::default_play()
+                .submission("k".into(), "{}".into())
+                .is_none()
+        );
+    }
+
+    #[test]
     fn participant_ids() {
         let config = StudyConfig::from_json(r#"{"participant_param": "worker"}"#).unwrap();
         assert_eq!(

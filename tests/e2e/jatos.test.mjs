@@ -73,6 +73,11 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       await guess(WORDS[0], 2);
       await until("the first answer in JATOS", () => positions(run.resultData).length === 1);
       await screenshot(page, "jatos-study.png");
+      // At phone width the study page fits without sideways scrolling.
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
+      await screenshot(page, "jatos-study-phone.png");
+      await page.setViewportSize({ width: 1100, height: 900 });
       // Two sends fail and one acknowledgement is lost: retried, and still each answer once.
       jatos.faults.failPuts = 2;
       jatos.faults.lostAcks = 1;
