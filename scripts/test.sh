@@ -22,6 +22,10 @@ bash scripts/setup.sh
 # clone (as CI makes) then rebuilds only clozelab itself, not its ~600 dependencies.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clozelab/target}"
 mkdir -p "$CARGO_TARGET_DIR"
+# That shared directory must not fill the disk (the linker then dies with a bus error): a fresh
+# clone gains nothing from incremental state, and other clones' binaries go when space is short.
+export CARGO_INCREMENTAL=0
+python3 scripts/prune_target.py stale
 
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
 export CLOZELAB_REQUIRE_WGPU=1
@@ -47,6 +51,9 @@ cargo build --locked -q --bin clozelab
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 trunk build --locked 2>&1 | tail -n 3
+
+phase "prune the shared cargo target directory"
+python3 scripts/prune_target.py unused
 
 phase "browser end-to-end"
 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ 2>&1
