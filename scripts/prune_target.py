@@ -30,10 +30,12 @@ PROFILE_DIRS = [TARGET / "debug", TARGET / "wasm32-unknown-unknown" / "debug"]
 # `<name>-<16 hex digits>` with an optional `lib` prefix and extension: one cargo unit's output.
 UNIT_FILE = re.compile(r"^(?:lib)?(?P<name>[A-Za-z0-9_]+)-(?P<hash>[0-9a-f]{16})(?:\..*)?$")
 
-# The builds scripts/test.sh makes, in their JSON form (fresh by the time this runs).
+# The builds scripts/test.sh makes (fresh by the time this runs: the same flags, or cargo would
+# redo them), asked again for their JSON artifact lists.
 BUILDS = [
-    ["cargo", "clippy", "--locked", "--all-targets"],
-    ["cargo", "clippy", "--locked", "--target", "wasm32-unknown-unknown", "--lib", "--bins"],
+    ["cargo", "clippy", "--locked", "--all-targets", "--", "-D", "warnings"],
+    ["cargo", "clippy", "--locked", "--target", "wasm32-unknown-unknown", "--lib", "--bins",
+     "--", "-D", "warnings"],
     ["cargo", "test", "--locked", "--no-run"],
     ["cargo", "build", "--locked", "--bin", "clozelab"],
     ["cargo", "build", "--locked", "--target", "wasm32-unknown-unknown", "--bin", "clozelab"],
@@ -70,8 +72,12 @@ def remove(path):
 def live_hashes():
     hashes = set()
     for command in BUILDS:
+        cut = command.index("--") if "--" in command else len(command)
         result = subprocess.run(
-            command + ["--message-format=json"], cwd=ROOT, capture_output=True, text=True
+            command[:cut] + ["--message-format=json"] + command[cut:],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
         if result.returncode != 0:
             sys.exit(f"prune_target: `{' '.join(command)}` failed; nothing deleted")

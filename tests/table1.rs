@@ -253,3 +253,116 @@ fn smaller_oracles_disagree_more_and_the_papers_ece_convention_lowers_chatgpts_e
     assert!((papers - 0.37).abs() < 0.005, "{papers}");
     assert!((ours - 0.44).abs() < 0.005, "{ours}");
 }
+
+/// Brill's lexicon from the npm package `pos` (the setup installs it).
+fn pos_tagger() -> Option<clozelab::text::pos::Tagger> {
+    let path = common::repo_root().join("node_modules/pos/lexicon.js");
+    let text = std::fs::read_to_string(&path).ok()?;
+    let lexicon = clozelab::text::pos::Lexicon::from_js(&text).expect("lexicon.js parses");
+    Some(clozelab::text::pos::Tagger::new(lexicon))
+}
+
+/// Agreement of the tagger with a reference file of scripts/reference_pos.py: for each context
+/// the distinct words in sorted order and their tags; `words` gives each context's words with
+/// their weights (people, samples). Returns the agreement and the commonest disagreements.
+fn agreement_with(
+    tagger: &clozelab::text::pos::Tagger,
+    norms: &[clozelab::data::provo::ProvoContext],
+    reference: &str,
+    words: impl Fn(&clozelab::data::provo::ProvoContext) -> Option<BTreeMap<String, usize>>,
+) -> (f64, usize, Vec<String>) {
+    let spacy: BTreeMap<(u32, u32), Vec<&str>> = reference
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split('\t');
+            let key = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+            let tags = f.next()?.split(' ').filter(|t| !t.is_empty()).collect();
+            Some((key, tags))
+        })
+        .collect();
+    let (mut agree, mut total) = (0usize, 0usize);
+    let mut confusions: BTreeMap<String, usize> = BTreeMap::new();
+    for c in norms {
+        let (Some(tags), Some(words)) = (spacy.get(&(c.text_id, c.word_num)), words(c)) else {
+            continue;
+        };
+        assert_eq!(
+            tags.len(),
+            words.len(),
+            "context {}:{}",
+            c.text_id,
+            c.word_num
+        );
+        for ((word, count), spacy_tag) in words.iter().zip(tags) {
+            let ours = tagger.tag_in_context(&c.context, word).map(|t| t.as_str());
+            total += count;
+            if ours == Some(*spacy_tag) {
+                agree += count;
+            } else {
+                let kind = format!("spaCy {} → {}", spacy_tag, ours.unwrap_or("none"));
+                *confusions.entry(kind).or_default() += count;
+            }
+        }
+    }
+    let mut worst: Vec<_> = confusions.into_iter().collect();
+    worst.sort_by_key(|b| std::cmp::Reverse(b.1));
+    let worst = worst
+        .iter()
+        .take(6)
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect();
+    (agree as f64 / total.max(1) as f64, total, worst)
+}
+
+/// The tagger's universal tags agree with spaCy's English pipeline (`en_core_web_sm`, through
+/// scripts/reference_pos.py) on ≥ 90% of the Provo human responses, each tagged after its
+/// context, and of GPT-2's sampled words (T = 0.5), which its rules were not written against.
+/// Skips without ../shared or the reference files.
+#[test]
+fn the_tagger_agrees_with_spacy_on_the_provo_responses_in_context() {
+    let (Some(shared), Some(tagger)) = (common::shared_dir(), pos_tagger()) else {
+        eprintln!("skipped: needs ../shared/provo and node_modules/pos (npm ci)");
+        return;
+    };
+    let fixtures = common::repo_root().join("tests/fixtures");
+    let (Ok(humans), Ok(gpt2)) = (
+        std::fs::read_to_string(fixtures.join("pos_reference_provo.tsv")),
+        std::fs::read_to_string(fixtures.join("pos_reference_gpt2.tsv")),
+    ) else {
+        eprintln!("skipped: no reference tags (scripts/reference_pos.py)");
+        return;
+    };
+    let provo = shared.join("provo");
+    let norms = clozelab::data::provo::read_norms(&provo).unwrap();
+    let people = |c: &clozelab::data::provo::ProvoContext| {
+        Some(
+            c.human
+                .iter()
+                .map(|(w, n)| (w.clone(), *n as usize))
+                .collect(),
+        )
+    };
+    let samples =
+        clozelab::data::provo::read_counted_samples(&provo.join("samples_gpt2_temp0.5_n40.jsonl"))
+            .unwrap();
+    let sampled = |c: &clozelab::data::provo::ProvoContext| {
+        let s = samples.get(&(c.text_id, c.word_num))?;
+        let mut words: BTreeMap<String, usize> = BTreeMap::new();
+        for (w, n) in &s.words {
+            *words.entry(w.to_lowercase()).or_default() += *n as usize;
+        }
+        Some(words)
+    };
+    for (what, reference, words) in [
+        ("Provo responses", &humans, &people as &dyn Fn(&_) -> _),
+        ("GPT-2 (T=0.5) words", &gpt2, &sampled),
+    ] {
+        let (agreement, total, worst) = agreement_with(&tagger, &norms, reference, words);
+        eprintln!(
+            "tagger agreement with spaCy on {total} {what}: {:.1}%; commonest disagreements: {}",
+            100.0 * agreement,
+            worst.join(", ")
+        );
+        assert!(agreement >= 0.90, "{what}: agreement {agreement:.3} < 0.90");
+    }
+}

@@ -175,32 +175,37 @@ pub fn elbow(points: &[Vec<f64>], seed: u64) -> Result<Partition, ClusterError> 
     best.ok_or(ClusterError::Empty)
 }
 
-/// TVD between two word distributions after merging words into clusters: ½ Σ_c |P(c) − Q(c)|
-/// with P(c) = Σ_{w ∈ c} p(w). Words without a cluster count as clusters of their own.
+/// TVD between two word distributions after merging words into classes (meaning clusters,
+/// parts of speech): ½ Σ_c |P(c) − Q(c)| with P(c) = Σ_{w ∈ c} p(w). Words without a class
+/// count as classes of their own.
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use clozelab::analysis::clusters::cluster_tvd;
+/// use clozelab::analysis::clusters::class_tvd;
 /// use clozelab::analysis::metrics::WordDistribution;
 /// let p = WordDistribution::from_samples(["cat", "cat"]).unwrap();
 /// let q = WordDistribution::from_samples(["dog", "dog"]).unwrap();
 /// let animals = BTreeMap::from([("cat".to_string(), 0), ("dog".to_string(), 0)]);
-/// assert_eq!(cluster_tvd(&p, &q, &animals), 0.0);
-/// assert_eq!(cluster_tvd(&p, &q, &BTreeMap::new()), 1.0);
+/// assert_eq!(class_tvd(&p, &q, &animals), 0.0);
+/// assert_eq!(class_tvd(&p, &q, &BTreeMap::<String, u8>::new()), 1.0);
+/// // Half the mass of p is in a class q never reaches.
+/// let p = WordDistribution::from_samples(["cat", "runs"]).unwrap();
+/// let tags = BTreeMap::from([
+///     ("cat".to_string(), "NOUN"), ("dog".to_string(), "NOUN"), ("runs".to_string(), "VERB"),
+/// ]);
+/// assert_eq!(class_tvd(&p, &q, &tags), 0.5);
 /// ```
-pub fn cluster_tvd(
+pub fn class_tvd<C: Ord>(
     p: &WordDistribution,
     q: &WordDistribution,
-    clusters: &BTreeMap<String, usize>,
+    classes: &BTreeMap<String, C>,
 ) -> f64 {
-    let mut mass: BTreeMap<Result<usize, &str>, (f64, f64)> = BTreeMap::new();
+    let mut mass: BTreeMap<Result<&C, &str>, (f64, f64)> = BTreeMap::new();
     for (w, pw) in p.support() {
-        let c = clusters.get(w).map_or(Err(w), |c| Ok(*c));
-        mass.entry(c).or_default().0 += pw;
+        mass.entry(classes.get(w).ok_or(w)).or_default().0 += pw;
     }
     for (w, qw) in q.support() {
-        let c = clusters.get(w).map_or(Err(w), |c| Ok(*c));
-        mass.entry(c).or_default().1 += qw;
+        mass.entry(classes.get(w).ok_or(w)).or_default().1 += qw;
     }
     0.5 * mass.values().map(|(a, b)| (a - b).abs()).sum::<f64>()
 }

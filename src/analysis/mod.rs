@@ -2,6 +2,7 @@
 //! Table 1 of Ilia & Aziz (2024) ([`table1`]), and human perplexity from the two-token game
 //! ([`perplexity`]).
 
+pub mod classes;
 pub mod clusters;
 pub mod dataset;
 pub mod figures;

@@ -4,13 +4,15 @@
 //! people (C), compared by the mean difference μ_M − μ_H and by W₁(C, H) — beside a human control
 //! group that plays the model's part.
 //!
-//! The distances here are lexical (n-gram overlap); the syntactic probe is the same on
-//! part-of-speech n-grams and the semantic one a cosine distance of embeddings, both given as
-//! any `Fn(&P, &P) -> Option<f64>` to [`Variability::new`].
+//! The distances ([`Probe`]) are lexical (n-gram overlap of words), syntactic (the same on
+//! part-of-speech tags) and semantic (cosine distance of embeddings); [`Variability::new`] takes
+//! any `Fn(&P, &P) -> Option<f64>`.
 
 use std::collections::BTreeSet;
 
 use super::metrics::{mean, wasserstein1};
+use crate::rng::SplitMix64;
+use crate::text::pos::UniversalTag;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ProbeError {
@@ -170,6 +172,178 @@ impl Variability {
             w1_cross_human: w1,
         })
     }
+}
+
+/// One production as the probes see it: its words, their parts of speech (tagged in the
+/// context), and an embedding of the whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Production {
+    pub words: Vec<String>,
+    pub tags: Vec<UniversalTag>,
+    pub embedding: Option<Vec<f64>>,
+}
+
+/// Which distance a probe uses.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub enum Probe {
+    /// Fraction of non-matching word n-grams.
+    Lexical(usize),
+    /// Fraction of non-matching part-of-speech n-grams.
+    Syntactic(usize),
+    /// Cosine distance of the embeddings.
+    Semantic,
+}
+
+impl Probe {
+    pub const ALL: [Probe; 7] = [
+        Probe::Lexical(1),
+        Probe::Lexical(2),
+        Probe::Lexical(3),
+        Probe::Syntactic(1),
+        Probe::Syntactic(2),
+        Probe::Syntactic(3),
+        Probe::Semantic,
+    ];
+
+    pub fn label(self) -> String {
+        match self {
+            Probe::Lexical(n) => format!("lexical {n}-gram"),
+            Probe::Syntactic(n) => format!("syntactic {n}-gram"),
+            Probe::Semantic => "semantic".into(),
+        }
+    }
+
+    /// The probe's distance between two productions, in [0, 1]; `None` where it is undefined
+    /// (no n-grams in either, no embedding).
+    pub fn distance(self, a: &Production, b: &Production) -> Option<f64> {
+        match self {
+            Probe::Lexical(n) => ngram_distance(&a.words, &b.words, n).ok().flatten(),
+            Probe::Syntactic(n) => ngram_distance(&a.tags, &b.tags, n).ok().flatten(),
+            Probe::Semantic => cosine_distance(a.embedding.as_deref()?, b.embedding.as_deref()?),
+        }
+    }
+}
+
+/// Cosine distance 1 − cos(a, b), clamped to [0, 1] so that it shares the lexical and syntactic
+/// probes' scale (opposed vectors count as unrelated, not as more than unrelated). `None` for a
+/// zero vector or vectors of different lengths.
+///
+/// ```
+/// use clozelab::analysis::probes::cosine_distance;
+/// assert_eq!(cosine_distance(&[1.0, 0.0], &[2.0, 0.0]), Some(0.0));
+/// assert_eq!(cosine_distance(&[1.0, 0.0], &[0.0, 3.0]), Some(1.0));
+/// assert_eq!(cosine_distance(&[1.0, 0.0], &[-1.0, 0.0]), Some(1.0));
+/// let d = cosine_distance(&[1.0, 1.0], &[1.0, 0.0]).unwrap();
+/// assert!((d - (1.0 - 1.0 / 2f64.sqrt())).abs() < 1e-12);
+/// assert_eq!(cosine_distance(&[0.0, 0.0], &[1.0, 0.0]), None);
+/// ```
+pub fn cosine_distance(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norms =
+        a.iter().map(|x| x * x).sum::<f64>().sqrt() * b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norms <= 0.0 || !norms.is_finite() {
+        return None;
+    }
+    Some((1.0 - dot / norms).clamp(0.0, 1.0))
+}
+
+/// One context under one probe: the model's summary and the human control group's.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContextProbe {
+    pub probe: Probe,
+    pub model: ProbeSummary,
+    /// `None` with fewer than 4 people.
+    pub control: Option<ProbeSummary>,
+}
+
+/// Every probe on one context that has distances: the model's samples against people, and the
+/// human control (people shuffled by `seed`, then halved).
+pub fn probe_context(
+    humans: &[Production],
+    samples: &[Production],
+    seed: u64,
+) -> Vec<ContextProbe> {
+    let mut shuffled: Vec<&Production> = humans.iter().collect();
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..shuffled.len()).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        shuffled.swap(i, j);
+    }
+    Probe::ALL
+        .iter()
+        .filter_map(|&probe| {
+            let distance = |a: &Production, b: &Production| probe.distance(a, b);
+            let model = Variability::new(humans, samples, distance)
+                .ok()?
+                .summary()
+                .ok()?;
+            let control = Variability::control(&shuffled, |a: &&Production, b: &&Production| {
+                probe.distance(a, b)
+            })
+            .ok()
+            .and_then(|v| v.summary().ok());
+            Some(ContextProbe {
+                probe,
+                model,
+                control,
+            })
+        })
+        .collect()
+}
+
+/// Per strategy and probe, the means over contexts: μ_M − μ_H, W₁(C, H), and the human
+/// control's W₁ (what a model as variable as people would score).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StrategySummary {
+    pub strategy: String,
+    pub probe: Probe,
+    pub contexts: usize,
+    pub mean_difference: f64,
+    pub w1: f64,
+    pub control_w1: Option<f64>,
+}
+
+/// Averages `(strategy, context results)` into one [`StrategySummary`] per strategy and probe.
+pub fn summarise(results: &[(String, Vec<ContextProbe>)]) -> Vec<StrategySummary> {
+    let mut strategies: Vec<&str> = Vec::new();
+    for (s, _) in results {
+        if !strategies.contains(&s.as_str()) {
+            strategies.push(s);
+        }
+    }
+    let mut out = Vec::new();
+    for strategy in strategies {
+        for probe in Probe::ALL {
+            let of_probe: Vec<&ContextProbe> = results
+                .iter()
+                .filter(|(s, _)| s == strategy)
+                .flat_map(|(_, c)| c.iter().filter(|c| c.probe == probe))
+                .collect();
+            let field = |f: &dyn Fn(&ContextProbe) -> Option<f64>| {
+                mean(&of_probe.iter().filter_map(|c| f(c)).collect::<Vec<_>>())
+            };
+            let (Some(mean_difference), Some(w1)) = (
+                field(&|c| Some(c.model.mean_difference)),
+                field(&|c| Some(c.model.w1_cross_human)),
+            ) else {
+                continue;
+            };
+            out.push(StrategySummary {
+                strategy: strategy.to_string(),
+                probe,
+                contexts: of_probe.len(),
+                mean_difference,
+                w1,
+                control_w1: field(&|c| c.control.map(|s| s.w1_cross_human)),
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]

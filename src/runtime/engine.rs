@@ -99,6 +99,24 @@ impl Engine {
     ) -> Result<Vec<TokenLogProb>, InferenceError> {
         next_tokens(&self.model, &self.tokenizer, context, k).await
     }
+
+    /// GPT-2's own type-level representation of a word, for meaning clusters: the mean of the
+    /// input embeddings (`wte` rows) of the tokens of `" " + word` — the word as it appears after
+    /// other words. Context-free like the paper's word2vec vectors (the same word gets the same
+    /// vector in every context), and it needs no forward pass; a last hidden state would mostly
+    /// encode the prediction of the *next* token. `None` for a word with no tokens.
+    ///
+    /// # Shapes
+    /// - returns `[n_embd]`
+    pub async fn word_embedding(&self, word: &str) -> Result<Option<Vec<f32>>, InferenceError> {
+        let ids = self.tokenizer.encode(&format!(" {}", word.trim()))?;
+        if ids.is_empty() || word.trim().is_empty() {
+            return Ok(None);
+        }
+        let tokens = self.model.token_tensor(&[ids])?;
+        let mean = self.model.wte.forward(tokens).mean_dim(1);
+        Ok(Some(crate::model::readback::read_f32(mean).await?))
+    }
 }
 
 /// The parts of a model folder, picked out of files by name.
