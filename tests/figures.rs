@@ -91,7 +91,7 @@ fn every_figure_draws_with_the_numbers_behind_it() {
     assert_eq!(table1_csv(&rows).lines().count(), 1 + rows.len());
     // Figure 1 for a context: the humans' words and the system's, top 15 of each.
     let bars = context_bars(&data, (1, 5), "samples_small_model").unwrap();
-    let Plot::Bars { labels, series } = &bars.plot else {
+    let Plot::Bars { labels, series, .. } = &bars.plot else {
         panic!("bars")
     };
     assert!(labels.len() <= 30 && series.len() == 2);

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::clusters::{ClusterError, class_tvd, elbow};
 use super::dataset::Dataset;
+use super::figures::{Figure, share_histograms};
 use super::metrics::{MetricsError, WordDistribution, mean, mean_with_bootstrap_ci};
 use super::table1::{Table1Options, oracle_split};
 use crate::data::provo::ProvoContext;
@@ -230,4 +231,55 @@ pub fn format_rows(rows: &[ClassRow]) -> String {
         ));
     }
     out
+}
+
+/// Figure 4: for each system, the histogram of its per-context TVD at `level` beside the
+/// oracle's on the same contexts.
+pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {
+    let at_level: Vec<&ClassRow> = rows.iter().filter(|r| r.level == level).collect();
+    let Some(oracle) = at_level.iter().find(|r| r.system == "Oracle") else {
+        return Vec::new();
+    };
+    let oracle_at: BTreeMap<(u32, u32), f64> = oracle
+        .per_context
+        .iter()
+        .map(|(t, w, v)| ((*t, *w), *v))
+        .collect();
+    at_level
+        .iter()
+        .filter(|r| r.system != "Oracle")
+        .filter_map(|r| {
+            let own: Vec<f64> = r.per_context.iter().map(|(_, _, v)| *v).collect();
+            let oracle: Vec<f64> = r
+                .per_context
+                .iter()
+                .filter_map(|(t, w, _)| oracle_at.get(&(*t, *w)).copied())
+                .collect();
+            let slug: String = r
+                .system
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            share_histograms(
+                &format!("{}-tvd-{slug}", level.label()),
+                &format!(
+                    "{} TVD per context: {} and the oracle",
+                    capitalised(level.label()),
+                    r.system
+                ),
+                &format!("{} TVD", level.label()),
+                &[(r.system.clone(), own), ("Oracle".into(), oracle)],
+                10,
+            )
+        })
+        .collect()
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }

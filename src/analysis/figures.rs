@@ -47,10 +47,11 @@ pub enum Plot {
     },
     /// Side by side, one panel per predictor, y shared.
     Scatter { panels: Vec<Panel>, y_label: String },
-    /// Grouped bars: one group per label, one bar per series (y = probability).
+    /// Grouped bars: one group per label, one bar per series (y ≥ 0).
     Bars {
         labels: Vec<String>,
         series: Vec<Series>,
+        y_label: String,
     },
     /// Counts per bin [lo, hi) over x, with named vertical marks (a participant, a model).
     Histogram {
@@ -198,7 +199,11 @@ impl Figure {
                     }
                 }
             }
-            Plot::Bars { labels, series } => {
+            Plot::Bars {
+                labels,
+                series,
+                y_label,
+            } => {
                 let top = series
                     .iter()
                     .flat_map(|s| s.points.iter().map(|p| p.1))
@@ -224,12 +229,15 @@ impl Figure {
                             String::new()
                         }
                     })
-                    .x_label_style(
+                    .x_label_style(if groups > 12 {
+                        // Many groups (words): upright labels would overlap.
                         ("sans-serif", 11)
                             .into_font()
-                            .transform(FontTransform::Rotate90),
-                    )
-                    .y_desc("probability")
+                            .transform(FontTransform::Rotate90)
+                    } else {
+                        ("sans-serif", 12).into_font()
+                    })
+                    .y_desc(y_label.as_str())
                     .draw()
                     .map_err(err)?;
                 let width = 0.8 / series.len().max(1) as f64;
@@ -797,7 +805,72 @@ pub fn context_bars(data: &Dataset, key: ContextKey, system: &str) -> Option<Fig
         plot: Plot::Bars {
             series: vec![series_of("people", &human), series_of(system, &model)],
             labels,
+            y_label: "probability".into(),
         },
+    })
+}
+
+/// Histograms side by side as grouped bars: for each group (a system, the oracle, the human
+/// control) the share of its values in each of `bins` equal bins over [0, 1] (values outside
+/// are clamped). The CSV has one row per group and bin. `None` when every group is empty.
+pub fn share_histograms(
+    id: &str,
+    title: &str,
+    x_label: &str,
+    groups: &[(String, Vec<f64>)],
+    bins: usize,
+) -> Option<Figure> {
+    let bins = bins.max(1);
+    if groups.iter().all(|(_, v)| v.is_empty()) {
+        return None;
+    }
+    let labels: Vec<String> = (0..bins)
+        .map(|i| {
+            format!(
+                "{:.2}–{:.2}",
+                i as f64 / bins as f64,
+                (i + 1) as f64 / bins as f64
+            )
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let series = groups
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(name, values)| {
+            let mut counts = vec![0usize; bins];
+            for v in values {
+                let i = ((v.clamp(0.0, 1.0) * bins as f64).floor() as usize).min(bins - 1);
+                counts[i] += 1;
+            }
+            let n = values.len() as f64;
+            for (i, c) in counts.iter().enumerate() {
+                rows.push(vec![
+                    name.clone(),
+                    labels[i].clone(),
+                    c.to_string(),
+                    format!("{:.6}", *c as f64 / n),
+                ]);
+            }
+            Series {
+                name: format!("{name} (n = {})", values.len()),
+                points: counts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (i as f64, *c as f64 / n))
+                    .collect(),
+            }
+        })
+        .collect();
+    Some(Figure {
+        id: id.to_string(),
+        title: title.to_string(),
+        plot: Plot::Bars {
+            labels,
+            series,
+            y_label: format!("share of contexts ({x_label})"),
+        },
+        csv: csv(&["group", "bin", "contexts", "share"], rows.into_iter()),
     })
 }
 

@@ -9,7 +9,15 @@ pub struct Args {
 }
 
 /// Flags that take no value.
-const SWITCHES: &[&str] = &["--json", "--no-python", "--quick", "--help", "--players"];
+const SWITCHES: &[&str] = &[
+    "--json",
+    "--no-python",
+    "--quick",
+    "--help",
+    "--players",
+    "--syntactic",
+    "--semantic",
+];
 
 impl Args {
     pub fn parse(raw: &[String]) -> Result<Self, CliError> {

@@ -73,6 +73,8 @@ pub enum CliError {
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
     Figure(#[from] crate::analysis::figures::FigureError),
+    #[error(transparent)]
+    Probes(#[from] crate::runtime::probes::ProbeRunError),
     #[error("JSON output: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -2,9 +2,11 @@
 
 pub mod args;
 pub mod bench;
+pub mod classes;
 pub mod error;
 pub mod figures;
 pub mod jatos;
+pub mod probes;
 pub mod tokens;
 
 pub use args::Args;
@@ -29,12 +31,16 @@ USAGE:
   clozelab perplexity --model DIR --answers FILE [--opponent DIR] [--players] [--json]
   clozelab top1 --model DIR --answers FILE [--json]
   clozelab jatos-package --study study.json [--dist dist] --out study.jzip
+  clozelab probes (--provo DIR | --references FILE.jsonl) --model DIR --out DIR
+                 [--strategy ancestral|temperature=T|top-k=K|top-p=P|typical=P ...]
+                 [--contexts N] [--samples N] [--seed S] [--lexicon FILE] [--backend cpu|wgpu]
   clozelab perplexity-sim --model DIR [--text FILE] [--positions N] [--player-temperature T]
                           [--generator-temperature T] [--truth text|generator]
                           [--rounds 1,4,10,40] [--repetitions R]
                           [--seed S] [--json]
   clozelab table1 --provo DIR [--seed S] [--resamples R] [--oracle-size half|10|20]
                  [--ece-convention last-bin|paper] [--per-context FILE.csv] [--json]
+                 [--syntactic [--lexicon FILE]] [--semantic --model DIR [--backend cpu|wgpu]]
   clozelab figures (--provo DIR | --file NORMS --file SAMPLES ...) --out DIR [--seed S]
                   [--responses EXPORT ...] [--participant ID]
                   [--resamples R] [--oracle-size half|10|20] [--ece-convention last-bin|paper]
@@ -79,6 +85,7 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "top1" => tokens::top1(&Args::parse(&raw[1..])?),
         "perplexity-sim" => tokens::perplexity_sim(&Args::parse(&raw[1..])?),
         "jatos-package" => jatos::jatos_package(&Args::parse(&raw[1..])?),
+        "probes" => probes::probes(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),
             Some("words") => crate::cli::bench::words(&Args::parse(&raw[2..])?),
@@ -397,13 +404,20 @@ fn table1(args: &Args) -> Result<(), CliError> {
         "--oracle-size",
         "--ece-convention",
         "--json",
+        "--syntactic",
+        "--semantic",
+        "--lexicon",
+        "--model",
+        "--backend",
     ])?;
     let dir = PathBuf::from(args.required("--provo")?);
     let options = table1_options(args)?;
     let (seed, resamples) = (options.seed, options.resamples);
     let (oracle_size, ece) = (options.oracle_size, options.ece);
     let started = std::time::Instant::now();
-    let (rows, per_context) = crate::analysis::table1::compute(&dir, &options)?;
+    let data = crate::analysis::dataset::Dataset::from_shared_dir(&dir)?;
+    let (rows, per_context) = crate::analysis::table1::compute_on(&data, &options)?;
+    let class_rows = classes::class_rows(args, &data, &options)?;
     if let Some(path) = args.value("--per-context") {
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
         let rows = per_context.iter().map(|r| {
@@ -432,9 +446,16 @@ fn table1(args: &Args) -> Result<(), CliError> {
         std::fs::write(path, csv).map_err(CliError::io("write", path))?;
     }
     if args.has("--json") {
-        println!("{}", serde_json::json!({"options": options, "rows": rows}));
+        println!(
+            "{}",
+            serde_json::json!({"options": options, "rows": rows, "class_rows": class_rows})
+        );
     } else {
         print!("{}", crate::analysis::table1::format_table(&rows));
+        if !class_rows.is_empty() {
+            println!("\nSyntactic and semantic TVD to the full human distribution:");
+            print!("{}", crate::analysis::classes::format_rows(&class_rows));
+        }
         eprintln!(
             "({resamples} resamples of the oracle split ({oracle_size:?} each), seed {seed}, ECE {ece:?}; {:.1} s)",
             started.elapsed().as_secs_f64()

@@ -100,22 +100,52 @@ impl Engine {
         next_tokens(&self.model, &self.tokenizer, context, k).await
     }
 
-    /// GPT-2's own type-level representation of a word, for meaning clusters: the mean of the
-    /// input embeddings (`wte` rows) of the tokens of `" " + word` — the word as it appears after
-    /// other words. Context-free like the paper's word2vec vectors (the same word gets the same
-    /// vector in every context), and it needs no forward pass; a last hidden state would mostly
-    /// encode the prediction of the *next* token. `None` for a word with no tokens.
+    /// GPT-2's own type-level representation of each word, for meaning clusters and the
+    /// semantic probe: the mean of the input embeddings (`wte` rows) of the tokens of
+    /// `" " + word` — the word as it appears after other words. Context-free like the paper's
+    /// word2vec vectors (a word gets the same vector in every context) and it needs no forward
+    /// pass; a last hidden state would mostly encode the prediction of the *next* token. `None`
+    /// for a blank word. All words are looked up at once: one read back from the device.
     ///
     /// # Shapes
-    /// - returns `[n_embd]`
-    pub async fn word_embedding(&self, word: &str) -> Result<Option<Vec<f32>>, InferenceError> {
-        let ids = self.tokenizer.encode(&format!(" {}", word.trim()))?;
-        if ids.is_empty() || word.trim().is_empty() {
-            return Ok(None);
+    /// - returns one `[n_embd]` vector per word
+    pub async fn word_embeddings(
+        &self,
+        words: &[&str],
+    ) -> Result<Vec<Option<Vec<f32>>>, InferenceError> {
+        let mut spans = Vec::with_capacity(words.len());
+        let mut ids = Vec::new();
+        for word in words {
+            let word = word.trim();
+            let tokens = if word.is_empty() {
+                Vec::new()
+            } else {
+                self.tokenizer.encode(&format!(" {word}"))?
+            };
+            spans.push(ids.len()..ids.len() + tokens.len());
+            ids.extend(tokens);
         }
-        let tokens = self.model.token_tensor(&[ids])?;
-        let mean = self.model.wte.forward(tokens).mean_dim(1);
-        Ok(Some(crate::model::readback::read_f32(mean).await?))
+        if ids.is_empty() {
+            return Ok(vec![None; words.len()]);
+        }
+        let n_embd = self.config.n_embd;
+        let rows = self.model.wte.forward(self.model.token_tensor(&[ids])?);
+        let values = crate::model::readback::read_f32(rows).await?;
+        Ok(spans
+            .into_iter()
+            .map(|span| {
+                let n = span.len();
+                (n > 0).then(|| {
+                    let mut mean = vec![0f32; n_embd];
+                    for row in values[span.start * n_embd..span.end * n_embd].chunks(n_embd) {
+                        mean.iter_mut()
+                            .zip(row)
+                            .for_each(|(m, v)| *m += v / n as f32);
+                    }
+                    mean
+                })
+            })
+            .collect())
     }
 }
 

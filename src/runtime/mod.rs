@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod engine;
 pub mod inference;
+pub mod probes;
 pub mod protocol;
 
 #[cfg(not(target_arch = "wasm32"))]

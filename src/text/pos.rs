@@ -440,6 +440,21 @@ impl Tagger {
         }
         out
     }
+    /// The universal tags of every token of `text` said right after `context` (the last 12
+    /// tokens of the context are read, as in [`Self::tag_in_context`]).
+    pub fn tags_after(&self, context: &str, text: &str) -> Vec<UniversalTag> {
+        let mut all = tokens(context);
+        all.drain(..all.len().saturating_sub(12));
+        let start = all.len();
+        all.extend(tokens(text));
+        let tags = self.penn_tags(&all);
+        all[start..]
+            .iter()
+            .zip(&tags[start..])
+            .map(|(word, penn)| universal(penn, word))
+            .collect()
+    }
+
     /// The universal tag of `word` said right after `context` (its first token's tag when the
     /// word splits, as "dont" does not but "don't" does). `None` for a word with no token.
     ///

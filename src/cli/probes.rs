@@ -1,0 +1,156 @@
+//! `clozelab probes`: production-variability probes (Giulianelli et al. 2023) for decoding
+//! strategies, against the Provo norms (one word per production) or multi-reference data (JSON
+//! Lines `{"context": …, "references": [ … ]}`), written as CSV and SVG figures.
+
+use std::path::{Path, PathBuf};
+
+use super::Args;
+use super::classes::tagger;
+use super::error::CliError;
+use crate::analysis::probes::{ProbeSummary, StrategySummary};
+use crate::runtime::probes::{
+    DEFAULT_STRATEGIES, ProbeRow, parse_strategy, provo_items, reference_items, run_probes,
+};
+
+pub fn probes(args: &Args) -> Result<(), CliError> {
+    args.only(&[
+        "--provo",
+        "--references",
+        "--model",
+        "--strategy",
+        "--contexts",
+        "--samples",
+        "--seed",
+        "--backend",
+        "--lexicon",
+        "--out",
+    ])?;
+    let out = PathBuf::from(args.required("--out")?);
+    let contexts: usize = args.parsed("--contexts", 20)?;
+    let samples: usize = args.parsed("--samples", 40)?;
+    let seed: u64 = args.parsed("--seed", 0)?;
+    let items = match (args.value("--provo"), args.value("--references")) {
+        (Some(dir), None) => {
+            provo_items(&crate::data::provo::read_norms(Path::new(dir))?, contexts)
+        }
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(file).map_err(CliError::io("read", file))?;
+            reference_items(&text, contexts).map_err(|e| CliError::usage(format!("{file}: {e}")))?
+        }
+        _ => {
+            return Err(CliError::usage(
+                "give either --provo DIR or --references FILE.jsonl",
+            ));
+        }
+    };
+    let specs: Vec<&str> = match args.values("--strategy") {
+        named if named.is_empty() => DEFAULT_STRATEGIES.to_vec(),
+        named => named,
+    };
+    let strategies = specs
+        .iter()
+        .map(|s| Ok((s.to_string(), parse_strategy(s)?)))
+        .collect::<Result<Vec<_>, crate::runtime::probes::ProbeRunError>>()?;
+    let tagger = tagger(args)?;
+    let (engine, _, _) = super::load_engine(args)?;
+    std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;
+    let started = std::time::Instant::now();
+    let per_strategy = items.len();
+    let report = pollster::block_on(run_probes(
+        &engine,
+        &tagger,
+        &items,
+        &strategies,
+        samples,
+        seed,
+        |done, total| {
+            if done % per_strategy == 0 {
+                eprintln!(
+                    "{done} of {total} (strategy × context) done ({:.0} s)",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            true
+        },
+    ))?
+    .ok_or_else(|| CliError::usage("stopped"))?;
+    let header = [
+        "strategy",
+        "context",
+        "probe",
+        "mean_human",
+        "mean_model",
+        "mean_difference",
+        "w1",
+        "control_mean_difference",
+        "control_w1",
+    ];
+    let csv = crate::data::write_delimited(
+        &header,
+        report.rows.iter().map(row),
+        crate::data::Delimiter::Comma,
+    );
+    write(&out, "probes_per_context.csv", &csv)?;
+    for figure in &report.figures {
+        write(&out, &format!("{}.csv", figure.id), &figure.csv)?;
+        let (w, h) = figure.size();
+        write(&out, &format!("{}.svg", figure.id), &figure.to_svg(w, h)?)?;
+    }
+    print!("{}", format_summary(&report.summary));
+    eprintln!(
+        "{} contexts × {} strategies, {samples} samples each; {:.0} s; written to {}",
+        items.len(),
+        strategies.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
+    if engine.random_test_model {
+        eprintln!(
+            "note: the random test model's samples are noise: these figures test the pipeline, not GPT-2"
+        );
+    }
+    Ok(())
+}
+
+fn row(r: &ProbeRow) -> Vec<String> {
+    let f = |v: f64| format!("{v:.6}");
+    let p = &r.result;
+    let control =
+        |g: fn(&ProbeSummary) -> f64| p.control.as_ref().map(|c| f(g(c))).unwrap_or_default();
+    vec![
+        r.strategy.clone(),
+        r.context.clone(),
+        p.probe.label(),
+        f(p.model.mean_human),
+        f(p.model.mean_model),
+        f(p.model.mean_difference),
+        f(p.model.w1_cross_human),
+        control(|c| c.mean_difference),
+        control(|c| c.w1_cross_human),
+    ]
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<(), CliError> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(CliError::io("write", &path))
+}
+
+/// The summary as text: one line per strategy and probe.
+pub fn format_summary(summary: &[StrategySummary]) -> String {
+    let mut out = format!(
+        "{:<16} {:<20} {:>5} {:>10} {:>8} {:>11}\n",
+        "strategy", "probe", "n", "μM − μH", "W1(C,H)", "control W1"
+    );
+    for s in summary {
+        out.push_str(&format!(
+            "{:<16} {:<20} {:>5} {:>10.3} {:>8.3} {:>11}\n",
+            s.strategy,
+            s.probe.label(),
+            s.contexts,
+            s.mean_difference,
+            s.w1,
+            s.control_w1.map_or("—".into(), |v| format!("{v:.3}"))
+        ));
+    }
+    out
+}

@@ -1,0 +1,302 @@
+//! Production probes with a loaded model, for the CLI (`clozelab probes`) and the Analysis
+//! page's worker alike: the model's productions under each decoding strategy, each production's
+//! words, tags and embedding, and every probe per context ([`crate::analysis::probes`]).
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::analysis::figures::Figure;
+use crate::analysis::probes::{
+    ContextProbe, Production, StrategySummary, probe_context, summarise, summary_figures,
+};
+use crate::data::provo::ProvoContext;
+use crate::estimators::decoding::{DecodingStrategy, SamplingError};
+use crate::estimators::progress::{Progress, Unmonitored};
+use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
+use crate::runtime::engine::Engine;
+use crate::runtime::inference::InferenceError;
+use crate::text::pos::Tagger;
+use crate::text::words::normalize;
+
+/// The strategies probed when none is named: ancestral sampling and one common setting of each
+/// other family.
+pub const DEFAULT_STRATEGIES: [&str; 5] = [
+    "ancestral",
+    "temperature=0.7",
+    "top-k=40",
+    "top-p=0.9",
+    "typical=0.95",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeRunError {
+    #[error("a strategy is ancestral, temperature=T, top-k=K, top-p=P or typical=P, not {0:?}")]
+    Strategy(String),
+    #[error(transparent)]
+    Sampling(#[from] SamplingError),
+    #[error(transparent)]
+    Sampler(#[from] SamplerError),
+    #[error(transparent)]
+    Inference(#[from] InferenceError),
+    #[error("line {line}: {why}")]
+    References { line: usize, why: String },
+    #[error("no context to probe")]
+    NoContexts,
+    #[error("at least 2 samples per context are needed, got {0}")]
+    TooFewSamples(usize),
+}
+
+/// `ancestral`, `temperature=T`, `top-k=K`, `top-p=P` or `typical=P`.
+///
+/// ```
+/// use clozelab::runtime::probes::parse_strategy;
+/// assert!(parse_strategy("ancestral").unwrap().is_ancestral());
+/// assert_eq!(parse_strategy("temperature=0.5").unwrap().temperature(), 0.5);
+/// assert!(parse_strategy("top-p=0.9").unwrap().truncates());
+/// assert!(parse_strategy("top-k=0").is_err());
+/// assert!(parse_strategy("greedy").is_err());
+/// ```
+pub fn parse_strategy(spec: &str) -> Result<DecodingStrategy, ProbeRunError> {
+    let bad = || ProbeRunError::Strategy(spec.to_string());
+    let (name, value) = spec.trim().split_once('=').unwrap_or((spec.trim(), ""));
+    let number = || value.parse::<f64>().map_err(|_| bad());
+    Ok(match name {
+        "ancestral" if value.is_empty() => DecodingStrategy::new(1.0, None, None, None)?,
+        "temperature" => DecodingStrategy::new(number()?, None, None, None)?,
+        "top-k" => {
+            let k = value.parse().map_err(|_| bad())?;
+            DecodingStrategy::new(1.0, Some(k), None, None)?
+        }
+        "top-p" => DecodingStrategy::new(1.0, None, Some(number()?), None)?,
+        "typical" => DecodingStrategy::new(1.0, None, None, Some(number()?))?,
+        _ => return Err(bad()),
+    })
+}
+
+/// One context and what people produced after it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeItem {
+    pub id: String,
+    pub context: String,
+    pub humans: Vec<String>,
+    /// Words per model production: 1 for next-word norms, the references' median otherwise.
+    pub words_per_production: usize,
+}
+
+/// `n` contexts spread evenly over the norms, among those with at least 4 people (the control
+/// group needs two halves of two); each response counted as often as people gave it.
+pub fn provo_items(norms: &[ProvoContext], n: usize) -> Vec<ProbeItem> {
+    let usable: Vec<&ProvoContext> = norms
+        .iter()
+        .filter(|c| c.human.values().sum::<u32>() >= 4)
+        .collect();
+    let step = (usable.len() / n.max(1)).max(1);
+    usable
+        .into_iter()
+        .step_by(step)
+        .take(n)
+        .map(|c| ProbeItem {
+            id: format!("{}:{}", c.text_id, c.word_num),
+            context: c.context.clone(),
+            humans: c
+                .human
+                .iter()
+                .flat_map(|(w, k)| std::iter::repeat_n(w.clone(), *k as usize))
+                .collect(),
+            words_per_production: 1,
+        })
+        .collect()
+}
+
+#[derive(serde::Deserialize)]
+struct ReferenceLine {
+    context: String,
+    references: Vec<String>,
+}
+
+/// Multi-reference data: JSON Lines `{"context": "…", "references": ["…", …]}` (blank lines
+/// skipped), the first `n` contexts. A bad line is an error naming it.
+pub fn reference_items(text: &str, n: usize) -> Result<Vec<ProbeItem>, ProbeRunError> {
+    let mut items = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let parsed: ReferenceLine =
+            serde_json::from_str(line).map_err(|e| ProbeRunError::References {
+                line: i + 1,
+                why: format!("expected {{\"context\": \"…\", \"references\": [\"…\", …]}}: {e}"),
+            })?;
+        let humans: Vec<String> = parsed
+            .references
+            .into_iter()
+            .filter(|r| !r.trim().is_empty())
+            .collect();
+        if humans.len() < 2 {
+            return Err(ProbeRunError::References {
+                line: i + 1,
+                why: "a context needs at least 2 non-empty references".into(),
+            });
+        }
+        let mut lengths: Vec<usize> = humans
+            .iter()
+            .map(|t| t.split_whitespace().count())
+            .collect();
+        lengths.sort_unstable();
+        items.push(ProbeItem {
+            id: format!("line {}", i + 1),
+            context: parsed.context,
+            words_per_production: lengths[lengths.len() / 2].clamp(1, 40),
+            humans,
+        });
+        if items.len() == n {
+            break;
+        }
+    }
+    if items.is_empty() {
+        return Err(ProbeRunError::NoContexts);
+    }
+    Ok(items)
+}
+
+/// One row of the per-context table.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeRow {
+    pub strategy: String,
+    pub context: String,
+    pub result: ContextProbe,
+}
+
+/// Everything a probe run shows: the per-strategy summary, the per-context rows and the
+/// figures (Figure 5-like summaries, per-context W₁ histograms).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeReport {
+    pub summary: Vec<StrategySummary>,
+    pub rows: Vec<ProbeRow>,
+    pub figures: Vec<Figure>,
+}
+
+/// The model's productions for one item under `strategy`: `samples` first words, or, for
+/// multi-word items, continuations of `words_per_production` words drawn one word at a time.
+async fn sample_productions(
+    engine: &Engine,
+    item: &ProbeItem,
+    strategy: &DecodingStrategy,
+    samples: usize,
+    seed: u64,
+) -> Result<Vec<String>, ProbeRunError> {
+    let draw = |context: String, n: usize, seed: u64| {
+        let strategy = strategy.clone();
+        async move {
+            let config = SamplerConfig::new(n, seed)?.with_strategy(strategy);
+            let mut progress = Progress {
+                contexts_done: 0,
+                contexts_total: 1,
+                samples_done: 0,
+                elapsed_s: 0.0,
+            };
+            sample_words(
+                &engine.model,
+                &engine.tokenizer,
+                &context,
+                &config,
+                &mut Unmonitored,
+                &mut progress,
+            )
+            .await
+        }
+    };
+    if item.words_per_production <= 1 {
+        let drawn = draw(item.context.clone(), samples, seed).await?;
+        return Ok(drawn
+            .words
+            .iter()
+            .flat_map(|(w, k)| std::iter::repeat_n(w.clone(), *k))
+            .collect());
+    }
+    let mut out = Vec::with_capacity(samples);
+    for s in 0..samples {
+        let mut words: Vec<String> = Vec::new();
+        for step in 0..item.words_per_production {
+            let context = format!("{} {}", item.context, words.join(" "));
+            let seed = seed ^ ((s as u64) << 20) ^ step as u64;
+            let drawn = draw(context.trim_end().to_string(), 1, seed).await?;
+            match drawn.surface.keys().next() {
+                Some(word) => words.push(word.clone()),
+                None => break,
+            }
+        }
+        out.push(words.join(" "));
+    }
+    Ok(out)
+}
+
+/// Runs every strategy on every item. `on_item(done, total)` is called after each (strategy,
+/// item); returning `false` stops the run (`Ok(None)`).
+pub async fn run_probes(
+    engine: &Engine,
+    tagger: &Tagger,
+    items: &[ProbeItem],
+    strategies: &[(String, DecodingStrategy)],
+    samples: usize,
+    seed: u64,
+    mut on_item: impl FnMut(usize, usize) -> bool,
+) -> Result<Option<ProbeReport>, ProbeRunError> {
+    if items.is_empty() {
+        return Err(ProbeRunError::NoContexts);
+    }
+    if samples < 2 {
+        return Err(ProbeRunError::TooFewSamples(samples));
+    }
+    let total = items.len() * strategies.len();
+    let mut results: Vec<(String, Vec<ContextProbe>)> = Vec::new();
+    let mut rows = Vec::new();
+    for (name, strategy) in strategies {
+        for (i, item) in items.iter().enumerate() {
+            let drawn =
+                sample_productions(engine, item, strategy, samples, seed + i as u64).await?;
+            let texts: Vec<&str> = item
+                .humans
+                .iter()
+                .chain(&drawn)
+                .map(String::as_str)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let vectors = engine.word_embeddings(&texts).await?;
+            let table: HashMap<&str, Vec<f64>> = texts
+                .iter()
+                .zip(vectors)
+                .filter_map(|(t, v)| Some((*t, v?.into_iter().map(f64::from).collect())))
+                .collect();
+            let make = |text: &String| Production {
+                words: text
+                    .split_whitespace()
+                    .map(normalize)
+                    .filter(|w| !w.is_empty())
+                    .collect(),
+                tags: tagger.tags_after(&item.context, text),
+                embedding: table.get(text.as_str()).cloned(),
+            };
+            let humans: Vec<Production> = item.humans.iter().map(make).collect();
+            let model: Vec<Production> = drawn.iter().map(make).collect();
+            let probes = probe_context(&humans, &model, seed ^ i as u64);
+            rows.extend(probes.iter().map(|p| ProbeRow {
+                strategy: name.clone(),
+                context: item.id.clone(),
+                result: p.clone(),
+            }));
+            results.push((name.clone(), probes));
+            if !on_item(results.len(), total) {
+                return Ok(None);
+            }
+        }
+    }
+    let summary = summarise(&results);
+    let figures = summary_figures(&summary, &results);
+    Ok(Some(ProbeReport {
+        summary,
+        rows,
+        figures,
+    }))
+}
