@@ -589,3 +589,119 @@ fn top1_accuracy_and_the_bias_simulation_run_from_the_command_line() {
     let bias = |i: usize| points[i]["bias"].as_f64().unwrap();
     assert!(bias(0) < 0.0 && bias(0).abs() > bias(1).abs(), "{points:?}");
 }
+
+/// `probes` on the test model: multi-reference JSON Lines in, per-context CSV and the summary
+/// figures out, with an error naming the line for a bad input; `table1 --semantic` without a
+/// model says what it needs.
+#[test]
+fn probes_write_tables_and_figures_and_name_bad_lines() {
+    let model = common::test_model_dir().to_str().unwrap();
+    let lexicon = common::repo_root().join("node_modules/pos/lexicon.js");
+    if !lexicon.is_file() {
+        eprintln!("skipped: no node_modules/pos (npm ci)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("clozelab-probes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let refs = dir.join("refs.jsonl");
+    std::fs::write(
+        &refs,
+        "{\"context\": \"The cat\", \"references\": [\"sat on the mat\", \"ran away\", \"was hungry\", \"slept all day\"]}\n\n\
+         {\"context\": \"She opened the\", \"references\": [\"door\", \"box\", \"window and looked\", \"letter\"]}\n",
+    )
+    .unwrap();
+    let out_dir = dir.join("out");
+    let out = clozelab(&[
+        "probes",
+        "--references",
+        refs.to_str().unwrap(),
+        "--model",
+        model,
+        "--samples",
+        "4",
+        "--strategy",
+        "ancestral",
+        "--strategy",
+        "top-k=5",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("top-k=5") && stdout.contains("semantic"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(out_dir.join("probes_per_context.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("strategy,context,probe,mean_human")
+    );
+    // Two strategies × two contexts, each with at least the unigram and semantic probes.
+    assert!(
+        lines.filter(|l| l.contains("lexical 1-gram")).count() == 4,
+        "{csv}"
+    );
+    for figure in [
+        "probes-summary-w1.svg",
+        "probes-summary-difference.svg",
+        "probes-w1-semantic.svg",
+    ] {
+        let svg = std::fs::read_to_string(out_dir.join(figure)).unwrap();
+        assert!(svg.contains("<svg"), "{figure}");
+    }
+
+    std::fs::write(
+        &refs,
+        "{\"context\": \"A\", \"references\": [\"b\", \"c\"]}\nnot json\n",
+    )
+    .unwrap();
+    let out = clozelab(&[
+        "probes",
+        "--references",
+        refs.to_str().unwrap(),
+        "--model",
+        model,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("line 2"),
+        "{stderr}"
+    );
+    let out = clozelab(&[
+        "probes",
+        "--provo",
+        "x",
+        "--references",
+        "y",
+        "--model",
+        model,
+        "--out",
+        "z",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("either --provo DIR or --references"));
+    let out = clozelab(&[
+        "probes",
+        "--references",
+        "y",
+        "--model",
+        model,
+        "--strategy",
+        "greedy",
+        "--out",
+        "z",
+    ]);
+    assert!(!out.status.success());
+    let out = clozelab(&["table1", "--provo", "x", "--semantic"]);
+    assert!(!out.status.success());
+    std::fs::remove_dir_all(&dir).ok();
+}

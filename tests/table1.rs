@@ -366,3 +366,46 @@ fn the_tagger_agrees_with_spacy_on_the_provo_responses_in_context() {
         assert!(agreement >= 0.90, "{what}: agreement {agreement:.3} < 0.90");
     }
 }
+
+/// Syntactic TVD on the paper's samples: merging words into their parts of speech can only bring
+/// distributions closer, so every system's syntactic TVD is at most its word-level TVD, per
+/// context; and the oracle stays the closest to people.
+#[test]
+fn syntactic_tvd_is_below_the_word_level_and_the_oracle_is_closest() {
+    let (Some(shared), Some(tagger)) = (common::shared_dir(), pos_tagger()) else {
+        eprintln!("skipped: needs ../shared/provo and node_modules/pos (npm ci)");
+        return;
+    };
+    use clozelab::analysis::classes::{Level, PartOfSpeech, class_tvd_rows};
+    let data =
+        clozelab::analysis::dataset::Dataset::from_shared_dir(&shared.join("provo")).unwrap();
+    let options = Table1Options {
+        resamples: 2,
+        ..Table1Options::default()
+    };
+    let (rows, per_context) = clozelab::analysis::table1::compute_on(&data, &options).unwrap();
+    let classes =
+        class_tvd_rows(&data, &PartOfSpeech(&tagger), Level::Syntactic, &options).unwrap();
+    let oracle = classes.iter().find(|r| r.system == "Oracle").unwrap();
+    for row in classes.iter().filter(|r| r.system != "Oracle") {
+        let words: BTreeMap<(u32, u32), f64> = per_context
+            .iter()
+            .filter(|p| p.system == row.system)
+            .filter_map(|p| Some(((p.text_id, p.word_num), p.tvd_human?)))
+            .collect();
+        for (t, w, syntactic) in &row.per_context {
+            assert!(
+                *syntactic <= words[&(*t, *w)] + 1e-9,
+                "{} {t}:{w}",
+                row.system
+            );
+        }
+        let word_row = rows.iter().find(|r| r.system == row.system).unwrap();
+        assert!(row.tvd_human.unwrap() < word_row.tvd_human.unwrap());
+        assert!(
+            oracle.tvd_human.unwrap() < row.tvd_human.unwrap(),
+            "{}",
+            row.system
+        );
+    }
+}

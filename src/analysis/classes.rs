@@ -283,3 +283,107 @@ fn capitalised(text: &str) -> String {
         .map(|c| c.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::metrics::tvd;
+    use crate::data::provo::Samples;
+    use proptest::prelude::*;
+
+    /// Classes by first letter: a hand-checkable stand-in for tags or clusters.
+    struct FirstLetter;
+    impl WordClasses for FirstLetter {
+        fn classes(&self, _: &ProvoContext, words: &BTreeSet<&str>) -> BTreeMap<String, String> {
+            words
+                .iter()
+                .filter(|w| !w.starts_with('z'))
+                .map(|w| (w.to_string(), w.chars().take(1).collect()))
+                .collect()
+        }
+    }
+
+    fn dataset() -> Dataset {
+        let context = ProvoContext {
+            text_id: 1,
+            word_num: 2,
+            context: "The".into(),
+            original: "cat".into(),
+            human: BTreeMap::from([("cat".to_string(), 2), ("cow".to_string(), 2)]),
+            gpt2_logprob_human: None,
+            gpt2_logprob_original: None,
+        };
+        let samples = Samples {
+            words: BTreeMap::from([("car".to_string(), 3.0), ("dog".to_string(), 1.0)]),
+            failed: 0,
+        };
+        Dataset {
+            norms: vec![context],
+            systems: vec![("model".into(), BTreeMap::from([((1, 2), samples)]))],
+            ..Dataset::default()
+        }
+    }
+
+    #[test]
+    fn class_tvd_rows_merge_words_into_classes() {
+        let options = Table1Options {
+            resamples: 3,
+            ..Table1Options::default()
+        };
+        let rows = class_tvd_rows(&dataset(), &FirstLetter, Level::Syntactic, &options).unwrap();
+        assert_eq!(rows.len(), 2);
+        // Words: people {cat ½, cow ½}, model {car ¾, dog ¼}: TVD 1. By first letter: c 1 vs
+        // c ¾ + d ¼: TVD ¼.
+        assert_eq!(rows[1].system, "model");
+        assert_eq!(rows[1].per_context, [(1, 2, 0.25)]);
+        // The oracle's halves hold only c-words: identical classes, TVD 0.
+        assert_eq!(rows[0].tvd_human, Some(0.0));
+        assert!(format_rows(&rows).contains("syntactic"));
+        let figures = histograms(&rows, Level::Syntactic);
+        assert_eq!(figures.len(), 1);
+        assert_eq!(figures[0].id, "syntactic-tvd-model");
+        assert!(histograms(&rows, Level::Semantic).is_empty());
+    }
+
+    proptest! {
+        /// Merging words into classes never increases the TVD, and singleton classes (or none)
+        /// leave it as it is.
+        #[test]
+        fn merging_never_increases_tvd(
+            p in proptest::collection::vec(0.01f64..1.0, 1..6),
+            q in proptest::collection::vec(0.01f64..1.0, 1..6),
+            classes in proptest::collection::vec(0usize..3, 6),
+        ) {
+            let words = ["a", "b", "c", "d", "e", "f"];
+            let dist = |w: &[f64]| WordDistribution::from_counts(words.iter().copied().zip(w.iter().copied())).unwrap();
+            let (p, q) = (dist(&p), dist(&q));
+            let map: BTreeMap<String, usize> = words.iter().map(|w| w.to_string()).zip(classes).collect();
+            let merged = class_tvd(&p, &q, &map);
+            prop_assert!(merged <= tvd(&p, &q) + 1e-12);
+            let singletons: BTreeMap<String, usize> = words.iter().enumerate().map(|(i, w)| (w.to_string(), i)).collect();
+            prop_assert!((class_tvd(&p, &q, &singletons) - tvd(&p, &q)).abs() < 1e-12);
+            prop_assert!((class_tvd(&p, &q, &BTreeMap::<String, usize>::new()) - tvd(&p, &q)).abs() < 1e-12);
+        }
+
+        /// Standardising makes the clusters blind to each dimension's scale and offset.
+        #[test]
+        fn clusters_ignore_scale_and_offset(
+            points in proptest::collection::vec(proptest::collection::vec(-10.0f64..10.0, 3), 3..12),
+            scale in proptest::collection::vec(0.1f64..100.0, 3),
+            offset in proptest::collection::vec(-50.0f64..50.0, 3),
+        ) {
+            let moved: Vec<Vec<f64>> = points
+                .iter()
+                .map(|p| p.iter().enumerate().map(|(d, x)| x * scale[d] + offset[d]).collect())
+                .collect();
+            let a = cluster_standardised(points, 3).unwrap();
+            let b = cluster_standardised(moved, 3).unwrap();
+            // The same partition (labels may be the same numbers: same seed, same z-scores).
+            for i in 0..a.len() {
+                for j in 0..a.len() {
+                    prop_assert_eq!(a[i] == a[j], b[i] == b[j]);
+                }
+            }
+        }
+    }
+}

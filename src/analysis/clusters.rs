@@ -144,8 +144,9 @@ pub fn candidate_ks(k_max: usize) -> Vec<usize> {
 }
 
 /// The partition at the elbow of SSE over the candidate k: the k whose (k, SSE) point lies
-/// farthest below the straight line from the first candidate to the last (with one or two
-/// candidates, the first; with none — fewer than 3 distinct points — one cluster).
+/// farthest below the straight line from the first candidate to the last (the first candidate
+/// when none in between lies below it, or with only one or two candidates; with none — fewer
+/// than 3 points — one cluster).
 pub fn elbow(points: &[Vec<f64>], seed: u64) -> Result<Partition, ClusterError> {
     validate(points)?;
     let ks = candidate_ks(points.len());
@@ -164,13 +165,18 @@ pub fn elbow(points: &[Vec<f64>], seed: u64) -> Result<Partition, ClusterError> 
             first.1.sse + (last.1.sse - first.1.sse) * (k as f64 - k0) / (k1 - k0)
         }
     };
-    let best = partitions
+    // The endpoints lie on the line by construction: only an interior candidate clearly below
+    // it (beyond rounding) is an elbow; otherwise the first candidate.
+    let tolerance = 1e-9 * first.1.sse.abs().max(last.1.sse.abs()).max(1e-300);
+    let best = partitions[1..partitions.len().saturating_sub(1).max(1)]
         .iter()
+        .filter(|(k, p)| line(*k) - p.sse > tolerance)
         .max_by(|a, b| {
             (line(a.0) - a.1.sse)
                 .total_cmp(&(line(b.0) - b.1.sse))
                 .then(b.0.cmp(&a.0))
         })
+        .or(Some(first))
         .map(|(_, p)| p.clone());
     best.ok_or(ClusterError::Empty)
 }

@@ -570,4 +570,84 @@ mod tests {
             Variability::new(&[0.0, 1.0], &[1.0, 2.0], |_: &f64, _: &f64| None).unwrap();
         assert_eq!(undefined.summary(), Err(ProbeError::NoDistances));
     }
+
+    fn production(words: &str, tags: &[UniversalTag], embedding: Option<Vec<f64>>) -> Production {
+        Production {
+            words: words.split_whitespace().map(str::to_string).collect(),
+            tags: tags.to_vec(),
+            embedding,
+        }
+    }
+
+    #[test]
+    fn each_probe_distance_on_hand_worked_productions() {
+        use UniversalTag::*;
+        let a = production("the cat sat", &[Det, Noun, Verb], Some(vec![1.0, 0.0]));
+        let b = production("the dog sat", &[Det, Noun, Verb], Some(vec![0.0, 1.0]));
+        let c = production("a cat", &[Det, Noun], None);
+        // Words: {the, cat, sat} vs {the, dog, sat}: 2 shared of 4 → 0.5; bigrams: 0 of 4 → 1.
+        assert_eq!(Probe::Lexical(1).distance(&a, &b), Some(0.5));
+        assert_eq!(Probe::Lexical(2).distance(&a, &b), Some(1.0));
+        // Same tags throughout: 0 at every n.
+        for n in 1..=3 {
+            assert_eq!(Probe::Syntactic(n).distance(&a, &b), Some(0.0));
+        }
+        // Tag bigrams {DET NOUN, NOUN VERB} vs {DET NOUN}: 1 shared of 2.
+        assert_eq!(Probe::Syntactic(2).distance(&a, &c), Some(0.5));
+        // Orthogonal embeddings: cosine distance 1; no embedding: undefined.
+        assert_eq!(Probe::Semantic.distance(&a, &b), Some(1.0));
+        assert_eq!(Probe::Semantic.distance(&a, &c), None);
+        assert_eq!(Probe::Lexical(3).distance(&c, &c), None);
+    }
+
+    #[test]
+    fn a_model_that_says_what_people_say_matches_the_control() {
+        use UniversalTag::*;
+        let said = |w: &str, tag, e: f64| production(w, &[tag], Some(vec![1.0, e]));
+        let humans = vec![
+            said("dog", Noun, 0.0),
+            said("dog", Noun, 0.0),
+            said("cat", Noun, 0.1),
+            said("ran", Verb, 3.0),
+        ];
+        // The model always says "dog": less varied than people (μM − μH < 0) on every probe.
+        let parrot = vec![said("dog", Noun, 0.0); 4];
+        let results = probe_context(&humans, &parrot, 7);
+        let probes: Vec<Probe> = results.iter().map(|r| r.probe).collect();
+        assert_eq!(
+            probes,
+            [Probe::Lexical(1), Probe::Syntactic(1), Probe::Semantic]
+        );
+        for r in &results {
+            assert!(
+                r.model.mean_model == 0.0 && r.model.mean_difference < 0.0,
+                "{r:?}"
+            );
+            assert!(r.control.is_some());
+        }
+        // Lexical: H over the 6 pairs of people = {0, 1, 1, 1, 1, 1}: μH = 5/6.
+        assert!((results[0].model.mean_human - 5.0 / 6.0).abs() < 1e-12);
+        let summary = summarise(&[
+            ("parrot".into(), results.clone()),
+            ("parrot".into(), results),
+        ]);
+        assert_eq!(summary.len(), 3);
+        assert_eq!(summary[0].contexts, 2);
+        assert!((summary[0].mean_difference + 5.0 / 6.0).abs() < 1e-12);
+        let figures = summary_figures(
+            &summary,
+            &[("parrot".into(), probe_context(&humans, &parrot, 7))],
+        );
+        let ids: Vec<&str> = figures.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "probes-summary-w1",
+                "probes-summary-difference",
+                "probes-w1-lexical-1-gram",
+                "probes-w1-syntactic-1-gram",
+                "probes-w1-semantic"
+            ]
+        );
+    }
 }
