@@ -233,6 +233,32 @@ pub fn format_rows(rows: &[ClassRow]) -> String {
     out
 }
 
+/// The rows as CSV: system, level, contexts, mean TVD and its 95% interval.
+pub fn rows_csv(rows: &[ClassRow]) -> String {
+    let f = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
+    crate::data::write_delimited(
+        &[
+            "system",
+            "level",
+            "contexts",
+            "tvd_human",
+            "ci_low",
+            "ci_high",
+        ],
+        rows.iter().map(|r| {
+            vec![
+                r.system.clone(),
+                r.level.label().to_string(),
+                r.contexts.to_string(),
+                f(r.tvd_human),
+                f(r.tvd_human_ci.map(|c| c.0)),
+                f(r.tvd_human_ci.map(|c| c.1)),
+            ]
+        }),
+        crate::data::Delimiter::Comma,
+    )
+}
+
 /// Figure 4: for each system, the histogram of its per-context TVD at `level` beside the
 /// oracle's on the same contexts.
 pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {

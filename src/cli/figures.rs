@@ -149,6 +149,11 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
         "--system",
         "--responses",
         "--participant",
+        "--syntactic",
+        "--semantic",
+        "--lexicon",
+        "--model",
+        "--backend",
     ])?;
     let data = dataset(args)?;
     let out = PathBuf::from(args.required("--out")?);
@@ -157,6 +162,13 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
     let (rows, per_context) = compute_on(&data, &options)?;
     let mut written = vec![write(&out, "table1.csv", &table1_csv(&rows))?];
     let mut figures = all(&rows, &per_context, options.ece);
+    let class_rows = super::classes::class_rows(args, &data, &options)?;
+    if !class_rows.is_empty() {
+        use crate::analysis::classes::{Level, histograms, rows_csv};
+        written.push(write(&out, "class_tvd.csv", &rows_csv(&class_rows))?);
+        figures.extend(histograms(&class_rows, Level::Syntactic));
+        figures.extend(histograms(&class_rows, Level::Semantic));
+    }
     let system = match args.value("--system") {
         Some(name) => name.to_string(),
         None => data

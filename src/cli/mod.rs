@@ -45,6 +45,7 @@ USAGE:
                   [--responses EXPORT ...] [--participant ID]
                   [--resamples R] [--oracle-size half|10|20] [--ece-convention last-bin|paper]
                   [--context TEXT_ID:WORD_NUM] [--system NAME]
+                  [--syntactic [--lexicon FILE]] [--semantic --model DIR [--backend cpu|wgpu]]
   clozelab token-level --model DIR (--provo DIR | --file NORMS ...) [--contexts N]
                       [--ece-convention last-bin|paper] [--backend cpu|wgpu] [--json]
                       [--out DIR]

@@ -105,6 +105,24 @@ pub enum Request {
     Participant { participant: String, system: String },
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
     ContextFigure { key: (u32, u32), system: String },
+    /// Syntactic or semantic TVD (Figure 4) over the last analysed dataset: the tagger's lexicon
+    /// from `lexicon_url` (syntactic), the loaded model's word embeddings (semantic, progress
+    /// per batch of words): [`Reply::ClassTvd`].
+    ClassTvd {
+        level: crate::analysis::classes::Level,
+        lexicon_url: String,
+        options: Table1Options,
+    },
+    /// Production probes of the loaded model under each strategy (`ancestral`,
+    /// `temperature=T`, …) on `contexts` contexts of the last analysed dataset: progress per
+    /// (strategy, context), then [`Reply::Probes`].
+    Probes {
+        strategies: Vec<String>,
+        contexts: usize,
+        samples: usize,
+        seed: u64,
+        lexicon_url: String,
+    },
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
 }
@@ -188,6 +206,12 @@ pub enum Reply {
     /// The token-level row and figure (`None`: no context had a response with a token).
     TokenLevel(Option<Box<crate::analysis::token_level::TokenLevelReport>>),
     Participant(Box<crate::analysis::participant::ParticipantReport>),
+    /// Syntactic or semantic TVD rows (the oracle first) and their Figure 4 histograms.
+    ClassTvd {
+        rows: Vec<crate::analysis::classes::ClassRow>,
+        figures: Vec<Figure>,
+    },
+    Probes(Box<crate::runtime::probes::ProbeReport>),
     /// The WebGPU device was lost (driver reset, GPU memory pressure…): the worker now runs on
     /// the CPU, with the model loaded again there, and the request goes on. Not final.
     SwitchedToCpu {

@@ -308,3 +308,56 @@ test("analysis: every figure on the Provo data in ../shared, the numbers equal t
   });
   await rm(dir, { recursive: true, force: true });
 });
+
+test("analysis: syntactic and semantic TVD as the CLI computes them, and the production probes per strategy", { timeout: 4 * TIMEOUT }, () =>
+  withPage("analysis-beyond-words", {}, async (page) => {
+    await page.goto(`${served.base}/analysis?model=models/test/`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("analysis-files").setInputFiles(FILES.slice(0, 2));
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 2, null, { timeout: TIMEOUT });
+    await page.getByTestId("analysis-resamples").fill("3");
+    await page.getByTestId("analyse").click();
+    await page.getByTestId("class-tvd-syntactic").click();
+    const cell = (system, level) => page.locator(`[data-testid=class-tvd-table] tr[data-system="${system}"][data-level=${level}] td[data-col=tvd]`);
+    await cell("samples_small_model", "syntactic").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("class-tvd-semantic").click();
+    await cell("samples_small_model", "semantic").waitFor({ timeout: 2 * TIMEOUT });
+    // The CLI on the same files, model and options.
+    const out = await mkdtemp(join(tmpdir(), "clozelab-classes-"));
+    try {
+      execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "3", "--syntactic", "--semantic", "--model", join(ROOT, "public/models/test"),
+        "--lexicon", join(ROOT, "node_modules/pos/lexicon.js"), "--out", out, ...FILES.slice(0, 2).flatMap((f) => ["--file", f])], { stdio: "pipe" });
+      const [, ...lines] = (await readFile(join(out, "class_tvd.csv"), "utf8")).trim().split(/\r?\n/);
+      assert.equal(lines.length, 4);
+      for (const line of lines) {
+        const [system, level, , tvd] = line.split(",");
+        assert.equal((await cell(system, level).innerText()).trim(), Number(tvd).toFixed(3), `${system} ${level}`);
+      }
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+    for (const id of ["syntactic-tvd-samples-small-model", "semantic-tvd-samples-small-model"]) {
+      await page.waitForFunction((id) => document.querySelector(`[data-figure="${id}"]`)?.dataset.drawn === "true", id, { timeout: TIMEOUT });
+    }
+    await page.locator('[data-testid=class-tvd-table]').scrollIntoViewIfNeeded();
+    await screenshot(page, "analysis-class-tvd.png");
+
+    // Probes: two strategies on three contexts.
+    for (const name of ["temperature=0.7", "top-p=0.9", "typical=0.95"]) {
+      await page.locator(`[data-testid=probes] input[data-strategy="${name}"]`).uncheck();
+    }
+    await page.getByTestId("probes-contexts").fill("3");
+    await page.getByTestId("probes-samples").fill("6");
+    await page.getByTestId("probes-run").click();
+    await page.getByTestId("probes-summary").waitFor({ timeout: 2 * TIMEOUT });
+    const rows = await page.locator("[data-testid=probes-summary] tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => [tr.dataset.strategy, tr.dataset.probe, Number(tr.querySelector("td[data-col=w1]").innerText)]));
+    assert.deepEqual([...new Set(rows.map((r) => r[0]))], ["ancestral", "top-k=40"]);
+    for (const probe of ["lexical 1-gram", "syntactic 1-gram", "semantic"]) {
+      assert.ok(rows.some((r) => r[1] === probe), probe);
+    }
+    for (const [, , w1] of rows) assert.ok(w1 >= 0 && w1 <= 1, String(w1));
+    await page.waitForFunction(() => document.querySelector('[data-figure="probes-summary-w1"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+    await page.locator('[data-figure="probes-summary-w1"]').scrollIntoViewIfNeeded();
+    await screenshot(page, "analysis-probes.png");
+  }));

@@ -42,6 +42,12 @@ pub enum WorkerError {
     NotQueued(&'static str),
     #[error(transparent)]
     Web(#[from] WebError),
+    #[error("the part-of-speech lexicon: {0}")]
+    Lexicon(#[from] crate::text::pos::PosError),
+    #[error(transparent)]
+    Probes(#[from] crate::runtime::probes::ProbeRunError),
+    #[error(transparent)]
+    Metrics(#[from] crate::analysis::metrics::MetricsError),
     #[error(transparent)]
     Upload(#[from] UploadError),
     #[error(transparent)]

@@ -1,7 +1,10 @@
 //! What the worker does for each request (everything but cancel and upload chunks, which are
 //! handled as they arrive).
 
-use super::{Responder, Shared, WorkerError, analyse, backend_reply, device, engine, games, load};
+use super::{
+    Responder, Shared, WorkerError, analyse, backend_reply, beyond_words, device, engine, games,
+    load,
+};
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
@@ -232,6 +235,26 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
                 system,
             } => analyse::participant(state, &participant, &system),
             Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
+            Request::ClassTvd {
+                level,
+                lexicon_url,
+                options,
+            } => beyond_words::class_tvd(state, responder, level, &lexicon_url, &options).await,
+            Request::Probes {
+                strategies,
+                contexts,
+                samples,
+                seed,
+                lexicon_url,
+            } => {
+                let setup = beyond_words::ProbeSetup {
+                    strategies,
+                    contexts,
+                    samples,
+                    seed,
+                };
+                beyond_words::probes(state, responder, &setup, &lexicon_url).await
+            }
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
                 Err(WorkerError::NotQueued("an upload message"))

@@ -3,6 +3,7 @@
 //! [`crate::runtime::protocol`]; nothing here touches the DOM.
 
 mod analyse;
+mod beyond_words;
 mod device;
 mod error;
 mod games;
@@ -44,6 +45,8 @@ struct State {
     /// Its Table 1 per context (the word level the token level is drawn beside).
     word_level: Vec<crate::analysis::table1::PerContext>,
     upload: Option<UploadBuffer>,
+    /// The part-of-speech tagger (its lexicon is fetched once).
+    tagger: Option<Rc<crate::text::pos::Tagger>>,
     /// The exact word scorer of the loaded model (its tables are costly to build).
     scorer: Option<WordScorer>,
     /// Requests asked to stop; checked at every tree level.

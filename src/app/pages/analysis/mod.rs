@@ -2,10 +2,12 @@
 //! released on OSF, or as JSON Lines) and model samples (the paper's released files) — computed
 //! in the worker, each figure drawn in the page and downloadable with the numbers behind it.
 
+mod class_tvd;
 mod context;
 mod figure_card;
 mod model_samples;
 mod participant;
+mod probes;
 mod table;
 mod token_level;
 
@@ -19,10 +21,12 @@ use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::app::web::files::read_file_list;
 use crate::runtime::protocol::{Reply, Request};
+use class_tvd::ClassTvd;
 use context::ContextFigure;
 use figure_card::FigureCard;
 use model_samples::ModelSamples;
 use participant::ParticipantPanel;
+use probes::Probes;
 use table::Table1View;
 use token_level::TokenLevel;
 
@@ -54,17 +58,18 @@ pub fn AnalysisPage() -> impl IntoView {
     // Systems computed here (the loaded model's samples), analysed with the files' ones.
     let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
     let sampling_status = RwSignal::new(String::new());
+    let current_options = move || Table1Options {
+        resamples: resamples.get_untracked(),
+        oracle_size: oracle.get_untracked().parse().unwrap_or(OracleSize::Half),
+        ece: if paper_ece.get_untracked() {
+            EceConvention::DropCertain
+        } else {
+            EceConvention::LastBin
+        },
+        seed: 0,
+    };
     let analyse = Action::new_local(move |_: &()| {
-        let options = Table1Options {
-            resamples: resamples.get_untracked(),
-            oracle_size: oracle.get_untracked().parse().unwrap_or(OracleSize::Half),
-            ece: if paper_ece.get_untracked() {
-                EceConvention::DropCertain
-            } else {
-                EceConvention::LastBin
-            },
-            seed: 0,
-        };
+        let options = current_options();
         let (files, extra) = (files.get_untracked(), extra.get_untracked());
         async move {
             let request = Request::Analyse {
@@ -163,6 +168,8 @@ pub fn AnalysisPage() -> impl IntoView {
                         analyse.dispatch(());
                     })/>
                     <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin } rows=a.rows.clone()/>
+                    <ClassTvd options=current_options()/>
+                    <Probes/>
                     <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
                     <ParticipantPanel participants=a.participants.clone() systems=a.systems.clone() on_add_own=add_own/>
                     <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>

@@ -1,0 +1,138 @@
+//! Beyond exact words, off the main thread: syntactic and semantic TVD (Figure 4) over the last
+//! analysed dataset, and the production probes of the loaded model.
+
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+
+use super::{Responder, Shared, WorkerError};
+use crate::analysis::classes::{Level, MeaningClusters, PartOfSpeech, class_tvd_rows, histograms};
+use crate::analysis::table1::Table1Options;
+use crate::estimators::progress::Progress;
+use crate::runtime::probes::{parse_strategy, provo_items, run_probes};
+use crate::runtime::protocol::Reply;
+use crate::text::pos::{Lexicon, Tagger};
+
+/// Words embedded per read back (small enough for any GPU's buffers).
+const EMBEDDING_BATCH: usize = 512;
+
+async fn tagger(state: &Shared, lexicon_url: &str) -> Result<Rc<Tagger>, WorkerError> {
+    if let Some(t) = state.borrow().tagger.clone() {
+        return Ok(t);
+    }
+    let bytes = crate::app::web::fetch::fetch_bytes_cached(lexicon_url, |_, _| {}).await?;
+    let text = String::from_utf8(bytes).map_err(|_| WorkerError::NotUtf8("the lexicon"))?;
+    let tagger = Rc::new(Tagger::new(Lexicon::from_js(&text)?));
+    state.borrow_mut().tagger = Some(tagger.clone());
+    Ok(tagger)
+}
+
+fn progress(responder: &Responder, done: usize, total: usize, started: f64) {
+    responder.send(Reply::Progress(Progress {
+        contexts_done: done,
+        contexts_total: total,
+        samples_done: 0,
+        elapsed_s: (js_sys::Date::now() - started) / 1000.0,
+    }));
+}
+
+pub(super) async fn class_tvd(
+    state: &Shared,
+    responder: &Responder,
+    level: Level,
+    lexicon_url: &str,
+    options: &Table1Options,
+) -> Result<Reply, WorkerError> {
+    let data = state
+        .borrow()
+        .dataset
+        .clone()
+        .ok_or(WorkerError::NoDataset)?;
+    let rows = match level {
+        Level::Syntactic => {
+            let tagger = tagger(state, lexicon_url).await?;
+            class_tvd_rows(&data, &PartOfSpeech(&tagger), level, options)?
+        }
+        Level::Semantic => {
+            let engine = super::engine(state)?;
+            let mut words: BTreeSet<&str> = BTreeSet::new();
+            for c in &data.norms {
+                words.extend(c.human.keys().map(String::as_str));
+            }
+            for (_, samples) in &data.systems {
+                words.extend(
+                    samples
+                        .values()
+                        .flat_map(|s| s.words.keys().map(String::as_str)),
+                );
+            }
+            let words: Vec<&str> = words.into_iter().collect();
+            let started = js_sys::Date::now();
+            let mut table: HashMap<String, Vec<f64>> = HashMap::with_capacity(words.len());
+            for (i, batch) in words.chunks(EMBEDDING_BATCH).enumerate() {
+                if state.borrow().cancelled.contains(&responder.id) {
+                    return Ok(Reply::Cancelled);
+                }
+                let vectors = engine.word_embeddings(batch).await?;
+                for (w, v) in batch.iter().zip(vectors) {
+                    if let Some(v) = v {
+                        table.insert(w.to_string(), v.into_iter().map(f64::from).collect());
+                    }
+                }
+                progress(responder, (i + 1) * batch.len(), words.len(), started);
+            }
+            let clusters = MeaningClusters {
+                embed: |w: &str| table.get(w).cloned(),
+                seed: options.seed,
+            };
+            class_tvd_rows(&data, &clusters, level, options)?
+        }
+    };
+    let figures = histograms(&rows, level);
+    Ok(Reply::ClassTvd { rows, figures })
+}
+
+/// What the page asks the probes for.
+pub(super) struct ProbeSetup {
+    pub strategies: Vec<String>,
+    pub contexts: usize,
+    pub samples: usize,
+    pub seed: u64,
+}
+
+pub(super) async fn probes(
+    state: &Shared,
+    responder: &Responder,
+    setup: &ProbeSetup,
+    lexicon_url: &str,
+) -> Result<Reply, WorkerError> {
+    let engine = super::engine(state)?;
+    let tagger = tagger(state, lexicon_url).await?;
+    let items = {
+        let state = state.borrow();
+        let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
+        provo_items(&data.norms, setup.contexts)
+    };
+    let strategies = setup
+        .strategies
+        .iter()
+        .map(|s| Ok((s.clone(), parse_strategy(s)?)))
+        .collect::<Result<Vec<_>, crate::runtime::probes::ProbeRunError>>()?;
+    let started = js_sys::Date::now();
+    let report = run_probes(
+        &engine,
+        &tagger,
+        &items,
+        &strategies,
+        setup.samples,
+        setup.seed,
+        |done, total| {
+            progress(responder, done, total, started);
+            !state.borrow().cancelled.contains(&responder.id)
+        },
+    )
+    .await?;
+    Ok(match report {
+        Some(report) => Reply::Probes(Box::new(report)),
+        None => Reply::Cancelled,
+    })
+}
