@@ -14,9 +14,8 @@ use super::clusters::{ClusterError, class_tvd, elbow};
 use super::dataset::Dataset;
 use super::figures::{Figure, share_histograms};
 use super::metrics::{MetricsError, WordDistribution, mean, mean_with_bootstrap_ci};
-use super::table1::{Table1Options, oracle_split};
+use super::table1::{Table1Options, human_distributions, oracle_rng, oracle_split};
 use crate::data::provo::ProvoContext;
-use crate::rng::SplitMix64;
 use crate::text::pos::{Tagger, UniversalTag};
 
 /// Which classes words are merged into.
@@ -147,12 +146,7 @@ pub fn class_tvd_rows(
     options: &Table1Options,
 ) -> Result<Vec<ClassRow>, MetricsError> {
     let norms = &data.norms;
-    let full: Vec<WordDistribution> = norms
-        .iter()
-        .map(|c| {
-            WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
-        })
-        .collect::<Result<_, _>>()?;
+    let full = human_distributions(norms)?;
     let resamples = options.resamples.max(1);
     let mut oracle_sum = vec![(0.0, 0usize); norms.len()];
     let human_classes: Vec<BTreeMap<String, String>> = norms
@@ -161,11 +155,7 @@ pub fn class_tvd_rows(
         .map(|(c, h)| classes.classes(c, &words_of(&[h])))
         .collect();
     for r in 0..resamples {
-        let mut rng = SplitMix64::new(
-            options
-                .seed
-                .wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-        );
+        let mut rng = oracle_rng(options.seed, r);
         for (i, c) in norms.iter().enumerate() {
             if let Some((g1, g2)) = oracle_split(&c.human, options.oracle_size, &mut rng) {
                 oracle_sum[i].0 += class_tvd(&g2, &g1, &human_classes[i]);

@@ -369,17 +369,21 @@ pub fn summary_figures(
             .find(|s| s.strategy == strategy && s.probe == probe)
             .and_then(f)
     };
-    let mut series: Vec<Series> = strategies
-        .iter()
-        .map(|s| Series {
-            name: s.clone(),
-            points: probes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| Some((i as f64, value(s, *p, |x| Some(x.w1))?)))
-                .collect(),
-        })
-        .collect();
+    // One series per strategy: (x offset + probe index, f of its summary).
+    let per_strategy = |x0: f64, f: fn(&StrategySummary) -> Option<f64>| -> Vec<Series> {
+        strategies
+            .iter()
+            .map(|s| Series {
+                name: s.clone(),
+                points: probes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, p)| Some((x0 + i as f64, value(s, *p, f)?)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let mut series = per_strategy(0.0, |x| Some(x.w1));
     if let Some(first) = strategies.first() {
         series.push(Series {
             name: "human control".into(),
@@ -423,19 +427,7 @@ pub fn summary_figures(
         },
         csv: summary_csv.clone(),
     }];
-    let differences: Vec<Series> = strategies
-        .iter()
-        .map(|s| Series {
-            name: s.clone(),
-            points: probes
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    Some(((i + 1) as f64, value(s, *p, |x| Some(x.mean_difference))?))
-                })
-                .collect(),
-        })
-        .collect();
+    let differences = per_strategy(1.0, |x| Some(x.mean_difference));
     out.push(Figure {
         id: "probes-summary-difference".into(),
         title: "Mean μM − μH per decoding strategy (above 0: more varied than people)".into(),

@@ -373,6 +373,22 @@ pub fn compute(
     compute_on(&Dataset::from_shared_dir(dir)?, options)
 }
 
+/// People's next-word distribution in each context.
+pub fn human_distributions(norms: &[ProvoContext]) -> Result<Vec<WordDistribution>, MetricsError> {
+    norms
+        .iter()
+        .map(|c| {
+            WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
+        })
+        .collect()
+}
+
+/// The generator of oracle resample `r`: one per resample, drawn from over the contexts in
+/// order, so any analysis using it splits the same people as Table 1.
+pub fn oracle_rng(seed: u64, r: usize) -> SplitMix64 {
+    SplitMix64::new(seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+}
+
 /// Computes the table on any dataset: a row for the humans, the oracle, then each system.
 pub fn compute_on(
     data: &Dataset,
@@ -380,17 +396,11 @@ pub fn compute_on(
 ) -> Result<(Vec<Row>, Vec<PerContext>), Table1Error> {
     let norms = &data.norms;
     let seed = options.seed;
-    let full: Vec<WordDistribution> = norms
-        .iter()
-        .map(|c| {
-            WordDistribution::from_counts(c.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
-        })
-        .collect::<Result<_, _>>()?;
+    let full = human_distributions(norms)?;
     let resamples = options.resamples.max(1);
     let splits: Vec<Vec<_>> = (0..resamples)
         .map(|r| {
-            let mut rng =
-                SplitMix64::new(seed.wrapping_add((r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+            let mut rng = oracle_rng(seed, r);
             norms
                 .iter()
                 .map(|c| oracle_split(&c.human, options.oracle_size, &mut rng))

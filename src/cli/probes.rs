@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::Args;
 use super::classes::tagger;
 use super::error::CliError;
-use crate::analysis::probes::{ProbeSummary, StrategySummary};
+use crate::analysis::probes::StrategySummary;
 use crate::runtime::probes::{
-    DEFAULT_STRATEGIES, ProbeRow, parse_strategy, provo_items, reference_items, run_probes,
+    DEFAULT_STRATEGIES, parse_strategy, provo_items, reference_items, run_probes,
 };
 
 pub fn probes(args: &Args) -> Result<(), CliError> {
@@ -74,23 +74,7 @@ pub fn probes(args: &Args) -> Result<(), CliError> {
         },
     ))?
     .ok_or_else(|| CliError::usage("stopped"))?;
-    let header = [
-        "strategy",
-        "context",
-        "probe",
-        "mean_human",
-        "mean_model",
-        "mean_difference",
-        "w1",
-        "control_mean_difference",
-        "control_w1",
-    ];
-    let csv = crate::data::write_delimited(
-        &header,
-        report.rows.iter().map(row),
-        crate::data::Delimiter::Comma,
-    );
-    write(&out, "probes_per_context.csv", &csv)?;
+    write(&out, "probes_per_context.csv", &report.per_context_csv())?;
     for figure in &report.figures {
         write(&out, &format!("{}.csv", figure.id), &figure.csv)?;
         let (w, h) = figure.size();
@@ -110,24 +94,6 @@ pub fn probes(args: &Args) -> Result<(), CliError> {
         );
     }
     Ok(())
-}
-
-fn row(r: &ProbeRow) -> Vec<String> {
-    let f = |v: f64| format!("{v:.6}");
-    let p = &r.result;
-    let control =
-        |g: fn(&ProbeSummary) -> f64| p.control.as_ref().map(|c| f(g(c))).unwrap_or_default();
-    vec![
-        r.strategy.clone(),
-        r.context.clone(),
-        p.probe.label(),
-        f(p.model.mean_human),
-        f(p.model.mean_model),
-        f(p.model.mean_difference),
-        f(p.model.w1_cross_human),
-        control(|c| c.mean_difference),
-        control(|c| c.w1_cross_human),
-    ]
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), CliError> {

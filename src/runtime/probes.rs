@@ -176,6 +176,45 @@ pub struct ProbeReport {
     pub figures: Vec<Figure>,
 }
 
+impl ProbeReport {
+    /// The per-context rows as CSV (the CLI's `probes_per_context.csv`, the page's download).
+    pub fn per_context_csv(&self) -> String {
+        let f = |v: f64| format!("{v:.6}");
+        let rows = self.rows.iter().map(|r| {
+            let p = &r.result;
+            let control = |g: fn(&crate::analysis::probes::ProbeSummary) -> f64| {
+                p.control.as_ref().map(|c| f(g(c))).unwrap_or_default()
+            };
+            vec![
+                r.strategy.clone(),
+                r.context.clone(),
+                p.probe.label(),
+                f(p.model.mean_human),
+                f(p.model.mean_model),
+                f(p.model.mean_difference),
+                f(p.model.w1_cross_human),
+                control(|c| c.mean_difference),
+                control(|c| c.w1_cross_human),
+            ]
+        });
+        crate::data::write_delimited(
+            &[
+                "strategy",
+                "context",
+                "probe",
+                "mean_human",
+                "mean_model",
+                "mean_difference",
+                "w1",
+                "control_mean_difference",
+                "control_w1",
+            ],
+            rows,
+            crate::data::Delimiter::Comma,
+        )
+    }
+}
+
 /// The model's productions for one item under `strategy`: `samples` first words, or, for
 /// multi-word items, continuations of `words_per_production` words drawn one word at a time.
 async fn sample_productions(

@@ -12,40 +12,9 @@ use crate::app::web::files::download_text;
 use crate::runtime::probes::{DEFAULT_STRATEGIES, ProbeReport};
 use crate::runtime::protocol::{Reply, Request};
 
-fn report_csv(report: &ProbeReport) -> String {
-    let f = |v: f64| format!("{v:.6}");
-    let rows = report.rows.iter().map(|r| {
-        let control = r.result.control.as_ref();
-        vec![
-            r.strategy.clone(),
-            r.context.clone(),
-            r.result.probe.label(),
-            f(r.result.model.mean_human),
-            f(r.result.model.mean_model),
-            f(r.result.model.mean_difference),
-            f(r.result.model.w1_cross_human),
-            control.map(|c| f(c.w1_cross_human)).unwrap_or_default(),
-        ]
-    });
-    crate::data::write_delimited(
-        &[
-            "strategy",
-            "context",
-            "probe",
-            "mean_human",
-            "mean_model",
-            "mean_difference",
-            "w1",
-            "control_w1",
-        ],
-        rows,
-        crate::data::Delimiter::Comma,
-    )
-}
-
 #[component]
 fn ProbeTables(report: ProbeReport) -> impl IntoView {
-    let csv = report_csv(&report);
+    let csv = report.per_context_csv();
     let summary = report.summary.iter().map(|s| view! {
         <tr data-strategy=s.strategy.clone() data-probe=s.probe.label()>
             <th scope="row">{s.strategy.clone()}</th><td>{s.probe.label()}</td><td>{s.contexts}</td>
