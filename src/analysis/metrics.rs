@@ -645,4 +645,30 @@ mod tests {
         assert!((paper - 1.0 / 3.0 * 0.35).abs() < 1e-12);
         assert_eq!(ece_with(&[], 10, EceConvention::DropCertain), None);
     }
+
+    proptest::proptest! {
+        /// W₁ is a metric on samples: symmetric, zero on a copy, the triangle inequality; a shift
+        /// of one sample by c moves it by |c| from the original; and for equal sizes it is the
+        /// mean distance between the sorted values paired in order.
+        #[test]
+        fn wasserstein1_is_a_metric_and_pairs_sorted_values(
+            a in proptest::collection::vec(-5.0f64..5.0, 1..12),
+            b in proptest::collection::vec(-5.0f64..5.0, 1..12),
+            c in proptest::collection::vec(-5.0f64..5.0, 1..12),
+            shift in -3.0f64..3.0,
+        ) {
+            let w = |x: &[f64], y: &[f64]| wasserstein1(x, y).unwrap();
+            proptest::prop_assert!((w(&a, &b) - w(&b, &a)).abs() < 1e-9);
+            proptest::prop_assert!(w(&a, &a).abs() < 1e-12);
+            proptest::prop_assert!(w(&a, &c) <= w(&a, &b) + w(&b, &c) + 1e-9);
+            let shifted: Vec<f64> = a.iter().map(|x| x + shift).collect();
+            proptest::prop_assert!((w(&a, &shifted) - shift.abs()).abs() < 1e-9);
+            let n = a.len().min(b.len());
+            let (mut x, mut y) = (a[..n].to_vec(), b[..n].to_vec());
+            x.sort_by(f64::total_cmp);
+            y.sort_by(f64::total_cmp);
+            let paired = x.iter().zip(&y).map(|(p, q)| (p - q).abs()).sum::<f64>() / n as f64;
+            proptest::prop_assert!((w(&x, &y) - paired).abs() < 1e-9);
+        }
+    }
 }
