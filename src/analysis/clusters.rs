@@ -31,10 +31,6 @@ fn unit(rng: &mut SplitMix64) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-fn squared_distance(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum()
-}
-
 fn validate(points: &[Vec<f64>]) -> Result<usize, ClusterError> {
     let dim = points.first().ok_or(ClusterError::Empty)?.len();
     if points
@@ -48,6 +44,11 @@ fn validate(points: &[Vec<f64>]) -> Result<usize, ClusterError> {
 
 /// Lloyd's k-means with k-means++ seeding from `seed` (deterministic), at most 100 rounds.
 ///
+/// Computed on the points' Gram matrix (after centring them, which moves no distance): a
+/// centre is the mean of its members, so ‖x − c‖² = ⟨x, x⟩ − 2 mean_j ⟨x, x_j⟩ + mean_{j,l}
+/// ⟨x_j, x_l⟩, and a round costs O(n²) whatever the dimension — GPT-2's 768-dimensional word
+/// vectors cost no more than 2-dimensional ones once the Gram matrix is built.
+///
 /// ```
 /// use clozelab::analysis::clusters::kmeans;
 /// let points = vec![vec![0.0], vec![0.1], vec![5.0], vec![5.2]];
@@ -58,23 +59,36 @@ fn validate(points: &[Vec<f64>]) -> Result<usize, ClusterError> {
 /// ```
 pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Result<Partition, ClusterError> {
     let dim = validate(points)?;
-    if k == 0 || k > points.len() {
-        return Err(ClusterError::BadK {
-            k,
-            points: points.len(),
-        });
+    let n = points.len();
+    if k == 0 || k > n {
+        return Err(ClusterError::BadK { k, points: n });
     }
+    let mean: Vec<f64> = (0..dim)
+        .map(|d| points.iter().map(|p| p[d]).sum::<f64>() / n as f64)
+        .collect();
+    let centred: Vec<Vec<f64>> = points
+        .iter()
+        .map(|p| p.iter().zip(&mean).map(|(x, m)| x - m).collect())
+        .collect();
+    let mut gram = vec![0.0; n * n];
+    for i in 0..n {
+        for j in i..n {
+            let g: f64 = centred[i].iter().zip(&centred[j]).map(|(a, b)| a * b).sum();
+            gram[i * n + j] = g;
+            gram[j * n + i] = g;
+        }
+    }
+    let g = |i: usize, j: usize| gram[i * n + j];
+    let point_distance = |i: usize, j: usize| (g(i, i) - 2.0 * g(i, j) + g(j, j)).max(0.0);
     let mut rng = SplitMix64::new(seed);
     // k-means++: each next centre drawn with probability ∝ squared distance to the nearest.
-    let mut centres: Vec<Vec<f64>> =
-        vec![points[(unit(&mut rng) * points.len() as f64) as usize % points.len()].clone()];
-    while centres.len() < k {
-        let weights: Vec<f64> = points
-            .iter()
-            .map(|p| {
-                centres
+    let mut seeds = vec![(unit(&mut rng) * n as f64) as usize % n];
+    while seeds.len() < k {
+        let weights: Vec<f64> = (0..n)
+            .map(|i| {
+                seeds
                     .iter()
-                    .map(|c| squared_distance(p, c))
+                    .map(|&c| point_distance(i, c))
                     .fold(f64::INFINITY, f64::min)
             })
             .collect();
@@ -87,48 +101,64 @@ pub fn kmeans(points: &[Vec<f64>], k: usize, seed: u64) -> Result<Partition, Clu
                     target -= w;
                     target <= 0.0
                 })
-                .unwrap_or(points.len() - 1)
+                .unwrap_or(n - 1)
         } else {
             // Every point already sits on a centre: any point will do.
-            centres.len()
+            seeds.len()
         };
-        centres.push(points[next].clone());
+        seeds.push(next);
     }
-    let nearest = |p: &[f64], centres: &[Vec<f64>]| {
-        (0..centres.len())
-            .min_by(|&a, &b| {
-                squared_distance(p, &centres[a]).total_cmp(&squared_distance(p, &centres[b]))
-            })
-            .unwrap_or(0)
+    // A centre as the points it averages, and its squared norm mean_{j,l} ⟨x_j, x_l⟩.
+    let centre_of = |members: Vec<usize>| {
+        let m = members.len() as f64;
+        let norm = members
+            .iter()
+            .map(|&j| members.iter().map(|&l| g(j, l)).sum::<f64>())
+            .sum::<f64>()
+            / (m * m);
+        (members, norm)
     };
-    let mut assignment: Vec<usize> = points.iter().map(|p| nearest(p, &centres)).collect();
+    let mut centres: Vec<(Vec<usize>, f64)> = seeds.iter().map(|&c| centre_of(vec![c])).collect();
+    let distance = |i: usize, (members, norm): &(Vec<usize>, f64)| {
+        let cross = members.iter().map(|&j| g(i, j)).sum::<f64>() / members.len() as f64;
+        (g(i, i) - 2.0 * cross + norm).max(0.0)
+    };
+    let assign = |centres: &[(Vec<usize>, f64)]| -> Vec<(usize, f64)> {
+        (0..n)
+            .map(|i| {
+                centres
+                    .iter()
+                    .enumerate()
+                    .map(|(c, centre)| (c, distance(i, centre)))
+                    .fold((0, f64::INFINITY), |best, next| {
+                        if next.1 < best.1 { next } else { best }
+                    })
+            })
+            .collect()
+    };
+    let mut assignment = assign(&centres);
     for _ in 0..100 {
-        for (c, centre) in centres.iter_mut().enumerate() {
-            let members: Vec<&Vec<f64>> = points
-                .iter()
-                .zip(&assignment)
-                .filter(|(_, a)| **a == c)
-                .map(|(p, _)| p)
-                .collect();
+        let mut members = vec![Vec::new(); k];
+        for (i, (c, _)) in assignment.iter().enumerate() {
+            members[*c].push(i);
+        }
+        for (centre, members) in centres.iter_mut().zip(members) {
             // An emptied cluster keeps its centre.
             if !members.is_empty() {
-                *centre = (0..dim)
-                    .map(|d| members.iter().map(|p| p[d]).sum::<f64>() / members.len() as f64)
-                    .collect();
+                *centre = centre_of(members);
             }
         }
-        let next: Vec<usize> = points.iter().map(|p| nearest(p, &centres)).collect();
-        if next == assignment {
+        let next = assign(&centres);
+        let unchanged = next.iter().zip(&assignment).all(|(a, b)| a.0 == b.0);
+        assignment = next;
+        if unchanged {
             break;
         }
-        assignment = next;
     }
-    let sse = points
-        .iter()
-        .zip(&assignment)
-        .map(|(p, &a)| squared_distance(p, &centres[a]))
-        .sum();
-    Ok(Partition { assignment, sse })
+    Ok(Partition {
+        sse: assignment.iter().map(|(_, d)| d).sum(),
+        assignment: assignment.into_iter().map(|(c, _)| c).collect(),
+    })
 }
 
 /// The candidate k of Appendix G: range(2, k_max, k_max // 3) as Python counts (k_max
