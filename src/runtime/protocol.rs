@@ -114,14 +114,16 @@ pub enum Request {
         options: Table1Options,
     },
     /// Production probes of the loaded model under each strategy (`ancestral`,
-    /// `temperature=T`, …) on `contexts` contexts of the last analysed dataset: progress per
-    /// (strategy, context), then [`Reply::Probes`].
+    /// `temperature=T`, …) on `contexts` contexts of `references` (multi-reference JSON Lines)
+    /// or else of the last analysed dataset: progress per (strategy, context), then
+    /// [`Reply::Probes`].
     Probes {
         strategies: Vec<String>,
         contexts: usize,
         samples: usize,
         seed: u64,
         lexicon_url: String,
+        references: Option<String>,
     },
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },

@@ -361,3 +361,41 @@ test("analysis: syntactic and semantic TVD as the CLI computes them, and the pro
     await page.locator('[data-figure="probes-summary-w1"]').scrollIntoViewIfNeeded();
     await screenshot(page, "analysis-probes.png");
   }));
+
+test("analysis: production probes on multi-reference data, the model's continuations as long as people's", { timeout: 2 * TIMEOUT }, () =>
+  withPage("analysis-probes-references", {}, async (page) => {
+    await page.goto(`${served.base}/analysis?model=models/test/`);
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    const dir = await mkdtemp(join(tmpdir(), "clozelab-refs-"));
+    try {
+      const refs = join(dir, "stories.jsonl");
+      await writeFile(refs, [
+        { context: "The cat", references: ["sat on the mat", "ran away", "was hungry", "slept all day"] },
+        { context: "She opened the", references: ["door slowly", "box", "window and looked", "letter"] },
+      ].map((l) => JSON.stringify(l)).join("\n") + "\n");
+      // No norms analysed: the probes panel works on the references alone.
+      await page.getByTestId("probes-references").setInputFiles(refs);
+      await page.getByTestId("probes-references-name").waitFor({ timeout: TIMEOUT });
+      for (const name of ["temperature=0.7", "top-k=40", "top-p=0.9", "typical=0.95"]) {
+        await page.locator(`[data-testid=probes] input[data-strategy="${name}"]`).uncheck();
+      }
+      await page.getByTestId("probes-samples").fill("4");
+      await page.getByTestId("probes-run").click();
+      await page.getByTestId("probes-summary").waitFor({ timeout: TIMEOUT });
+      const probes = await page.locator("[data-testid=probes-summary] tbody tr").evaluateAll((trs) => trs.map((tr) => tr.dataset.probe));
+      // Multi-word productions: bigram probes are defined too.
+      assert.ok(probes.includes("lexical 2-gram") && probes.includes("syntactic 2-gram"), probes.join(", "));
+      const contexts = await page.locator("[data-testid=probes-per-context] tbody tr td:nth-child(2)").allTextContents();
+      assert.deepEqual([...new Set(contexts)], ["line 1", "line 2"]);
+      // A bad file is named, not a crash.
+      const bad = join(dir, "bad.jsonl");
+      await writeFile(bad, "{\"context\": \"A\", \"references\": [\"b\", \"c\"]}\nnot json\n");
+      await page.getByTestId("probes-references").setInputFiles(bad);
+      await page.getByTestId("probes-references-name").filter({ hasText: "bad.jsonl" }).waitFor({ timeout: TIMEOUT });
+      await page.getByTestId("probes-run").click();
+      await page.locator("[data-testid=probes] .error", { hasText: "bad.jsonl: line 2" }).waitFor({ timeout: TIMEOUT });
+      await screenshot(page, "analysis-probes-references.png");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }));

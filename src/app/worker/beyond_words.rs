@@ -8,7 +8,7 @@ use super::{Responder, Shared, WorkerError};
 use crate::analysis::classes::{Level, MeaningClusters, PartOfSpeech, class_tvd_rows, histograms};
 use crate::analysis::table1::Table1Options;
 use crate::estimators::progress::Progress;
-use crate::runtime::probes::{parse_strategy, provo_items, run_probes};
+use crate::runtime::probes::{parse_strategy, provo_items, reference_items, run_probes};
 use crate::runtime::protocol::Reply;
 use crate::text::pos::{Lexicon, Tagger};
 
@@ -97,6 +97,8 @@ pub(super) struct ProbeSetup {
     pub contexts: usize,
     pub samples: usize,
     pub seed: u64,
+    /// Multi-reference JSON Lines; `None`: the analysed norms.
+    pub references: Option<String>,
 }
 
 pub(super) async fn probes(
@@ -107,10 +109,13 @@ pub(super) async fn probes(
 ) -> Result<Reply, WorkerError> {
     let engine = super::engine(state)?;
     let tagger = tagger(state, lexicon_url).await?;
-    let items = {
-        let state = state.borrow();
-        let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
-        provo_items(&data.norms, setup.contexts)
+    let items = match &setup.references {
+        Some(text) => reference_items(text, setup.contexts)?,
+        None => {
+            let state = state.borrow();
+            let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
+            provo_items(&data.norms, setup.contexts)
+        }
     };
     let strategies = setup
         .strategies

@@ -246,12 +246,14 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
                 samples,
                 seed,
                 lexicon_url,
+                references,
             } => {
                 let setup = beyond_words::ProbeSetup {
                     strategies,
                     contexts,
                     samples,
                     seed,
+                    references,
                 };
                 beyond_words::probes(state, responder, &setup, &lexicon_url).await
             }

@@ -35,7 +35,7 @@ const OSF_URL: &str = "https://osf.io/sjefs/";
 const OWN_ANSWERS: &str = "answers saved in this browser.json";
 
 /// The files' texts (UTF-8 required: every format here is text).
-async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
+pub(super) async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
     let files = read_file_list(&list).await.map_err(|e| e.to_string())?;
     files
         .into_iter()
@@ -169,12 +169,12 @@ pub fn AnalysisPage() -> impl IntoView {
                     })/>
                     <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin } rows=a.rows.clone()/>
                     <ClassTvd options=current_options()/>
-                    <Probes/>
                     <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
                     <ParticipantPanel participants=a.participants.clone() systems=a.systems.clone() on_add_own=add_own/>
                     <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
                 }.into_any()),
             }}
+            <Probes/>
         </section>
     }
 }

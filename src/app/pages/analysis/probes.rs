@@ -53,6 +53,9 @@ pub fn Probes() -> impl IntoView {
     let contexts = RwSignal::new(20usize);
     let samples = RwSignal::new(40usize);
     let progress = RwSignal::new(String::new());
+    // Multi-reference data (file name, JSON Lines) probed instead of the analysed norms.
+    let references = RwSignal::new(None::<(String, String)>);
+    let problem = RwSignal::new(None::<String>);
     let call = StoredValue::new(None::<u64>);
     let run = Action::new_local(move |_: &()| async move {
         let on_progress = Box::new(move |reply: &Reply| {
@@ -69,6 +72,7 @@ pub fn Probes() -> impl IntoView {
             samples: samples.get_untracked(),
             seed: 0,
             lexicon_url: lexicon_url(),
+            references: references.get_untracked().map(|(_, text)| text),
         };
         let started = runtime.client().start(request, Some(on_progress));
         call.set_value(Some(started.id));
@@ -77,7 +81,13 @@ pub fn Probes() -> impl IntoView {
         progress.set(String::new());
         match reply {
             Reply::Probes(report) => Ok(*report),
-            other => Err(CallError::from_reply(other).to_string()),
+            other => {
+                let why = CallError::from_reply(other).to_string();
+                Err(match references.get_untracked() {
+                    Some((name, _)) => format!("{name}: {why}"),
+                    None => why,
+                })
+            }
         }
     });
     let stop = move || {
@@ -94,6 +104,23 @@ pub fn Probes() -> impl IntoView {
             }
         })
     };
+    let choose_references = move |ev: leptos::ev::Event| {
+        use wasm_bindgen::JsCast;
+        let list = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            .and_then(|i| i.files());
+        let Some(list) = list else { return };
+        leptos::task::spawn_local(async move {
+            match super::read_texts(list).await {
+                Ok(mut files) => {
+                    problem.set(None);
+                    references.set(files.pop());
+                }
+                Err(e) => problem.set(Some(e)),
+            }
+        });
+    };
     let result: Signal<Option<Result<ProbeReport, String>>> = run.value().into();
     view! {
         <section class="probes" data-testid="probes">
@@ -108,6 +135,13 @@ pub fn Probes() -> impl IntoView {
                                 on:change=move |ev| toggle(name, event_target_checked(&ev))/>{format!(" {name}")}</label>
                         }).collect_view()}
                     </fieldset>
+                    <p><label>"Multi-reference data instead of the norms (JSON Lines: {\"context\": …, \"references\": [ … ]}; the model's continuations are drawn to the references' median length) "
+                        <input type="file" accept=".jsonl,.json,.txt" data-testid="probes-references" on:change=choose_references/></label>
+                        {move || references.get().map(|(name, _)| view! {
+                            <span data-testid="probes-references-name">{format!(" probing {name} ")}</span>
+                            <button on:click=move |_| references.set(None)>"Use the norms"</button>
+                        })}</p>
+                    {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
                     <label>"Contexts " <input type="number" min="1" max="2687" data-testid="probes-contexts" prop:value=move || contexts.get().to_string()
                         on:input=move |ev| contexts.set(event_target_value(&ev).parse().unwrap_or(20).clamp(1, 2687))/></label>
                     <label>" Samples per context " <input type="number" min="2" max="1000" data-testid="probes-samples" prop:value=move || samples.get().to_string()
