@@ -72,6 +72,20 @@ pub fn parse_strategy(spec: &str) -> Result<DecodingStrategy, ProbeRunError> {
     })
 }
 
+/// What the Analysis page asks the worker to probe.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeRequest {
+    /// `ancestral`, `temperature=T`, … (see [`parse_strategy`]).
+    pub strategies: Vec<String>,
+    pub contexts: usize,
+    pub samples: usize,
+    pub seed: u64,
+    /// Where the page serves the tagger's lexicon.
+    pub lexicon_url: String,
+    /// Multi-reference JSON Lines; `None`: the last analysed norms.
+    pub references: Option<String>,
+}
+
 /// One context and what people produced after it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProbeItem {

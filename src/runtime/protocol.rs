@@ -105,28 +105,22 @@ pub enum Request {
     Participant { participant: String, system: String },
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
     ContextFigure { key: (u32, u32), system: String },
-    /// Syntactic or semantic TVD (Figure 4) over the last analysed dataset: the tagger's lexicon
-    /// from `lexicon_url` (syntactic), the loaded model's word embeddings (semantic, progress
-    /// per batch of words): [`Reply::ClassTvd`].
-    ClassTvd {
-        level: crate::analysis::classes::Level,
-        lexicon_url: String,
-        options: Table1Options,
-    },
-    /// Production probes of the loaded model under each strategy (`ancestral`,
-    /// `temperature=T`, …) on `contexts` contexts of `references` (multi-reference JSON Lines)
-    /// or else of the last analysed dataset: progress per (strategy, context), then
+    /// Syntactic or semantic TVD (Figure 4) over the last analysed dataset: [`Reply::ClassTvd`].
+    ClassTvd(ClassTvdRequest),
+    /// Production probes of the loaded model: progress per (strategy, context), then
     /// [`Reply::Probes`].
-    Probes {
-        strategies: Vec<String>,
-        contexts: usize,
-        samples: usize,
-        seed: u64,
-        lexicon_url: String,
-        references: Option<String>,
-    },
+    Probes(crate::runtime::probes::ProbeRequest),
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
+}
+
+/// Syntactic or semantic TVD: the tagger's lexicon from `lexicon_url` (syntactic), the loaded
+/// model's word embeddings (semantic, progress per batch of words).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassTvdRequest {
+    pub level: crate::analysis::classes::Level,
+    pub lexicon_url: String,
+    pub options: Table1Options,
 }
 
 /// A decoding strategy as sent over the wire (validated in the worker).

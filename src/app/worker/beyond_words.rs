@@ -6,10 +6,11 @@ use std::rc::Rc;
 
 use super::{Responder, Shared, WorkerError};
 use crate::analysis::classes::{Level, MeaningClusters, PartOfSpeech, class_tvd_rows, histograms};
-use crate::analysis::table1::Table1Options;
 use crate::estimators::progress::Progress;
-use crate::runtime::probes::{parse_strategy, provo_items, reference_items, run_probes};
-use crate::runtime::protocol::Reply;
+use crate::runtime::probes::{
+    ProbeRequest, parse_strategy, provo_items, reference_items, run_probes,
+};
+use crate::runtime::protocol::{ClassTvdRequest, Reply};
 use crate::text::pos::{Lexicon, Tagger};
 
 /// Words embedded per read back (small enough for any GPU's buffers).
@@ -38,10 +39,9 @@ fn progress(responder: &Responder, done: usize, total: usize, started: f64) {
 pub(super) async fn class_tvd(
     state: &Shared,
     responder: &Responder,
-    level: Level,
-    lexicon_url: &str,
-    options: &Table1Options,
+    request: &ClassTvdRequest,
 ) -> Result<Reply, WorkerError> {
+    let (level, options) = (request.level, &request.options);
     let data = state
         .borrow()
         .dataset
@@ -49,7 +49,7 @@ pub(super) async fn class_tvd(
         .ok_or(WorkerError::NoDataset)?;
     let rows = match level {
         Level::Syntactic => {
-            let tagger = tagger(state, lexicon_url).await?;
+            let tagger = tagger(state, &request.lexicon_url).await?;
             class_tvd_rows(&data, &PartOfSpeech(&tagger), level, options)?
         }
         Level::Semantic => {
@@ -91,24 +91,13 @@ pub(super) async fn class_tvd(
     Ok(Reply::ClassTvd { rows, figures })
 }
 
-/// What the page asks the probes for.
-pub(super) struct ProbeSetup {
-    pub strategies: Vec<String>,
-    pub contexts: usize,
-    pub samples: usize,
-    pub seed: u64,
-    /// Multi-reference JSON Lines; `None`: the analysed norms.
-    pub references: Option<String>,
-}
-
 pub(super) async fn probes(
     state: &Shared,
     responder: &Responder,
-    setup: &ProbeSetup,
-    lexicon_url: &str,
+    setup: &ProbeRequest,
 ) -> Result<Reply, WorkerError> {
     let engine = super::engine(state)?;
-    let tagger = tagger(state, lexicon_url).await?;
+    let tagger = tagger(state, &setup.lexicon_url).await?;
     let items = match &setup.references {
         Some(text) => reference_items(text, setup.contexts)?,
         None => {

@@ -235,28 +235,8 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
                 system,
             } => analyse::participant(state, &participant, &system),
             Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
-            Request::ClassTvd {
-                level,
-                lexicon_url,
-                options,
-            } => beyond_words::class_tvd(state, responder, level, &lexicon_url, &options).await,
-            Request::Probes {
-                strategies,
-                contexts,
-                samples,
-                seed,
-                lexicon_url,
-                references,
-            } => {
-                let setup = beyond_words::ProbeSetup {
-                    strategies,
-                    contexts,
-                    samples,
-                    seed,
-                    references,
-                };
-                beyond_words::probes(state, responder, &setup, &lexicon_url).await
-            }
+            Request::ClassTvd(request) => beyond_words::class_tvd(state, responder, &request).await,
+            Request::Probes(request) => beyond_words::probes(state, responder, &request).await,
             Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
             Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
                 Err(WorkerError::NotQueued("an upload message"))

@@ -10,7 +10,7 @@ use crate::analysis::figures::Figure;
 use crate::analysis::table1::Table1Options;
 use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{ClassTvdRequest, Reply, Request};
 
 /// Where the page serves Brill's lexicon (index.html copies it from npm `pos`).
 pub fn lexicon_url() -> String {
@@ -39,11 +39,11 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
                     ));
                 }
             });
-            let request = Request::ClassTvd {
+            let request = Request::ClassTvd(ClassTvdRequest {
                 level,
                 lexicon_url: lexicon_url(),
                 options,
-            };
+            });
             let reply = runtime
                 .client()
                 .start(request, Some(on_progress))

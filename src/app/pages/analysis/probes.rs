@@ -9,7 +9,7 @@ use super::figure_card::FigureCard;
 use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::app::web::files::download_text;
-use crate::runtime::probes::{DEFAULT_STRATEGIES, ProbeReport};
+use crate::runtime::probes::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
 use crate::runtime::protocol::{Reply, Request};
 
 #[component]
@@ -66,14 +66,14 @@ pub fn Probes() -> impl IntoView {
                 ));
             }
         });
-        let request = Request::Probes {
+        let request = Request::Probes(ProbeRequest {
             strategies: chosen.get_untracked(),
             contexts: contexts.get_untracked(),
             samples: samples.get_untracked(),
             seed: 0,
             lexicon_url: lexicon_url(),
             references: references.get_untracked().map(|(_, text)| text),
-        };
+        });
         let started = runtime.client().start(request, Some(on_progress));
         call.set_value(Some(started.id));
         let reply = started.reply().await;
