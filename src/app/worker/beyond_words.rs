@@ -78,7 +78,12 @@ pub(super) async fn class_tvd(
                         table.insert(w.to_string(), v.into_iter().map(f64::from).collect());
                     }
                 }
-                progress(responder, (i + 1) * batch.len(), words.len(), started);
+                progress(
+                    responder,
+                    i * EMBEDDING_BATCH + batch.len(),
+                    words.len(),
+                    started,
+                );
             }
             let clusters = MeaningClusters {
                 embed: |w: &str| table.get(w).cloned(),

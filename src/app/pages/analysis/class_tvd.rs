@@ -34,8 +34,7 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
                 if let Reply::Progress(p) = reply {
                     progress.set(format!(
                         "{} of {} words embedded",
-                        p.contexts_done.min(p.contexts_total),
-                        p.contexts_total
+                        p.contexts_done, p.contexts_total
                     ));
                 }
             });
