@@ -150,12 +150,6 @@ impl Lexicon {
     /// lower case: "america"), else those of frequent words the lexicon lacks.
     fn candidates(&self, word: &str) -> Option<Vec<&str>> {
         let lower = word.to_lowercase();
-        let capitalised: String = lower
-            .chars()
-            .take(1)
-            .flat_map(char::to_uppercase)
-            .chain(lower.chars().skip(1))
-            .collect();
         if let Some(tags) = self.tags.get(word).or_else(|| self.tags.get(&lower)) {
             return Some(tags.iter().map(String::as_str).collect());
         }
@@ -165,6 +159,12 @@ impl Lexicon {
         if ORDINALS.contains(&lower.as_str()) {
             return Some(vec!["JJ", "RB"]);
         }
+        let capitalised: String = lower
+            .chars()
+            .take(1)
+            .flat_map(char::to_uppercase)
+            .chain(lower.chars().skip(1))
+            .collect();
         if let Some(tags) = self.tags.get(&capitalised) {
             return Some(tags.iter().map(String::as_str).collect());
         }
@@ -440,8 +440,10 @@ impl Tagger {
         }
         out
     }
-    /// The universal tags of every token of `text` said right after `context` (the last 12
-    /// tokens of the context are read, as in [`Self::tag_in_context`]).
+    /// The universal tags of every token of `text` said right after `context`.
+    ///
+    /// The rules look one token back, and a tag depends on the tags before it only through that
+    /// chain, so the context's last 12 tokens are all that is read.
     pub fn tags_after(&self, context: &str, text: &str) -> Vec<UniversalTag> {
         let mut all = tokens(context);
         all.drain(..all.len().saturating_sub(12));
@@ -455,21 +457,10 @@ impl Tagger {
             .collect()
     }
 
-    /// The universal tag of `word` said right after `context` (its first token's tag when the
-    /// word splits, as "dont" does not but "don't" does). `None` for a word with no token.
-    ///
-    /// Only the context's last sentence matters to the rules, so only its last 12 tokens are
-    /// read.
+    /// The universal tag of `word` said right after `context`: its first token's tag when the
+    /// word splits ("don't" does, "dont" does not). `None` for a word with no token.
     pub fn tag_in_context(&self, context: &str, word: &str) -> Option<UniversalTag> {
-        let mut all = tokens(context);
-        let skip = all.len().saturating_sub(12);
-        all.drain(..skip);
-        let start = all.len();
-        let word_tokens = tokens(word);
-        let first = word_tokens.first()?.clone();
-        all.extend(word_tokens);
-        let tags = self.penn_tags(&all);
-        Some(universal(tags[start], &first))
+        self.tags_after(context, word).first().copied()
     }
 }
 
