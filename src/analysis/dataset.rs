@@ -43,6 +43,16 @@ pub enum DatasetError {
 }
 
 impl Dataset {
+    /// Every word in the data: people's and every system's (what semantic TVD embeds).
+    pub fn words(&self) -> std::collections::BTreeSet<&str> {
+        let people = self.norms.iter().flat_map(|c| c.human.keys());
+        let systems = self
+            .systems
+            .iter()
+            .flat_map(|(_, samples)| samples.values().flat_map(|s| s.words.keys()));
+        people.chain(systems).map(String::as_str).collect()
+    }
+
     /// The norms and the paper's published samples in a directory laid out like ../shared/provo.
     pub fn from_shared_dir(dir: &Path) -> Result<Self, ProvoError> {
         let norms = read_norms(dir)?;

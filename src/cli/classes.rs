@@ -1,7 +1,6 @@
 //! What `table1 --syntactic/--semantic` and `probes` share: the part-of-speech tagger from the
 //! setup's lexicon and GPT-2's word embeddings.
 
-use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
 use super::Args;
@@ -9,7 +8,6 @@ use super::error::CliError;
 use crate::analysis::classes::{ClassRow, Level, MeaningClusters, PartOfSpeech, class_tvd_rows};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::table1::Table1Options;
-use crate::runtime::engine::Engine;
 use crate::text::pos::{Lexicon, Tagger};
 
 /// Where the setup puts Brill's lexicon (npm `pos`).
@@ -31,37 +29,6 @@ pub fn tagger(args: &Args) -> Result<Tagger, CliError> {
     let lexicon =
         Lexicon::from_js(&text).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
     Ok(Tagger::new(lexicon))
-}
-
-/// Embeddings of `words` (see [`Engine::word_embeddings`]), looked up in batches.
-pub fn embeddings(
-    engine: &Engine,
-    words: &BTreeSet<String>,
-) -> Result<HashMap<String, Vec<f64>>, CliError> {
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    let mut out = HashMap::with_capacity(words.len());
-    for batch in words.chunks(2000) {
-        let vectors = pollster::block_on(engine.word_embeddings(batch))?;
-        for (word, vector) in batch.iter().zip(vectors) {
-            if let Some(v) = vector {
-                out.insert(word.to_string(), v.into_iter().map(f64::from).collect());
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Every word of the dataset: people's and every system's.
-fn dataset_words(data: &Dataset) -> BTreeSet<String> {
-    let mut words: BTreeSet<String> = data
-        .norms
-        .iter()
-        .flat_map(|c| c.human.keys().cloned())
-        .collect();
-    for (_, samples) in &data.systems {
-        words.extend(samples.values().flat_map(|s| s.words.keys().cloned()));
-    }
-    words
 }
 
 /// Syntactic rows (with `--syntactic`) and semantic rows (with `--semantic`, on the `--model`'s
@@ -88,7 +55,9 @@ pub fn class_rows(
             ));
         }
         let (engine, _, _) = super::load_engine(args)?;
-        let table = embeddings(&engine, &dataset_words(data))?;
+        let words: Vec<&str> = data.words().into_iter().collect();
+        let table = pollster::block_on(engine.embedding_table(&words, 2000, |_, _| true))?
+            .unwrap_or_default();
         let clusters = MeaningClusters {
             embed: |w: &str| table.get(w).cloned(),
             seed: options.seed,

@@ -100,6 +100,32 @@ impl Engine {
         next_tokens(&self.model, &self.tokenizer, context, k).await
     }
 
+    /// [`Self::word_embeddings`] of many words, `batch` at a time (one read back each), as a
+    /// table word → vector (blank words left out). `on_batch(done, total)` after each batch;
+    /// returning `false` stops (`Ok(None)`).
+    pub async fn embedding_table(
+        &self,
+        words: &[&str],
+        batch: usize,
+        mut on_batch: impl FnMut(usize, usize) -> bool,
+    ) -> Result<Option<std::collections::HashMap<String, Vec<f64>>>, InferenceError> {
+        let mut table = std::collections::HashMap::with_capacity(words.len());
+        let mut done = 0;
+        for chunk in words.chunks(batch.max(1)) {
+            let vectors = self.word_embeddings(chunk).await?;
+            for (word, vector) in chunk.iter().zip(vectors) {
+                if let Some(v) = vector {
+                    table.insert(word.to_string(), v.into_iter().map(f64::from).collect());
+                }
+            }
+            done += chunk.len();
+            if !on_batch(done, words.len()) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(table))
+    }
+
     /// GPT-2's own type-level representation of each word, for meaning clusters and the
     /// semantic probe: the mean of the input embeddings (`wte` rows) of the tokens of
     /// `" " + word` — the word as it appears after other words. Context-free like the paper's

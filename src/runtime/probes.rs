@@ -284,6 +284,40 @@ async fn sample_productions(
     Ok(out)
 }
 
+/// Each text as a production after `context`: its normalised words, its tags in the context and
+/// its embedding (the distinct texts embedded in one read back).
+async fn productions(
+    engine: &Engine,
+    tagger: &Tagger,
+    context: &str,
+    texts: &[String],
+) -> Result<Vec<Production>, ProbeRunError> {
+    let distinct: Vec<&str> = texts
+        .iter()
+        .map(String::as_str)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let vectors = engine.word_embeddings(&distinct).await?;
+    let table: HashMap<&str, Vec<f64>> = distinct
+        .iter()
+        .zip(vectors)
+        .filter_map(|(t, v)| Some((*t, v?.into_iter().map(f64::from).collect())))
+        .collect();
+    Ok(texts
+        .iter()
+        .map(|text| Production {
+            words: text
+                .split_whitespace()
+                .map(normalize)
+                .filter(|w| !w.is_empty())
+                .collect(),
+            tags: tagger.tags_after(context, text),
+            embedding: table.get(text.as_str()).cloned(),
+        })
+        .collect())
+}
+
 /// Runs every strategy on every item. `on_item(done, total)` is called after each (strategy,
 /// item); returning `false` stops the run (`Ok(None)`).
 pub async fn run_probes(
@@ -304,36 +338,18 @@ pub async fn run_probes(
     let total = items.len() * strategies.len();
     let mut results: Vec<(String, Vec<ContextProbe>)> = Vec::new();
     let mut rows = Vec::new();
+    let mut people: Vec<Option<Vec<Production>>> = vec![None; items.len()];
     for (name, strategy) in strategies {
         for (i, item) in items.iter().enumerate() {
             let drawn =
                 sample_productions(engine, item, strategy, samples, seed + i as u64).await?;
-            let texts: Vec<&str> = item
-                .humans
-                .iter()
-                .chain(&drawn)
-                .map(String::as_str)
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            let vectors = engine.word_embeddings(&texts).await?;
-            let table: HashMap<&str, Vec<f64>> = texts
-                .iter()
-                .zip(vectors)
-                .filter_map(|(t, v)| Some((*t, v?.into_iter().map(f64::from).collect())))
-                .collect();
-            let make = |text: &String| Production {
-                words: text
-                    .split_whitespace()
-                    .map(normalize)
-                    .filter(|w| !w.is_empty())
-                    .collect(),
-                tags: tagger.tags_after(&item.context, text),
-                embedding: table.get(text.as_str()).cloned(),
-            };
-            let humans: Vec<Production> = item.humans.iter().map(make).collect();
-            let model: Vec<Production> = drawn.iter().map(make).collect();
-            let probes = probe_context(&humans, &model, seed ^ i as u64);
+            // People's productions are the same under every strategy: built once per item.
+            if people[i].is_none() {
+                people[i] = Some(productions(engine, tagger, &item.context, &item.humans).await?);
+            }
+            let humans = people[i].as_deref().unwrap_or_default();
+            let model = productions(engine, tagger, &item.context, &drawn).await?;
+            let probes = probe_context(humans, &model, seed ^ i as u64);
             rows.extend(probes.iter().map(|p| ProbeRow {
                 strategy: name.clone(),
                 context: item.id.clone(),

@@ -1,7 +1,6 @@
 //! Beyond exact words, off the main thread: syntactic and semantic TVD (Figure 4) over the last
 //! analysed dataset, and the production probes of the loaded model.
 
-use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use super::{Responder, Shared, WorkerError};
@@ -54,37 +53,17 @@ pub(super) async fn class_tvd(
         }
         Level::Semantic => {
             let engine = super::engine(state)?;
-            let mut words: BTreeSet<&str> = BTreeSet::new();
-            for c in &data.norms {
-                words.extend(c.human.keys().map(String::as_str));
-            }
-            for (_, samples) in &data.systems {
-                words.extend(
-                    samples
-                        .values()
-                        .flat_map(|s| s.words.keys().map(String::as_str)),
-                );
-            }
-            let words: Vec<&str> = words.into_iter().collect();
+            let words: Vec<&str> = data.words().into_iter().collect();
             let started = js_sys::Date::now();
-            let mut table: HashMap<String, Vec<f64>> = HashMap::with_capacity(words.len());
-            for (i, batch) in words.chunks(EMBEDDING_BATCH).enumerate() {
-                if state.borrow().cancelled.contains(&responder.id) {
-                    return Ok(Reply::Cancelled);
-                }
-                let vectors = engine.word_embeddings(batch).await?;
-                for (w, v) in batch.iter().zip(vectors) {
-                    if let Some(v) = v {
-                        table.insert(w.to_string(), v.into_iter().map(f64::from).collect());
-                    }
-                }
-                progress(
-                    responder,
-                    i * EMBEDDING_BATCH + batch.len(),
-                    words.len(),
-                    started,
-                );
-            }
+            let table = engine
+                .embedding_table(&words, EMBEDDING_BATCH, |done, total| {
+                    progress(responder, done, total, started);
+                    !state.borrow().cancelled.contains(&responder.id)
+                })
+                .await?;
+            let Some(table) = table else {
+                return Ok(Reply::Cancelled);
+            };
             let clusters = MeaningClusters {
                 embed: |w: &str| table.get(w).cloned(),
                 seed: options.seed,
