@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The test command's target directory: dependencies built by either serve the other.
+source scripts/cargo_env.sh
 if [ ! -f public/models/test/model.safetensors ]; then
   cargo run -q --bin clozelab -- make-test-model --out public/models/test
 fi

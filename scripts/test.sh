@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Runs every clozelab test: formatting and lints (native and wasm32), native unit + integration
 # tests (CPU and wgpu on lavapipe), then the browser end-to-end tests in headless Chromium
-# (WebGPU and CPU fallback, GPT-2 in its worker). Each phase prints how long it took.
+# (WebGPU and CPU fallback, GPT-2 in its worker). Each phase prints its wall time and the CPU
+# time it used (user + system, all processes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 started=$SECONDS
 phase_start=$SECONDS
+times_file=$(mktemp)
+read_cpu() { # cpu = user + system seconds of this shell's finished children
+  times >"$times_file" # in this shell: a pipe or $(…) would ask a subshell, which has no children
+  cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print int(u[1] * 60 + u[2] + s[1] * 60 + s[2]) }' "$times_file")
+}
+read_cpu; phase_cpu=$cpu
 phase() {
   local now=$SECONDS
-  [ -n "${phase_name:-}" ] && echo "== ${phase_name}: $((now - phase_start)) s"
-  phase_name="$1"; phase_start=$now
+  read_cpu
+  [ -n "${phase_name:-}" ] && echo "== ${phase_name}: $((now - phase_start)) s (CPU $((cpu - phase_cpu)) s)"
+  phase_name="$1"; phase_start=$now; phase_cpu=$cpu
   [ -n "$1" ] && echo "== $1"
   return 0
 }
@@ -18,13 +26,7 @@ phase() {
 phase "setup"
 bash scripts/setup.sh
 
-# One cargo target directory outside the clone, shared by every clone on this machine: a fresh
-# clone (as CI makes) then rebuilds only clozelab itself, not its ~600 dependencies.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/clozelab/target}"
-mkdir -p "$CARGO_TARGET_DIR"
-# That shared directory must not fill the disk (the linker then dies with a bus error): a fresh
-# clone gains nothing from incremental state, and other clones' binaries go when space is short.
-export CARGO_INCREMENTAL=0
+source scripts/cargo_env.sh
 python3 scripts/prune_target.py stale
 
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
@@ -34,29 +36,38 @@ export CLOZELAB_REQUIRE_WGPU=1
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/clozelab-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
+# Clippy lints clozelab's own crates inside the builds the tests use: clippy-driver as cargo's
+# workspace wrapper with `-D warnings`, as `cargo clippy` runs it, but building instead of
+# checking. `cargo clippy` would check every dependency once more per target (~600 crates; a
+# third of a fresh machine's build time) only to build them again for the tests.
+export RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+
 phase "cargo fmt --check"
 cargo fmt --check
 
-phase "cargo clippy (native, all targets)"
-cargo clippy --locked -q --all-targets -- -D warnings
-
-phase "cargo clippy (wasm32: the app and the worker)"
-cargo clippy --locked -q --target wasm32-unknown-unknown --lib --bins -- -D warnings
+phase "native build + clippy (all targets)"
+cargo test --locked -q --no-run --all-targets 2>&1
 
 phase "cargo test"
-cargo test --locked 2>&1
+cargo test --locked --all-targets 2>&1
+cargo test --locked --doc 2>&1
 
-phase "trunk build"
-cargo build --locked -q --bin clozelab
+phase "wasm32 build + clippy (trunk: the app and the worker)"
+# The clozelab binary cargo test built above (a `cargo build` could differ in features).
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
-trunk build --locked 2>&1 | tail -n 3
+trunk_log=$(mktemp)
+trunk build --locked >"$trunk_log" 2>&1 || { cat "$trunk_log"; exit 1; }
+tail -n 3 "$trunk_log"; rm -f "$trunk_log"
 
 phase "prune the shared cargo target directory"
 python3 scripts/prune_target.py unused
+du -sh "$CARGO_TARGET_DIR" | awk '{ print "target directory: " $1 }'
 
 phase "browser end-to-end"
 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ 2>&1
 
 phase ""
-echo "== total: $((SECONDS - started)) s"
+read_cpu
+echo "== total: $((SECONDS - started)) s (CPU $cpu s)"

@@ -2,7 +2,7 @@
 //! by scripts/reference_golden.py from the deterministic test model), on the CPU backend and
 //! on wgpu; and wgpu against the CPU on GPT-2-small-shaped random weights.
 
-mod common;
+use crate::common;
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;

@@ -2,7 +2,7 @@
 //! one-row-per-sample sampler (chi-square), Monte Carlo against exact word probabilities,
 //! exact probabilities against brute-force sums over segmentations, on CPU and wgpu.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The next-token games: the two-token game's estimator (analysis::perplexity) on known
 //! distributions, and the games' core (tokenised passages, positions, records, exports).
 
-mod common;
+use crate::common;
 
 use clozelab::analysis::perplexity::{
     BUTTONS, PTrue, Pair, PerplexityError, Round, SimContext, TrueToken, estimate_loss,

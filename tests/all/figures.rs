@@ -1,7 +1,7 @@
 //! The Analysis page's figures on a small synthetic dataset (tests/fixtures/analysis): every
 //! figure draws as SVG with its CSV, and `clozelab figures` writes the same files.
 
-mod common;
+use crate::common;
 
 use clozelab::analysis::dataset::{Dataset, DatasetError};
 use clozelab::analysis::figures::{Plot, all, context_bars, table1_csv};

@@ -1,6 +1,6 @@
 //! The `clozelab` binary: make-test-model and next-token, including bad input.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

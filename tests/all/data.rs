@@ -1,6 +1,6 @@
 //! Import/export of cloze data: round trips, clear errors, hostile text kept verbatim.
 
-mod common;
+use crate::common;
 
 use clozelab::data::*;
 

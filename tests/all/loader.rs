@@ -1,7 +1,7 @@
 //! Bad configs and checkpoints give typed errors naming the tensor; accepted variants load to
 //! the same model.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,4 @@
-//! Shared helpers for integration tests.
-#![allow(dead_code)]
+//! Shared helpers for the integration tests.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -1,0 +1,20 @@
+//! clozelab's integration tests, one module per area, linked into one test binary: each
+//! binary links every dependency, so one link instead of twelve is most of what keeps the test
+//! command's build short and the shared target directory small.
+//!
+//! Run one area with `cargo test --test all table1::`, one test by its full name.
+
+mod common;
+
+mod cli;
+mod data;
+mod estimators;
+mod figures;
+mod game;
+mod loader;
+mod model_golden;
+mod participant;
+mod robustness;
+mod table1;
+mod token_games;
+mod tokenizer;
