@@ -1,4 +1,4 @@
-// The full fault-injection run (issue 12, point 3): `node scripts/fault_injection.mjs [N] [SEED]`
+// The full fault-injection run: `node scripts/fault_injection.mjs [N] [SEED]`
 // plays N (default 100) participant sessions of a next-word study (a two-token study for the
 // kill point "WebGPU device lost", the game that computes on the GPU) against a local server, each
 // interrupted once at a seeded random moment, and prints the table of what was typed,

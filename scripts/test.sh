@@ -43,8 +43,9 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-phase "cargo fmt --check"
+phase "cargo fmt --check, no import cycles"
 cargo fmt --check
+python3 scripts/check_cycles.py
 
 phase "native build + clippy (all targets)"
 cargo test --locked -q --no-run --all-targets 2>&1

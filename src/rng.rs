@@ -31,6 +31,47 @@ impl SplitMix64 {
     pub fn uniform(&mut self, a: f32) -> f32 {
         (2.0 * self.next_unit() - 1.0) * a
     }
+
+    /// An index in `0..n` (n > 0), by modulo: the bias is below n / 2⁶⁴, and recorded seeds
+    /// depend on this exact stream.
+    fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Shuffles `items` uniformly (Fisher–Yates from the back).
+    ///
+    /// ```
+    /// use clozelab::rng::SplitMix64;
+    /// let mut items = [1, 2, 3, 4, 5];
+    /// SplitMix64::new(7).shuffle(&mut items);
+    /// items.sort();
+    /// assert_eq!(items, [1, 2, 3, 4, 5]);
+    /// ```
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
+    }
+
+    /// Moves a uniform sample of `k` of `items` (without replacement, in random order) to the
+    /// front, touching only what it needs (Fisher–Yates from the front, stopped after `k`).
+    /// `k` beyond the length shuffles everything.
+    ///
+    /// ```
+    /// use clozelab::rng::SplitMix64;
+    /// let mut items: Vec<u32> = (0..100).collect();
+    /// SplitMix64::new(7).choose_to_front(&mut items, 3);
+    /// let chosen = &items[..3];
+    /// assert!(chosen.iter().all(|x| *x < 100) && chosen[0] != chosen[1]);
+    /// ```
+    pub fn choose_to_front<T>(&mut self, items: &mut [T], k: usize) {
+        let n = items.len();
+        for i in 0..k.min(n) {
+            let j = i + self.below(n - i);
+            items.swap(i, j);
+        }
+    }
 }
 
 /// FNV-1a: a stable 64-bit hash (the order seed must not change between releases).

@@ -417,15 +417,14 @@ pub fn tvd_density(rows: &[Row], per_context: &[PerContext]) -> Option<Figure> {
 /// of Table 1, at the word level.
 pub fn token_level_density(
     model: &str,
-    token_level: &[super::token_level::TokenContext],
+    token_level_tvds: &[f64],
     per_context: &[PerContext],
 ) -> Option<Figure> {
     let mean_of = |v: &[f64]| super::metrics::mean(v).map(|m| format!("mean {m:.3}"));
-    let tokens: Vec<f64> = token_level.iter().map(|c| c.tvd).collect();
     let mut groups = vec![(
         format!("{model}, token level"),
-        tokens.clone(),
-        mean_of(&tokens),
+        token_level_tvds.to_vec(),
+        mean_of(token_level_tvds),
     )];
     for name in systems(per_context) {
         let values: Vec<f64> = per_context

@@ -314,11 +314,7 @@ pub fn interpretation_curve(
             let (mut mean_sum, mut w1_sum) = (0.0, 0.0);
             for _ in 0..draws {
                 let mut order: Vec<usize> = (0..n).collect();
-                // Partial Fisher–Yates: the first `replaced` of a uniform shuffle.
-                for i in 0..replaced {
-                    let j = i + (rng.next_u64() % (n - i) as u64) as usize;
-                    order.swap(i, j);
-                }
+                rng.choose_to_front(&mut order, replaced);
                 let mut values = model.to_vec();
                 for &i in &order[..replaced] {
                     values[i] = oracle[i];

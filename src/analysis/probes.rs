@@ -270,11 +270,7 @@ pub fn probe_context(
     seed: u64,
 ) -> Vec<ContextProbe> {
     let mut shuffled: Vec<&Production> = humans.iter().collect();
-    let mut rng = SplitMix64::new(seed);
-    for i in (1..shuffled.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        shuffled.swap(i, j);
-    }
+    SplitMix64::new(seed).shuffle(&mut shuffled);
     Probe::ALL
         .iter()
         .filter_map(|&probe| {

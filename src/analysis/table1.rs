@@ -63,10 +63,7 @@ pub fn oracle_split(
     if group == 0 || 2 * group > flat.len() {
         return None;
     }
-    for i in (1..flat.len()).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        flat.swap(i, j);
-    }
+    rng.shuffle(&mut flat);
     let first = WordDistribution::from_samples(flat[..group].iter().copied()).ok()?;
     let second = WordDistribution::from_samples(flat[group..2 * group].iter().copied()).ok()?;
     Some((first, second))

@@ -127,7 +127,11 @@ impl TokenLevelReport {
     ) -> Option<Self> {
         Some(Self {
             row: summarise(contexts, convention)?,
-            figure: super::figures::token_level_density(model, contexts, word_level),
+            figure: super::figures::token_level_density(
+                model,
+                &contexts.iter().map(|c| c.tvd).collect::<Vec<_>>(),
+                word_level,
+            ),
         })
     }
 }

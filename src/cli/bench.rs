@@ -291,14 +291,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
     let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-forward.json"));
     let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
         "results": results, "baseline": baseline});
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).ok();
-    }
-    std::fs::write(
-        &out,
-        serde_json::to_string_pretty(&json).unwrap_or_default(),
-    )
-    .map_err(CliError::io("write", &out))?;
+    write_report(&out, &json)?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }
@@ -599,14 +592,16 @@ pub fn words(args: &Args) -> Result<(), CliError> {
     }
     let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-words.json"));
     let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).ok();
-    }
-    std::fs::write(
-        &out,
-        serde_json::to_string_pretty(&json).unwrap_or_default(),
-    )
-    .map_err(CliError::io("write", &out))?;
+    write_report(&out, &json)?;
     eprintln!("wrote {}", out.display());
     Ok(())
+}
+
+/// Writes a benchmark's JSON report, creating its folder.
+fn write_report(out: &Path, json: &serde_json::Value) -> Result<(), CliError> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(CliError::io("create", parent))?;
+    }
+    let text = serde_json::to_string_pretty(json).expect("a JSON value always serialises");
+    std::fs::write(out, text).map_err(CliError::io("write", out))
 }

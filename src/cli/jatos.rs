@@ -1,12 +1,12 @@
 //! `clozelab jatos-package --study study.json --dist dist/ --out study.jzip`: a JATOS study
-//! archive of the built app and a study config (see [`crate::data::jatos`]).
+//! archive of the built app and a study config (see [`crate::game::jatos_archive`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::args::Args;
 use super::error::CliError;
-use crate::data::jatos::{assets_dir_name, relative_index_html, study_description};
+use crate::game::jatos_archive::{assets_dir_name, relative_index_html, study_description};
 use crate::game::study::{GameKind, StudyConfig};
 
 pub fn jatos_package(args: &Args) -> Result<(), CliError> {

@@ -2,7 +2,6 @@
 //! project's long format (one row per response, CSV or JSON), with errors that name file, line
 //! and column, and skipped rows counted with their reason — nothing is dropped silently.
 
-pub mod jatos;
 pub mod provo;
 pub mod rows;
 

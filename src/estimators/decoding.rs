@@ -1,4 +1,4 @@
-//! Decoding strategies as transforms of a next-token distribution (issue 4's building block):
+//! Decoding strategies as transforms of a next-token distribution (what the samplers draw with):
 //! temperature, top-k, top-p (nucleus, Holtzman et al. 2020) and locally typical sampling
 //! (Meister et al. 2023), then a seeded categorical draw. Pure CPU code on log-probabilities, so
 //! every backend and the tests share it.

@@ -1,10 +1,13 @@
-//! The next-word cloze game (issue 5): passages, studies, the per-participant state machine,
-//! storage and exports. Pure Rust; the Leptos pages only wire it to the DOM.
+//! The games and the studies around them: passages, study configs, the next-word game's
+//! per-participant state machine, storage and exports, the next-token games (`tokens`), and a
+//! study on JATOS (`jatos`: the run inside JATOS; `jatos_archive`: the study archive JATOS
+//! imports). Pure Rust; the Leptos pages only wire it to the DOM.
 
 pub mod export;
 pub mod humans;
 pub mod imports;
 pub mod jatos;
+pub mod jatos_archive;
 pub mod outbox;
 pub mod passages;
 pub mod score;

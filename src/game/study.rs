@@ -318,11 +318,7 @@ impl StudyConfig {
         let params = &self.parameters(params);
         let order_seed = stable_hash(participant);
         if self.order == Order::Random {
-            let mut rng = SplitMix64::new(order_seed);
-            for i in (1..pool.len()).rev() {
-                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-                pool.swap(i, j);
-            }
+            SplitMix64::new(order_seed).shuffle(&mut pool);
         }
         pool.truncate(self.passages_per_participant.unwrap_or(pool.len()));
         let items = practice

@@ -15,6 +15,10 @@ use super::config::Gpt2Config;
 /// underflows to exactly 0 in f32.
 const MASKED_SCORE: f32 = -1.0e9;
 
+/// How a failed readback's message begins ([`ModelError::Readback`]): the inference worker
+/// looks for it in a failed request's text to tell a lost GPU from other failures.
+pub const READBACK_FAILED: &str = "reading a tensor back from the device failed";
+
 /// Errors of running the model on token ids (not of loading it: see `loader`).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ModelError {
@@ -677,6 +681,12 @@ mod tests {
     use super::*;
 
     /// Chunking `wte` must not change lookups or logits: compare 1 chunk against uneven chunks.
+    #[test]
+    fn a_readback_failure_says_so_in_its_first_words() {
+        let text = ModelError::Readback("mapping failed".into()).to_string();
+        assert!(text.starts_with(READBACK_FAILED), "{text}");
+    }
+
     #[test]
     fn chunked_token_embedding_equals_single_matrix() {
         let device = Device::flex();

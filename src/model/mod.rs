@@ -8,5 +8,5 @@ pub mod readback;
 pub mod testmodel;
 
 pub use config::{ConfigError, Gpt2Config};
-pub use gpt2::{Gpt2, KvCache, ModelError, SharedPrefix};
+pub use gpt2::{Gpt2, KvCache, ModelError, READBACK_FAILED, SharedPrefix};
 pub use loader::{LoadError, load_gpt2};

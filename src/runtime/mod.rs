@@ -7,6 +7,9 @@ pub mod engine;
 pub mod inference;
 pub mod probes;
 pub mod protocol;
+/// Test support: sample values of every variant of the protocol's enums.
+#[cfg(test)]
+pub(crate) mod sample_values;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod modeldir;

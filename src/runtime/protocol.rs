@@ -339,6 +339,7 @@ impl UploadBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::sample_values::every_variant;
 
     #[test]
     fn chunks_cover_the_file_exactly() {
@@ -387,68 +388,50 @@ mod tests {
         );
     }
 
-    #[test]
-    fn only_progress_and_loading_are_not_final() {
-        let progress = Progress {
-            contexts_done: 0,
-            contexts_total: 1,
-            samples_done: 3,
-            elapsed_s: 0.5,
-        };
-        assert!(!Reply::Progress(progress).is_final());
-        assert!(
-            !Reply::Loading {
-                step: "x".into(),
-                loaded: 1,
-                total: None
-            }
-            .is_final()
-        );
-        assert!(
-            Reply::Cancelled.is_final()
-                && Reply::Failed("x".into()).is_final()
-                && Reply::LogProbs(vec![]).is_final()
-        );
+    /// The variant's name, as serde writes it (externally tagged).
+    fn variant_name<T: Serialize>(message: &T) -> String {
+        match serde_json::to_value(message).unwrap() {
+            serde_json::Value::String(name) => name,
+            serde_json::Value::Object(map) => map.keys().next().unwrap().clone(),
+            other => panic!("not an enum variant: {other}"),
+        }
     }
 
     #[test]
-    fn messages_round_trip_through_a_compact_binary_codec() {
-        // The browser uses bincode (gloo-worker's default); skipped or defaulted fields would
-        // break it, so every message type must round-trip exactly.
-        let messages = vec![
-            ToWorker {
-                id: 7,
-                request: Request::UploadChunk {
-                    file: 1,
-                    bytes: vec![0, 255, 3],
-                },
-            },
-            ToWorker {
-                id: 8,
-                request: Request::SampleWords {
-                    context: "The".into(),
-                    samples: 100,
-                    seed: 1,
-                    decoding: DecodingSpec::default(),
-                    token_budget: 8,
-                },
-            },
-        ];
-        for m in messages {
-            let bytes = bincode::serialize(&m).unwrap();
-            assert_eq!(bincode::deserialize::<ToWorker>(&bytes).unwrap(), m);
+    fn only_loading_progress_and_the_switch_to_the_cpu_are_not_final() {
+        let replies = every_variant::<Reply>().unwrap();
+        assert!(replies.len() >= 20, "{} replies", replies.len());
+        for reply in replies {
+            let name = variant_name(&reply);
+            let progress = ["Loading", "Progress", "SwitchedToCpu"].contains(&name.as_str());
+            assert_eq!(reply.is_final(), !progress, "{name}");
         }
-        let token = TokenLogProb {
-            id: 3,
-            text: " a".into(),
-            logprob: -1.5,
-            label: "·a".into(),
-        };
-        let reply = FromWorker {
-            id: 9,
-            reply: Reply::NextTokens(vec![token]),
-        };
-        let bytes = bincode::serialize(&reply).unwrap();
-        assert_eq!(bincode::deserialize::<FromWorker>(&bytes).unwrap(), reply);
+    }
+
+    #[test]
+    fn every_message_round_trips_through_a_compact_binary_codec() {
+        // The browser uses bincode (gloo-worker's default); skipped or defaulted fields would
+        // break it, so every variant, with every field filled, must round-trip exactly.
+        let requests = every_variant::<Request>().unwrap();
+        let replies = every_variant::<Reply>().unwrap();
+        assert!(requests.len() >= 20 && replies.len() >= 20);
+        for (id, request) in requests.into_iter().enumerate() {
+            let message = ToWorker {
+                id: id as u64,
+                request,
+            };
+            let bytes = bincode::serialize(&message).unwrap();
+            let back = bincode::deserialize::<ToWorker>(&bytes);
+            assert_eq!(back.as_ref().ok(), Some(&message), "{message:?}: {back:?}");
+        }
+        for (id, reply) in replies.into_iter().enumerate() {
+            let message = FromWorker {
+                id: id as u64,
+                reply,
+            };
+            let bytes = bincode::serialize(&message).unwrap();
+            let back = bincode::deserialize::<FromWorker>(&bytes);
+            assert_eq!(back.as_ref().ok(), Some(&message), "{message:?}: {back:?}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Issue 4's estimators on the deterministic test model: the tree sampler against the naive
+//! The word-distribution estimators on the deterministic test model: the tree sampler against the naive
 //! one-row-per-sample sampler (chi-square), Monte Carlo against exact word probabilities,
 //! exact probabilities against brute-force sums over segmentations, on CPU and wgpu.
 

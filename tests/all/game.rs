@@ -1,4 +1,4 @@
-//! Issue 5's core: the game state machine over a store, resume, entry validation, exports.
+//! The next-word game's core: the state machine over a store, resume, entry validation, exports.
 
 use std::collections::BTreeMap;
 

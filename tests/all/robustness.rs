@@ -1,4 +1,4 @@
-//! Bad input never panics (issue 12, point 4): property tests over every file and parameter a
+//! Bad input never panics: property tests over every file and parameter a
 //! user or a study URL hands the app. Each input kind gets at least 500 generated cases: valid
 //! files made by the app's own exporters, then cut, spliced, byte-flipped and salted with
 //! hostile text, and arbitrary strings. Each must give a valid result or an error that names

@@ -1,4 +1,4 @@
-// Fault injection (issue 12, point 3): participant sessions of a next-word study in headless
+// Fault injection: participant sessions of a next-word study in headless
 // Chromium, each interrupted once at a seeded random moment — a reload mid-typing, right after
 // an answer was accepted, between the save and the next screen; the tab closed while the
 // results are on their way; the network cut at submission; IndexedDB refusing a write or over

@@ -1,4 +1,4 @@
-// The short fault-injection run of the test command (issue 12, point 3): 18 participant
+// The short fault-injection run of the test command: 18 participant
 // sessions, each interrupted once (every kill point twice), must lose and duplicate nothing;
 // the ones who leave mid-study must have left every answer they saw accepted on the server.
 // The full run of 100 sessions is scripts/fault_injection.mjs.

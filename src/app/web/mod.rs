@@ -1,5 +1,6 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
-//! local files and downloads, IndexedDB.
+//! local files and downloads, IndexedDB, the running JATOS study, the outbox of a study's
+//! answers and the participant id this browser plays as.
 
 pub mod error;
 pub mod fetch;
@@ -7,6 +8,7 @@ pub mod files;
 pub mod idb;
 pub mod jatos;
 pub mod outbox;
+pub mod participant;
 
 pub use error::WebError;
 

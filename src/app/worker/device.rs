@@ -30,15 +30,32 @@ export function gpu_lost() {
   const watched = globalThis.__clozelabGpu;
   return watched && watched.lost !== null ? watched.lost : undefined;
 }
+export function gpu_lost_within(ms) {
+  const watched = globalThis.__clozelabGpu;
+  if (!watched || watched.lost !== null) return Promise.resolve(watched ? watched.lost : undefined);
+  const lost = watched.device.lost.then((info) => info.message || String(info.reason || "lost"));
+  return Promise.race([lost, new Promise((resolve) => setTimeout(() => resolve(undefined), ms))]);
+}
 "#)]
 extern "C" {
     fn watch_gpu_devices();
     fn gpu_lost() -> Option<String>;
+    fn gpu_lost_within(ms: u32) -> js_sys::Promise;
 }
 
 /// The WebGPU device's loss message, once it is lost.
 pub fn lost_gpu() -> Option<String> {
     gpu_lost()
+}
+
+/// The WebGPU device's loss message if it is lost now or within `ms` milliseconds. The `lost`
+/// promise settles a while after the failure a loss causes — later the busier the machine —
+/// so a failed request waits for it rather than guessing from the clock.
+pub async fn lost_gpu_within(ms: u32) -> Option<String> {
+    JsFuture::from(gpu_lost_within(ms))
+        .await
+        .ok()
+        .and_then(|v| v.as_string())
 }
 
 /// What the browser's WebGPU adapter says about itself.

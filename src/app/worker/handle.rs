@@ -44,8 +44,8 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
     let reply = run(state, request, responder).await;
     // The GPU went away during (or before) this request: on the CPU, with the model loaded
     // again, the request runs once more; the page hears of the switch first.
-    let failed = matches!(reply, Reply::Failed(_));
-    match super::lost::fall_back_to_cpu(state, responder, failed).await {
+    let grace_ms = super::lost::loss_grace_ms(&reply);
+    match super::lost::fall_back_to_cpu(state, responder, grace_ms).await {
         None => reply,
         Some(Ok(())) => run(state, again, responder).await,
         Some(Err(e)) => Reply::Failed(e.to_string()),

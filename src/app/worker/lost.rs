@@ -5,17 +5,37 @@
 
 use std::rc::Rc;
 
-use super::{Responder, Shared, WorkerError, device::lost_gpu, load};
+use super::device::{lost_gpu, lost_gpu_within};
+use super::{Responder, Shared, WorkerError, load};
 use crate::runtime::backend::{BackendKind, cpu_device};
 use crate::runtime::protocol::Reply;
 
+/// How long a request whose readback failed waits to hear whether the device was lost. Its
+/// `lost` promise settles after the failed readback a loss causes: within a second on an idle
+/// machine, later on a busy one (one second was too short there). A readback that failed on a
+/// device still alive shows its error this much later.
+const READBACK_LOSS_GRACE_MS: u32 = 15_000;
+/// The same for a request that failed otherwise (a loss shows mostly as a failed readback).
+const OTHER_LOSS_GRACE_MS: u32 = 1_000;
+
+/// How long to wait for a device loss after `reply`: `None` for a request that succeeded.
+pub(super) fn loss_grace_ms(reply: &Reply) -> Option<u32> {
+    match reply {
+        Reply::Failed(text) if text.contains(crate::model::READBACK_FAILED) => {
+            Some(READBACK_LOSS_GRACE_MS)
+        }
+        Reply::Failed(_) => Some(OTHER_LOSS_GRACE_MS),
+        _ => None,
+    }
+}
+
 /// `None` while the GPU is fine (or was never used); else moves everything to the CPU and says
-/// whether the model could follow. After a failed request (`failed`) it waits up to a second
-/// for the device's `lost` promise, which settles after the failed readback it causes.
+/// whether the model could follow. After a failed request it waits up to `grace_ms` (see
+/// [`loss_grace_ms`]) for the device's `lost` promise.
 pub(super) async fn fall_back_to_cpu(
     state: &Shared,
     responder: &Responder,
-    failed: bool,
+    grace_ms: Option<u32>,
 ) -> Option<Result<(), WorkerError>> {
     let on_gpu = state
         .borrow()
@@ -25,15 +45,10 @@ pub(super) async fn fall_back_to_cpu(
     if !on_gpu {
         return None;
     }
-    if failed {
-        for _ in 0..20 {
-            if lost_gpu().is_some() {
-                break;
-            }
-            gloo_timers::future::TimeoutFuture::new(50).await;
-        }
-    }
-    let reason = lost_gpu()?;
+    let reason = match grace_ms {
+        Some(ms) => lost_gpu_within(ms).await,
+        None => lost_gpu(),
+    }?;
     let cpu = cpu_device();
     let (had_model, model_url, opponent_url) = {
         let mut s = state.borrow_mut();

@@ -84,11 +84,7 @@ pub fn positions(len: usize, per_passage: Option<usize>, seed: u64, passage: &st
     }
     let mut rng = SplitMix64::new(seed ^ stable_hash(passage));
     let mut pool = all;
-    // Partial Fisher–Yates: the first k of a uniform shuffle.
-    for i in 0..k {
-        let j = i + (rng.next_u64() % (pool.len() - i) as u64) as usize;
-        pool.swap(i, j);
-    }
+    rng.choose_to_front(&mut pool, k);
     let mut chosen = pool[..k].to_vec();
     chosen.sort_unstable();
     chosen

@@ -12,9 +12,10 @@ use crate::game::study::StudyConfig;
 /// Answers stored in this browser per passage, for the player the page would play as.
 async fn answered_per_passage() -> BTreeMap<String, usize> {
     let params = query_params();
-    let Ok(participant) = StudyConfig::default_play()
-        .participant_id(&params, &super::controller::local_participant_id())
-    else {
+    let Ok(participant) = StudyConfig::default_play().participant_id(
+        &params,
+        &crate::app::web::participant::local_participant_id(),
+    ) else {
         return BTreeMap::new();
     };
     let Ok(store) = IdbStore::open().await else {

@@ -109,7 +109,7 @@ mod storage;
 mod submission;
 
 pub use phase::{ModelFeedback, Phase};
-pub use storage::{AnyStore, local_participant_id};
+pub use storage::AnyStore;
 
 pub fn use_game() -> GameController {
     expect_context::<GameController>()
@@ -120,7 +120,10 @@ impl GameController {
     pub fn start(self, config: StudyConfig, experiment: bool) {
         leptos::task::spawn_local(async move {
             let params = web::query_params();
-            let participant = match config.participant_id(&params, &local_participant_id()) {
+            let participant = match config.participant_id(
+                &params,
+                &crate::app::web::participant::local_participant_id(),
+            ) {
                 Ok(id) => id,
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
             };
