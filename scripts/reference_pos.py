@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference part-of-speech tags for the Provo human responses, each tagged in its context, by
-spaCy's English pipeline; clozelab's own tagger is checked against them (tests/table1.rs).
+spaCy's English pipeline; clozelab's own tagger is checked against them (tests/all/table1.rs).
 
 Run once, where ../shared/provo is:
 

@@ -415,23 +415,24 @@ mod tests {
         let requests = every_variant::<Request>().unwrap();
         let replies = every_variant::<Reply>().unwrap();
         assert!(requests.len() >= 20 && replies.len() >= 20);
-        for (id, request) in requests.into_iter().enumerate() {
-            let message = ToWorker {
-                id: id as u64,
-                request,
-            };
+        fn round_trips<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+            message: T,
+        ) {
             let bytes = bincode::serialize(&message).unwrap();
-            let back = bincode::deserialize::<ToWorker>(&bytes);
+            let back = bincode::deserialize::<T>(&bytes);
             assert_eq!(back.as_ref().ok(), Some(&message), "{message:?}: {back:?}");
         }
+        for (id, request) in requests.into_iter().enumerate() {
+            round_trips(ToWorker {
+                id: id as u64,
+                request,
+            });
+        }
         for (id, reply) in replies.into_iter().enumerate() {
-            let message = FromWorker {
+            round_trips(FromWorker {
                 id: id as u64,
                 reply,
-            };
-            let bytes = bincode::serialize(&message).unwrap();
-            let back = bincode::deserialize::<FromWorker>(&bytes);
-            assert_eq!(back.as_ref().ok(), Some(&message), "{message:?}: {back:?}");
+            });
         }
     }
 }

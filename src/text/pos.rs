@@ -8,7 +8,7 @@
 //! pronoun by a finite verb, …), unknown words are guessed from their shape. Penn tags become
 //! universal tags as spaCy's English pipeline maps them (so `MD` is VERB, `PRP$` is DET), with
 //! its word rules: forms of *be*, *have* and *do* are AUX, `not` is PART, subordinating `IN` is
-//! SCONJ. Checked against spaCy on the Provo responses in context (`tests/table1.rs`).
+//! SCONJ. Checked against spaCy on the Provo responses in context (`tests/all/table1.rs`).
 //!
 //! It only ever needs the words before the one it tags, which is all a next-word study has.
 
