@@ -416,7 +416,7 @@ impl Monitor for OffsetMonitor<'_> {
 }
 
 /// The reference sampler: one row per sample, every row run at every step (finished rows
-/// included), each token drawn on the host from the decoding strategy's distribution in f64.
+/// included, though nothing is drawn for them), each token drawn on the host from the decoding strategy's distribution in f64.
 /// Slow by design; the tests check that [`sample_words`] draws from the same distribution.
 pub async fn sample_words_naive(
     model: &Gpt2,
@@ -449,6 +449,11 @@ pub async fn sample_words_naive(
                 .reshape([rows, vocab]);
             let host = read_f32(logits).await?;
             for r in 0..rows {
+                if !open[start + r] {
+                    // A finished row's token is never read; drawing it would only cost time.
+                    tokens.push(END_OF_TEXT_ID);
+                    continue;
+                }
                 let probs = config.strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
                 let token = multinomial(&probs, 1, &mut rng)
                     .first()
