@@ -148,13 +148,7 @@ impl DecodingStrategy {
         }
         let mut kept: Vec<usize> = order[..keep].to_vec();
         if let Some(tau) = self.typical {
-            let sub: f64 = kept.iter().map(|&i| probs[i]).sum();
-            let entropy: f64 = -kept
-                .iter()
-                .map(|&i| probs[i] / sub)
-                .filter(|p| *p > 0.0)
-                .map(|p| p * p.ln())
-                .sum::<f64>();
+            let (sub, entropy) = mass_and_entropy(&kept, &probs);
             let surprise_gap = |i: usize| ((-(probs[i] / sub).ln()) - entropy).abs();
             let sorted = sort_prefix_until(
                 &mut kept,
@@ -204,6 +198,19 @@ fn reaches(items: impl Iterator<Item = f64>, mass: f64) -> bool {
         total += p;
         total >= mass - 1e-12
     })
+}
+
+/// The mass of the `kept` tokens and the entropy H = −Σ p log p of their renormalised
+/// distribution (what typical sampling measures surprise against).
+fn mass_and_entropy(kept: &[usize], probs: &[f64]) -> (f64, f64) {
+    let sub: f64 = kept.iter().map(|&i| probs[i]).sum();
+    let entropy = -kept
+        .iter()
+        .map(|&i| probs[i] / sub)
+        .filter(|p| *p > 0.0)
+        .map(|p| p * p.ln())
+        .sum::<f64>();
+    (sub, entropy)
 }
 
 /// Number of leading items whose running sum first reaches `mass` (at least 1).
@@ -357,13 +364,7 @@ mod tests {
         }
         let mut kept: Vec<usize> = order[..keep].to_vec();
         if let Some(tau) = s.typical {
-            let sub: f64 = kept.iter().map(|&i| probs[i]).sum();
-            let entropy: f64 = -kept
-                .iter()
-                .map(|&i| probs[i] / sub)
-                .filter(|p| *p > 0.0)
-                .map(|p| p * p.ln())
-                .sum::<f64>();
+            let (sub, entropy) = mass_and_entropy(&kept, &probs);
             kept.sort_by(|&a, &b| {
                 let da = ((-(probs[a] / sub).ln()) - entropy).abs();
                 let db = ((-(probs[b] / sub).ln()) - entropy).abs();

@@ -47,7 +47,7 @@ pub enum Request {
     NextTokens { context: String, k: usize },
     /// Log-probability of each token of `tokens` after `context` and the tokens before it.
     SequenceLogProbs { context: String, tokens: Vec<u32> },
-    /// Monte Carlo word distribution (the issue-4 sampler), with progress and cancellation.
+    /// Monte Carlo word distribution (the tree sampler), with progress and cancellation.
     SampleWords {
         context: String,
         samples: usize,
