@@ -10,5 +10,6 @@ pub mod metrics;
 pub mod participant;
 pub mod perplexity;
 pub mod probes;
+pub mod report;
 pub mod table1;
 pub mod token_level;

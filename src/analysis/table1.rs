@@ -12,6 +12,7 @@ use crate::analysis::metrics::{
     mean, mean_with_bootstrap_ci, tvd, wasserstein1,
 };
 use crate::data::provo::{ContextKey, ProvoContext, ProvoError, Samples};
+use crate::data::{Delimiter, write_delimited};
 use crate::rng::SplitMix64;
 use crate::text::words::normalize;
 
@@ -465,4 +466,49 @@ pub fn format_table(rows: &[Row]) -> String {
         );
     }
     out
+}
+
+/// Table 1 as CSV, with the published mean TVD beside ours.
+pub fn table1_csv(rows: &[Row]) -> String {
+    let f = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
+    let lines = rows.iter().map(|r| {
+        let published = PUBLISHED_TVD
+            .iter()
+            .find(|(n, _)| *n == r.system)
+            .map(|(_, v)| *v);
+        vec![
+            r.system.clone(),
+            r.contexts.to_string(),
+            f(r.ece_original),
+            f(r.ece_human_majority),
+            f(r.ece_oracle_majority.map(|e| e.0)),
+            f(r.tvd_human),
+            f(r.tvd_human_ci.map(|c| c.0)),
+            f(r.tvd_human_ci.map(|c| c.1)),
+            f(published),
+            f(r.tvd_oracle.map(|t| t.0)),
+            f(r.w1_to_oracle),
+            format!("{:.6}", r.top1_accuracy),
+            format!("{:.6}", r.mean_entropy),
+        ]
+    });
+    write_delimited(
+        &[
+            "system",
+            "contexts",
+            "ece_original",
+            "ece_human_majority",
+            "ece_oracle_majority",
+            "tvd_human",
+            "tvd_human_low",
+            "tvd_human_high",
+            "published_tvd_human",
+            "tvd_oracle",
+            "w1_to_oracle",
+            "top1_accuracy",
+            "mean_entropy",
+        ],
+        lines,
+        Delimiter::Comma,
+    )
 }

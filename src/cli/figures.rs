@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use super::error::CliError;
 use super::{Args, table1_options};
 use crate::analysis::dataset::Dataset;
-use crate::analysis::figures::{Figure, all, context_bars, table1_csv};
+use crate::analysis::figures::{Figure, all, context_bars};
 use crate::analysis::table1::compute_on;
+use crate::analysis::table1::table1_csv;
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
     let path = dir.join(name);

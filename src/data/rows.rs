@@ -5,7 +5,8 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{DataError, Delimiter, check_quotes};
+use super::DataError;
+use super::delimited::{Delimiter, check_quotes};
 
 fn at(file: &str, line: usize, column: usize, message: impl ToString) -> DataError {
     DataError::At {

@@ -7,8 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::figures::{Analysis, Figure};
+use crate::analysis::figures::Figure;
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
+use crate::analysis::report::Analysis;
 use crate::analysis::table1::Table1Options;
 use crate::estimators::decoding::{DecodingStrategy, SamplingError};
 use crate::estimators::progress::Progress;

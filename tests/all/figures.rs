@@ -4,8 +4,9 @@
 use crate::common;
 
 use clozelab::analysis::dataset::{Dataset, DatasetError};
-use clozelab::analysis::figures::{Plot, all, context_bars, table1_csv};
+use clozelab::analysis::figures::{Plot, all, context_bars};
 use clozelab::analysis::metrics::EceConvention;
+use clozelab::analysis::table1::table1_csv;
 use clozelab::analysis::table1::{Table1Options, compute_on};
 
 fn fixture_files() -> Vec<(String, String)> {

@@ -3,7 +3,8 @@
 
 use super::{Shared, WorkerError};
 use crate::analysis::dataset::Dataset;
-use crate::analysis::figures::{Analysis, context_bars};
+use crate::analysis::figures::context_bars;
+use crate::analysis::report::Analysis;
 use crate::analysis::table1::{Table1Options, compute_on};
 use crate::data::provo::SystemSamples;
 use crate::runtime::protocol::Reply;

@@ -14,8 +14,8 @@ mod token_level;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::analysis::figures::Analysis;
 use crate::analysis::metrics::EceConvention;
+use crate::analysis::report::Analysis;
 use crate::analysis::table1::{OracleSize, Table1Options};
 use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
