@@ -9,7 +9,7 @@ pub mod figures;
 pub mod metrics;
 pub mod participant;
 pub mod perplexity;
-pub mod probes;
 pub mod report;
 pub mod table1;
 pub mod token_level;
+pub mod variability;

@@ -1,13 +1,13 @@
 //! The browser app (Leptos, client-side rendered). Thin: pages per route wire signals to the
-//! core; GPT-2 runs in the inference worker ([`worker`]), reached through [`inference`].
+//! core; GPT-2 runs in the inference worker ([`worker`]), reached through [`worker_client`].
 
 mod components;
 mod data;
-mod inference;
 mod pages;
 mod state;
 mod web;
 pub mod worker;
+mod worker_client;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
@@ -44,7 +44,7 @@ pub fn mount() {
 #[component]
 fn App() -> impl IntoView {
     // A participant in a study sees the study only; everyone else gets the full lab.
-    let in_jatos = web::jatos::run().is_some();
+    let in_jatos = web::jatos_client::run().is_some();
     let in_study = in_jatos || web::query_param("study").is_some();
     let runtime = provide_runtime_context(in_study);
     if !in_study {

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::inference::InferenceClient;
+use crate::app::worker_client::InferenceClient;
 use crate::runtime::backend::BackendKind;
 use crate::runtime::protocol::{ModelSummary, Reply, Request};
 

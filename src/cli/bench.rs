@@ -414,7 +414,7 @@ pub fn words(args: &Args) -> Result<(), CliError> {
     for c in &contexts {
         let ids = tokenizer.encode_context(c)?;
         first_rows.push(pollster::block_on(
-            crate::runtime::inference::next_token_logprobs(&cpu_model, &ids),
+            crate::runtime::distributions::next_token_logprobs(&cpu_model, &ids),
         )?);
     }
     drop(cpu_model);

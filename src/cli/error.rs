@@ -14,8 +14,8 @@ use crate::model::ModelError;
 use crate::model::loader::LoadError;
 use crate::model::testmodel::SafetensorsWriteError;
 use crate::runtime::backend::BackendError;
+use crate::runtime::distributions::InferenceError;
 use crate::runtime::engine::EngineError;
-use crate::runtime::inference::InferenceError;
 use crate::runtime::modeldir::ModelDirError;
 use crate::text::tokenizer::TokenizerError;
 
@@ -74,7 +74,7 @@ pub enum CliError {
     #[error(transparent)]
     Figure(#[from] crate::analysis::figures::FigureError),
     #[error(transparent)]
-    Probes(#[from] crate::runtime::probes::ProbeRunError),
+    Probes(#[from] crate::runtime::productions::ProbeRunError),
     #[error("JSON output: {0}")]
     Json(#[from] serde_json::Error),
 }

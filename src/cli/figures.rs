@@ -83,7 +83,7 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
     let limit: usize = args.parsed("--contexts", data.norms.len())?;
     data.norms.truncate(limit);
     let options = table1_options(args)?;
-    let contexts = pollster::block_on(crate::runtime::inference::token_level_contexts(
+    let contexts = pollster::block_on(crate::runtime::distributions::token_level_contexts(
         &engine.model,
         &engine.tokenizer,
         &data.norms,

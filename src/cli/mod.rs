@@ -5,7 +5,7 @@ pub mod bench;
 pub mod classes;
 pub mod error;
 pub mod figures;
-pub mod jatos;
+pub mod jatos_package;
 pub mod probes;
 pub mod tokens;
 
@@ -85,7 +85,7 @@ pub fn run(raw: &[String]) -> Result<(), CliError> {
         "perplexity" => tokens::perplexity(&Args::parse(&raw[1..])?),
         "top1" => tokens::top1(&Args::parse(&raw[1..])?),
         "perplexity-sim" => tokens::perplexity_sim(&Args::parse(&raw[1..])?),
-        "jatos-package" => jatos::jatos_package(&Args::parse(&raw[1..])?),
+        "jatos-package" => jatos_package::jatos_package(&Args::parse(&raw[1..])?),
         "probes" => probes::probes(&Args::parse(&raw[1..])?),
         "bench" => match raw.get(1).map(String::as_str) {
             Some("forward") => crate::cli::bench::forward(&Args::parse(&raw[2..])?),

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::Args;
 use super::classes::tagger;
 use super::error::CliError;
-use crate::analysis::probes::StrategySummary;
-use crate::runtime::probes::{
+use crate::analysis::variability::StrategySummary;
+use crate::runtime::productions::{
     DEFAULT_STRATEGIES, parse_strategy, provo_items, reference_items, run_probes,
 };
 
@@ -50,7 +50,7 @@ pub fn probes(args: &Args) -> Result<(), CliError> {
     let strategies = specs
         .iter()
         .map(|s| Ok((s.to_string(), parse_strategy(s)?)))
-        .collect::<Result<Vec<_>, crate::runtime::probes::ProbeRunError>>()?;
+        .collect::<Result<Vec<_>, crate::runtime::productions::ProbeRunError>>()?;
     let tagger = tagger(args)?;
     let (engine, _, _) = super::load_engine(args)?;
     std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;

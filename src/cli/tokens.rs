@@ -17,8 +17,8 @@ use crate::game::passages::{built_in_passages, parse_plain_text};
 use crate::game::tokens::single_token;
 use crate::game::tokens::top1::is_correct;
 use crate::runtime::backend::BackendKind;
+use crate::runtime::distributions::{next_token_logprobs, simulate_bias};
 use crate::runtime::engine::Engine;
-use crate::runtime::inference::{next_token_logprobs, simulate_bias};
 
 /// A token in an answer file: its id, or text that is exactly one GPT-2 token.
 #[derive(Clone, Debug, Deserialize)]
@@ -253,7 +253,7 @@ pub fn top1(args: &Args) -> Result<(), CliError> {
         if !argmax.contains_key(&row.context) {
             let ids = engine.tokenizer.encode_context(&row.context)?;
             let all = pollster::block_on(next_token_logprobs(&engine.model, &ids))?;
-            let best = crate::runtime::inference::top_k(&all, 1)
+            let best = crate::runtime::distributions::top_k(&all, 1)
                 .first()
                 .map(|(id, _)| *id)
                 .unwrap_or(0);

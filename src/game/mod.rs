@@ -6,8 +6,8 @@
 pub mod export;
 pub mod humans;
 pub mod imports;
-pub mod jatos;
 pub mod jatos_archive;
+pub mod jatos_run;
 pub mod outbox;
 pub mod passages;
 pub mod score;

@@ -104,7 +104,7 @@ pub struct StudyConfig {
     /// Set when the study runs inside JATOS (never read from the config file): results go to
     /// JATOS, the participant id and Prolific's ids come from JATOS's study link.
     #[serde(skip)]
-    pub jatos: Option<super::jatos::JatosRun>,
+    pub jatos: Option<super::jatos_run::JatosRun>,
 }
 
 /// The game a study runs.
@@ -239,7 +239,7 @@ impl StudyConfig {
     /// This study run inside JATOS: every answer is sent as it is saved, to JATOS's result data
     /// (each send replacing the last), and the end goes through JATOS, which redirects on to
     /// the study's end redirect URL (where `jatos-package` put `redirect_url`).
-    pub fn in_jatos(mut self, run: super::jatos::JatosRun) -> Self {
+    pub fn in_jatos(mut self, run: super::jatos_run::JatosRun) -> Self {
         self.submit_url = Some(run.result_data_url());
         self.send_each_response = true;
         self.redirect_url = Some(run.end_url());
@@ -256,7 +256,7 @@ impl StudyConfig {
             key: self
                 .jatos
                 .as_ref()
-                .map_or(key, super::jatos::JatosRun::result_key),
+                .map_or(key, super::jatos_run::JatosRun::result_key),
             url,
             body: super::outbox::with_response_keys(&bundle).unwrap_or(bundle),
             attempts: 0,
@@ -290,7 +290,7 @@ impl StudyConfig {
         let fallback = self
             .jatos
             .as_ref()
-            .and_then(super::jatos::JatosRun::worker_participant_id)
+            .and_then(super::jatos_run::JatosRun::worker_participant_id)
             .unwrap_or_else(|| fallback.to_string());
         let names = [
             self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
@@ -457,7 +457,8 @@ mod tests {
     fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
         let cookie = "JATOS_ID_7=studyResultUuid=0a-1b&workerId=5";
         let mut run =
-            crate::game::jatos::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie).unwrap();
+            crate::game::jatos_run::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie)
+                .unwrap();
         let config = StudyConfig::from_json(
             r#"{"title": "T", "redirect_url": "https://app.prolific.com/x"}"#,
         )

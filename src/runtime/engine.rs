@@ -4,7 +4,7 @@
 use burn::tensor::Device;
 
 use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
-use crate::runtime::inference::{InferenceError, TokenLogProb, next_tokens};
+use crate::runtime::distributions::{InferenceError, TokenLogProb, next_tokens};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
 pub use crate::model::testmodel::RANDOM_TEST_MODEL_KEY;

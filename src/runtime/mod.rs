@@ -3,9 +3,9 @@
 //! inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder from disk.
 
 pub mod backend;
+pub mod distributions;
 pub mod engine;
-pub mod inference;
-pub mod probes;
+pub mod productions;
 pub mod protocol;
 /// Test support: sample values of every variant of the protocol's enums.
 #[cfg(test)]

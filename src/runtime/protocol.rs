@@ -16,7 +16,7 @@ use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
 use crate::estimators::wordprob::WordProb;
 use crate::runtime::backend::BackendKind;
-use crate::runtime::inference::{TokenLogProb, TokenStats};
+use crate::runtime::distributions::{TokenLogProb, TokenStats};
 
 /// Bytes per upload chunk: small enough that the page never holds a second copy of a large
 /// weights file, large enough that a 500 MB file is a few dozen messages.
@@ -110,7 +110,7 @@ pub enum Request {
     ClassTvd(ClassTvdRequest),
     /// Production probes of the loaded model: progress per (strategy, context), then
     /// [`Reply::Probes`].
-    Probes(crate::runtime::probes::ProbeRequest),
+    Probes(crate::runtime::productions::ProbeRequest),
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel { id: u64 },
 }
@@ -208,7 +208,7 @@ pub enum Reply {
         rows: Vec<crate::analysis::classes::ClassRow>,
         figures: Vec<Figure>,
     },
-    Probes(Box<crate::runtime::probes::ProbeReport>),
+    Probes(Box<crate::runtime::productions::ProbeReport>),
     /// The WebGPU device was lost (driver reset, GPU memory pressure…): the worker now runs on
     /// the CPU, with the model loaded again there, and the request goes on. Not final.
     SwitchedToCpu {

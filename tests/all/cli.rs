@@ -89,7 +89,7 @@ fn make_test_model_is_deterministic_and_next_token_prints_json() {
     let device = clozelab::runtime::backend::cpu_device();
     let (_, model) =
         clozelab::model::load_gpt2(&files.config_json, &files.weights, &device.device).unwrap();
-    let direct = pollster::block_on(clozelab::runtime::inference::next_tokens(
+    let direct = pollster::block_on(clozelab::runtime::distributions::next_tokens(
         &model,
         &files.tokenizer,
         "Hello world",

@@ -16,7 +16,7 @@ use clozelab::estimators::wordprob::{
 };
 use clozelab::model::{Gpt2, load_gpt2};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
-use clozelab::runtime::inference::next_token_logprobs;
+use clozelab::runtime::distributions::next_token_logprobs;
 use clozelab::runtime::modeldir::read_model_dir;
 use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer};
 use clozelab::text::words::{ContinuationStatus, continuation_status};
@@ -466,7 +466,7 @@ fn sequence_logprobs_match_one_token_at_a_time() {
     let (model, tok) = load(&cpu_device());
     let context = tok.encode_context("The cat sat").unwrap();
     let tokens = tok.encode(" on the mat.").unwrap();
-    let got = pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+    let got = pollster::block_on(clozelab::runtime::distributions::sequence_logprobs(
         &model, &context, &tokens,
     ))
     .unwrap();
@@ -483,7 +483,7 @@ fn sequence_logprobs_match_one_token_at_a_time() {
         prefix.push(token);
     }
     assert_eq!(
-        pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+        pollster::block_on(clozelab::runtime::distributions::sequence_logprobs(
             &model,
             &context,
             &[]
@@ -491,7 +491,7 @@ fn sequence_logprobs_match_one_token_at_a_time() {
         Ok(vec![])
     );
     assert!(
-        pollster::block_on(clozelab::runtime::inference::sequence_logprobs(
+        pollster::block_on(clozelab::runtime::distributions::sequence_logprobs(
             &model,
             &context,
             &[60_000]
@@ -502,7 +502,7 @@ fn sequence_logprobs_match_one_token_at_a_time() {
 
 #[test]
 fn token_stats_give_ranks_probabilities_and_a_reproducible_sample() {
-    use clozelab::runtime::inference::{token_stats, top_k};
+    use clozelab::runtime::distributions::{token_stats, top_k};
     let (model, tok) = load(&cpu_device());
     let context = tok.encode("The cat sat on the").unwrap();
     let row = pollster::block_on(next_token_logprobs(&model, &context)).unwrap();
@@ -571,7 +571,7 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
     use clozelab::analysis::metrics::EceConvention;
     use clozelab::analysis::token_level::{first_token, summarise};
     use clozelab::data::provo::parse_jsonl;
-    use clozelab::runtime::inference::token_level_contexts;
+    use clozelab::runtime::distributions::token_level_contexts;
     let (model, tok) = load(&cpu_device());
     let text =
         std::fs::read_to_string(common::repo_root().join("tests/fixtures/analysis/norms.jsonl"))

@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
 use clozelab::model::{Gpt2, Gpt2Config, load_gpt2};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
-use clozelab::runtime::inference::read_f32;
+use clozelab::runtime::distributions::read_f32;
 use clozelab::runtime::modeldir::read_model_dir;
 use common::LOGPROB_TOLERANCE;
 use serde::Deserialize;

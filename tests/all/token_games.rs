@@ -400,7 +400,7 @@ fn top1_records_give_accuracy_per_participant_beside_gpt2() {
 
 #[test]
 fn sampled_tokens_follow_the_distribution() {
-    use clozelab::runtime::inference::sample_token;
+    use clozelab::runtime::distributions::sample_token;
     let probs = [0.5f64, 0.3, 0.15, 0.05];
     let logprobs: Vec<f32> = probs.iter().map(|p| p.ln() as f32).collect();
     let mut rng = SplitMix64::new(1);

@@ -105,7 +105,8 @@ fn human_token_distribution_uses_the_first_token_of_space_response() {
             .iter()
             .map(|(w, c)| (w.to_string(), *c))
             .collect();
-    let dist = clozelab::runtime::inference::human_token_distribution(&tok, &responses).unwrap();
+    let dist =
+        clozelab::runtime::distributions::human_token_distribution(&tok, &responses).unwrap();
     let are = tok.encode(" are").unwrap()[0];
     let is = tok.encode(" is").unwrap()[0];
     assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);

@@ -2,7 +2,7 @@
 //! plotters on any backend ([`render`]): a canvas in the page, SVG for downloads and for
 //! `clozelab figures`. One file per kind of figure: [`density`] (Figure 2), [`calibration`]
 //! (reliability diagrams, interpretation curves), [`per_context`] (Figure 1, Appendix B),
-//! [`histograms`].
+//! [`histograms`], and the production probes' [`variability`].
 
 pub mod calibration;
 pub mod density;
@@ -10,6 +10,7 @@ pub mod histograms;
 pub mod per_context;
 pub mod plot;
 pub mod render;
+pub mod variability;
 
 pub use calibration::{Target, interpretation_curves, reliability};
 pub use density::{token_level_density, tvd_density};

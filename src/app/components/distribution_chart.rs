@@ -1,7 +1,7 @@
 //! GPT-2's next-token distribution: a plotters bar chart on a canvas, plus the same numbers as
 //! an accessible list (screen readers, copy-paste and the end-to-end test read the list).
 
-use crate::runtime::inference::TokenLogProb;
+use crate::runtime::distributions::TokenLogProb;
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use plotters::prelude::*;

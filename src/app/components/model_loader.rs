@@ -5,9 +5,9 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::app::inference::CallError;
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
 use crate::app::web::{WebError, fetch, query_param};
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request, chunk_ranges};
 
 /// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).

@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 
 use crate::app::components::distribution_chart::DistributionChart;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
-use crate::runtime::inference::TokenLogProb;
+use crate::app::worker_client::CallError;
+use crate::runtime::distributions::TokenLogProb;
 use crate::runtime::protocol::{Reply, Request};
 
 const DEFAULT_TOP_K: usize = 15;

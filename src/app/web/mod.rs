@@ -6,7 +6,7 @@ pub mod error;
 pub mod fetch;
 pub mod files;
 pub mod idb;
-pub mod jatos;
+pub mod jatos_client;
 pub mod outbox;
 pub mod participant;
 

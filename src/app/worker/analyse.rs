@@ -72,7 +72,7 @@ pub(super) async fn token_level(
     let total = norms.len();
     let started = js_sys::Date::now();
     let mut cancelled = false;
-    let contexts = crate::runtime::inference::token_level_contexts(
+    let contexts = crate::runtime::distributions::token_level_contexts(
         &engine.model,
         &engine.tokenizer,
         &norms,

@@ -6,8 +6,8 @@ use crate::estimators::decoding::SamplingError;
 use crate::estimators::sampler::SamplerError;
 use crate::estimators::wordprob::WordProbError;
 use crate::runtime::backend::BackendError;
+use crate::runtime::distributions::InferenceError;
 use crate::runtime::engine::{ChosenFilesError, EngineError};
-use crate::runtime::inference::InferenceError;
 use crate::runtime::protocol::UploadError;
 use crate::text::tokenizer::TokenizerError;
 
@@ -45,7 +45,7 @@ pub enum WorkerError {
     #[error("the part-of-speech lexicon: {0}")]
     Lexicon(#[from] crate::text::pos::PosError),
     #[error(transparent)]
-    Probes(#[from] crate::runtime::probes::ProbeRunError),
+    Probes(#[from] crate::runtime::productions::ProbeRunError),
     #[error(transparent)]
     Metrics(#[from] crate::analysis::metrics::MetricsError),
     #[error(transparent)]

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::{Responder, Shared, WorkerError, device, engine, load};
 use crate::analysis::perplexity::BiasSetup;
 use crate::estimators::progress::Progress;
-use crate::runtime::inference::{simulate_bias as simulate, token_stats};
+use crate::runtime::distributions::{simulate_bias as simulate, token_stats};
 use crate::runtime::protocol::Reply;
 
 /// Runs the simulation over `texts`, reporting each position and stopping on cancel.

@@ -8,7 +8,7 @@ use super::{
 use crate::estimators::progress::{Monitor, Pause, Progress};
 use crate::estimators::sampler::{SamplerConfig, sample_words};
 use crate::estimators::wordprob::WordScorer;
-use crate::runtime::inference::{sequence_logprobs, token_stats};
+use crate::runtime::distributions::{sequence_logprobs, token_stats};
 use crate::runtime::protocol::{Reply, Request};
 
 /// Reports progress to the page and stops when the page cancels the request.

@@ -8,13 +8,16 @@ use super::figure_card::FigureCard;
 use crate::analysis::classes::{ClassRow, Level};
 use crate::analysis::figures::Figure;
 use crate::analysis::table1::Table1Options;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{ClassTvdRequest, Reply, Request};
 
 /// Where the page serves Brill's lexicon (index.html copies it from npm `pos`).
 pub fn lexicon_url() -> String {
-    format!("{}pos/lexicon.js", crate::app::web::jatos::app_root())
+    format!(
+        "{}pos/lexicon.js",
+        crate::app::web::jatos_client::app_root()
+    )
 }
 
 fn cell(x: Option<f64>) -> String {

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use super::figure_card::FigureCard;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request};
 
 /// The last ten words of a context, as the list shows it.

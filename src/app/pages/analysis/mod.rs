@@ -7,7 +7,7 @@ mod context;
 mod figure_card;
 mod model_samples;
 mod participant;
-mod probes;
+mod production_variability;
 mod table;
 mod token_level;
 
@@ -17,16 +17,16 @@ use wasm_bindgen::JsCast;
 use crate::analysis::metrics::EceConvention;
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::{OracleSize, Table1Options};
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::app::web::files::read_file_list;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request};
 use class_tvd::ClassTvd;
 use context::ContextFigure;
 use figure_card::FigureCard;
 use model_samples::ModelSamples;
 use participant::ParticipantPanel;
-use probes::Probes;
+use production_variability::Probes;
 use table::Table1View;
 use token_level::TokenLevel;
 

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use leptos::prelude::*;
 
-use crate::app::inference::CallError;
 use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::web::idb::IdbStore;
+use crate::app::worker_client::CallError;
 use crate::data::provo::{Samples, SystemSamples};
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::rng::stable_hash;

@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use super::figure_card::FigureCard;
 use crate::analysis::participant::ParticipantReport;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::app::web::files::download_text;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request};
 
 fn percent(x: f64) -> String {

@@ -8,8 +8,8 @@ use super::figure_card::FigureCard;
 use crate::analysis::metrics::EceConvention;
 use crate::analysis::table1::Row;
 use crate::analysis::token_level::TokenLevelReport;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request};
 
 fn cell(x: Option<f64>) -> String {

@@ -27,7 +27,7 @@ use trial::TrialView;
 #[component]
 pub fn PlayHome() -> impl IntoView {
     let lab = use_lab_data();
-    let source = match crate::app::web::jatos::run() {
+    let source = match crate::app::web::jatos_client::run() {
         Some(run) => Some(StudySource::Jatos(run)),
         None => query_param("study").map(StudySource::Url),
     };
@@ -57,7 +57,7 @@ enum StudySource {
     /// `?study=URL` on the app's own origin.
     Url(String),
     /// The JATOS run this page belongs to.
-    Jatos(crate::game::jatos::JatosRun),
+    Jatos(crate::game::jatos_run::JatosRun),
 }
 
 /// A study config fetched from the app's own origin (or JATOS), then run.
@@ -73,7 +73,7 @@ fn StudyFrom(source: StudySource) -> impl IntoView {
                         .map_err(StudyLoadError::Fetch)?;
                     StudyConfig::from_json(&text).map_err(StudyLoadError::Config)
                 }
-                StudySource::Jatos(run) => crate::app::web::jatos::study_config(run)
+                StudySource::Jatos(run) => crate::app::web::jatos_client::study_config(run)
                     .await
                     .map_err(StudyLoadError::Jatos),
             }

@@ -10,7 +10,7 @@ use plotters_canvas::CanvasBackend;
 
 use super::controller::use_token_game;
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
-use crate::app::inference::CallError;
+use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request};
 
 type Outcome = Result<(usize, Vec<BiasPoint>, BiasSetup), String>;

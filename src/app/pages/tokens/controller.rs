@@ -4,15 +4,15 @@
 
 use leptos::prelude::*;
 
-use crate::app::inference::CallError;
 use crate::app::state::RuntimeContext;
+use crate::app::worker_client::CallError;
 use crate::game::study::{GameKind, Plan, StudyConfig};
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{Schedule, Slot};
 use crate::game::tokens::top1::Top1Record;
 use crate::game::tokens::two_token::{ModelScores, TwoTokenRecord};
-use crate::runtime::inference::TokenStats;
+use crate::runtime::distributions::TokenStats;
 use crate::runtime::protocol::{Reply, Request};
 
 /// Rounds at the start of a passage marked practice (not scored) in play mode.

@@ -7,7 +7,7 @@ use crate::analysis::perplexity::{PTrue, reward};
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::running_score;
 use crate::game::tokens::two_token::total_reward;
-use crate::runtime::inference::TokenStats;
+use crate::runtime::distributions::TokenStats;
 
 fn shown(text: &str) -> String {
     show_token(text.as_bytes())

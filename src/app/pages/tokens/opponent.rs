@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::controller::{TokenGame, use_token_game};
-use crate::app::inference::CallError;
+use crate::app::worker_client::CallError;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::two_token::ModelScores;
 use crate::runtime::protocol::{Reply, Request};

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::controller::{PRACTICE_ROUNDS, Stage, TokenGame};
-use crate::app::inference::CallError;
+use crate::app::worker_client::CallError;
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{PlannedPassage, Schedule};

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
 use super::strip::TokenStrip;
-use crate::app::inference::CallError;
+use crate::app::worker_client::CallError;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::{Top1Record, is_correct};

@@ -10,7 +10,7 @@ use crate::analysis::perplexity::BUTTONS;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::two_token::{Answer, RoundSetup};
-use crate::runtime::inference::TokenStats;
+use crate::runtime::distributions::TokenStats;
 
 /// The round once GPT-2 has drawn the other token.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,19 +1,20 @@
 //! Production probes with a loaded model, for the CLI (`clozelab probes`) and the Analysis
 //! page's worker alike: the model's productions under each decoding strategy, each production's
-//! words, tags and embedding, and every probe per context ([`crate::analysis::probes`]).
+//! words, tags and embedding, and every probe per context ([`crate::analysis::variability`]).
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::analysis::figures::Figure;
-use crate::analysis::probes::{
-    ContextProbe, Production, StrategySummary, probe_context, summarise, summary_figures,
+use crate::analysis::figures::variability::summary_figures;
+use crate::analysis::variability::{
+    ContextProbe, Production, StrategySummary, probe_context, summarise,
 };
 use crate::data::provo::ProvoContext;
 use crate::estimators::decoding::{DecodingStrategy, SamplingError};
 use crate::estimators::progress::{Progress, Unmonitored};
 use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
+use crate::runtime::distributions::InferenceError;
 use crate::runtime::engine::Engine;
-use crate::runtime::inference::InferenceError;
 use crate::text::pos::Tagger;
 use crate::text::words::normalize;
 
@@ -48,7 +49,7 @@ pub enum ProbeRunError {
 /// `ancestral`, `temperature=T`, `top-k=K`, `top-p=P` or `typical=P`.
 ///
 /// ```
-/// use clozelab::runtime::probes::parse_strategy;
+/// use clozelab::runtime::productions::parse_strategy;
 /// assert!(parse_strategy("ancestral").unwrap().is_ancestral());
 /// assert_eq!(parse_strategy("temperature=0.5").unwrap().temperature(), 0.5);
 /// assert!(parse_strategy("top-p=0.9").unwrap().truncates());
@@ -196,7 +197,7 @@ impl ProbeReport {
         let f = |v: f64| format!("{v:.6}");
         let rows = self.rows.iter().map(|r| {
             let p = &r.result;
-            let control = |g: fn(&crate::analysis::probes::ProbeSummary) -> f64| {
+            let control = |g: fn(&crate::analysis::variability::ProbeSummary) -> f64| {
                 p.control.as_ref().map(|c| f(g(c))).unwrap_or_default()
             };
             vec![

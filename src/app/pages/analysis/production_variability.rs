@@ -6,10 +6,10 @@ use leptos::prelude::*;
 
 use super::class_tvd::lexicon_url;
 use super::figure_card::FigureCard;
-use crate::app::inference::CallError;
 use crate::app::state::use_runtime;
 use crate::app::web::files::download_text;
-use crate::runtime::probes::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
+use crate::app::worker_client::CallError;
+use crate::runtime::productions::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
 use crate::runtime::protocol::{Reply, Request};
 
 #[component]

@@ -102,7 +102,7 @@ impl InferenceClient {
             .with_loader(true)
             .spawn(&format!(
                 "{}{WORKER_LOADER}",
-                crate::app::web::jatos::app_root()
+                crate::app::web::jatos_client::app_root()
             ));
         Self {
             bridge: Rc::new(bridge),

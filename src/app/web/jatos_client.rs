@@ -1,11 +1,11 @@
-//! The page's side of running inside JATOS ([`crate::game::jatos`]): finding the run this page
+//! The page's side of running inside JATOS ([`crate::game::jatos_run`]): finding the run this page
 //! belongs to, reading the study config from JATOS, and the heartbeat.
 
 use std::cell::OnceCell;
 
 use wasm_bindgen::JsCast;
 
-use crate::game::jatos::JatosRun;
+use crate::game::jatos_run::JatosRun;
 use crate::game::study::StudyConfig;
 
 thread_local! {

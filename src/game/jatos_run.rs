@@ -44,7 +44,7 @@ pub enum JatosError {
 /// page, `…/publix/<uuid>/<uuid>/<file>`.
 ///
 /// ```
-/// use clozelab::game::jatos::component_path;
+/// use clozelab::game::jatos_run::component_path;
 /// let (sr, c, base) = component_path("/publix/4b1c-77/ab-12/index.html").unwrap();
 /// assert_eq!((sr, c, base), ("4b1c-77", "ab-12", "/publix/4b1c-77/ab-12/".to_string()));
 /// assert!(component_path("/play/storm").is_none());
