@@ -13,7 +13,8 @@ use burn::tensor::{Device, Tensor, TensorData};
 use safetensors::{Dtype, SafeTensorError, SafeTensors};
 
 use super::config::{ConfigError, Gpt2Config};
-use super::gpt2::{Attention, Block, Conv1D, Gpt2, LayerNorm, Mlp, TokenEmbedding};
+use super::embedding::TokenEmbedding;
+use super::gpt2::{Attention, Block, Conv1D, Gpt2, LayerNorm, Mlp};
 
 /// Why a checkpoint cannot be loaded. Every tensor-level variant names the tensor.
 #[derive(Debug, thiserror::Error, PartialEq)]

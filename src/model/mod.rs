@@ -1,12 +1,17 @@
-//! GPT-2: configuration, burn modules with a shareable KV cache, the checkpoint loader, and the
-//! deterministic random test model (real vocabulary, random weights).
+//! GPT-2: configuration ([`config`]), the burn modules ([`gpt2`]) with the chunked token
+//! embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async reads from the device
+//! ([`readback`]), the checkpoint loader ([`loader`]), and the deterministic random test model
+//! ([`testmodel`]: real vocabulary, random weights).
 
 pub mod config;
+pub mod embedding;
 pub mod gpt2;
+pub mod kv_cache;
 pub mod loader;
 pub mod readback;
 pub mod testmodel;
 
 pub use config::{ConfigError, Gpt2Config};
-pub use gpt2::{Gpt2, KvCache, ModelError, READBACK_FAILED, SharedPrefix};
+pub use gpt2::{Gpt2, ModelError, READBACK_FAILED};
+pub use kv_cache::{KvCache, SharedPrefix};
 pub use loader::{LoadError, load_gpt2};
