@@ -1,0 +1,243 @@
+//! `clozelab bench forward`: tokens/s of GPT-2-small-shaped random weights on each backend,
+//! beside Hugging Face transformers on the same weights in the same run.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{backends_arg, median, model_on, script_path, sync, write_report};
+use crate::cli::args::Args;
+use crate::cli::error::CliError;
+use crate::model::testmodel::{generate_weights, to_safetensors};
+use crate::model::{Gpt2, Gpt2Config};
+
+/// One backend's throughput, tokens per second.
+#[derive(Debug, Serialize)]
+pub struct ForwardFigures {
+    pub system: String,
+    pub prefill_64_tokens_per_s: f64,
+    pub decode_batch1_tokens_per_s: f64,
+    pub decode_batch256_tokens_per_s: f64,
+}
+
+/// Workload sizes (the `--quick` variant keeps a smoke run short).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Workload {
+    pub prefill: usize,
+    pub decode_steps_batch1: usize,
+    pub batch: usize,
+    pub decode_steps_batched: usize,
+    pub repeats: usize,
+}
+
+fn prompt(len: usize) -> Vec<u32> {
+    // Fixed, ordinary ids (no special token) so every system runs the same input.
+    (0..len as u32).map(|i| 262 + (i * 7919) % 40000).collect()
+}
+
+fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
+    let ids = prompt(w.prefill);
+    let mut prefill = Vec::new();
+    let mut decode1 = Vec::new();
+    let mut decode_b = Vec::new();
+    // One untimed round first: shader compilation and autotuning are not throughput.
+    for round in 0..=w.repeats {
+        let start = Instant::now();
+        let mut cache = model.new_cache(None, 1, w.prefill + w.decode_steps_batch1);
+        let hidden =
+            model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
+        sync(model.last_logits(hidden))?;
+        let t_prefill = start.elapsed().as_secs_f64();
+
+        let start = Instant::now();
+        for step in 0..w.decode_steps_batch1 {
+            let token = model.token_tensor(&[vec![1000 + step as u32]])?;
+            let hidden = model.forward_cached(token, &mut cache)?;
+            sync(model.last_logits(hidden))?;
+        }
+        let t_decode1 = start.elapsed().as_secs_f64();
+
+        let mut prefix_cache = model.new_cache(None, 1, w.prefill);
+        let hidden = model.forward_cached(
+            model.token_tensor(std::slice::from_ref(&ids))?,
+            &mut prefix_cache,
+        )?;
+        sync(model.last_logits(hidden))?;
+        let prefix = prefix_cache.into_shared_prefix()?;
+        let start = Instant::now();
+        let mut cache = model.new_cache(Some(prefix), w.batch, w.decode_steps_batched);
+        for step in 0..w.decode_steps_batched {
+            let rows: Vec<Vec<u32>> = (0..w.batch)
+                .map(|b| vec![(500 + b * 31 + step) as u32])
+                .collect();
+            let hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
+            sync(model.last_logits(hidden))?;
+        }
+        let t_decode_b = start.elapsed().as_secs_f64();
+        if round > 0 {
+            prefill.push(w.prefill as f64 / t_prefill);
+            decode1.push(w.decode_steps_batch1 as f64 / t_decode1);
+            decode_b.push((w.batch * w.decode_steps_batched) as f64 / t_decode_b);
+        }
+    }
+    Ok([median(prefill), median(decode1), median(decode_b)])
+}
+
+pub fn forward(args: &Args) -> Result<(), CliError> {
+    args.only(&[
+        "--out",
+        "--layers",
+        "--dim",
+        "--heads",
+        "--backend",
+        "--no-python",
+        "--quick",
+    ])?;
+    let small = Gpt2Config::gpt2_small();
+    let layers = args.parsed("--layers", small.n_layer)?;
+    let dim = args.parsed("--dim", small.n_embd)?;
+    let heads = args.parsed("--heads", small.n_head)?;
+    let config = Gpt2Config::new(
+        layers,
+        heads,
+        dim,
+        small.vocab_size,
+        small.n_positions,
+        4 * dim,
+    );
+    let quick = args.has("--quick");
+    let w = Workload {
+        prefill: 64,
+        decode_steps_batch1: if quick { 4 } else { 32 },
+        batch: 256,
+        decode_steps_batched: if quick { 1 } else { 8 },
+        repeats: if quick { 1 } else { 3 },
+    };
+    let backends = backends_arg(args)?;
+    eprintln!(
+        "generating {:.0}M random parameters ({layers} layers, {dim} dims)…",
+        config.num_params() as f64 / 1e6
+    );
+    let weights = to_safetensors(&generate_weights(&config, 1))?;
+    let mut results = Vec::new();
+    for kind in backends {
+        let Some((model, adapter)) = model_on(kind, &config, &weights)? else {
+            continue;
+        };
+        eprintln!("measuring burn {} ({adapter})…", kind.name());
+        let [p, d1, db] = measure(&model, w)?;
+        results.push(ForwardFigures {
+            system: format!("burn {} ({adapter})", kind.name()),
+            prefill_64_tokens_per_s: p,
+            decode_batch1_tokens_per_s: d1,
+            decode_batch256_tokens_per_s: db,
+        });
+    }
+    let mut baseline = None;
+    if !args.has("--no-python") {
+        let dir = std::env::temp_dir().join(format!("clozelab-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
+        std::fs::write(dir.join("config.json"), config.to_hf_json())
+            .map_err(CliError::io("write", dir.join("config.json")))?;
+        std::fs::write(dir.join("model.safetensors"), &weights)
+            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        eprintln!("measuring Hugging Face transformers (torch) on the same weights…");
+        match python_baseline(&dir, w) {
+            Ok(f) => baseline = Some(f),
+            Err(e) => eprintln!("no transformers baseline: {e}"),
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    println!(
+        "forward throughput, tokens/s ({layers} layers, {dim} dims, random weights; median of {} runs)",
+        w.repeats
+    );
+    println!(
+        "{:<58} {:>12} {:>12} {:>14}",
+        "system",
+        "prefill 64",
+        "decode b=1",
+        format!("decode b={}", w.batch)
+    );
+    let ratio = |x: f64, base: Option<f64>| {
+        base.map(|b| format!(" ({:.2}×)", x / b))
+            .unwrap_or_default()
+    };
+    for f in results.iter().chain(baseline.iter()) {
+        let b = baseline.as_ref();
+        println!(
+            "{:<58} {:>12} {:>12} {:>14}",
+            f.system,
+            format!(
+                "{:.1}{}",
+                f.prefill_64_tokens_per_s,
+                ratio(
+                    f.prefill_64_tokens_per_s,
+                    b.map(|b| b.prefill_64_tokens_per_s)
+                )
+            ),
+            format!(
+                "{:.1}{}",
+                f.decode_batch1_tokens_per_s,
+                ratio(
+                    f.decode_batch1_tokens_per_s,
+                    b.map(|b| b.decode_batch1_tokens_per_s)
+                )
+            ),
+            format!(
+                "{:.1}{}",
+                f.decode_batch256_tokens_per_s,
+                ratio(
+                    f.decode_batch256_tokens_per_s,
+                    b.map(|b| b.decode_batch256_tokens_per_s)
+                )
+            ),
+        );
+    }
+    if baseline.is_some() {
+        println!("(ratios: against transformers measured in this run)");
+    }
+    let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-forward.json"));
+    let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
+        "results": results, "baseline": baseline});
+    write_report(&out, &json)?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}
+
+fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> {
+    let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = script_path("bench_forward_hf.py");
+    let out = std::process::Command::new(&python)
+        .arg(script)
+        .args([
+            "--model",
+            &dir.to_string_lossy(),
+            "--workload",
+            &serde_json::to_string(&w).unwrap_or_default(),
+        ])
+        .output()
+        .map_err(|e| CliError::Baseline(format!("cannot run {python}: {e}")))?;
+    if !out.status.success() {
+        return Err(CliError::Baseline(format!(
+            "failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| CliError::Baseline(format!("unreadable output: {e}")))?;
+    let get = |k: &str| {
+        v[k].as_f64()
+            .ok_or_else(|| CliError::Baseline(format!("output lacks {k}")))
+    };
+    Ok(ForwardFigures {
+        system: v["system"].as_str().unwrap_or("transformers").to_string(),
+        prefill_64_tokens_per_s: get("prefill")?,
+        decode_batch1_tokens_per_s: get("decode_batch1")?,
+        decode_batch256_tokens_per_s: get("decode_batched")?,
+    })
+}

@@ -1,0 +1,79 @@
+//! `clozelab bench`: [`forward`] (tokens/s per backend) and [`words`] (word distributions per
+//! second), each beside Hugging Face transformers (torch on the CPU, or CUDA with
+//! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run. Benchmarks print ratios
+//! against that baseline; they are never timed tests.
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Tensor;
+
+mod forward;
+mod words;
+
+pub use forward::forward;
+pub use words::words;
+
+use super::args::Args;
+use super::error::CliError;
+use crate::model::readback::read_f32;
+use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
+use crate::runtime::backend::{BackendKind, device_for};
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Ends a timed region: reading a tensor back forces the device to finish its queue.
+fn sync(t: Tensor<2>) -> Result<(), CliError> {
+    pollster::block_on(read_f32(t.argmax(1).float()))
+        .map(|_| ())
+        .map_err(CliError::from)
+}
+
+/// A baseline script: `scripts/` of the checkout the command runs in (a copied binary, e.g.
+/// on a GPU machine), else of the checkout it was built from.
+fn script_path(name: &str) -> PathBuf {
+    let here = PathBuf::from("scripts").join(name);
+    if here.is_file() {
+        return here;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+}
+
+/// The backends named by `--backend` (default: all).
+fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, CliError> {
+    match args.value("--backend").unwrap_or("all") {
+        "all" => Ok(vec![BackendKind::Cpu, BackendKind::Wgpu]),
+        one => Ok(vec![one.parse()?]),
+    }
+}
+
+/// The model on `kind`'s device with its adapter's name, or `None` (said on stderr) when that
+/// backend is unavailable here.
+fn model_on(
+    kind: BackendKind,
+    config: &Gpt2Config,
+    weights: &[u8],
+) -> Result<Option<(Gpt2, String)>, CliError> {
+    let compute = match device_for(kind) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("skipping {}: {e}", kind.name());
+            return Ok(None);
+        }
+    };
+    let model = load_with_config(config, weights, &compute.device)?;
+    Ok(Some((model, compute.adapter)))
+}
+
+/// Writes a benchmark's JSON report, creating its folder.
+fn write_report(out: &Path, json: &serde_json::Value) -> Result<(), CliError> {
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(CliError::io("create", parent))?;
+    }
+    let text = serde_json::to_string_pretty(json).expect("a JSON value always serialises");
+    std::fs::write(out, text).map_err(CliError::io("write", out))
+}
