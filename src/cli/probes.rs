@@ -8,8 +8,9 @@ use super::Args;
 use super::classes::tagger;
 use super::error::CliError;
 use crate::analysis::variability::StrategySummary;
+use crate::estimators::decoding::DecodingStrategy;
 use crate::runtime::productions::{
-    DEFAULT_STRATEGIES, parse_strategy, provo_items, reference_items, run_probes,
+    DEFAULT_STRATEGIES, ProbeRunError, provo_items, reference_items, run_probes,
 };
 
 pub fn probes(args: &Args) -> Result<(), CliError> {
@@ -49,8 +50,9 @@ pub fn probes(args: &Args) -> Result<(), CliError> {
     };
     let strategies = specs
         .iter()
-        .map(|s| Ok((s.to_string(), parse_strategy(s)?)))
-        .collect::<Result<Vec<_>, crate::runtime::productions::ProbeRunError>>()?;
+        .map(|s| s.parse::<DecodingStrategy>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ProbeRunError::from)?;
     let tagger = tagger(args)?;
     let (engine, _, _) = super::load_engine(args)?;
     std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;

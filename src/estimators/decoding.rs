@@ -17,10 +17,19 @@ pub enum SamplingError {
     Typical(f64),
     #[error("the distribution is empty or has no finite log-probability")]
     Empty,
+    #[error(
+        "a strategy is ancestral, or temperature=T, top-k=K, top-p=P, typical=P joined by \",\", not {0:?}"
+    )]
+    Spec(String),
 }
 
 /// A decoding strategy: temperature first, then the truncations that are set.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// The one shape a strategy has everywhere: in the samplers, on the worker's wire (checked
+/// again when a message is decoded: an invalid one is never built) and as text
+/// (`"top-p=0.9"`, see [`DecodingStrategy::from_str`] and `Display`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "DecodingParameters")]
 pub struct DecodingStrategy {
     temperature: f64,
     top_k: Option<usize>,
@@ -36,6 +45,89 @@ impl Default for DecodingStrategy {
             top_k: None,
             top_p: None,
             typical: None,
+        }
+    }
+}
+
+/// A strategy's fields as they arrive, before [`DecodingStrategy::new`] checks them.
+#[derive(serde::Deserialize)]
+struct DecodingParameters {
+    temperature: f64,
+    top_k: Option<usize>,
+    top_p: Option<f64>,
+    typical: Option<f64>,
+}
+
+impl TryFrom<DecodingParameters> for DecodingStrategy {
+    type Error = SamplingError;
+    fn try_from(p: DecodingParameters) -> Result<Self, SamplingError> {
+        Self::new(p.temperature, p.top_k, p.top_p, p.typical)
+    }
+}
+
+impl std::str::FromStr for DecodingStrategy {
+    type Err = SamplingError;
+
+    /// `ancestral`, or any of `temperature=T`, `top-k=K`, `top-p=P`, `typical=P` joined by `,`.
+    ///
+    /// ```
+    /// use clozelab::estimators::decoding::DecodingStrategy;
+    /// let parse = |s: &str| s.parse::<DecodingStrategy>();
+    /// assert!(parse("ancestral").unwrap().is_ancestral());
+    /// assert_eq!(parse("temperature=0.5").unwrap().temperature(), 0.5);
+    /// assert!(parse("top-p=0.9").unwrap().truncates());
+    /// assert_eq!(parse("temperature=0.7,top-k=40").unwrap().to_string(), "temperature=0.7,top-k=40");
+    /// assert!(parse("top-k=0").is_err());
+    /// assert!(parse("greedy").is_err());
+    /// ```
+    fn from_str(spec: &str) -> Result<Self, SamplingError> {
+        let bad = || SamplingError::Spec(spec.to_string());
+        let spec_trimmed = spec.trim();
+        if spec_trimmed == "ancestral" {
+            return Ok(Self::default());
+        }
+        let (mut temperature, mut top_k, mut top_p, mut typical) = (None, None, None, None);
+        for part in spec_trimmed.split(',') {
+            let (name, value) = part.trim().split_once('=').ok_or_else(bad)?;
+            let number = || value.trim().parse::<f64>().map_err(|_| bad());
+            let slot_was_empty = match name.trim() {
+                "temperature" => temperature.replace(number()?).is_none(),
+                "top-k" => top_k
+                    .replace(value.trim().parse::<usize>().map_err(|_| bad())?)
+                    .is_none(),
+                "top-p" => top_p.replace(number()?).is_none(),
+                "typical" => typical.replace(number()?).is_none(),
+                _ => return Err(bad()),
+            };
+            if !slot_was_empty {
+                return Err(bad());
+            }
+        }
+        Self::new(temperature.unwrap_or(1.0), top_k, top_p, typical)
+    }
+}
+
+impl std::fmt::Display for DecodingStrategy {
+    /// The text [`DecodingStrategy::from_str`] reads back: `ancestral`, or the settings that
+    /// differ from it, joined by `,`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if self.temperature != 1.0 {
+            parts.push(format!("temperature={}", self.temperature));
+        }
+        if let Some(k) = self.top_k {
+            parts.push(format!("top-k={k}"));
+        }
+        if let Some(p) = self.top_p {
+            parts.push(format!("top-p={p}"));
+        }
+        if let Some(t) = self.typical {
+            parts.push(format!("typical={t}"));
+        }
+        if parts.is_empty() {
+            f.write_str("ancestral")
+        } else {
+            f.write_str(&parts.join(","))
         }
     }
 }
@@ -399,6 +491,37 @@ mod tests {
                 Err(e) => prop_assert_eq!(e, SamplingError::Empty),
             }
         }
+
+        #[test]
+        fn a_strategy_reads_back_from_its_text_and_from_the_wire(
+            temperature in 0.05f64..4.0,
+            top_k in proptest::option::of(1usize..50_000),
+            top_p in proptest::option::of(0.01f64..=1.0),
+            typical in proptest::option::of(0.01f64..=1.0),
+        ) {
+            let s = DecodingStrategy::new(temperature, top_k, top_p, typical).unwrap();
+            prop_assert_eq!(s.to_string().parse::<DecodingStrategy>(), Ok(s.clone()));
+            let json = serde_json::to_string(&s).unwrap();
+            prop_assert_eq!(serde_json::from_str::<DecodingStrategy>(&json).ok(), Some(s));
+        }
+    }
+
+    #[test]
+    fn an_invalid_strategy_is_never_built_from_text_or_from_the_wire() {
+        for text in [
+            "",
+            "greedy",
+            "top-k=0",
+            "top-p=1.5",
+            "temperature=0",
+            "top-k=4,top-k=5",
+            "typical",
+        ] {
+            assert!(text.parse::<DecodingStrategy>().is_err(), "{text:?}");
+        }
+        let wire = r#"{"temperature":-1.0,"top_k":null,"top_p":null,"typical":null}"#;
+        let error = serde_json::from_str::<DecodingStrategy>(wire).unwrap_err();
+        assert!(error.to_string().contains("temperature"), "{error}");
     }
 
     #[test]

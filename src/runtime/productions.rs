@@ -30,8 +30,6 @@ pub const DEFAULT_STRATEGIES: [&str; 5] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeRunError {
-    #[error("a strategy is ancestral, temperature=T, top-k=K, top-p=P or typical=P, not {0:?}")]
-    Strategy(String),
     #[error(transparent)]
     Sampling(#[from] SamplingError),
     #[error(transparent)]
@@ -46,38 +44,11 @@ pub enum ProbeRunError {
     TooFewSamples(usize),
 }
 
-/// `ancestral`, `temperature=T`, `top-k=K`, `top-p=P` or `typical=P`.
-///
-/// ```
-/// use clozelab::runtime::productions::parse_strategy;
-/// assert!(parse_strategy("ancestral").unwrap().is_ancestral());
-/// assert_eq!(parse_strategy("temperature=0.5").unwrap().temperature(), 0.5);
-/// assert!(parse_strategy("top-p=0.9").unwrap().truncates());
-/// assert!(parse_strategy("top-k=0").is_err());
-/// assert!(parse_strategy("greedy").is_err());
-/// ```
-pub fn parse_strategy(spec: &str) -> Result<DecodingStrategy, ProbeRunError> {
-    let bad = || ProbeRunError::Strategy(spec.to_string());
-    let (name, value) = spec.trim().split_once('=').unwrap_or((spec.trim(), ""));
-    let number = || value.parse::<f64>().map_err(|_| bad());
-    Ok(match name {
-        "ancestral" if value.is_empty() => DecodingStrategy::new(1.0, None, None, None)?,
-        "temperature" => DecodingStrategy::new(number()?, None, None, None)?,
-        "top-k" => {
-            let k = value.parse().map_err(|_| bad())?;
-            DecodingStrategy::new(1.0, Some(k), None, None)?
-        }
-        "top-p" => DecodingStrategy::new(1.0, None, Some(number()?), None)?,
-        "typical" => DecodingStrategy::new(1.0, None, None, Some(number()?))?,
-        _ => return Err(bad()),
-    })
-}
-
 /// What the Analysis page asks the worker to probe.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProbeRequest {
-    /// `ancestral`, `temperature=T`, … (see [`parse_strategy`]).
-    pub strategies: Vec<String>,
+    /// Each strategy's text (`top-p=0.9`) names it in the report.
+    pub strategies: Vec<DecodingStrategy>,
     pub contexts: usize,
     pub samples: usize,
     pub seed: u64,
@@ -325,7 +296,7 @@ pub async fn run_probes(
     engine: &Engine,
     tagger: &Tagger,
     items: &[ProbeItem],
-    strategies: &[(String, DecodingStrategy)],
+    strategies: &[DecodingStrategy],
     samples: usize,
     seed: u64,
     mut on_item: impl FnMut(usize, usize) -> bool,
@@ -340,7 +311,8 @@ pub async fn run_probes(
     let mut results: Vec<(String, Vec<ContextProbe>)> = Vec::new();
     let mut rows = Vec::new();
     let mut people: Vec<Option<Vec<Production>>> = vec![None; items.len()];
-    for (name, strategy) in strategies {
+    for strategy in strategies {
+        let name = strategy.to_string();
         for (i, item) in items.iter().enumerate() {
             let drawn =
                 sample_productions(engine, item, strategy, samples, seed + i as u64).await?;

@@ -11,7 +11,7 @@ use crate::analysis::figures::Figure;
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::Table1Options;
-use crate::estimators::decoding::{DecodingStrategy, SamplingError};
+use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
 use crate::estimators::wordprob::WordProb;
@@ -53,7 +53,7 @@ pub enum Request {
         context: String,
         samples: usize,
         seed: u64,
-        decoding: DecodingSpec,
+        decoding: DecodingStrategy,
         token_budget: usize,
     },
     /// Exact probabilities of `words` as the next word after `context`.
@@ -122,34 +122,6 @@ pub struct ClassTvdRequest {
     pub level: crate::analysis::classes::Level,
     pub lexicon_url: String,
     pub options: Table1Options,
-}
-
-/// A decoding strategy as sent over the wire (validated in the worker).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DecodingSpec {
-    pub temperature: f64,
-    pub top_k: Option<usize>,
-    pub top_p: Option<f64>,
-    pub typical: Option<f64>,
-}
-
-impl Default for DecodingSpec {
-    /// Ancestral sampling.
-    fn default() -> Self {
-        Self {
-            temperature: 1.0,
-            top_k: None,
-            top_p: None,
-            typical: None,
-        }
-    }
-}
-
-impl DecodingSpec {
-    /// The validated strategy.
-    pub fn strategy(&self) -> Result<DecodingStrategy, SamplingError> {
-        DecodingStrategy::new(self.temperature, self.top_k, self.top_p, self.typical)
-    }
 }
 
 /// The model the worker holds.

@@ -6,9 +6,7 @@ use std::rc::Rc;
 use super::{Responder, Shared, WorkerError};
 use crate::analysis::classes::{Level, MeaningClusters, PartOfSpeech, class_tvd_rows, histograms};
 use crate::estimators::progress::Progress;
-use crate::runtime::productions::{
-    ProbeRequest, parse_strategy, provo_items, reference_items, run_probes,
-};
+use crate::runtime::productions::{ProbeRequest, provo_items, reference_items, run_probes};
 use crate::runtime::protocol::{ClassTvdRequest, Reply};
 use crate::text::pos::{Lexicon, Tagger};
 
@@ -90,17 +88,12 @@ pub(super) async fn probes(
             provo_items(&data.norms, setup.contexts)
         }
     };
-    let strategies = setup
-        .strategies
-        .iter()
-        .map(|s| Ok((s.clone(), parse_strategy(s)?)))
-        .collect::<Result<Vec<_>, crate::runtime::productions::ProbeRunError>>()?;
     let started = js_sys::Date::now();
     let report = run_probes(
         &engine,
         &tagger,
         &items,
-        &strategies,
+        &setup.strategies,
         setup.samples,
         setup.seed,
         |done, total| {

@@ -1,11 +1,56 @@
 //! Loading GPT-2 inside the worker: a model folder from a URL (through Cache Storage), or the
 //! files the page uploaded chunk by chunk. The weights are held once, here, never on the page.
 
-use super::WorkerError;
+use super::{Responder, Shared, WorkerError, device};
 use crate::app::web::fetch;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::{Engine, TokenizerFiles, model_parts_from_files};
-use crate::runtime::protocol::ModelSummary;
+use crate::runtime::protocol::{ModelSummary, Reply, UploadError};
+
+/// Loads the model folder at `base` on the worker's device, reporting each file's download.
+pub(super) async fn load_url(
+    state: &Shared,
+    responder: &Responder,
+    base: String,
+) -> Result<Reply, WorkerError> {
+    let (compute, _) = device(state, false).await;
+    let (engine, summary) = from_url(&base, &compute, |step, loaded, total| {
+        responder.send(Reply::Loading {
+            step: step.to_string(),
+            loaded,
+            total,
+        })
+    })
+    .await?;
+    let mut state = state.borrow_mut();
+    state.set_engine(engine);
+    state.model_url = Some(base);
+    Ok(Reply::ModelReady(summary))
+}
+
+/// Builds the model from the upload that has just ended.
+pub(super) async fn upload_end(
+    state: &Shared,
+    responder: &Responder,
+) -> Result<Reply, WorkerError> {
+    let (compute, _) = device(state, false).await;
+    let upload = state
+        .borrow_mut()
+        .upload
+        .take()
+        .ok_or(UploadError::NotStarted)?;
+    let files = upload.finish()?;
+    responder.send(Reply::Loading {
+        step: "building the model on the device".into(),
+        loaded: 0,
+        total: None,
+    });
+    let (engine, summary) = from_files(files, &compute)?;
+    let mut state = state.borrow_mut();
+    state.set_engine(engine);
+    state.model_url = None;
+    Ok(Reply::ModelReady(summary))
+}
 
 fn with_slash(base: &str) -> String {
     if base.ends_with('/') {
@@ -21,7 +66,7 @@ fn utf8(bytes: Vec<u8>, what: &'static str) -> Result<String, WorkerError> {
 
 /// Downloads `config.json`, the tokenizer (`tokenizer.json`, else `vocab.json` + `merges.txt`)
 /// and `model.safetensors` from `base`, reporting `(file, loaded, total)`.
-pub async fn from_url(
+pub(super) async fn from_url(
     base: &str,
     device: &ComputeDevice,
     progress: impl Fn(&str, u64, Option<u64>),
@@ -49,7 +94,7 @@ pub async fn from_url(
 }
 
 /// Builds the model from uploaded files (any order; see [`model_parts_from_files`]).
-pub fn from_files(
+fn from_files(
     files: Vec<(String, Vec<u8>)>,
     device: &ComputeDevice,
 ) -> Result<(Engine, ModelSummary), WorkerError> {

@@ -10,6 +10,9 @@ mod games;
 mod handle;
 mod load;
 mod lost;
+mod monitor;
+mod token_requests;
+mod word_requests;
 
 pub use error::WorkerError;
 

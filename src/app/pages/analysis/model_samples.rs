@@ -11,9 +11,10 @@ use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::web::idb::IdbStore;
 use crate::app::worker_client::CallError;
 use crate::data::provo::{Samples, SystemSamples};
+use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::rng::stable_hash;
-use crate::runtime::protocol::{DecodingSpec, Reply, Request};
+use crate::runtime::protocol::{Reply, Request};
 
 /// Where a run stands.
 #[derive(Clone, Copy)]
@@ -37,6 +38,13 @@ async fn sample_all(
     per_context: usize,
     temperature: f64,
 ) -> Option<SystemSamples> {
+    let decoding = match DecodingStrategy::new(temperature, None, None, None) {
+        Ok(decoding) => decoding,
+        Err(e) => {
+            run.status.set(e.to_string());
+            return None;
+        }
+    };
     let model = runtime.model_summary()?;
     let prefix = format!(
         "{}\u{1f}{per_context}\u{1f}{temperature}\u{1f}",
@@ -74,10 +82,7 @@ async fn sample_all(
             context,
             samples: per_context,
             seed: stable_hash(&cache_key),
-            decoding: DecodingSpec {
-                temperature,
-                ..DecodingSpec::default()
-            },
+            decoding: decoding.clone(),
             token_budget: DEFAULT_TOKEN_BUDGET,
         };
         let call = runtime.client().start(request, None);

@@ -67,7 +67,12 @@ pub fn Probes() -> impl IntoView {
             }
         });
         let request = Request::Probes(ProbeRequest {
-            strategies: chosen.get_untracked(),
+            // The choices are the fixed, valid DEFAULT_STRATEGIES: none fails to parse.
+            strategies: chosen
+                .get_untracked()
+                .iter()
+                .filter_map(|s| s.parse().ok())
+                .collect(),
             contexts: contexts.get_untracked(),
             samples: samples.get_untracked(),
             seed: 0,

@@ -4,9 +4,10 @@
 use leptos::prelude::*;
 
 use super::{FEEDBACK_SAMPLES, GameController, ModelFeedback};
+use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::game::session::Reveal;
-use crate::runtime::protocol::{DecodingSpec, Reply, Request};
+use crate::runtime::protocol::{Reply, Request};
 
 impl GameController {
     pub(super) fn cancel_feedback(self) {
@@ -41,7 +42,7 @@ impl GameController {
             context,
             samples: FEEDBACK_SAMPLES,
             seed,
-            decoding: DecodingSpec::default(),
+            decoding: DecodingStrategy::default(),
             token_budget: DEFAULT_TOKEN_BUDGET,
         };
         let call = ctx.client().start(request, None);

@@ -1,0 +1,92 @@
+//! Word-level requests: a sampled next-word distribution, and exact probabilities of given
+//! words. Both report progress and stop when the page cancels.
+
+use super::monitor::PageMonitor;
+use super::{Responder, Shared, WorkerError, engine};
+use crate::estimators::decoding::DecodingStrategy;
+use crate::estimators::progress::Progress;
+use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
+use crate::estimators::wordprob::{WordProbError, WordScorer};
+use crate::runtime::backend::BackendKind;
+use crate::runtime::protocol::Reply;
+
+/// What a word-distribution request asks for.
+pub(super) struct SampleWords {
+    pub context: String,
+    pub samples: usize,
+    pub seed: u64,
+    pub decoding: DecodingStrategy,
+    pub token_budget: usize,
+}
+
+/// Samples continuations of the context and counts their first words.
+pub(super) async fn sample(
+    state: &Shared,
+    responder: &Responder,
+    request: SampleWords,
+) -> Result<Reply, WorkerError> {
+    let engine = engine(state)?;
+    let on_gpu = state
+        .borrow()
+        .device
+        .as_ref()
+        .is_some_and(|(d, _)| d.kind == BackendKind::Wgpu);
+    let config = SamplerConfig::new(request.samples, request.seed)
+        .and_then(|c| c.with_token_budget(request.token_budget))?
+        .with_strategy(request.decoding)
+        // Fixed batch sizes pay off only where kernels are compiled per shape.
+        .with_batch_buckets(on_gpu);
+    let mut monitor = PageMonitor::new(state, responder);
+    let mut progress = Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
+    match sample_words(
+        &engine.model,
+        &engine.tokenizer,
+        &request.context,
+        &config,
+        &mut monitor,
+        &mut progress,
+    )
+    .await
+    {
+        Ok(words) => Ok(Reply::Words(words)),
+        Err(SamplerError::Cancelled) => Ok(Reply::Cancelled),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The exact probability of each of `words` after `context`.
+pub(super) async fn probabilities(
+    state: &Shared,
+    responder: &Responder,
+    context: &str,
+    words: &[String],
+    temperature: f64,
+) -> Result<Reply, WorkerError> {
+    let engine = engine(state)?;
+    let mut monitor = PageMonitor::new(state, responder);
+    // The scorer's token tables (50257 entries) are built once per model; taken out of the
+    // state while it runs, so that no borrow is held across an await.
+    let cached = state.borrow_mut().scorer.take();
+    let mut scorer = cached.unwrap_or_else(|| WordScorer::new(&engine.tokenizer));
+    let result = scorer
+        .score(
+            &engine.model,
+            &engine.tokenizer,
+            context,
+            words,
+            temperature,
+            &mut monitor,
+        )
+        .await;
+    state.borrow_mut().scorer = Some(scorer);
+    match result {
+        Ok(scored) => Ok(Reply::WordProbs(scored)),
+        Err(WordProbError::Cancelled) => Ok(Reply::Cancelled),
+        Err(e) => Err(e.into()),
+    }
+}
