@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::app::worker_client::InferenceClient;
 use crate::runtime::backend::BackendKind;
-use crate::runtime::protocol::{ModelSummary, Reply, Request};
+use crate::runtime::protocol::{InitRequest, ModelSummary, Reply, Request};
 
 /// What the compute backend is doing.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,19 +96,21 @@ impl RuntimeContext {
         });
         let asking = client.clone();
         leptos::task::spawn_local(async move {
-            backend.set(match asking.call(Request::Init { force_cpu }).await {
-                Reply::Backend {
-                    kind,
-                    adapter,
-                    fallback_reason,
-                } => BackendState::Ready {
-                    kind,
-                    adapter,
-                    fallback_reason,
+            backend.set(
+                match asking.call(Request::Init(InitRequest { force_cpu })).await {
+                    Reply::Backend {
+                        kind,
+                        adapter,
+                        fallback_reason,
+                    } => BackendState::Ready {
+                        kind,
+                        adapter,
+                        fallback_reason,
+                    },
+                    Reply::Failed(e) => BackendState::Failed(e),
+                    other => BackendState::Failed(format!("unexpected reply {other:?}")),
                 },
-                Reply::Failed(e) => BackendState::Failed(e),
-                other => BackendState::Failed(format!("unexpected reply {other:?}")),
-            });
+            );
         });
         client
     }

@@ -10,7 +10,7 @@ use futures::channel::oneshot;
 use gloo_worker::{Spawnable, WorkerBridge};
 
 use crate::app::worker::InferenceWorker;
-use crate::runtime::protocol::{FromWorker, Reply, Request, ToWorker};
+use crate::runtime::protocol::{CancelRequest, FromWorker, Reply, Request, ToWorker};
 
 /// Where Trunk puts the worker's loader (a fixed name: workers are not content-hashed), from
 /// the app's root, so that it resolves the same from every route (and inside JATOS).
@@ -139,7 +139,7 @@ impl InferenceClient {
         if self.waiting.borrow().contains_key(&id) {
             self.bridge.send(ToWorker {
                 id: 0,
-                request: Request::Cancel { id },
+                request: Request::Cancel(CancelRequest { id }),
             });
         }
     }

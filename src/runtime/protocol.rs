@@ -27,92 +27,182 @@ pub const UPLOAD_CHUNK_BYTES: usize = 8 << 20;
 pub enum Request {
     /// Pick the device (WebGPU, else the CPU; `force_cpu` from `?backend=cpu`) and answer
     /// [`Reply::Backend`]. Sent once, first.
-    Init { force_cpu: bool },
+    Init(InitRequest),
     /// "Which backend/adapter?": answers [`Reply::Backend`] again.
     Backend,
     /// Download a model folder (`config.json`, tokenizer, `model.safetensors`) from a URL,
     /// through the browser's Cache Storage; [`Reply::Loading`] while it runs.
-    LoadUrl { base: String },
+    LoadUrl(ModelFolder),
     /// Starts an upload of local model files: their names and sizes, in the order their
     /// [`Request::UploadChunk`]s will come.
-    UploadBegin { files: Vec<(String, u64)> },
+    UploadBegin(UploadBeginRequest),
     /// The next piece of file `file` (an index into `UploadBegin::files`).
-    UploadChunk {
-        file: usize,
-        #[serde(with = "serde_bytes")]
-        bytes: Vec<u8>,
-    },
+    UploadChunk(UploadChunkRequest),
     /// Every chunk is sent: build the model from the uploaded files.
     UploadEnd,
     /// The `k` most likely next tokens after `context`.
-    NextTokens { context: String, k: usize },
+    NextTokens(NextTokensRequest),
     /// Log-probability of each token of `tokens` after `context` and the tokens before it.
-    SequenceLogProbs { context: String, tokens: Vec<u32> },
+    SequenceLogProbs(SequenceLogProbsRequest),
     /// Monte Carlo word distribution (the tree sampler), with progress and cancellation.
-    SampleWords {
-        context: String,
-        samples: usize,
-        seed: u64,
-        decoding: DecodingStrategy,
-        token_budget: usize,
-    },
+    SampleWords(SampleWordsRequest),
     /// Exact probabilities of `words` as the next word after `context`.
-    WordProbs {
-        context: String,
-        words: Vec<String>,
-        temperature: f64,
-    },
+    WordProbs(WordProbsRequest),
     /// GPT-2's tokens of `text` (the next-token games show a passage token by token, and check
     /// whether typed text is one token).
-    Tokenize { text: String },
+    Tokenize(TokenizeRequest),
     /// The next-token games at one position: see [`TokenStats`].
-    TokenStats {
-        context_ids: Vec<u32>,
-        tokens: Vec<u32>,
-        top: usize,
-        sample_seed: Option<u64>,
-    },
+    TokenStats(TokenStatsRequest),
     /// The estimator-bias simulation (two-token game) over `texts`: progress per position, then
     /// [`Reply::Bias`].
-    SimulateBias {
-        texts: Vec<String>,
-        setup: BiasSetup,
-    },
+    SimulateBias(SimulateBiasRequest),
     /// Loads a second model (same vocabulary) from a folder URL to play the two-token game
     /// beside the first: progress, then [`Reply::ModelReady`].
-    LoadOpponentUrl { base: String },
+    LoadOpponentUrl(ModelFolder),
     /// The second model's log-probabilities of `tokens` after `context_ids`: [`Reply::LogProbs`].
-    OpponentLogProbs {
-        context_ids: Vec<u32>,
-        tokens: Vec<u32>,
-    },
+    OpponentLogProbs(OpponentLogProbsRequest),
     /// Table 1 and the figures of the Analysis page over the files given (name, text): norms
     /// and sample files. The worker keeps the dataset for [`Request::ContextFigure`].
-    Analyse {
-        files: Vec<(String, String)>,
-        /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
-        extra: Vec<crate::data::provo::SystemSamples>,
-        options: Table1Options,
-    },
+    Analyse(AnalyseRequest),
     /// Appendix D over the last analysed dataset with the loaded model: progress per context,
     /// then [`Reply::TokenLevel`].
-    TokenLevel {
-        ece: crate::analysis::metrics::EceConvention,
-        /// The model's name, for the figure.
-        model: String,
-    },
+    TokenLevel(TokenLevelRequest),
     /// One participant of the last analysed dataset beside `system` and the oracle:
     /// [`Reply::Participant`].
-    Participant { participant: String, system: String },
+    Participant(ParticipantRequest),
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
-    ContextFigure { key: (u32, u32), system: String },
+    ContextFigure(ContextFigureRequest),
     /// Syntactic or semantic TVD (Figure 4) over the last analysed dataset: [`Reply::ClassTvd`].
     ClassTvd(ClassTvdRequest),
     /// Production probes of the loaded model: progress per (strategy, context), then
     /// [`Reply::Probes`].
     Probes(crate::runtime::productions::ProbeRequest),
     /// Stop request `id` at its next tree level (or before it starts).
-    Cancel { id: u64 },
+    Cancel(CancelRequest),
+}
+
+/// The payload of [`Request::Init`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InitRequest {
+    pub force_cpu: bool,
+}
+
+/// A model folder (`config.json`, the tokenizer, `model.safetensors`) by its URL.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelFolder {
+    pub base: String,
+}
+
+/// The payload of [`Request::UploadBegin`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UploadBeginRequest {
+    pub files: Vec<(String, u64)>,
+}
+
+/// The payload of [`Request::UploadChunk`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UploadChunkRequest {
+    pub file: usize,
+    #[serde(with = "serde_bytes")]
+    pub bytes: Vec<u8>,
+}
+
+/// The payload of [`Request::NextTokens`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NextTokensRequest {
+    pub context: String,
+    pub k: usize,
+}
+
+/// The payload of [`Request::SequenceLogProbs`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SequenceLogProbsRequest {
+    pub context: String,
+    pub tokens: Vec<u32>,
+}
+
+/// The payload of [`Request::SampleWords`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SampleWordsRequest {
+    pub context: String,
+    pub samples: usize,
+    pub seed: u64,
+    pub decoding: DecodingStrategy,
+    pub token_budget: usize,
+}
+
+/// The payload of [`Request::WordProbs`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WordProbsRequest {
+    pub context: String,
+    pub words: Vec<String>,
+    pub temperature: f64,
+}
+
+/// The payload of [`Request::Tokenize`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenizeRequest {
+    pub text: String,
+}
+
+/// The payload of [`Request::TokenStats`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenStatsRequest {
+    pub context_ids: Vec<u32>,
+    pub tokens: Vec<u32>,
+    pub top: usize,
+    pub sample_seed: Option<u64>,
+}
+
+/// The payload of [`Request::SimulateBias`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimulateBiasRequest {
+    pub texts: Vec<String>,
+    pub setup: BiasSetup,
+}
+
+/// The payload of [`Request::OpponentLogProbs`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpponentLogProbsRequest {
+    pub context_ids: Vec<u32>,
+    pub tokens: Vec<u32>,
+}
+
+/// The payload of [`Request::Analyse`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalyseRequest {
+    pub files: Vec<(String, String)>,
+    /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
+    pub extra: Vec<crate::data::provo::SystemSamples>,
+    pub options: Table1Options,
+}
+
+/// The payload of [`Request::TokenLevel`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenLevelRequest {
+    pub ece: crate::analysis::metrics::EceConvention,
+    /// The model's name, for the figure.
+    pub model: String,
+}
+
+/// The payload of [`Request::Participant`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticipantRequest {
+    pub participant: String,
+    pub system: String,
+}
+
+/// The payload of [`Request::ContextFigure`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextFigureRequest {
+    pub key: crate::data::provo::ContextKey,
+    pub system: String,
+}
+
+/// The payload of [`Request::Cancel`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CancelRequest {
+    pub id: u64,
 }
 
 /// Syntactic or semantic TVD: the tagger's lexicon from `lexicon_url` (syntactic), the loaded

@@ -8,7 +8,9 @@ use wasm_bindgen::JsCast;
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
 use crate::app::web::{WebError, fetch, query_param};
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request, chunk_ranges};
+use crate::runtime::protocol::{
+    ModelFolder, Reply, Request, UploadBeginRequest, UploadChunkRequest, chunk_ranges,
+};
 
 /// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).
 pub const HUB_GPT2_URL: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
@@ -48,7 +50,7 @@ pub async fn load_from_url(ctx: RuntimeContext, base: String) {
     });
     let reply = ctx
         .client()
-        .start(Request::LoadUrl { base }, Some(on_progress))
+        .start(Request::LoadUrl(ModelFolder { base }), Some(on_progress))
         .reply()
         .await;
     finish(ctx, reply);
@@ -84,7 +86,10 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
     let client = ctx.client();
     let result: Result<(), SendFilesError> = async {
         let announce = files.iter().map(|f| (f.name(), f.size())).collect();
-        if let Reply::Failed(e) = client.call(Request::UploadBegin { files: announce }).await {
+        if let Reply::Failed(e) = client
+            .call(Request::UploadBegin(UploadBeginRequest { files: announce }))
+            .await
+        {
             return Err(CallError::Failed(e).into());
         }
         for (index, file) in files.iter().enumerate() {
@@ -97,7 +102,10 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
                         message: e.to_string(),
                     })?;
                 match client
-                    .call(Request::UploadChunk { file: index, bytes })
+                    .call(Request::UploadChunk(UploadChunkRequest {
+                        file: index,
+                        bytes,
+                    }))
                     .await
                 {
                     Reply::ChunkReceived { loaded } => ctx.model.set(ModelState::Loading {

@@ -6,7 +6,7 @@ use crate::app::components::distribution_chart::DistributionChart;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::distributions::TokenLogProb;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{NextTokensRequest, Reply, Request};
 
 const DEFAULT_TOP_K: usize = 15;
 
@@ -27,10 +27,10 @@ pub fn NextTokenPage() -> impl IntoView {
                 client.cancel(old);
             }
             let call = client.start(
-                Request::NextTokens {
+                Request::NextTokens(NextTokensRequest {
                     context: text.clone(),
                     k,
-                },
+                }),
                 None,
             );
             in_flight.set_value(Some(call.id));

@@ -28,67 +28,54 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
 /// One call per request: each request's work lives beside the others of its kind.
 async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
     let result: Result<Reply, WorkerError> = match request {
-        Request::Init { force_cpu } => Ok(backend_reply(&device(state, force_cpu).await)),
+        Request::Init(init) => Ok(backend_reply(&device(state, init.force_cpu).await)),
         Request::Backend => Ok(backend_reply(&device(state, false).await)),
-        Request::LoadUrl { base } => load::load_url(state, responder, base).await,
+        Request::LoadUrl(folder) => load::load_url(state, responder, folder.base).await,
         Request::UploadEnd => load::upload_end(state, responder).await,
-        Request::NextTokens { context, k } => token_requests::next_tokens(state, &context, k).await,
-        Request::SequenceLogProbs { context, tokens } => {
-            token_requests::sequence_log_probs(state, &context, &tokens).await
+        Request::NextTokens(request) => {
+            token_requests::next_tokens(state, &request.context, request.k).await
         }
-        Request::SampleWords {
-            context,
-            samples,
-            seed,
-            decoding,
-            token_budget,
-        } => {
-            let request = word_requests::SampleWords {
-                context,
-                samples,
-                seed,
-                decoding,
-                token_budget,
-            };
-            word_requests::sample(state, responder, request).await
+        Request::SequenceLogProbs(request) => {
+            token_requests::sequence_log_probs(state, &request.context, &request.tokens).await
         }
-        Request::WordProbs {
-            context,
-            words,
-            temperature,
-        } => word_requests::probabilities(state, responder, &context, &words, temperature).await,
-        Request::Tokenize { text } => token_requests::tokenize(state, &text),
-        Request::TokenStats {
-            context_ids,
-            tokens,
-            top,
-            sample_seed,
-        } => token_requests::stats(state, &context_ids, &tokens, top, sample_seed).await,
-        Request::SimulateBias { texts, setup } => {
-            games::simulate_bias(state, responder, &texts, &setup).await
+        Request::SampleWords(request) => word_requests::sample(state, responder, request).await,
+        Request::WordProbs(request) => {
+            word_requests::probabilities(
+                state,
+                responder,
+                &request.context,
+                &request.words,
+                request.temperature,
+            )
+            .await
         }
-        Request::LoadOpponentUrl { base } => games::load_opponent(state, responder, &base).await,
-        Request::OpponentLogProbs {
-            context_ids,
-            tokens,
-        } => games::opponent_logprobs(state, &context_ids, &tokens).await,
-        Request::Analyse {
-            files,
-            extra,
-            options,
-        } => analyse::analyse(state, &files, extra, &options),
-        Request::TokenLevel { ece, model } => {
-            analyse::token_level(state, responder, ece, &model).await
+        Request::Tokenize(request) => token_requests::tokenize(state, &request.text),
+        Request::TokenStats(request) => token_requests::stats(state, &request).await,
+        Request::SimulateBias(request) => {
+            games::simulate_bias(state, responder, &request.texts, &request.setup).await
         }
-        Request::Participant {
-            participant,
-            system,
-        } => analyse::participant(state, &participant, &system),
-        Request::ContextFigure { key, system } => analyse::context_figure(state, key, &system),
+        Request::LoadOpponentUrl(folder) => {
+            games::load_opponent(state, responder, &folder.base).await
+        }
+        Request::OpponentLogProbs(request) => {
+            games::opponent_logprobs(state, &request.context_ids, &request.tokens).await
+        }
+        Request::Analyse(request) => {
+            analyse::analyse(state, &request.files, request.extra, &request.options)
+        }
+        Request::TokenLevel(request) => {
+            analyse::token_level(state, responder, request.ece, &request.model).await
+        }
+        Request::Participant(request) => {
+            analyse::participant(state, &request.participant, &request.system)
+        }
+        Request::ContextFigure(request) => {
+            analyse::context_figure(state, request.key, &request.system)
+        }
         Request::ClassTvd(request) => beyond_words::class_tvd(state, responder, &request).await,
         Request::Probes(request) => beyond_words::probes(state, responder, &request).await,
-        Request::Cancel { .. } => Err(WorkerError::NotQueued("Cancel")),
-        Request::UploadBegin { .. } | Request::UploadChunk { .. } => {
+        Request::Cancel(_) => Err(WorkerError::NotQueued("Cancel")),
+        Request::UploadBegin(_) | Request::UploadChunk(_) => {
             Err(WorkerError::NotQueued("an upload message"))
         }
     };

@@ -25,7 +25,10 @@ use gloo_worker::{HandlerId, Registrable, Worker, WorkerScope};
 use crate::estimators::wordprob::WordScorer;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::Engine;
-use crate::runtime::protocol::{FromWorker, Reply, Request, ToWorker, UploadBuffer};
+use crate::runtime::protocol::{
+    CancelRequest, FromWorker, Reply, Request, ToWorker, UploadBeginRequest, UploadBuffer,
+    UploadChunkRequest,
+};
 use handle::handle;
 
 /// Starts the worker's message loop (called by the worker binary).
@@ -107,14 +110,14 @@ impl Worker for InferenceWorker {
         let state = self.state.clone();
         match message.request {
             // Handled at once, so that they reach a running computation between two levels.
-            Request::Cancel { id } => {
+            Request::Cancel(CancelRequest { id }) => {
                 state.borrow_mut().cancelled.insert(id);
             }
-            Request::UploadBegin { files } => {
+            Request::UploadBegin(UploadBeginRequest { files }) => {
                 state.borrow_mut().upload = Some(UploadBuffer::begin(files));
                 responder.send(Reply::ChunkReceived { loaded: 0 });
             }
-            Request::UploadChunk { file, bytes } => {
+            Request::UploadChunk(UploadChunkRequest { file, bytes }) => {
                 let pushed = state
                     .borrow_mut()
                     .upload

@@ -3,7 +3,7 @@
 
 use super::{Shared, WorkerError, engine};
 use crate::runtime::distributions::{sequence_logprobs, token_stats};
-use crate::runtime::protocol::Reply;
+use crate::runtime::protocol::{Reply, TokenStatsRequest};
 use crate::text::tokenizer::TokenizerError;
 
 /// The `k` most likely next tokens after `context`.
@@ -44,19 +44,16 @@ pub(super) fn tokenize(state: &Shared, text: &str) -> Result<Reply, WorkerError>
 /// The token games' view of one position: the model's top tokens and the given tokens' ranks.
 pub(super) async fn stats(
     state: &Shared,
-    context_ids: &[u32],
-    tokens: &[u32],
-    top: usize,
-    sample_seed: Option<u64>,
+    request: &TokenStatsRequest,
 ) -> Result<Reply, WorkerError> {
     let engine = engine(state)?;
     let stats = token_stats(
         &engine.model,
         &engine.tokenizer,
-        context_ids,
-        tokens,
-        top,
-        sample_seed,
+        &request.context_ids,
+        &request.tokens,
+        request.top,
+        request.sample_seed,
     )
     .await?;
     Ok(Reply::TokenStats(stats))

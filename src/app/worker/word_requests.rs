@@ -3,27 +3,17 @@
 
 use super::monitor::PageMonitor;
 use super::{Responder, Shared, WorkerError, engine};
-use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
 use crate::estimators::wordprob::{WordProbError, WordScorer};
 use crate::runtime::backend::BackendKind;
-use crate::runtime::protocol::Reply;
-
-/// What a word-distribution request asks for.
-pub(super) struct SampleWords {
-    pub context: String,
-    pub samples: usize,
-    pub seed: u64,
-    pub decoding: DecodingStrategy,
-    pub token_budget: usize,
-}
+use crate::runtime::protocol::{Reply, SampleWordsRequest};
 
 /// Samples continuations of the context and counts their first words.
 pub(super) async fn sample(
     state: &Shared,
     responder: &Responder,
-    request: SampleWords,
+    request: SampleWordsRequest,
 ) -> Result<Reply, WorkerError> {
     let engine = engine(state)?;
     let on_gpu = state

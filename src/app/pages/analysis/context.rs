@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::figure_card::FigureCard;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{ContextFigureRequest, Reply, Request};
 
 /// The last ten words of a context, as the list shows it.
 fn last_words(text: &str) -> String {
@@ -27,7 +27,7 @@ pub fn ContextFigure(contexts: Vec<((u32, u32), String)>, systems: Vec<String>) 
             let key = key?;
             let reply = runtime
                 .client()
-                .call(Request::ContextFigure { key, system })
+                .call(Request::ContextFigure(ContextFigureRequest { key, system }))
                 .await;
             Some(match reply {
                 Reply::Figure(f) => Ok(*f),

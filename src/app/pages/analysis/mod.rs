@@ -20,7 +20,7 @@ use crate::analysis::table1::{OracleSize, Table1Options};
 use crate::app::state::use_runtime;
 use crate::app::web::files::read_file_list;
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use class_tvd::ClassTvd;
 use context::ContextFigure;
 use figure_card::FigureCard;
@@ -72,11 +72,11 @@ pub fn AnalysisPage() -> impl IntoView {
         let options = current_options();
         let (files, extra) = (files.get_untracked(), extra.get_untracked());
         async move {
-            let request = Request::Analyse {
+            let request = Request::Analyse(AnalyseRequest {
                 files,
                 extra,
                 options,
-            };
+            });
             match runtime.client().call(request).await {
                 Reply::Analysis(a) => Ok(*a),
                 other => Err(CallError::from_reply(other).to_string()),

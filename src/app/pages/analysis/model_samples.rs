@@ -14,7 +14,7 @@ use crate::data::provo::{Samples, SystemSamples};
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::rng::stable_hash;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, SampleWordsRequest};
 
 /// Where a run stands.
 #[derive(Clone, Copy)]
@@ -78,13 +78,13 @@ async fn sample_all(
             out.insert(key, samples);
             continue;
         }
-        let request = Request::SampleWords {
+        let request = Request::SampleWords(SampleWordsRequest {
             context,
             samples: per_context,
             seed: stable_hash(&cache_key),
             decoding: decoding.clone(),
             token_budget: DEFAULT_TOKEN_BUDGET,
-        };
+        });
         let call = runtime.client().start(request, None);
         run.call.set_value(Some(call.id));
         let reply = call.reply().await;

@@ -9,7 +9,7 @@ use crate::analysis::participant::ParticipantReport;
 use crate::app::state::use_runtime;
 use crate::app::web::files::download_text;
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{ParticipantRequest, Reply, Request};
 
 fn percent(x: f64) -> String {
     format!("{:.1} %", 100.0 * x)
@@ -62,10 +62,10 @@ pub fn ParticipantPanel(
     let chosen = RwSignal::new(participants.first().cloned().unwrap_or_default());
     let system = RwSignal::new(systems.first().cloned().unwrap_or_default());
     let compare = Action::new_local(move |_: &()| {
-        let request = Request::Participant {
+        let request = Request::Participant(ParticipantRequest {
             participant: chosen.get_untracked(),
             system: system.get_untracked(),
-        };
+        });
         async move {
             match runtime.client().call(request).await {
                 Reply::Participant(r) => Ok(*r),

@@ -10,7 +10,7 @@ use crate::analysis::table1::Row;
 use crate::analysis::token_level::TokenLevelReport;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, TokenLevelRequest};
 
 fn cell(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into())
@@ -66,10 +66,10 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
             }
         });
         let started = runtime.client().start(
-            Request::TokenLevel {
+            Request::TokenLevel(TokenLevelRequest {
                 ece,
                 model: model_name(),
-            },
+            }),
             Some(on_progress),
         );
         call.set_value(Some(started.id));

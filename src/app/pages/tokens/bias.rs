@@ -11,7 +11,7 @@ use plotters_canvas::CanvasBackend;
 use super::controller::use_token_game;
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
 use crate::app::worker_client::CallError;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, SimulateBiasRequest};
 
 type Outcome = Result<(usize, Vec<BiasPoint>, BiasSetup), String>;
 
@@ -80,10 +80,10 @@ pub fn BiasSimulation() -> impl IntoView {
                     ));
                 }
             });
-            let call = game
-                .runtime
-                .client()
-                .start(Request::SimulateBias { texts, setup }, Some(on_progress));
+            let call = game.runtime.client().start(
+                Request::SimulateBias(SimulateBiasRequest { texts, setup }),
+                Some(on_progress),
+            );
             call_id.set_value(Some(call.id));
             let reply = call.reply().await;
             call_id.set_value(None);

@@ -13,7 +13,7 @@ use crate::game::tokens::schedule::{Schedule, Slot};
 use crate::game::tokens::top1::Top1Record;
 use crate::game::tokens::two_token::{ModelScores, TwoTokenRecord};
 use crate::runtime::distributions::TokenStats;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, TokenStatsRequest};
 
 /// Rounds at the start of a passage marked practice (not scored) in play mode.
 pub const PRACTICE_ROUNDS: u32 = 2;
@@ -195,12 +195,12 @@ impl TokenGame {
         tokens: Vec<u32>,
         sample_seed: Option<u64>,
     ) -> Result<TokenStats, CallError> {
-        let request = Request::TokenStats {
+        let request = Request::TokenStats(TokenStatsRequest {
             context_ids: self.context_ids(slot),
             tokens,
             top: 10,
             sample_seed,
-        };
+        });
         match self.runtime.client().call(request).await {
             Reply::TokenStats(stats) => Ok(stats),
             other => Err(CallError::from_reply(other)),

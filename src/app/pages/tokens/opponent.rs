@@ -8,7 +8,7 @@ use super::controller::{TokenGame, use_token_game};
 use crate::app::worker_client::CallError;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::two_token::ModelScores;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{ModelFolder, OpponentLogProbsRequest, Reply, Request};
 
 /// Folder offered by default (the README's download step can put distilgpt2 there).
 const DEFAULT_FOLDER: &str = "/models/distilgpt2/";
@@ -23,7 +23,10 @@ async fn load(game: TokenGame, base: String, status: RwSignal<String>) {
     let reply = game
         .runtime
         .client()
-        .start(Request::LoadOpponentUrl { base }, Some(on_progress))
+        .start(
+            Request::LoadOpponentUrl(ModelFolder { base }),
+            Some(on_progress),
+        )
         .reply()
         .await;
     match reply {
@@ -54,10 +57,10 @@ async fn score_missing(game: TokenGame, status: RwSignal<String>) {
             round: record.round,
             practice: record.practice,
         };
-        let request = Request::OpponentLogProbs {
+        let request = Request::OpponentLogProbs(OpponentLogProbsRequest {
             context_ids: game.context_ids(&slot),
             tokens: vec![record.true_token, record.other_token],
-        };
+        });
         match game.runtime.client().call(request).await {
             Reply::LogProbs(l) if l.len() == 2 => game.opponent.update(|o| {
                 if let Some(o) = o {

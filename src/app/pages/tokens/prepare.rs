@@ -8,7 +8,7 @@ use crate::app::worker_client::CallError;
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{PlannedPassage, Schedule};
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, TokenizeRequest};
 
 impl TokenGame {
     /// Cuts the plan's passages into tokens in the worker, loads this player's saved answers,
@@ -23,9 +23,9 @@ impl TokenGame {
             let reply = self
                 .runtime
                 .client()
-                .call(Request::Tokenize {
+                .call(Request::Tokenize(TokenizeRequest {
                     text: passage.text.clone(),
-                })
+                }))
                 .await;
             match reply {
                 Reply::Tokens(tokens) => all.push(TokenPassage {

@@ -9,14 +9,19 @@ use crate::app::worker_client::CallError;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::{Top1Record, is_correct};
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, TokenizeRequest};
 
 /// One token's id when `text` is exactly one GPT-2 token.
 async fn one_token(game: TokenGame, text: String) -> Option<u32> {
     if text.is_empty() {
         return None;
     }
-    match game.runtime.client().call(Request::Tokenize { text }).await {
+    match game
+        .runtime
+        .client()
+        .call(Request::Tokenize(TokenizeRequest { text }))
+        .await
+    {
         Reply::Tokens(t) if t.len() == 1 => Some(t[0].0),
         _ => None,
     }

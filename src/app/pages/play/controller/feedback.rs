@@ -7,7 +7,7 @@ use super::{FEEDBACK_SAMPLES, GameController, ModelFeedback};
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::game::session::Reveal;
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{Reply, Request, SampleWordsRequest};
 
 impl GameController {
     pub(super) fn cancel_feedback(self) {
@@ -38,13 +38,13 @@ impl GameController {
             "{}:{}",
             reveal.record.passage, reveal.record.position
         ));
-        let request = Request::SampleWords {
+        let request = Request::SampleWords(SampleWordsRequest {
             context,
             samples: FEEDBACK_SAMPLES,
             seed,
             decoding: DecodingStrategy::default(),
             token_budget: DEFAULT_TOKEN_BUDGET,
-        };
+        });
         let call = ctx.client().start(request, None);
         self.feedback_call.set_value(Some(call.id));
         leptos::task::spawn_local(async move {
