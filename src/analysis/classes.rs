@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::clusters::{ClusterError, class_tvd, elbow};
 use super::dataset::Dataset;
 use super::figures::{Figure, share_histograms};
-use super::metrics::{MetricsError, WordDistribution, mean, mean_with_bootstrap_ci};
-use super::table1::{Table1Options, human_distributions, oracle_rng, oracle_split};
-use crate::data::provo::ProvoContext;
+use super::metrics::{Interval, MetricsError, WordDistribution, mean, mean_with_bootstrap_ci};
+use super::table1::{ORACLE, Table1Options, human_distributions, oracle_rng, oracle_split};
+use crate::data::provo::{ContextKey, ProvoContext};
 use crate::text::pos::{Tagger, UniversalTag};
 
 /// Which classes words are merged into.
@@ -119,7 +119,7 @@ pub struct ClassRow {
     pub level: Level,
     pub contexts: usize,
     pub tvd_human: Option<f64>,
-    pub tvd_human_ci: Option<(f64, f64)>,
+    pub tvd_human_ci: Option<Interval>,
     /// (text_id, word_num, TVD) per context.
     pub per_context: Vec<(u32, u32, f64)>,
 }
@@ -169,7 +169,7 @@ pub fn class_tvd_rows(
         .filter(|(_, (_, n))| *n > 0)
         .map(|(c, (sum, n))| (c.text_id, c.word_num, sum / *n as f64))
         .collect();
-    let mut rows = vec![make_row("Oracle", level, oracle)];
+    let mut rows = vec![make_row(ORACLE, level, oracle)];
     for (name, samples) in &data.systems {
         let per_context: Vec<(u32, u32, f64)> = norms
             .iter()
@@ -195,7 +195,7 @@ fn make_row(system: &str, level: Level, per_context: Vec<(u32, u32, f64)>) -> Cl
         level,
         contexts: values.len(),
         tvd_human: mean(&values),
-        tvd_human_ci: mean_with_bootstrap_ci(&values, 1000, 17).map(|(_, lo, hi)| (lo, hi)),
+        tvd_human_ci: mean_with_bootstrap_ci(&values, 1000, 17).map(|(_, ci)| ci),
         per_context,
     }
 }
@@ -208,9 +208,9 @@ pub fn format_rows(rows: &[ClassRow]) -> String {
     );
     for r in rows {
         let tvd = r.tvd_human.map_or("—".into(), |v| format!("{v:.3}"));
-        let ci = r
-            .tvd_human_ci
-            .map_or("—".into(), |(lo, hi)| format!("[{lo:.3}, {hi:.3}]"));
+        let ci = r.tvd_human_ci.map_or("—".into(), |ci| {
+            format!("[{:.3}, {:.3}]", ci.low, ci.high)
+        });
         out.push_str(&format!(
             "{:<15} {:<10} {:>5} {:>9} {:>17}\n",
             r.system,
@@ -241,8 +241,8 @@ pub fn rows_csv(rows: &[ClassRow]) -> String {
                 r.level.label().to_string(),
                 r.contexts.to_string(),
                 f(r.tvd_human),
-                f(r.tvd_human_ci.map(|c| c.0)),
-                f(r.tvd_human_ci.map(|c| c.1)),
+                f(r.tvd_human_ci.map(|c| c.low)),
+                f(r.tvd_human_ci.map(|c| c.high)),
             ]
         }),
         crate::data::Delimiter::Comma,
@@ -253,17 +253,17 @@ pub fn rows_csv(rows: &[ClassRow]) -> String {
 /// oracle's on the same contexts.
 pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {
     let at_level: Vec<&ClassRow> = rows.iter().filter(|r| r.level == level).collect();
-    let Some(oracle) = at_level.iter().find(|r| r.system == "Oracle") else {
+    let Some(oracle) = at_level.iter().find(|r| r.system == ORACLE) else {
         return Vec::new();
     };
-    let oracle_at: BTreeMap<(u32, u32), f64> = oracle
+    let oracle_at: BTreeMap<ContextKey, f64> = oracle
         .per_context
         .iter()
         .map(|(t, w, v)| ((*t, *w), *v))
         .collect();
     at_level
         .iter()
-        .filter(|r| r.system != "Oracle")
+        .filter(|r| r.system != ORACLE)
         .filter_map(|r| {
             let own: Vec<f64> = r.per_context.iter().map(|(_, _, v)| *v).collect();
             let oracle: Vec<f64> = r
@@ -285,7 +285,7 @@ pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {
                     r.system
                 ),
                 &format!("{} TVD", level.label()),
-                &[(r.system.clone(), own), ("Oracle".into(), oracle)],
+                &[(r.system.clone(), own), (ORACLE.into(), oracle)],
                 10,
             )
         })

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::analysis::dataset::Dataset;
 use crate::analysis::metrics::{
-    CurvePoint, EceConvention, MetricsError, WordDistribution, ece_with, interpretation_curve,
-    mean, mean_with_bootstrap_ci, tvd, wasserstein1,
+    CurvePoint, EceConvention, Interval, MeanSd, MetricsError, WordDistribution, ece_with,
+    interpretation_curve, mean, mean_with_bootstrap_ci, tvd, wasserstein1,
 };
 use crate::data::provo::{ContextKey, ProvoContext, ProvoError, Samples};
 use crate::data::{Delimiter, write_delimited};
@@ -114,18 +114,18 @@ pub struct Row {
     pub ece_original: Option<f64>,
     pub ece_human_majority: Option<f64>,
     /// ECE against the majority word of oracle group 1 (mean ± sd over resamples).
-    pub ece_oracle_majority: Option<(f64, f64)>,
+    pub ece_oracle_majority: Option<MeanSd>,
     /// Mean TVD to the full human distribution (for the oracle: group 2 vs group 1).
     pub tvd_human: Option<f64>,
     /// Bootstrap 95% interval of that mean over contexts (1000 resamples).
-    pub tvd_human_ci: Option<(f64, f64)>,
+    pub tvd_human_ci: Option<Interval>,
     /// Wasserstein-1 between this system's per-context TVDs (to oracle group 1) and the oracle's.
     pub w1_to_oracle: Option<f64>,
     /// The interpretation curve at [`CURVE_PERCENTS`] (random replacement, see
     /// [`interpretation_curve`]).
     pub interpretation_curve: Option<Vec<CurvePoint>>,
     /// Mean TVD to oracle group 1 (mean ± sd over resamples).
-    pub tvd_oracle: Option<(f64, f64)>,
+    pub tvd_oracle: Option<MeanSd>,
     pub top1_accuracy: f64,
     pub mean_entropy: f64,
     pub failed_samples: u64,
@@ -150,16 +150,6 @@ pub struct PerContext {
     pub hit_original: bool,
     pub hit_majority: bool,
     pub hit_oracle: Option<bool>,
-}
-
-fn mean_sd(values: &[f64]) -> Option<(f64, f64)> {
-    let m = mean(values)?;
-    let var = if values.len() > 1 {
-        values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
-    } else {
-        0.0
-    };
-    Some((m, var.sqrt()))
 }
 
 enum Predictor<'a> {
@@ -324,9 +314,9 @@ fn row(
         contexts: covered.len(),
         ece_original: mean(&over_runs(&|r| r.ece_original)),
         ece_human_majority: mean(&over_runs(&|r| r.ece_human_majority)),
-        ece_oracle_majority: mean_sd(&over_runs(&|r| r.ece_oracle_majority)),
+        ece_oracle_majority: MeanSd::of(&over_runs(&|r| r.ece_oracle_majority)),
         tvd_human: mean(&tvd_full),
-        tvd_human_ci: mean_with_bootstrap_ci(&tvd_full, 1000, 17).map(|(_, lo, hi)| (lo, hi)),
+        tvd_human_ci: mean_with_bootstrap_ci(&tvd_full, 1000, 17).map(|(_, ci)| ci),
         w1_to_oracle: if compares_with_oracle {
             mean(&w1)
         } else {
@@ -336,7 +326,7 @@ fn row(
         tvd_oracle: if is_human {
             None
         } else {
-            mean_sd(&over_runs(&|r| mean(&r.own_vs_group)))
+            MeanSd::of(&over_runs(&|r| mean(&r.own_vs_group)))
         },
         top1_accuracy: mean(&over_runs(&|r| r.top1)).unwrap_or(0.0),
         mean_entropy: mean(&over_runs(&|r| r.entropy)).unwrap_or(0.0),
@@ -344,9 +334,20 @@ fn row(
     })
 }
 
+/// The system name of Table 1's oracle: one half of the people predicting the other half.
+pub const ORACLE: &str = "Oracle";
+
+/// The system name of the people themselves (every response as the prediction).
+pub const HUMAN: &str = "Human";
+
+/// Whether `system` is one of the two reference rows rather than a model.
+pub fn is_reference_system(system: &str) -> bool {
+    system == HUMAN || system == ORACLE
+}
+
 /// The published mean TVDs to the full human distribution (Table 1), for comparison.
 pub const PUBLISHED_TVD: &[(&str, f64)] = &[
-    ("Oracle", 0.42),
+    (ORACLE, 0.42),
     ("GPT-2", 0.64),
     ("GPT-2 (T=0.5)", 0.61),
     ("BLOOM", 0.61),
@@ -406,7 +407,7 @@ pub fn compute_on(
         })
         .collect();
     let mut per_context = Vec::new();
-    let predictors = [("Human", Predictor::Human), ("Oracle", Predictor::Oracle)]
+    let predictors = [(HUMAN, Predictor::Human), (ORACLE, Predictor::Oracle)]
         .into_iter()
         .chain(
             data.systems
@@ -450,14 +451,14 @@ pub fn format_table(rows: &[Row]) -> String {
             f(r.ece_original),
             f(r.ece_human_majority),
             r.ece_oracle_majority
-                .map(|(m, s)| format!("{m:.3}±{s:.3}"))
+                .map(|m| format!("{:.3}±{:.3}", m.mean, m.sd))
                 .unwrap_or_else(|| "—".into()),
             f(r.tvd_human),
             r.tvd_human_ci
-                .map(|(lo, hi)| format!("{lo:.3}–{hi:.3}"))
+                .map(|ci| format!("{ci:.3}"))
                 .unwrap_or_else(|| "—".into()),
             r.tvd_oracle
-                .map(|(m, s)| format!("{m:.3}±{s:.3}"))
+                .map(|m| format!("{:.3}±{:.3}", m.mean, m.sd))
                 .unwrap_or_else(|| "—".into()),
             published,
             f(r.w1_to_oracle),
@@ -481,12 +482,12 @@ pub fn table1_csv(rows: &[Row]) -> String {
             r.contexts.to_string(),
             f(r.ece_original),
             f(r.ece_human_majority),
-            f(r.ece_oracle_majority.map(|e| e.0)),
+            f(r.ece_oracle_majority.map(|e| e.mean)),
             f(r.tvd_human),
-            f(r.tvd_human_ci.map(|c| c.0)),
-            f(r.tvd_human_ci.map(|c| c.1)),
+            f(r.tvd_human_ci.map(|c| c.low)),
+            f(r.tvd_human_ci.map(|c| c.high)),
             f(published),
-            f(r.tvd_oracle.map(|t| t.0)),
+            f(r.tvd_oracle.map(|t| t.mean)),
             f(r.w1_to_oracle),
             format!("{:.6}", r.top1_accuracy),
             format!("{:.6}", r.mean_entropy),

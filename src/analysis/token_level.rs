@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::metrics::{EceConvention, ece_with, mean};
+use crate::data::provo::ContextKey;
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
 use crate::text::words::normalize;
 
@@ -73,7 +74,7 @@ pub struct TokenContext {
 impl TokenContext {
     /// Compares the model's log-probabilities after the context with the humans' first tokens.
     pub fn new(
-        key: (u32, u32),
+        key: ContextKey,
         logprobs: &[f32],
         humans: &BTreeMap<u32, f64>,
         original_first: Option<u32>,

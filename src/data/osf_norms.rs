@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::delimited::{Columns, Delimiter, cell, number, parse_delimited, write_delimited};
 use super::{DataError, SkippedRow};
+use crate::data::provo::ContextKey;
 
 /// The columns of the Provo norms as released on OSF (and of the game's Provo-format export).
 pub const PROVO_COLUMNS: [&str; 6] = [
@@ -22,7 +23,7 @@ pub struct ClozeNorms {
     /// Passage text by passage id.
     pub passages: BTreeMap<u32, String>,
     /// (passage id, word number) → context.
-    pub contexts: BTreeMap<(u32, u32), NormContext>,
+    pub contexts: BTreeMap<ContextKey, NormContext>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

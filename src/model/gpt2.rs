@@ -10,35 +10,13 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
+use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
 
 /// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
 /// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
 /// underflows to exactly 0 in f32.
 const MASKED_SCORE: f32 = -1.0e9;
-
-/// How a failed readback's message begins ([`ModelError::Readback`]): the inference worker
-/// looks for it in a failed request's text to tell a lost GPU from other failures.
-pub const READBACK_FAILED: &str = "reading a tensor back from the device failed";
-
-/// Errors of running the model on token ids (not of loading it: see `loader`).
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ModelError {
-    #[error("no tokens to run")]
-    EmptyInput,
-    #[error("token id {id} is outside the vocabulary of {vocab_size}")]
-    TokenOutOfRange { id: u32, vocab_size: usize },
-    #[error("sequence of {needed} tokens exceeds the model's {max} positions")]
-    ContextTooLong { needed: usize, max: usize },
-    #[error("the KV cache holds {capacity} new tokens per sequence; {needed} requested")]
-    CacheFull { needed: usize, capacity: usize },
-    #[error("batch of {got} rows does not match the cache's {expected}")]
-    BatchMismatch { got: usize, expected: usize },
-    #[error("rows of a token batch must have equal length")]
-    RaggedBatch,
-    #[error("reading a tensor back from the device failed: {0}")]
-    Readback(String),
-}
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
 #[derive(Module, Debug)]
@@ -445,6 +423,7 @@ impl Attention {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::error::READBACK_FAILED;
 
     /// Chunking `wte` must not change lookups or logits: compare 1 chunk against uneven chunks.
     #[test]

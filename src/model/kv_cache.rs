@@ -3,7 +3,7 @@
 
 use burn::tensor::{Int, Tensor, TensorData};
 
-use super::gpt2::ModelError;
+use super::error::ModelError;
 
 /// Keys and values of a prefix for every block, `[1, n_head, prefix_len, head_dim]` each.
 ///

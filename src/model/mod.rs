@@ -1,10 +1,11 @@
-//! GPT-2: configuration ([`config`]), the burn modules ([`gpt2`]) with the chunked token
-//! embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async reads from the device
-//! ([`readback`]), the checkpoint loader ([`loader`]), and the deterministic random test model
-//! ([`testmodel`]: real vocabulary, random weights).
+//! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
+//! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async
+//! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), and the
+//! deterministic random test model ([`testmodel`]: real vocabulary, random weights).
 
 pub mod config;
 pub mod embedding;
+pub mod error;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod loader;
@@ -12,6 +13,7 @@ pub mod readback;
 pub mod testmodel;
 
 pub use config::{ConfigError, Gpt2Config};
-pub use gpt2::{Gpt2, ModelError, READBACK_FAILED};
+pub use error::{ModelError, READBACK_FAILED};
+pub use gpt2::Gpt2;
 pub use kv_cache::{KvCache, SharedPrefix};
 pub use loader::{LoadError, load_gpt2};

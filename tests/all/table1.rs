@@ -157,7 +157,7 @@ fn reproduces_published_mean_tvds() {
     let curve = t05.interpretation_curve.clone().unwrap();
     let oracle_mean = get("Oracle").tvd_human.unwrap();
     assert_eq!(curve.len(), 11);
-    assert!((curve[0].mean_tvd - t05.tvd_oracle.unwrap().0).abs() < 1e-9);
+    assert!((curve[0].mean_tvd - t05.tvd_oracle.unwrap().mean).abs() < 1e-9);
     assert!((curve[10].mean_tvd - oracle_mean).abs() < 1e-9);
     assert_eq!(curve[10].w1_to_oracle, 0.0);
     for w in curve.windows(2) {
@@ -166,7 +166,8 @@ fn reproduces_published_mean_tvds() {
     }
     assert!(curve.iter().all(|p| p.mean_tvd >= oracle_mean - 1e-3));
     assert!((t05.w1_to_oracle.unwrap() - curve[0].w1_to_oracle).abs() < 1e-9);
-    let (lo, hi) = get("BLOOM").tvd_human_ci.unwrap();
+    let ci = get("BLOOM").tvd_human_ci.unwrap();
+    let (lo, hi) = (ci.low, ci.high);
     assert!(lo < get("BLOOM").tvd_human.unwrap() && get("BLOOM").tvd_human.unwrap() < hi);
 
     // The CLI writes the per-context CSV.

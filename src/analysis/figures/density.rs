@@ -20,7 +20,7 @@ pub fn tvd_density(rows: &[Row], per_context: &[PerContext]) -> Option<Figure> {
             let row = rows.iter().find(|r| r.system == name);
             let extra = row
                 .and_then(|r| Some((r.tvd_human?, r.tvd_human_ci?)))
-                .map(|(m, (lo, hi))| format!("E[TVD] {m:.2} [{lo:.2}, {hi:.2}]"));
+                .map(|(m, ci)| format!("E[TVD] {m:.2} [{:.2}, {:.2}]", ci.low, ci.high));
             (name, values, extra)
         })
         .collect();

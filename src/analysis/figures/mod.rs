@@ -19,7 +19,7 @@ pub use per_context::{context_bars, predictors};
 pub use plot::{Figure, FigureError, Panel, Plot, Series};
 
 use super::metrics::EceConvention;
-use super::table1::{PerContext, Row};
+use super::table1::{PerContext, Row, is_reference_system};
 use crate::data::write_delimited;
 
 fn csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
@@ -48,7 +48,7 @@ pub fn all(rows: &[Row], per_context: &[PerContext], convention: EceConvention) 
     out.extend(interpretation_curves(rows, false));
     out.extend(interpretation_curves(rows, true));
     for name in systems(per_context) {
-        if name != "Human" && name != "Oracle" {
+        if !is_reference_system(&name) {
             out.extend(predictors(per_context, &name));
         }
     }

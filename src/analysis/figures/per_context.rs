@@ -7,7 +7,7 @@ use super::csv;
 use super::plot::{Figure, Panel, Plot, Series};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::metrics::{WordDistribution, fit_line};
-use crate::analysis::table1::PerContext;
+use crate::analysis::table1::{ORACLE, PerContext};
 use crate::data::provo::ContextKey;
 
 /// Appendix B: a system's per-context TVD to the humans against the oracle's TVD, the human
@@ -16,7 +16,7 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
     let mine: Vec<&PerContext> = per_context.iter().filter(|p| p.system == system).collect();
     let oracle: BTreeMap<ContextKey, f64> = per_context
         .iter()
-        .filter(|p| p.system == "Oracle")
+        .filter(|p| p.system == ORACLE)
         .filter_map(|p| Some(((p.text_id, p.word_num), p.tvd_human?)))
         .collect();
     let with = |x: &dyn Fn(&PerContext) -> Option<f64>| -> Vec<(f64, f64)> {

@@ -18,7 +18,7 @@ pub use calibration::{EceConvention, ece, ece_with, reliability_bins};
 pub use density::{kde, silverman_bandwidth};
 pub use distribution::{WordDistribution, tvd};
 pub use interpretation::{CurvePoint, interpretation_curve, worst_first_curve};
-pub use summary::{fit_line, mean, mean_with_bootstrap_ci, wasserstein1};
+pub use summary::{Interval, MeanSd, fit_line, mean, mean_with_bootstrap_ci, wasserstein1};
 
 /// Absolute tolerance for comparing probabilities computed along different paths.
 pub const TOLERANCE: f64 = 1e-12;

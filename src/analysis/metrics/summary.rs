@@ -1,7 +1,62 @@
 //! Summaries of per-context values: the mean with its bootstrap interval, Wasserstein-1 between
 //! two samples, and a least-squares line.
 
+use serde::{Deserialize, Serialize};
+
 use crate::rng::SplitMix64;
+
+/// A mean and its sample standard deviation (over oracle resamples, for instance).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeanSd {
+    pub mean: f64,
+    pub sd: f64,
+}
+
+impl MeanSd {
+    /// The mean and the sample standard deviation s = √(Σ (x − x̄)² / (n − 1)) of `values`
+    /// (0 for a single value); `None` when empty.
+    ///
+    /// ```
+    /// use clozelab::analysis::metrics::MeanSd;
+    /// let m = MeanSd::of(&[1.0, 3.0]).unwrap();
+    /// assert_eq!((m.mean, m.sd), (2.0, 2f64.sqrt()));
+    /// assert_eq!(MeanSd::of(&[]), None);
+    /// ```
+    pub fn of(values: &[f64]) -> Option<Self> {
+        let m = mean(values)?;
+        let var = if values.len() > 1 {
+            values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
+        } else {
+            0.0
+        };
+        Some(Self {
+            mean: m,
+            sd: var.sqrt(),
+        })
+    }
+}
+
+/// A closed interval [low, high]: a bootstrap confidence interval, for instance.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+}
+
+impl std::fmt::Display for Interval {
+    /// `low–high`, each with the precision asked for.
+    ///
+    /// ```
+    /// use clozelab::analysis::metrics::Interval;
+    /// assert_eq!(format!("{:.2}", Interval { low: 0.1, high: 0.25 }), "0.10–0.25");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match f.precision() {
+            Some(p) => write!(f, "{:.p$}–{:.p$}", self.low, self.high),
+            None => write!(f, "{}–{}", self.low, self.high),
+        }
+    }
+}
 
 /// Mean of `values`, `None` when empty.
 pub fn mean(values: &[f64]) -> Option<f64> {
@@ -14,10 +69,10 @@ pub fn mean_with_bootstrap_ci(
     values: &[f64],
     resamples: usize,
     seed: u64,
-) -> Option<(f64, f64, f64)> {
+) -> Option<(f64, Interval)> {
     let m = mean(values)?;
     if resamples == 0 {
-        return Some((m, m, m));
+        return Some((m, Interval { low: m, high: m }));
     }
     let mut rng = SplitMix64::new(seed);
     let n = values.len();
@@ -31,7 +86,13 @@ pub fn mean_with_bootstrap_ci(
         .collect();
     means.sort_by(f64::total_cmp);
     let at = |q: f64| means[((q * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
-    Some((m, at(0.025), at(0.975)))
+    Some((
+        m,
+        Interval {
+            low: at(0.025),
+            high: at(0.975),
+        },
+    ))
 }
 
 /// Wasserstein-1 distance between two samples of real values (their empirical distributions):

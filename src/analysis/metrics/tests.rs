@@ -85,8 +85,8 @@ fn ece_in_unit_interval_and_bootstrap_brackets_mean() {
         assert!((0.0..=1.0).contains(&e));
     }
     let values: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin().abs()).collect();
-    let (m, lo, hi) = mean_with_bootstrap_ci(&values, 1000, 3).unwrap();
-    assert!(lo <= m && m <= hi && lo < hi);
+    let (m, ci) = mean_with_bootstrap_ci(&values, 1000, 3).unwrap();
+    assert!(ci.low <= m && m <= ci.high && ci.low < ci.high);
     assert_eq!(
         mean_with_bootstrap_ci(&values, 1000, 3),
         mean_with_bootstrap_ci(&values, 1000, 3)

@@ -6,7 +6,7 @@ use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::context_bars;
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::{Table1Options, compute_on};
-use crate::data::provo::SystemSamples;
+use crate::data::provo::{ContextKey, SystemSamples};
 use crate::runtime::protocol::Reply;
 
 pub(super) fn analyse(
@@ -43,7 +43,7 @@ pub(super) fn participant(
 
 pub(super) fn context_figure(
     state: &Shared,
-    key: (u32, u32),
+    key: ContextKey,
     system: &str,
 ) -> Result<Reply, WorkerError> {
     let state = state.borrow();

@@ -2,6 +2,7 @@
 //! the worker's own code honest about where each failure comes from.
 
 use crate::app::web::WebError;
+use crate::data::provo::ContextKey;
 use crate::estimators::decoding::SamplingError;
 use crate::estimators::sampler::SamplerError;
 use crate::estimators::wordprob::WordProbError;
@@ -24,7 +25,7 @@ pub enum WorkerError {
     #[error("no dataset has been analysed yet")]
     NoDataset,
     #[error("context {}:{} has no samples of {system:?}", key.0, key.1)]
-    NoContext { key: (u32, u32), system: String },
+    NoContext { key: ContextKey, system: String },
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]

@@ -73,7 +73,7 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
                 <tr data-system=r.system.clone() data-level=r.level.label()>
                     <th scope="row">{r.system.clone()}</th><td>{r.level.label()}</td><td>{r.contexts}</td>
                     <td data-col="tvd">{cell(r.tvd_human)}</td>
-                    <td>{r.tvd_human_ci.map(|(lo, hi)| format!("{lo:.3}–{hi:.3}")).unwrap_or_else(|| "—".into())}</td>
+                    <td>{r.tvd_human_ci.map(|ci| format!("{ci:.3}")).unwrap_or_else(|| "—".into())}</td>
                 </tr>
             })
             .collect_view()

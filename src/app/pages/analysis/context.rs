@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::figure_card::FigureCard;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
+use crate::data::provo::ContextKey;
 use crate::runtime::protocol::{ContextFigureRequest, Reply, Request};
 
 /// The last ten words of a context, as the list shows it.
@@ -15,7 +16,7 @@ fn last_words(text: &str) -> String {
 }
 
 #[component]
-pub fn ContextFigure(contexts: Vec<((u32, u32), String)>, systems: Vec<String>) -> impl IntoView {
+pub fn ContextFigure(contexts: Vec<(ContextKey, String)>, systems: Vec<String>) -> impl IntoView {
     let runtime = use_runtime();
     let query = RwSignal::new(String::new());
     let system = RwSignal::new(systems.first().cloned().unwrap_or_default());

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::web::idb::IdbStore;
 use crate::app::worker_client::CallError;
-use crate::data::provo::{Samples, SystemSamples};
+use crate::data::provo::{ContextKey, Samples, SystemSamples};
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::rng::stable_hash;
@@ -34,7 +34,7 @@ fn minutes(seconds: f64) -> String {
 async fn sample_all(
     runtime: RuntimeContext,
     run: Run,
-    contexts: Vec<((u32, u32), String)>,
+    contexts: Vec<(ContextKey, String)>,
     per_context: usize,
     temperature: f64,
 ) -> Option<SystemSamples> {
@@ -140,7 +140,7 @@ async fn sample_all(
 /// Samples the loaded model on every context, then hands the new system to `on_done`.
 #[component]
 pub fn ModelSamples(
-    contexts: Vec<((u32, u32), String)>,
+    contexts: Vec<(ContextKey, String)>,
     on_done: Callback<SystemSamples>,
     /// Kept by the page: the figures are redrawn when the new system arrives, this one too.
     status: RwSignal<String>,

@@ -21,9 +21,9 @@ pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
                     <td>{r.contexts}</td>
                     <td data-col="ece_original">{cell(r.ece_original)}</td>
                     <td data-col="ece_human_majority">{cell(r.ece_human_majority)}</td>
-                    <td data-col="ece_oracle_majority">{cell(r.ece_oracle_majority.map(|e| e.0))}</td>
+                    <td data-col="ece_oracle_majority">{cell(r.ece_oracle_majority.map(|e| e.mean))}</td>
                     <td data-col="tvd_human">{cell(r.tvd_human)}</td>
-                    <td>{r.tvd_human_ci.map(|(lo, hi)| format!("{lo:.3}–{hi:.3}")).unwrap_or_else(|| "—".into())}</td>
+                    <td>{r.tvd_human_ci.map(|ci| format!("{ci:.3}")).unwrap_or_else(|| "—".into())}</td>
                     <td>{published.map(|p| format!("{p:.2}")).unwrap_or_else(|| "—".into())}</td>
                     <td data-col="w1_to_oracle">{cell(r.w1_to_oracle)}</td>
                     <td data-col="top1_accuracy">{format!("{:.3}", r.top1_accuracy)}</td>

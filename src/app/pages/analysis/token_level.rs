@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::figure_card::FigureCard;
 use crate::analysis::metrics::EceConvention;
-use crate::analysis::table1::Row;
+use crate::analysis::table1::{Row, is_reference_system};
 use crate::analysis::token_level::TokenLevelReport;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
@@ -22,7 +22,7 @@ fn Levels(report: TokenLevelReport, model: String, rows: Vec<Row>) -> impl IntoV
     let t = report.row;
     let words = rows
         .into_iter()
-        .filter(|r| r.system != "Human" && r.system != "Oracle")
+        .filter(|r| !is_reference_system(&r.system))
         .map(|r| view! {
             <tr><th scope="row">{r.system.clone()}</th><td>"word"</td><td>{r.contexts}</td>
                 <td>{cell(r.tvd_human)}</td><td>{cell(r.ece_original)}</td><td>{cell(r.ece_human_majority)}</td>

@@ -1,0 +1,24 @@
+//! What can go wrong running GPT-2 (shapes, inputs, reading back from the device).
+
+/// How a failed readback's message begins ([`ModelError::Readback`]): the inference worker
+/// looks for it in a failed request's text to tell a lost GPU from other failures.
+pub const READBACK_FAILED: &str = "reading a tensor back from the device failed";
+
+/// Errors of running the model on token ids (not of loading it: see `loader`).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ModelError {
+    #[error("no tokens to run")]
+    EmptyInput,
+    #[error("token id {id} is outside the vocabulary of {vocab_size}")]
+    TokenOutOfRange { id: u32, vocab_size: usize },
+    #[error("sequence of {needed} tokens exceeds the model's {max} positions")]
+    ContextTooLong { needed: usize, max: usize },
+    #[error("the KV cache holds {capacity} new tokens per sequence; {needed} requested")]
+    CacheFull { needed: usize, capacity: usize },
+    #[error("batch of {got} rows does not match the cache's {expected}")]
+    BatchMismatch { got: usize, expected: usize },
+    #[error("rows of a token batch must have equal length")]
+    RaggedBatch,
+    #[error("reading a tensor back from the device failed: {0}")]
+    Readback(String),
+}
