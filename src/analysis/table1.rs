@@ -70,14 +70,6 @@ pub fn oracle_split(
     Some((first, second))
 }
 
-/// [`oracle_split`] into halves.
-pub fn oracle_halves(
-    human: &BTreeMap<String, u32>,
-    rng: &mut SplitMix64,
-) -> Option<(WordDistribution, WordDistribution)> {
-    oracle_split(human, OracleSize::Half, rng)
-}
-
 /// How Table 1 is computed.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Table1Options {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::delimited::{Columns, Delimiter, cell, number, parse_delimited, write_delimited};
+use super::delimited::{Columns, Delimiter, cell, number, parse_delimited};
 use super::{DataError, SkippedRow};
 use crate::data::provo::ContextKey;
 
@@ -111,22 +111,4 @@ pub fn import_provo_norms(
     // A context whose every row was skipped has no distribution; its rows are in `skipped`.
     norms.contexts.retain(|_, ctx| !ctx.responses.is_empty());
     Ok((norms, skipped))
-}
-
-/// Exports norms in the OSF column layout (one row per context and response).
-pub fn export_provo_norms(norms: &ClozeNorms, delimiter: Delimiter) -> String {
-    let rows = norms.contexts.iter().flat_map(|((id, num), ctx)| {
-        let passage = norms.passages.get(id).cloned().unwrap_or_default();
-        ctx.responses.iter().map(move |(resp, count)| {
-            vec![
-                id.to_string(),
-                passage.clone(),
-                num.to_string(),
-                ctx.word.clone(),
-                resp.clone(),
-                count.to_string(),
-            ]
-        })
-    });
-    write_delimited(&PROVO_COLUMNS, rows, delimiter)
 }

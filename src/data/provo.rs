@@ -45,20 +45,6 @@ pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(
         .collect()
 }
 
-/// Parses norms from JSON Lines text (the format of `provo_cloze.jsonl`).
-pub fn parse_norms_jsonl(file: &str, text: &str) -> Result<Vec<ProvoContext>, ProvoError> {
-    parse_jsonl(file, text)
-}
-
-/// Writes norms as JSON Lines, one context per line.
-pub fn export_norms_jsonl(contexts: &[ProvoContext]) -> String {
-    contexts
-        .iter()
-        .filter_map(|c| serde_json::to_string(c).ok())
-        .map(|l| l + "\n")
-        .collect()
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum ProvoError {
     #[error("cannot read {path}: {message}")]

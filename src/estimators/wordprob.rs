@@ -16,20 +16,17 @@
 //! what it could have added and is reported as `pruned_mass` (open lookaheads likewise as
 //! `unresolved_mass`), so the true value lies in [prob, prob + pruned_mass + unresolved_mass].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
 
-use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{extend_branches, run_prefix};
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
-use crate::text::words::{
-    first_word, first_word_is_complete, normalize, split_incomplete_utf8_tail,
-};
+use crate::text::words::{first_word, first_word_is_complete, split_incomplete_utf8_tail};
 
 /// Partial segmentations below this fraction of their word's best known probability are pruned.
 pub const PRUNE_RELATIVE: f64 = 1e-6;
@@ -369,44 +366,6 @@ impl WordScorer {
             }
         }
     }
-
-    /// Scores surface variants and sums them per normalised word: P(next word normalises to
-    /// `n`) over the variants given (see [`surface_variants`]). Returns normalised word → probability.
-    pub async fn score_normalized(
-        &mut self,
-        model: &Gpt2,
-        tokenizer: &Gpt2Tokenizer,
-        context: &str,
-        variants: &BTreeMap<String, Vec<String>>,
-        temperature: f64,
-        monitor: &mut dyn Monitor,
-    ) -> Result<BTreeMap<String, f64>, WordProbError> {
-        let all: Vec<String> = variants
-            .values()
-            .flatten()
-            .cloned()
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let scored = self
-            .score(model, tokenizer, context, &all, temperature, monitor)
-            .await?;
-        let by_word: HashMap<&str, f64> =
-            scored.iter().map(|s| (s.word.as_str(), s.prob)).collect();
-        Ok(variants
-            .iter()
-            .map(|(normalised, forms)| {
-                let distinct: std::collections::BTreeSet<&String> = forms.iter().collect();
-                (
-                    normalised.clone(),
-                    distinct
-                        .iter()
-                        .map(|f| by_word.get(f.as_str()).copied().unwrap_or(0.0))
-                        .sum(),
-                )
-            })
-            .collect())
-    }
 }
 
 /// Keeps each word's children that are worth expanding; adds the rest to its `pruned_mass`.
@@ -460,44 +419,4 @@ async fn read_logprob_rows(
         out.extend(read_f32(log_softmax(logits / temperature, 1)).await?);
     }
     Ok(out)
-}
-
-/// Surface forms worth scoring for a word: as given, lower case, capitalised, upper case, and
-/// any of `spellings` (e.g. the passage's own) that normalise to the same word. Only single
-/// words are kept.
-///
-/// ```
-/// use clozelab::estimators::wordprob::surface_variants;
-/// assert_eq!(surface_variants("dont", &["don't", "cat"]), vec!["DONT", "Dont", "don't", "dont"]);
-/// ```
-pub fn surface_variants(word: &str, spellings: &[&str]) -> Vec<String> {
-    let lower = word.to_lowercase();
-    let mut capital: String = lower.chars().take(1).flat_map(char::to_uppercase).collect();
-    capital.extend(lower.chars().skip(1));
-    let target = normalize(word);
-    let mut forms: std::collections::BTreeSet<String> = [
-        word.to_string(),
-        lower.clone(),
-        capital,
-        word.to_uppercase(),
-    ]
-    .into();
-    forms.extend(
-        spellings
-            .iter()
-            .filter(|s| normalize(s) == target)
-            .map(|s| s.to_string()),
-    );
-    forms
-        .into_iter()
-        .filter(|f| first_word(f) == Some(f.as_str()) && normalize(f) == target)
-        .collect()
-}
-
-/// The paper's "biased" estimator: exact scores renormalised over a candidate support.
-/// `Err` when the support is empty or has no mass.
-pub fn biased_distribution(
-    scores: &BTreeMap<String, f64>,
-) -> Result<WordDistribution, MetricsError> {
-    WordDistribution::from_counts(scores.iter().map(|(w, &p)| (w.as_str(), p)))
 }

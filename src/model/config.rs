@@ -177,16 +177,6 @@ impl Gpt2Config {
         Gpt2Config::new(12, 12, 768, 50257, 1024, 3072)
     }
 
-    /// GPT-2 medium (355M).
-    pub fn gpt2_medium() -> Self {
-        Gpt2Config::new(24, 16, 1024, 50257, 1024, 4096)
-    }
-
-    /// distilgpt2 (82M): GPT-2 small with 6 blocks.
-    pub fn distilgpt2() -> Self {
-        Gpt2Config::new(6, 12, 768, 50257, 1024, 3072)
-    }
-
     /// Number of parameters (tied LM head counted once).
     pub fn num_params(&self) -> usize {
         let e = self.n_embd;

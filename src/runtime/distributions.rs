@@ -259,31 +259,6 @@ pub async fn token_stats(
     })
 }
 
-/// The human next-token distribution (Appendix D of Ilia & Aziz 2024): each response counts for
-/// the first GPT-2 token of `" " + response` (the word as it would continue running text).
-/// Returns token id → probability; `Err` on tokenizer failure, empty map when no response
-/// has a token.
-pub fn human_token_distribution(
-    tokenizer: &Gpt2Tokenizer,
-    responses: &std::collections::BTreeMap<String, u32>,
-) -> Result<std::collections::BTreeMap<u32, f64>, TokenizerError> {
-    let mut counts = std::collections::BTreeMap::new();
-    let mut total = 0.0;
-    for (response, &count) in responses {
-        if count == 0 {
-            continue;
-        }
-        if let Some(&first) = tokenizer.encode(&format!(" {response}"))?.first() {
-            *counts.entry(first).or_insert(0.0) += count as f64;
-            total += count as f64;
-        }
-    }
-    if total > 0.0 {
-        counts.values_mut().for_each(|c| *c /= total);
-    }
-    Ok(counts)
-}
-
 /// Appendix D over `norms`: one forward pass per context, compared with the humans' first
 /// tokens (see [`crate::analysis::token_level`]). `before_each(i)` runs before context i (the
 /// caller's progress and cancel point; `false` stops and returns what is done).

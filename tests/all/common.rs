@@ -109,3 +109,26 @@ pub fn chi_square_critical_001(df: usize) -> f64 {
     let z = 3.0902;
     k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3)
 }
+
+/// Norms written back in the OSF column layout (one row per context and response), for the
+/// import tests' round trips; the app itself exports the game's aggregate
+/// (`game::export::provo_aggregate_csv`), never imported norms.
+pub fn osf_norms_text(
+    norms: &clozelab::data::ClozeNorms,
+    delimiter: clozelab::data::Delimiter,
+) -> String {
+    let rows = norms.contexts.iter().flat_map(|((id, num), ctx)| {
+        let passage = norms.passages.get(id).cloned().unwrap_or_default();
+        ctx.responses.iter().map(move |(response, count)| {
+            vec![
+                id.to_string(),
+                passage.clone(),
+                num.to_string(),
+                ctx.word.clone(),
+                response.clone(),
+                count.to_string(),
+            ]
+        })
+    });
+    clozelab::data::write_delimited(&clozelab::data::PROVO_COLUMNS, rows, delimiter)
+}

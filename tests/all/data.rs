@@ -29,7 +29,7 @@ fn provo_osf_csv_imports_and_round_trips() {
     );
     assert_eq!(norms.context_text(1, 3).as_deref(), Some("There are"));
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {
-        let exported = export_provo_norms(&norms, delimiter);
+        let exported = common::osf_norms_text(&norms, delimiter);
         let (again, skipped) = import_provo_norms("again", &exported).unwrap();
         assert!(skipped.is_empty());
         assert_eq!(again, norms, "{delimiter:?}");
@@ -37,7 +37,7 @@ fn provo_osf_csv_imports_and_round_trips() {
     // BOM + CRLF + reordered columns give the same norms.
     let crlf = format!("\u{feff}{}", OSF_SAMPLE.replace('\n', "\r\n"));
     assert_eq!(import_provo_norms("crlf.csv", &crlf).unwrap().0, norms);
-    let reordered = export_provo_norms(&norms, Delimiter::Comma);
+    let reordered = common::osf_norms_text(&norms, Delimiter::Comma);
     let mut rows: Vec<Vec<String>> = reordered
         .lines()
         .map(|l| {
@@ -212,8 +212,11 @@ fn shared_norms_survive_the_osf_format() {
         .flat_map(|c| c.responses.values())
         .filter(|n| **n == 0)
         .count();
-    let (again, skipped) =
-        import_provo_norms("provo.csv", &export_provo_norms(&norms, Delimiter::Comma)).unwrap();
+    let (again, skipped) = import_provo_norms(
+        "provo.csv",
+        &common::osf_norms_text(&norms, Delimiter::Comma),
+    )
+    .unwrap();
     assert_eq!(skipped.len(), zero_rows);
     assert!(
         skipped.iter().all(|s| s.reason.contains("count 0")),
@@ -233,16 +236,18 @@ fn shared_jsonl_round_trips() {
         return;
     };
     let text = std::fs::read_to_string(shared.join("provo/provo_cloze.jsonl")).unwrap();
-    let contexts = clozelab::data::provo::parse_norms_jsonl("provo_cloze.jsonl", &text).unwrap();
+    // The reader the Analysis page uses for a norms file (`Dataset::from_files`).
+    let parse = clozelab::data::provo::parse_jsonl::<clozelab::data::provo::ProvoContext>;
+    let contexts = parse("provo_cloze.jsonl", &text).unwrap();
     assert_eq!(contexts.len(), 2687);
-    let again = clozelab::data::provo::parse_norms_jsonl(
-        "again",
-        &clozelab::data::provo::export_norms_jsonl(&contexts),
-    )
-    .unwrap();
+    let written: String = contexts
+        .iter()
+        .map(|c| serde_json::to_string(c).unwrap() + "\n")
+        .collect();
+    let again = parse("again", &written).unwrap();
     assert_eq!(again, contexts);
     let broken = "{\"text_id\": 1}\n";
-    let err = clozelab::data::provo::parse_norms_jsonl(
+    let err = parse(
         "b.jsonl",
         &format!("{}{broken}", text.lines().next().unwrap().to_owned() + "\n"),
     )

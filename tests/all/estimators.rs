@@ -11,9 +11,7 @@ use clozelab::estimators::progress::{FnMonitor, Progress, Unmonitored};
 use clozelab::estimators::sampler::{
     SamplerConfig, SamplerError, WordSamples, sample_words, sample_words_naive,
 };
-use clozelab::estimators::wordprob::{
-    WordProbError, WordScorer, biased_distribution, surface_variants,
-};
+use clozelab::estimators::wordprob::{WordProbError, WordScorer};
 use clozelab::model::{Gpt2, load_gpt2};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::next_token_logprobs;
@@ -429,36 +427,6 @@ fn exact_rejects_non_words_and_variants_sum() {
         &mut Unmonitored,
     ));
     assert!(matches!(r, Err(WordProbError::Temperature(_))));
-    let variants: BTreeMap<String, Vec<String>> = [(
-        "dont".to_string(),
-        surface_variants("dont", &["don't", "Don't"]),
-    )]
-    .into();
-    let summed = pollster::block_on(scorer.score_normalized(
-        &model,
-        &tok,
-        CONTEXT,
-        &variants,
-        1.0,
-        &mut Unmonitored,
-    ))
-    .unwrap();
-    let forms = &variants["dont"];
-    let single: f64 = exact(
-        &model,
-        &tok,
-        CONTEXT,
-        &forms.iter().map(String::as_str).collect::<Vec<_>>(),
-        1.0,
-    )
-    .iter()
-    .map(|s| s.prob)
-    .sum();
-    assert!((summed["dont"] - single).abs() <= 1e-9 * single.max(1e-300));
-    let biased =
-        biased_distribution(&[("a".to_string(), 2e-9), ("b".to_string(), 6e-9)].into()).unwrap();
-    assert!((biased.prob("b") - 0.75).abs() < 1e-12);
-    assert!(biased_distribution(&BTreeMap::new()).is_err());
 }
 
 #[test]

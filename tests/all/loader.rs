@@ -240,8 +240,10 @@ fn reads_real_gpt2_configs() {
     }
     for config in [
         Gpt2Config::gpt2_small(),
-        Gpt2Config::gpt2_medium(),
-        Gpt2Config::distilgpt2(),
+        // GPT-2 medium (355M).
+        Gpt2Config::new(24, 16, 1024, 50257, 1024, 4096),
+        // distilgpt2 (82M): GPT-2 small with 6 blocks.
+        Gpt2Config::new(6, 12, 768, 50257, 1024, 3072),
     ] {
         assert_eq!(
             Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(),

@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+use crate::common;
 use clozelab::data::{
     ClozeNorms, Delimiter, NormContext, ResponseRecord, export_long_csv, export_long_json,
-    export_provo_norms, import_long_csv, import_long_json, import_provo_norms,
+    import_long_csv, import_long_json, import_provo_norms,
 };
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo, import_bundle};
 use clozelab::game::imports::import_file;
@@ -292,8 +293,8 @@ fn provo_norms_csv_and_tsv() {
         );
     }
     let seeds = vec![
-        export_provo_norms(&norms, Delimiter::Comma).into_bytes(),
-        export_provo_norms(&norms, Delimiter::Tab).into_bytes(),
+        common::osf_norms_text(&norms, Delimiter::Comma).into_bytes(),
+        common::osf_norms_text(&norms, Delimiter::Tab).into_bytes(),
     ];
     run(seeds, |bytes| {
         let t = text(bytes);

@@ -6,7 +6,7 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use clozelab::analysis::metrics::{EceConvention, tvd};
-use clozelab::analysis::table1::{OracleSize, Table1Options, compute, oracle_halves, oracle_split};
+use clozelab::analysis::table1::{OracleSize, Table1Options, compute, oracle_split};
 use clozelab::data::provo::{read_word_lists, strip_list_number};
 use clozelab::rng::SplitMix64;
 
@@ -16,22 +16,22 @@ fn oracle_halves_are_disjoint_equal_and_seeded() {
         .iter()
         .map(|(w, c)| (w.to_string(), *c))
         .collect();
-    let (h1, h2) = oracle_halves(&human, &mut SplitMix64::new(1)).unwrap();
+    let (h1, h2) = oracle_split(&human, OracleSize::Half, &mut SplitMix64::new(1)).unwrap();
     // 13 responses: one dropped, 6 + 6, together never more than the original counts.
     assert_eq!((h1.total(), h2.total()), (6.0, 6.0));
     for w in ["a", "b", "c"] {
         let used = (h1.prob(w) + h2.prob(w)) * 6.0;
         assert!(used <= human[w] as f64 + 1e-9, "{w}: {used}");
     }
-    let again = oracle_halves(&human, &mut SplitMix64::new(1)).unwrap();
+    let again = oracle_split(&human, OracleSize::Half, &mut SplitMix64::new(1)).unwrap();
     assert_eq!((again.0, again.1), (h1.clone(), h2.clone()));
-    let other = oracle_halves(&human, &mut SplitMix64::new(2)).unwrap();
+    let other = oracle_split(&human, OracleSize::Half, &mut SplitMix64::new(2)).unwrap();
     assert!(
         other.0 != h1 || other.1 != h2,
         "different seeds give different splits"
     );
     let single: BTreeMap<String, u32> = [("a".to_string(), 1u32)].into();
-    assert!(oracle_halves(&single, &mut SplitMix64::new(1)).is_none());
+    assert!(oracle_split(&single, OracleSize::Half, &mut SplitMix64::new(1)).is_none());
     assert!(tvd(&h1, &h2) <= 1.0);
 }
 

@@ -94,7 +94,7 @@ fn whitespace_is_visible() {
 }
 
 #[test]
-fn human_token_distribution_uses_the_first_token_of_space_response() {
+fn human_first_tokens_are_the_first_token_of_space_response() {
     let Some(vocab_dir) = common::vocab_dir() else {
         eprintln!("SKIPPED: GPT-2 vocabulary files absent");
         return;
@@ -105,8 +105,9 @@ fn human_token_distribution_uses_the_first_token_of_space_response() {
             .iter()
             .map(|(w, c)| (w.to_string(), *c))
             .collect();
-    let dist =
-        clozelab::runtime::distributions::human_token_distribution(&tok, &responses).unwrap();
+    let dist = clozelab::analysis::token_level::human_first_tokens(&tok, &responses)
+        .unwrap()
+        .unwrap();
     let are = tok.encode(" are").unwrap()[0];
     let is = tok.encode(" is").unwrap()[0];
     assert!((dist.values().sum::<f64>() - 1.0).abs() < 1e-12);
@@ -114,4 +115,6 @@ fn human_token_distribution_uses_the_first_token_of_space_response() {
     // A made-up word is split into pieces starting with " are", so it adds to " are".
     assert_eq!(tok.encode(" arexqz").unwrap()[0], are);
     assert!((dist[&are] - 0.9).abs() < 1e-12);
+    let nothing = tok.encode(" nothing").unwrap()[0];
+    assert_eq!(dist.get(&nothing).copied().unwrap_or(0.0), 0.0);
 }
