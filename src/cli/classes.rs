@@ -1,29 +1,29 @@
 //! What `table1 --syntactic/--semantic` and `probes` share: the part-of-speech tagger from the
 //! setup's lexicon and GPT-2's word embeddings.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use super::Args;
+use super::commands::ClassFlags;
 use super::error::CliError;
 use crate::analysis::classes::{ClassRow, Level, MeaningClusters, PartOfSpeech, class_tvd_rows};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::table1::Table1Options;
+use crate::runtime::backend::BackendKind;
 use crate::text::pos::{Lexicon, Tagger};
 
 /// Where the setup puts Brill's lexicon (npm `pos`).
 pub const DEFAULT_LEXICON: &str = "node_modules/pos/lexicon.js";
 
-/// The tagger from `--lexicon FILE` (default [`DEFAULT_LEXICON`]).
-pub fn tagger(args: &Args) -> Result<Tagger, CliError> {
-    let path = PathBuf::from(args.value("--lexicon").unwrap_or(DEFAULT_LEXICON));
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+/// The tagger from the lexicon at `path` (`--lexicon FILE`, default [`DEFAULT_LEXICON`]).
+pub fn tagger(path: &Path) -> Result<Tagger, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             CliError::Missing(format!(
                 "no part-of-speech lexicon at {} (run `npm ci`, or give --lexicon FILE)",
                 path.display()
             ))
         } else {
-            CliError::io("read", &path)(e)
+            CliError::io("read", path)(e)
         }
     })?;
     let lexicon =
@@ -31,16 +31,17 @@ pub fn tagger(args: &Args) -> Result<Tagger, CliError> {
     Ok(Tagger::new(lexicon))
 }
 
-/// Syntactic rows (with `--syntactic`) and semantic rows (with `--semantic`, on the `--model`'s
-/// embeddings).
+/// Syntactic rows (with `--syntactic`) and semantic rows (with `--semantic`, on the embeddings
+/// of `model`: its folder and backend).
 pub fn class_rows(
-    args: &Args,
+    flags: &ClassFlags,
+    model: Option<(&Path, BackendKind)>,
     data: &Dataset,
     options: &Table1Options,
 ) -> Result<Vec<ClassRow>, CliError> {
     let mut rows = Vec::new();
-    if args.has("--syntactic") {
-        let tagger = tagger(args)?;
+    if flags.syntactic {
+        let tagger = tagger(&flags.lexicon)?;
         rows.extend(class_tvd_rows(
             data,
             &PartOfSpeech(&tagger),
@@ -48,13 +49,13 @@ pub fn class_rows(
             options,
         )?);
     }
-    if args.has("--semantic") {
-        if args.value("--model").is_none() {
+    if flags.semantic {
+        let Some((dir, backend)) = model else {
             return Err(CliError::usage(
                 "--semantic needs --model DIR: the words' embeddings are GPT-2's",
             ));
-        }
-        let (engine, _, _) = super::load_engine(args)?;
+        };
+        let (engine, _) = super::load_engine_from(dir, backend)?;
         let words: Vec<&str> = data.words().into_iter().collect();
         let table = pollster::block_on(engine.embedding_table(&words, 2000, |_, _| true))?
             .unwrap_or_default();

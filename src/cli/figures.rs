@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::commands::{DataFlags, FiguresArgs, TokenLevelArgs};
 use super::error::CliError;
-use super::{Args, table1_options};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::{Figure, all, context_bars};
 use crate::analysis::table1::compute_on;
@@ -16,12 +16,12 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
-fn read_texts(paths: &[&str]) -> Result<Vec<(String, String)>, CliError> {
+fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, CliError> {
     paths
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(CliError::io("read", *f))?;
-            Ok((f.to_string(), text))
+            let text = std::fs::read_to_string(f).map_err(CliError::io("read", f))?;
+            Ok((f.display().to_string(), text))
         })
         .collect()
 }
@@ -34,20 +34,19 @@ fn known_passages() -> Vec<(String, String)> {
         .collect()
 }
 
-/// The dataset from `--provo DIR` or the `--file`s, with the `--responses` merged in.
-fn dataset(args: &Args) -> Result<Dataset, CliError> {
-    let files = args.values("--file");
+/// The dataset from `--provo DIR` or the `--file`s, with the `responses` merged in.
+fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError> {
     let passages = known_passages();
-    let mut data = match (args.value("--provo"), files.is_empty()) {
-        (Some(dir), true) => Dataset::from_shared_dir(Path::new(dir))?,
-        (None, false) => Dataset::from_files(&read_texts(&files)?, &passages)?,
+    let mut data = match (&flags.provo, flags.files.is_empty()) {
+        (Some(dir), true) => Dataset::from_shared_dir(dir)?,
+        (None, false) => Dataset::from_files(&read_texts(&flags.files)?, &passages)?,
         _ => {
             return Err(CliError::usage(
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",
             ));
         }
     };
-    for (name, text) in read_texts(&args.values("--responses"))? {
+    for (name, text) in read_texts(responses)? {
         let records = if text.trim_start().starts_with(['[', '{']) {
             crate::data::import_long_json(&name, &text)?
         } else {
@@ -63,26 +62,12 @@ fn dataset(args: &Args) -> Result<Dataset, CliError> {
 
 /// `clozelab token-level`: Appendix D — the model's exact next-token distribution against the
 /// humans' first tokens, TVD and ECE at the token level beside the word level (Table 1's rows).
-pub fn token_level(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--model",
-        "--provo",
-        "--file",
-        "--contexts",
-        "--backend",
-        "--ece-convention",
-        "--resamples",
-        "--oracle-size",
-        "--seed",
-        "--json",
-        "--out",
-    ])?;
-    let backend = args.value("--backend").unwrap_or("cpu").parse()?;
-    let (engine, _) = super::load_engine_from(Path::new(args.required("--model")?), backend)?;
-    let mut data = dataset(args)?;
-    let limit: usize = args.parsed("--contexts", data.norms.len())?;
+pub fn token_level(args: &TokenLevelArgs) -> Result<(), CliError> {
+    let (engine, _) = super::load_engine(&args.model)?;
+    let mut data = dataset(&args.data, &[])?;
+    let limit = args.contexts.unwrap_or(data.norms.len());
     data.norms.truncate(limit);
-    let options = table1_options(args)?;
+    let options = args.table1.options();
     let contexts = pollster::block_on(crate::runtime::distributions::token_level_contexts(
         &engine.model,
         &engine.tokenizer,
@@ -90,19 +75,18 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
         |_| true,
     ))?;
     let (rows, per_context) = compute_on(&data, &options)?;
-    let model = args.required("--model")?;
+    let model = args.model.model.display().to_string();
     let report = crate::analysis::token_level::TokenLevelReport::new(
-        model,
+        &model,
         &contexts,
         &per_context,
         options.ece,
     );
     let token = report.as_ref().map(|r| &r.row);
     if let (Some(dir), Some(figure)) = (
-        args.value("--out"),
+        args.out.as_deref(),
         report.as_ref().and_then(|r| r.figure.as_ref()),
     ) {
-        let dir = Path::new(dir);
         std::fs::create_dir_all(dir).map_err(CliError::io("create", dir))?;
         let (w, h) = figure.size();
         for (name, text) in [
@@ -111,14 +95,14 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
         ] {
             let path = write(dir, &name, &text)?;
             // With --json, stdout holds the JSON alone.
-            if args.has("--json") {
+            if args.json {
                 eprintln!("{}", path.display());
             } else {
                 println!("{}", path.display());
             }
         }
     }
-    if args.has("--json") {
+    if args.json {
         let json = serde_json::json!({ "token_level": token, "word_level": rows });
         println!("{json}");
     } else {
@@ -137,54 +121,32 @@ pub fn token_level(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn figures(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--provo",
-        "--file",
-        "--out",
-        "--seed",
-        "--resamples",
-        "--oracle-size",
-        "--ece-convention",
-        "--context",
-        "--system",
-        "--responses",
-        "--participant",
-        "--syntactic",
-        "--semantic",
-        "--lexicon",
-        "--model",
-        "--backend",
-    ])?;
-    let data = dataset(args)?;
-    let out = PathBuf::from(args.required("--out")?);
-    std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;
-    let options = table1_options(args)?;
+pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
+    let data = dataset(&args.data, &args.responses)?;
+    let out = &args.out;
+    std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
+    let options = args.table1.options();
     let (rows, per_context) = compute_on(&data, &options)?;
-    let mut written = vec![write(&out, "table1.csv", &table1_csv(&rows))?];
+    let mut written = vec![write(out, "table1.csv", &table1_csv(&rows))?];
     let mut figures = all(&rows, &per_context, options.ece);
-    let class_rows = super::classes::class_rows(args, &data, &options)?;
+    let model = args.model.as_deref().map(|dir| (dir, args.backend));
+    let class_rows = super::classes::class_rows(&args.classes, model, &data, &options)?;
     if !class_rows.is_empty() {
         use crate::analysis::classes::{Level, histograms, rows_csv};
-        written.push(write(&out, "class_tvd.csv", &rows_csv(&class_rows))?);
+        written.push(write(out, "class_tvd.csv", &rows_csv(&class_rows))?);
         figures.extend(histograms(&class_rows, Level::Syntactic));
         figures.extend(histograms(&class_rows, Level::Semantic));
     }
-    let system = match args.value("--system") {
-        Some(name) => name.to_string(),
+    let system = match &args.system {
+        Some(name) => name.clone(),
         None => data
             .systems
             .first()
             .map(|s| s.0.clone())
             .unwrap_or_default(),
     };
-    let key = match args.value("--context") {
-        Some(text) => {
-            let parsed = text
-                .split_once(':')
-                .and_then(|(t, w)| Some((t.parse().ok()?, w.parse().ok()?)));
-            Some(parsed.ok_or_else(|| CliError::usage("--context is TEXT_ID:WORD_NUM"))?)
-        }
+    let key = match args.context {
+        Some(key) => Some(key),
         None => data
             .systems
             .iter()
@@ -204,19 +166,19 @@ pub fn figures(args: &Args) -> Result<(), CliError> {
         written.extend(participants(
             &data,
             &system,
-            args.value("--participant"),
-            &out,
+            args.participant.as_deref(),
+            out,
             &mut figures,
         )?);
     }
     for figure in &figures {
         let (w, h) = figure.size();
         written.push(write(
-            &out,
+            out,
             &format!("{}.svg", figure.id),
             &figure.to_svg(w, h)?,
         )?);
-        written.push(write(&out, &format!("{}.csv", figure.id), &figure.csv)?);
+        written.push(write(out, &format!("{}.csv", figure.id), &figure.csv)?);
     }
     for path in written {
         println!("{}", path.display());

@@ -4,18 +4,19 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::args::Args;
+use super::commands::JatosPackageArgs;
 use super::error::CliError;
 use crate::game::jatos_archive::{assets_dir_name, relative_index_html, study_description};
 use crate::game::study::{GameKind, StudyConfig};
 
-pub fn jatos_package(args: &Args) -> Result<(), CliError> {
-    args.only(&["--study", "--dist", "--out"])?;
-    let study_path = PathBuf::from(args.required("--study")?);
-    let dist = PathBuf::from(args.value("--dist").unwrap_or("dist"));
-    let out = PathBuf::from(args.required("--out")?);
+pub fn jatos_package(args: &JatosPackageArgs) -> Result<(), CliError> {
+    let JatosPackageArgs {
+        study: study_path,
+        dist,
+        out,
+    } = args;
     let study_json =
-        std::fs::read_to_string(&study_path).map_err(CliError::io("read", &study_path))?;
+        std::fs::read_to_string(study_path).map_err(CliError::io("read", study_path))?;
     let config = StudyConfig::from_json(&study_json)
         .map_err(|e| CliError::usage(format!("{}: {e}", study_path.display())))?;
     if config.submit_url.is_some() {
@@ -23,7 +24,7 @@ pub fn jatos_package(args: &Args) -> Result<(), CliError> {
     }
     let index = dist.join("index.html");
     let html = std::fs::read_to_string(&index).map_err(CliError::io("read", &index))?;
-    let files = app_files(&dist, needed_model(&config).as_deref())?;
+    let files = app_files(dist, needed_model(&config).as_deref())?;
     let top_level: Vec<String> = files.iter().filter(|f| !f.contains('/')).cloned().collect();
     if !top_level.iter().any(|f| f == "worker_loader.js") {
         return Err(CliError::usage(format!(
@@ -36,12 +37,12 @@ pub fn jatos_package(args: &Args) -> Result<(), CliError> {
     let dir = assets_dir_name(&config.title);
     let description = study_description(&config, &study_json, &dir);
 
-    let file = std::fs::File::create(&out).map_err(CliError::io("write", &out))?;
+    let file = std::fs::File::create(out).map_err(CliError::io("write", out))?;
     let mut zip = zip::ZipWriter::new(file);
     let options =
         zip::write::FileOptions::default().compression_method(zip::CompressionMethod::Deflated);
     let write_err = |e: zip::result::ZipError| CliError::usage(format!("{}: {e}", out.display()));
-    let io_err = CliError::io("write", &out);
+    let io_err = CliError::io("write", out);
     zip.start_file(format!("{dir}.jas"), options)
         .map_err(write_err)?;
     zip.write_all(serde_json::to_string_pretty(&description)?.as_bytes())
@@ -58,13 +59,13 @@ pub fn jatos_package(args: &Args) -> Result<(), CliError> {
         zip.start_file(format!("{dir}/{name}"), options)
             .map_err(write_err)?;
         zip.write_all(&contents)
-            .map_err(CliError::io("write", &out))?;
+            .map_err(CliError::io("write", out))?;
     }
     // The config beside the page too: the app reads it when the component's input is empty.
     zip.start_file(format!("{dir}/study.json"), options)
         .map_err(write_err)?;
     zip.write_all(study_json.as_bytes())
-        .map_err(CliError::io("write", &out))?;
+        .map_err(CliError::io("write", out))?;
     zip.finish().map_err(write_err)?;
     eprintln!(
         "wrote {} ({} files, {:.1} MB before compression; assets folder {dir}): import it in JATOS \

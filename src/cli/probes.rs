@@ -2,10 +2,10 @@
 //! strategies, against the Provo norms (one word per production) or multi-reference data (JSON
 //! Lines `{"context": …, "references": [ … ]}`), written as CSV and SVG figures.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::Args;
 use super::classes::tagger;
+use super::commands::ProbesArgs;
 use super::error::CliError;
 use crate::analysis::variability::StrategySummary;
 use crate::estimators::decoding::DecodingStrategy;
@@ -13,30 +13,15 @@ use crate::runtime::productions::{
     DEFAULT_STRATEGIES, ProbeRunError, provo_items, reference_items, run_probes,
 };
 
-pub fn probes(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--provo",
-        "--references",
-        "--model",
-        "--strategy",
-        "--contexts",
-        "--samples",
-        "--seed",
-        "--backend",
-        "--lexicon",
-        "--out",
-    ])?;
-    let out = PathBuf::from(args.required("--out")?);
-    let contexts: usize = args.parsed("--contexts", 20)?;
-    let samples: usize = args.parsed("--samples", 40)?;
-    let seed: u64 = args.parsed("--seed", 0)?;
-    let items = match (args.value("--provo"), args.value("--references")) {
-        (Some(dir), None) => {
-            provo_items(&crate::data::provo::read_norms(Path::new(dir))?, contexts)
-        }
+pub fn probes(args: &ProbesArgs) -> Result<(), CliError> {
+    let out = &args.out;
+    let (contexts, samples, seed) = (args.contexts, args.samples, args.seed);
+    let items = match (&args.provo, &args.references) {
+        (Some(dir), None) => provo_items(&crate::data::provo::read_norms(dir)?, contexts),
         (None, Some(file)) => {
             let text = std::fs::read_to_string(file).map_err(CliError::io("read", file))?;
-            reference_items(&text, contexts).map_err(|e| CliError::usage(format!("{file}: {e}")))?
+            reference_items(&text, contexts)
+                .map_err(|e| CliError::usage(format!("{}: {e}", file.display())))?
         }
         _ => {
             return Err(CliError::usage(
@@ -44,18 +29,18 @@ pub fn probes(args: &Args) -> Result<(), CliError> {
             ));
         }
     };
-    let specs: Vec<&str> = match args.values("--strategy") {
-        named if named.is_empty() => DEFAULT_STRATEGIES.to_vec(),
-        named => named,
+    let strategies = if args.strategies.is_empty() {
+        DEFAULT_STRATEGIES
+            .iter()
+            .map(|s| s.parse::<DecodingStrategy>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ProbeRunError::from)?
+    } else {
+        args.strategies.clone()
     };
-    let strategies = specs
-        .iter()
-        .map(|s| s.parse::<DecodingStrategy>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ProbeRunError::from)?;
-    let tagger = tagger(args)?;
-    let (engine, _, _) = super::load_engine(args)?;
-    std::fs::create_dir_all(&out).map_err(CliError::io("create", &out))?;
+    let tagger = tagger(&args.lexicon)?;
+    let (engine, _) = super::load_engine(&args.model)?;
+    std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
     let started = std::time::Instant::now();
     let per_strategy = items.len();
     let report = pollster::block_on(run_probes(

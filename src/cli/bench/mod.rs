@@ -13,7 +13,6 @@ mod words;
 pub use forward::forward;
 pub use words::words;
 
-use super::args::Args;
 use super::error::CliError;
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
@@ -41,14 +40,6 @@ fn script_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("scripts")
         .join(name)
-}
-
-/// The backends named by `--backend` (default: all).
-fn backends_arg(args: &Args) -> Result<Vec<BackendKind>, CliError> {
-    match args.value("--backend").unwrap_or("all") {
-        "all" => Ok(vec![BackendKind::Cpu, BackendKind::Wgpu]),
-        one => Ok(vec![one.parse()?]),
-    }
 }
 
 /// The model on `kind`'s device with its adapter's name, or `None` (said on stderr) when that

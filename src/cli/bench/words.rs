@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{backends_arg, model_on, script_path, write_report};
-use crate::cli::args::Args;
+use super::{model_on, script_path, write_report};
+use crate::cli::commands::BenchWordsArgs;
 use crate::cli::error::CliError;
 use crate::model::Gpt2Config;
 use crate::model::loader::load_with_config;
@@ -76,23 +76,12 @@ fn python_subset(n: usize, k: usize) -> Vec<usize> {
 
 /// `clozelab bench words`: word distributions for Provo contexts on GPT-2-small-shaped random
 /// weights, the tree sampler on each backend against the paper's HF `generate` procedure.
-pub fn words(args: &Args) -> Result<(), CliError> {
+pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
     use crate::estimators::sampler::{SamplerConfig, sample_words_for_contexts};
-    args.only(&[
-        "--provo",
-        "--contexts",
-        "--backend",
-        "--python-contexts",
-        "--no-python",
-        "--quick",
-        "--out",
-        "--samples",
-    ])?;
-    let provo = PathBuf::from(args.value("--provo").unwrap_or("../shared/provo"));
-    let norms = crate::data::provo::read_norms(&provo)
+    let norms = crate::data::provo::read_norms(&args.provo)
         .map_err(|e| CliError::usage(format!("{e} (pass --provo DIR)")))?;
-    let quick = args.has("--quick");
-    let wanted: usize = args.parsed("--contexts", if quick { 3 } else { 20 })?;
+    let quick = args.quick;
+    let wanted = args.contexts.unwrap_or(if quick { 3 } else { 20 });
     let step = (norms.len() / wanted.max(1)).max(1);
     let contexts: Vec<String> = norms
         .iter()
@@ -100,11 +89,8 @@ pub fn words(args: &Args) -> Result<(), CliError> {
         .take(wanted)
         .map(|c| c.context.clone())
         .collect();
-    let sample_sizes: Vec<usize> = match args.value("--samples") {
-        Some(v) => vec![
-            v.parse()
-                .map_err(|_| CliError::usage(format!("invalid value {v:?} for --samples")))?,
-        ],
+    let sample_sizes: Vec<usize> = match args.samples {
+        Some(n) => vec![n],
         None => vec![1000, 40],
     };
     let vocab_dir = PathBuf::from(crate::cli::DEFAULT_TOKENIZER_DIR);
@@ -121,7 +107,7 @@ pub fn words(args: &Args) -> Result<(), CliError> {
         small.num_params() as f64 / 1e6
     );
     let weights = to_safetensors(&generate_weights(&small, 1))?;
-    let backends = backends_arg(args)?;
+    let backends = args.backend.kinds();
     // The temperature bringing the mean next-token entropy to ~3 nats, found on the CPU.
     let cpu_model = load_with_config(
         &small,
@@ -207,9 +193,10 @@ pub fn words(args: &Args) -> Result<(), CliError> {
         }
     }
     let mut baselines = Vec::new();
-    if !args.has("--no-python") {
-        let python_contexts: usize = args
-            .parsed::<usize>("--python-contexts", if quick { 1 } else { 2 })?
+    if !args.no_python {
+        let python_contexts = args
+            .python_contexts
+            .unwrap_or(if quick { 1 } else { 2 })
             .clamp(1, contexts.len());
         let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
@@ -308,7 +295,7 @@ pub fn words(args: &Args) -> Result<(), CliError> {
             "(ratios: the paper's procedure's time over ours on the same contexts {idx:?}, same N and T, measured in this run)"
         );
     }
-    let out = PathBuf::from(args.value("--out").unwrap_or("target/bench-words.json"));
+    let out = &args.out;
     let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});
     write_report(&out, &json)?;
     eprintln!("wrote {}", out.display());

@@ -1,0 +1,629 @@
+//! Every command and flag of `clozelab`, each defined once with its help (clap's derive):
+//! `clozelab --help` and `clozelab COMMAND --help` are generated from here, and flags that
+//! several commands take (the model, Table 1's options, the word classes) are one struct each.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::analysis::metrics::EceConvention;
+use crate::analysis::table1::{OracleSize, Table1Options};
+use crate::data::provo::ContextKey;
+use crate::estimators::decoding::DecodingStrategy;
+use crate::estimators::sampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET};
+use crate::runtime::backend::BackendKind;
+
+/// GPT-2 next-word tools: the test model, the model's predictions, the papers' tables and
+/// figures, the token games' estimates, study packages and benchmarks.
+#[derive(Debug, Parser)]
+#[command(
+    name = "clozelab",
+    version,
+    arg_required_else_help = true,
+    after_help = "A model folder holds config.json, model.safetensors and tokenizer.json (or \
+                  vocab.json + merges.txt, or encoder.json + vocab.bpe)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Writes the deterministic random GPT-2 (real vocabulary, random weights) to a folder.
+    MakeTestModel(MakeTestModelArgs),
+    /// The most likely next tokens after a context.
+    NextToken(NextTokenArgs),
+    /// The model's next-word distribution, estimated by sampling continuations.
+    WordDist(WordDistArgs),
+    /// Exact probabilities of given words as the next word.
+    WordProb(WordProbArgs),
+    /// Human perplexity from two-token game answers (importance sampling).
+    Perplexity(PerplexityArgs),
+    /// Top-1 accuracy of top-1 game answers beside the model's.
+    Top1(Top1Args),
+    /// A JATOS study archive of the built app and a study config.
+    JatosPackage(JatosPackageArgs),
+    /// Production-variability probes (Giulianelli et al. 2023) per decoding strategy.
+    Probes(ProbesArgs),
+    /// How biased the two-token game's perplexity estimate is, by simulation.
+    PerplexitySim(PerplexitySimArgs),
+    /// Table 1 of Ilia & Aziz (2024) on the Provo norms and the paper's samples.
+    Table1(Table1Args),
+    /// Every figure of the Analysis page as SVG with its CSV, and Table 1 as CSV.
+    Figures(FiguresArgs),
+    /// Appendix D: the model's next-token distribution against people's first tokens.
+    TokenLevel(TokenLevelArgs),
+    /// Benchmarks against Hugging Face transformers, printed as ratios.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Tokens per second of GPT-2-small-shaped random weights on each backend.
+    Forward(BenchForwardArgs),
+    /// Word distributions per second: the sampling tree against the paper's procedure.
+    Words(BenchWordsArgs),
+}
+
+/// A model folder and the backend to run it on.
+#[derive(Debug, Args)]
+pub struct ModelFlags {
+    /// The model folder (config.json, model.safetensors, tokenizer).
+    #[arg(long, value_name = "DIR")]
+    pub model: PathBuf,
+    /// Where GPT-2 runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
+}
+
+/// The options every Table 1 computation takes.
+#[derive(Debug, Args)]
+pub struct Table1Flags {
+    /// Seed of the oracle splits and the bootstrap.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Oracle resamples: every oracle-dependent figure is averaged over them.
+    #[arg(long, default_value_t = 10)]
+    pub resamples: usize,
+    /// Size of each oracle group: half, 10 or 20 people.
+    #[arg(long, default_value = "half")]
+    pub oracle_size: OracleSize,
+    /// ECE with confidence 1 in the last bin, or dropped as the paper's code does.
+    #[arg(long, value_enum, default_value_t = EceFlag::LastBin)]
+    pub ece_convention: EceFlag,
+}
+
+impl Table1Flags {
+    pub fn options(&self) -> Table1Options {
+        Table1Options {
+            seed: self.seed,
+            resamples: self.resamples,
+            oracle_size: self.oracle_size,
+            ece: self.ece_convention.into(),
+        }
+    }
+}
+
+/// How ECE treats predictions made with confidence 1.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum EceFlag {
+    /// In the last bin.
+    LastBin,
+    /// Dropped, as the paper's code does.
+    Paper,
+}
+
+impl From<EceFlag> for EceConvention {
+    fn from(flag: EceFlag) -> Self {
+        match flag {
+            EceFlag::LastBin => EceConvention::LastBin,
+            EceFlag::Paper => EceConvention::DropCertain,
+        }
+    }
+}
+
+/// TVD over word classes beside Table 1.
+#[derive(Debug, Args)]
+pub struct ClassFlags {
+    /// Also the syntactic TVD (over part-of-speech tags).
+    #[arg(long)]
+    pub syntactic: bool,
+    /// Also the semantic TVD (over clusters of GPT-2's word embeddings; needs --model).
+    #[arg(long, requires = "model")]
+    pub semantic: bool,
+    /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
+    #[arg(long, value_name = "FILE", default_value = super::classes::DEFAULT_LEXICON)]
+    pub lexicon: PathBuf,
+}
+
+/// Where the norms and systems' samples come from.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct DataFlags {
+    /// The Provo folder (../shared/provo): norms and the paper's samples.
+    #[arg(long, value_name = "DIR")]
+    pub provo: Option<PathBuf>,
+    /// Norms and sample files, as the Analysis page reads them (repeat the flag).
+    #[arg(long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct MakeTestModelArgs {
+    /// The folder to write.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Seed of the random weights.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Transformer blocks.
+    #[arg(long, default_value_t = 2)]
+    pub layers: usize,
+    /// Embedding width.
+    #[arg(long, default_value_t = 64)]
+    pub dim: usize,
+    /// Attention heads (must divide --dim).
+    #[arg(long, default_value_t = 4)]
+    pub heads: usize,
+    /// Where GPT-2's vocab.json and merges.txt are.
+    #[arg(long, value_name = "DIR", default_value = super::test_model::DEFAULT_TOKENIZER_DIR)]
+    pub tokenizer: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NextTokenArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The text before the token.
+    #[arg(long)]
+    pub context: String,
+    /// How many tokens to list.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WordDistArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The text before the word.
+    #[arg(long)]
+    pub context: String,
+    /// Continuations to sample.
+    #[arg(long, default_value_t = DEFAULT_SAMPLES)]
+    pub samples: usize,
+    /// Seed of the sampler.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Sampling temperature.
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
+    /// Keep the K most likely tokens.
+    #[arg(long, value_name = "K")]
+    pub top_k: Option<usize>,
+    /// Keep the smallest most likely set of mass P (nucleus sampling).
+    #[arg(long, value_name = "P")]
+    pub top_p: Option<f64>,
+    /// Locally typical sampling with mass P.
+    #[arg(long, value_name = "P")]
+    pub typical: Option<f64>,
+    /// Tokens per continuation before it counts as failed.
+    #[arg(long, value_name = "TOKENS", default_value_t = DEFAULT_TOKEN_BUDGET)]
+    pub budget: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WordProbArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The text before the word.
+    #[arg(long)]
+    pub context: String,
+    /// A word to score (repeat the flag for more).
+    #[arg(long = "word", value_name = "WORD", required = true)]
+    pub words: Vec<String>,
+    /// Temperature of the model's distribution.
+    #[arg(long, default_value_t = 1.0)]
+    pub temperature: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PerplexityArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The two-token game's answers (the game's export, CSV or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub answers: PathBuf,
+    /// A second model folder to score beside GPT-2.
+    #[arg(long, value_name = "DIR")]
+    pub opponent: Option<PathBuf>,
+    /// Also score the models as players of the same rounds.
+    #[arg(long)]
+    pub players: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct Top1Args {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The top-1 game's answers (the game's export, CSV or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub answers: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct JatosPackageArgs {
+    /// The study config.
+    #[arg(long, value_name = "FILE")]
+    pub study: PathBuf,
+    /// The built app (`bash scripts/release.sh` writes it).
+    #[arg(long, value_name = "DIR", default_value = "dist")]
+    pub dist: PathBuf,
+    /// The archive to write (.jzip).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbesArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The Provo folder: one next word per production (or give --references).
+    #[arg(long, value_name = "DIR")]
+    pub provo: Option<PathBuf>,
+    /// Multi-reference JSON Lines: {"context": …, "references": [ … ]} per line.
+    #[arg(long, value_name = "FILE")]
+    pub references: Option<PathBuf>,
+    /// A decoding strategy: ancestral, temperature=T, top-k=K, top-p=P, typical=P, or several
+    /// joined by commas (repeat the flag; default: one of each family).
+    #[arg(long = "strategy", value_name = "STRATEGY")]
+    pub strategies: Vec<DecodingStrategy>,
+    /// Contexts to probe.
+    #[arg(long, default_value_t = 20)]
+    pub contexts: usize,
+    /// Productions per context and strategy.
+    #[arg(long, default_value_t = 40)]
+    pub samples: usize,
+    /// Seed of the sampler and the control group.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
+    #[arg(long, value_name = "FILE", default_value = super::classes::DEFAULT_LEXICON)]
+    pub lexicon: PathBuf,
+    /// The folder for the tables and figures.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Which token is true in a simulated round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Truth {
+    /// The passage's own tokens.
+    Text,
+    /// Tokens the generator draws (text as the model would write it).
+    Generator,
+}
+
+#[derive(Debug, Args)]
+pub struct PerplexitySimArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// A plain-text file of passages (default: the built-in passages).
+    #[arg(long, value_name = "FILE")]
+    pub text: Option<PathBuf>,
+    /// Positions simulated.
+    #[arg(long, default_value_t = 40)]
+    pub positions: usize,
+    /// Temperature of the simulated player.
+    #[arg(long, value_name = "T", default_value_t = 0.7)]
+    pub player_temperature: f64,
+    /// Temperature of the generator of the other token (below 1 makes the random test model as
+    /// peaked as GPT-2).
+    #[arg(long, value_name = "T", default_value_t = 1.0)]
+    pub generator_temperature: f64,
+    /// Which token is true.
+    #[arg(long, value_enum, default_value_t = Truth::Text)]
+    pub truth: Truth,
+    /// Rounds per position to compare, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,10,40")]
+    pub rounds: Vec<usize>,
+    /// Repetitions of each simulation.
+    #[arg(long, default_value_t = 200)]
+    pub repetitions: usize,
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct Table1Args {
+    /// The Provo folder (../shared/provo): norms and the paper's samples.
+    #[arg(long, value_name = "DIR")]
+    pub provo: PathBuf,
+    #[command(flatten)]
+    pub table1: Table1Flags,
+    /// Also write the per-context figures to this CSV.
+    #[arg(long, value_name = "FILE")]
+    pub per_context: Option<PathBuf>,
+    #[command(flatten)]
+    pub classes: ClassFlags,
+    /// The model folder whose embeddings --semantic clusters.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// Where that model runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FiguresArgs {
+    #[command(flatten)]
+    pub data: DataFlags,
+    /// The folder for the SVG and CSV files.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub table1: Table1Flags,
+    /// Game exports (long format, CSV or JSON) to add as people's responses (repeat the flag).
+    #[arg(long = "responses", value_name = "EXPORT")]
+    pub responses: Vec<PathBuf>,
+    /// Also this participant's scores and histogram.
+    #[arg(long, value_name = "ID")]
+    pub participant: Option<String>,
+    /// The context of Figure 1, as TEXT_ID:WORD_NUM (default: the system's first).
+    #[arg(long, value_name = "TEXT_ID:WORD_NUM", value_parser = parse_context_key)]
+    pub context: Option<ContextKey>,
+    /// The system of Figure 1 and the participant figures (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub system: Option<String>,
+    #[command(flatten)]
+    pub classes: ClassFlags,
+    /// The model folder whose embeddings --semantic clusters.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// Where that model runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
+}
+
+#[derive(Debug, Args)]
+pub struct TokenLevelArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    #[command(flatten)]
+    pub data: DataFlags,
+    /// The first N contexts only (default: all).
+    #[arg(long, value_name = "N")]
+    pub contexts: Option<usize>,
+    #[command(flatten)]
+    pub table1: Table1Flags,
+    /// Also write the density figure (SVG and CSV) to this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The backends a benchmark measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackends {
+    Cpu,
+    Wgpu,
+    All,
+}
+
+impl BenchBackends {
+    pub fn kinds(self) -> Vec<BackendKind> {
+        match self {
+            BenchBackends::Cpu => vec![BackendKind::Cpu],
+            BenchBackends::Wgpu => vec![BackendKind::Wgpu],
+            BenchBackends::All => vec![BackendKind::Cpu, BackendKind::Wgpu],
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct BenchForwardArgs {
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-forward.json")]
+    pub out: PathBuf,
+    /// Transformer blocks (default: GPT-2 small's).
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// Embedding width (default: GPT-2 small's).
+    #[arg(long)]
+    pub dim: Option<usize>,
+    /// Attention heads (default: GPT-2 small's).
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Without the transformers baseline.
+    #[arg(long)]
+    pub no_python: bool,
+    /// Fewer steps and repeats: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchWordsArgs {
+    /// The Provo folder the contexts come from.
+    #[arg(long, value_name = "DIR", default_value = "../shared/provo")]
+    pub provo: PathBuf,
+    /// Contexts measured (default: 20, or 3 with --quick).
+    #[arg(long, value_name = "N")]
+    pub contexts: Option<usize>,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Contexts the paper's procedure runs on (default: 2, or 1 with --quick).
+    #[arg(long, value_name = "N")]
+    pub python_contexts: Option<usize>,
+    /// Samples per context (default: both 1000 and 40).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Without the transformers baseline.
+    #[arg(long)]
+    pub no_python: bool,
+    /// Fewer contexts: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-words.json")]
+    pub out: PathBuf,
+}
+
+/// `TEXT_ID:WORD_NUM`, as in `1:5`.
+fn parse_context_key(text: &str) -> Result<ContextKey, String> {
+    text.split_once(':')
+        .and_then(|(t, w)| Some((t.trim().parse().ok()?, w.trim().parse().ok()?)))
+        .ok_or_else(|| format!("{text:?} is not TEXT_ID:WORD_NUM"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every command's help names every flag it accepts (the help is generated from the same
+    /// definitions the parser uses, so a flag can no longer go missing from it).
+    #[test]
+    fn every_commands_help_lists_every_flag_it_accepts() {
+        fn check(command: &mut clap::Command, path: &str) {
+            let help = command.render_long_help().to_string();
+            for arg in command.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    assert!(help.contains(&format!("--{long}")), "{path}: --{long}");
+                }
+            }
+            for sub in command.get_subcommands_mut() {
+                let name = format!("{path} {}", sub.get_name());
+                check(sub, &name);
+            }
+        }
+        let mut cli = Cli::command();
+        cli.build();
+        check(&mut cli, "clozelab");
+        let names: Vec<&str> = cli.get_subcommands().map(|c| c.get_name()).collect();
+        assert!(
+            names.contains(&"word-dist") && names.contains(&"bench"),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn flags_parse_into_what_the_commands_use() {
+        let cli = Cli::try_parse_from([
+            "clozelab",
+            "figures",
+            "--file",
+            "a",
+            "--file",
+            "b",
+            "--out",
+            "o",
+            "--context",
+            "3:7",
+            "--ece-convention",
+            "paper",
+            "--oracle-size",
+            "10",
+        ])
+        .unwrap();
+        let Command::Figures(args) = cli.command else {
+            panic!("not figures");
+        };
+        assert_eq!(args.data.files.len(), 2);
+        assert_eq!(args.context, Some((3, 7)));
+        assert_eq!(args.table1.options().ece, EceConvention::DropCertain);
+        assert_eq!(args.table1.oracle_size, OracleSize::Of(10));
+        for bad in [
+            &[
+                "clozelab", "figures", "--provo", "p", "--file", "f", "--out", "o",
+            ][..],
+            &[
+                "clozelab",
+                "figures",
+                "--out",
+                "o",
+                "--context",
+                "3-7",
+                "--provo",
+                "p",
+            ],
+            &["clozelab", "table1", "--provo", "p", "--semantic"],
+            &[
+                "clozelab",
+                "perplexity-sim",
+                "--model",
+                "m",
+                "--rounds",
+                "1,x",
+            ],
+            &[
+                "clozelab",
+                "word-dist",
+                "--model",
+                "m",
+                "--context",
+                "c",
+                "--top-k",
+                "many",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
+        let Command::Probes(p) = Cli::try_parse_from([
+            "clozelab",
+            "probes",
+            "--model",
+            "m",
+            "--out",
+            "o",
+            "--provo",
+            "p",
+            "--strategy",
+            "top-p=0.9",
+            "--strategy",
+            "ancestral",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("not probes");
+        };
+        let names: Vec<String> = p.strategies.iter().map(|s| s.to_string()).collect();
+        assert_eq!(names, ["top-p=0.9", "ancestral"]);
+    }
+}

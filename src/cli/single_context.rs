@@ -1,0 +1,118 @@
+//! One context at a time: `clozelab next-token`, `word-dist` and `word-prob`.
+
+use super::commands::{NextTokenArgs, WordDistArgs, WordProbArgs};
+use super::error::CliError;
+use super::load_engine;
+use crate::estimators::decoding::DecodingStrategy;
+use crate::estimators::sampler::{SamplerConfig, sample_words};
+use crate::runtime::backend::BackendKind;
+
+pub fn next_token(args: &NextTokenArgs) -> Result<(), CliError> {
+    let (engine, adapter) = load_engine(&args.model)?;
+    let backend = args.model.backend;
+    let tokens = pollster::block_on(engine.next_tokens(&args.context, args.top))?;
+    if args.json {
+        let json = serde_json::json!({"backend": backend.name(), "tokens": tokens});
+        println!("{json}");
+    } else {
+        println!("backend: {} ({adapter})", backend.name());
+        for t in tokens {
+            println!(
+                "{:>8.4}  {:>6.2}%  {:>6}  {}",
+                t.logprob,
+                100.0 * t.logprob.exp(),
+                t.id,
+                t.label
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Reports progress on stderr when it is a terminal.
+fn stderr_monitor() -> impl crate::estimators::progress::Monitor {
+    use std::io::IsTerminal;
+    let start = std::time::Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    crate::estimators::progress::FnMonitor {
+        clock: move || start.elapsed().as_secs_f64(),
+        on_progress: move |p: &crate::estimators::progress::Progress| {
+            if tty {
+                eprint!(
+                    "\r{} samples, {:.0}/s   ",
+                    p.samples_done,
+                    p.samples_per_s().unwrap_or(0.0)
+                );
+            }
+            true
+        },
+    }
+}
+
+pub fn word_dist(args: &WordDistArgs) -> Result<(), CliError> {
+    let strategy = DecodingStrategy::new(args.temperature, args.top_k, args.top_p, args.typical)?;
+    let config = SamplerConfig::new(args.samples, args.seed)
+        .and_then(|c| c.with_token_budget(args.budget))?
+        .with_strategy(strategy);
+    let (engine, _) = load_engine(&args.model)?;
+    let backend = args.model.backend;
+    // Fixed batch sizes only pay off where kernels are compiled per shape.
+    let config = config.with_batch_buckets(backend == BackendKind::Wgpu);
+    let mut progress = crate::estimators::progress::Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
+    };
+    let samples = pollster::block_on(sample_words(
+        &engine.model,
+        &engine.tokenizer,
+        &args.context,
+        &config,
+        &mut stderr_monitor(),
+        &mut progress,
+    ))?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()})
+        );
+    } else {
+        println!("{} samples, {} failed", samples.n, samples.failed);
+        let mut words: Vec<(String, f64)> = samples.relative_frequencies().into_iter().collect();
+        words.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (w, p) in words {
+            println!("{p:>8.4}  {w}");
+        }
+    }
+    Ok(())
+}
+
+pub fn word_prob(args: &WordProbArgs) -> Result<(), CliError> {
+    let (engine, _) = load_engine(&args.model)?;
+    let mut scorer = crate::estimators::wordprob::WordScorer::new(&engine.tokenizer);
+    let scores = pollster::block_on(scorer.score(
+        &engine.model,
+        &engine.tokenizer,
+        &args.context,
+        &args.words,
+        args.temperature,
+        &mut stderr_monitor(),
+    ))?;
+    if args.json {
+        let rows: Vec<serde_json::Value> = scores
+            .iter()
+            .map(|s| serde_json::json!({"word": s.word, "prob": s.prob, "logprob": s.logprob, "prob_no_end": s.prob_no_end, "segmentations": s.segmentations}))
+            .collect();
+        println!("{}", serde_json::json!({"words": rows}));
+    } else {
+        for s in scores {
+            let lp = s.logprob.map_or("-inf".to_string(), |l| format!("{l:.4}"));
+            println!(
+                "{:<20} prob {:.6e}  logprob {lp}  without end {:.6e}  segmentations {}",
+                s.word, s.prob, s.prob_no_end, s.segmentations
+            );
+        }
+    }
+    Ok(())
+}

