@@ -63,6 +63,13 @@ if ! command -v trunk >/dev/null; then
   echo "setup: cargo install trunk 0.21.14"
   quick_install 1 trunk --version 0.21.14 --locked
 fi
+# The view! macros' formatter, checked by the test command beside rustfmt (only the test
+# command asks for it: running the app does not need it).
+if [ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] \
+  && [ "$(leptosfmt --version 2>/dev/null | awk '{print $2}')" != "0.1.33" ]; then
+  echo "setup: cargo install leptosfmt 0.1.33"
+  quick_install 1 leptosfmt --version 0.1.33 --locked
+fi
 
 failed=0
 for i in "${!pids[@]}"; do

@@ -24,7 +24,7 @@ phase() {
 }
 
 phase "setup"
-bash scripts/setup.sh
+CLOZELAB_DEV_TOOLS=1 bash scripts/setup.sh
 
 source scripts/cargo_env.sh
 python3 scripts/prune_target.py stale
@@ -43,8 +43,9 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-phase "cargo fmt --check, no import cycles"
+phase "cargo fmt --check, leptosfmt --check, no import cycles"
 cargo fmt --check
+leptosfmt --check -q src/app >/dev/null || { leptosfmt --check src/app | grep -v '^✅'; exit 1; }
 python3 scripts/check_cycles.py
 
 phase "native build + clippy (all targets)"

@@ -55,20 +55,25 @@ fn App() -> impl IntoView {
     provide_lab_data();
     view! {
         <Router>
-            <Header in_study/>
+            <Header in_study />
             <main>
                 // In JATOS the page sits at …/publix/<run>/<component>/index.html: the study.
-                <Routes fallback=move || if in_jatos {
-                    view! { <PlayHome/> }.into_any()
-                } else {
-                    view! { <p>"There is no such page. " <a href="/">"Back to the passages"</a></p> }.into_any()
+                <Routes fallback=move || {
+                    if in_jatos {
+                        view! { <PlayHome /> }.into_any()
+                    } else {
+                        view! {
+                            <p>"There is no such page. " <a href="/">"Back to the passages"</a></p>
+                        }
+                            .into_any()
+                    }
                 }>
-                    <Route path=path!("/") view=PlayHome/>
-                    <Route path=path!("/play/:passage") view=PlayPassage/>
-                    <Route path=path!("/tokens/:game/:passage") view=TokenGamePage/>
-                    <Route path=path!("/next-token") view=NextTokenPage/>
-                    <Route path=path!("/model") view=ModelPage/>
-                    <Route path=path!("/analysis") view=AnalysisPage/>
+                    <Route path=path!("/") view=PlayHome />
+                    <Route path=path!("/play/:passage") view=PlayPassage />
+                    <Route path=path!("/tokens/:game/:passage") view=TokenGamePage />
+                    <Route path=path!("/next-token") view=NextTokenPage />
+                    <Route path=path!("/model") view=ModelPage />
+                    <Route path=path!("/analysis") view=AnalysisPage />
                 </Routes>
             </main>
         </Router>

@@ -12,13 +12,35 @@ pub fn BackendStatus() -> impl IntoView {
             {move || match ctx.backend.get() {
                 BackendState::Idle => view! { <span>"GPT-2 is not started."</span> }.into_any(),
                 BackendState::Detecting => view! { <span>"Detecting WebGPU…"</span> }.into_any(),
-                BackendState::Failed(e) => view! { <span class="error">{format!("The inference worker failed: {e}")}</span> }.into_any(),
-                BackendState::Ready { kind, adapter, fallback_reason } => view! {
-                    <span data-backend=kind.name()>
-                        {format!("Backend: {} — {}", if kind == crate::runtime::backend::BackendKind::Wgpu { "WebGPU" } else { "CPU" }, adapter)}
-                    </span>
-                    {fallback_reason.map(|r| view! { <span class="note">{format!(" (WebGPU not used: {r})")}</span> })}
-                }.into_any(),
+                BackendState::Failed(e) => {
+                    view! {
+                        <span class="error">{format!("The inference worker failed: {e}")}</span>
+                    }
+                        .into_any()
+                }
+                BackendState::Ready { kind, adapter, fallback_reason } => {
+                    view! {
+                        <span data-backend=kind
+                            .name()>
+                            {format!(
+                                "Backend: {} — {}",
+                                if kind == crate::runtime::backend::BackendKind::Wgpu {
+                                    "WebGPU"
+                                } else {
+                                    "CPU"
+                                },
+                                adapter,
+                            )}
+                        </span>
+                        {fallback_reason
+                            .map(|r| {
+                                view! {
+                                    <span class="note">{format!(" (WebGPU not used: {r})")}</span>
+                                }
+                            })}
+                    }
+                        .into_any()
+                }
             }}
         </p>
     }

@@ -50,15 +50,50 @@ pub fn CompletionScreen(
     view! {
         <div class="complete" data-testid="complete">
             <p>{if experiment { "Thank you — you have finished." } else { done_text }}</p>
-            {(!code.is_empty()).then(|| view! { <p>"Completion code: " <strong data-testid="completion-code">{code}</strong></p> })}
-            <p aria-live="polite" data-testid="redirect-status">{move || status.text.get()}</p>
-            {move || status.unconfirmed.get().map(|(_, redirect)| view! {
-                <p class="warning" data-testid="unconfirmed">
-                    <button data-testid="submit-retry" on:click=retry>"Try sending again"</button>
-                    {redirect.map(|url| view! { " or " <a href=url data-testid="leave-unconfirmed">"continue to the study's next page"</a> " (the researcher may ask for your file)." })}
-                </p>
-            })}
-            {(!experiment).then(|| view! { <a href=back_href data-testid="back-to-passages">"Choose another passage"</a> })}
+            {(!code.is_empty())
+                .then(|| {
+                    view! {
+                        <p>
+                            "Completion code: "
+                            <strong data-testid="completion-code">{code}</strong>
+                        </p>
+                    }
+                })}
+            <p aria-live="polite" data-testid="redirect-status">
+                {move || status.text.get()}
+            </p>
+            {move || {
+                status
+                    .unconfirmed
+                    .get()
+                    .map(|(_, redirect)| {
+                        view! {
+                            <p class="warning" data-testid="unconfirmed">
+                                <button data-testid="submit-retry" on:click=retry>
+                                    "Try sending again"
+                                </button>
+                                {redirect
+                                    .map(|url| {
+                                        view! {
+                                            " or "
+                                            <a href=url data-testid="leave-unconfirmed">
+                                                "continue to the study's next page"
+                                            </a>
+                                            " (the researcher may ask for your file)."
+                                        }
+                                    })}
+                            </p>
+                        }
+                    })
+            }}
+            {(!experiment)
+                .then(|| {
+                    view! {
+                        <a href=back_href data-testid="back-to-passages">
+                            "Choose another passage"
+                        </a>
+                    }
+                })}
         </div>
     }
 }
@@ -123,8 +158,13 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
         }
         Err(e) => {
             let keeping = match e.kept {
-                Ok(()) => "They are kept in this browser and sent again when you come back to this site; you can also download them under “Your data” below.".to_string(),
-                Err(why) => format!("This browser cannot keep them for later ({why}): please download them under “Your data” below before you leave."),
+                Ok(()) => "They are kept in this browser and sent again when you come back to \
+                    this site; you can also download them under “Your data” below."
+                    .to_string(),
+                Err(why) => format!(
+                    "This browser cannot keep them for later ({why}): please \
+                    download them under “Your data” below before you leave."
+                ),
             };
             status.text.set(format!(
                 "The study's server has not confirmed your responses yet ({}). {keeping}",

@@ -18,7 +18,9 @@ pub fn ConsentScreen(
         <div class="consent" data-testid="consent">
             <p class="study-text">{consent}</p>
             <p class="study-text">{instructions}</p>
-            <button data-testid="consent-accept" on:click=move |_| on_accept.run(())>{button}</button>
+            <button data-testid="consent-accept" on:click=move |_| on_accept.run(())>
+                {button}
+            </button>
         </div>
     }
 }

@@ -86,10 +86,18 @@ pub fn DistributionChart(
     });
     view! {
         <figure class="distribution">
-            <canvas node_ref=canvas role="img" aria-label="bar chart of the most likely next tokens"></canvas>
+            <canvas
+                node_ref=canvas
+                role="img"
+                aria-label="bar chart of the most likely next tokens"
+            ></canvas>
             <figcaption>"Most likely next tokens (␣ = space, ↵ = newline)"</figcaption>
             <ol class="token-list" data-testid="token-list" data-context=move || context.get()>
-                <For each=move || tokens.get().into_iter().enumerate() key=|(i, t)| (*i, t.id) let:item>
+                <For
+                    each=move || tokens.get().into_iter().enumerate()
+                    key=|(i, t)| (*i, t.id)
+                    let:item
+                >
                     <li data-id=item.1.id data-logprob=item.1.logprob.to_string()>
                         <code>{item.1.label.clone()}</code>
                         {format!(" {:.2}%", 100.0 * item.1.logprob.exp())}

@@ -18,7 +18,9 @@ pub fn Header(in_study: bool) -> impl IntoView {
         <header class="app-header">
             <h1>"clozelab"</h1>
             <Show when=move || !in_study>
-                <p class="tagline">"How does GPT-2's uncertainty compare with yours? Everything runs on your machine."</p>
+                <p class="tagline">
+                    "How does GPT-2's uncertainty compare with yours? Everything runs on your machine."
+                </p>
                 <nav class="app-nav" aria-label="Pages">
                     <A href=link("/")>"Play"</A>
                     <A href=link("/next-token")>"Next token"</A>
@@ -28,20 +30,40 @@ pub fn Header(in_study: bool) -> impl IntoView {
                 <p class="model-badge" data-testid="model-badge" aria-live="polite">
                     {move || match ctx.model.get() {
                         ModelState::Empty => view! { <span>"No model loaded"</span> }.into_any(),
-                        ModelState::Loading { step, .. } => view! { <span>{format!("Loading {step}…")}</span> }.into_any(),
-                        ModelState::Ready(s) => view! {
-                            <span data-ready="true">{format!("Model: {}", s.name)}</span>
-                            // Said on every page: a reader must never mistake noise for GPT-2.
-                            {s.random_test_model.then(|| view! {
-                                <span class="warning" data-testid="random-model-warning" role="alert">
-                                    "This is clozelab's random TEST model, not GPT-2: its predictions are noise. Load real GPT-2 (Model) to compare with people."
-                                </span>
-                            })}
-                        }.into_any(),
-                        ModelState::Failed(_) => view! { <span class="error">"The model failed to load (see Model)"</span> }.into_any(),
+                        ModelState::Loading { step, .. } => {
+                            view! { <span>{format!("Loading {step}…")}</span> }.into_any()
+                        }
+                        ModelState::Ready(s) => {
+                            view! {
+                                <span data-ready="true">{format!("Model: {}", s.name)}</span>
+                                // Said on every page: a reader must never mistake noise for GPT-2.
+                                {s
+                                    .random_test_model
+                                    .then(|| {
+                                        view! {
+                                            <span
+                                                class="warning"
+                                                data-testid="random-model-warning"
+                                                role="alert"
+                                            >
+                                                "This is clozelab's random TEST model, not GPT-2: \
+                                                    its predictions are noise. Load real GPT-2 \
+                                                    (Model) to compare with people."
+                                            </span>
+                                        }
+                                    })}
+                            }
+                                .into_any()
+                        }
+                        ModelState::Failed(_) => {
+                            view! {
+                                <span class="error">"The model failed to load (see Model)"</span>
+                            }
+                                .into_any()
+                        }
                     }}
                 </p>
-                <BackendStatus/>
+                <BackendStatus />
             </Show>
         </header>
     }

@@ -4,4 +4,5 @@ pub mod consent;
 pub mod distribution_chart;
 pub mod header;
 pub mod model_loader;
+pub mod outcome;
 pub mod word_bars;

@@ -148,41 +148,102 @@ pub fn ModelLoader() -> impl IntoView {
             <h2 id="model-heading">"Model"</h2>
             <div class="model-state" data-testid="model-state" aria-live="polite">
                 {move || match ctx.model.get() {
-                    ModelState::Empty => view! { <p>"No model loaded. Load GPT-2 from a URL or from files on your computer."</p> }.into_any(),
-                    ModelState::Loading { step, loaded, total } => view! {
-                        <p>{format!("Loading {step}… {}", match total {
-                            Some(t) if t > 0 => format!("{:.1} / {:.1} MB", loaded as f64 / 1e6, t as f64 / 1e6),
-                            _ if loaded > 0 => format!("{:.1} MB", loaded as f64 / 1e6),
-                            _ => String::new(),
-                        })}</p>
-                        <progress max=move || total.unwrap_or(0).max(1) as f64 value=move || loaded as f64 aria-label="download progress"></progress>
-                    }.into_any(),
-                    ModelState::Ready(summary) => view! {
-                        <p data-testid="model-loaded">{format!("Loaded {} ({:.1}M parameters).", summary.name, summary.parameters as f64 / 1e6)}</p>
-                    }.into_any(),
-                    ModelState::Failed(e) => view! { <p class="error" role="alert">{format!("Could not load the model: {e}")}</p> }.into_any(),
+                    ModelState::Empty => {
+                        view! {
+                            <p>
+                                "No model loaded. Load GPT-2 from a URL or from files on your computer."
+                            </p>
+                        }
+                            .into_any()
+                    }
+                    ModelState::Loading { step, loaded, total } => {
+                        view! {
+                            <p>
+                                {format!(
+                                    "Loading {step}… {}",
+                                    match total {
+                                        Some(t) if t > 0 => {
+                                            format!(
+                                                "{:.1} / {:.1} MB",
+                                                loaded as f64 / 1e6,
+                                                t as f64 / 1e6,
+                                            )
+                                        }
+                                        _ if loaded > 0 => format!("{:.1} MB", loaded as f64 / 1e6),
+                                        _ => String::new(),
+                                    },
+                                )}
+                            </p>
+                            <progress
+                                max=move || total.unwrap_or(0).max(1) as f64
+                                value=move || loaded as f64
+                                aria-label="download progress"
+                            ></progress>
+                        }
+                            .into_any()
+                    }
+                    ModelState::Ready(summary) => {
+                        view! {
+                            <p data-testid="model-loaded">
+                                {format!(
+                                    "Loaded {} ({:.1}M parameters).",
+                                    summary.name,
+                                    summary.parameters as f64 / 1e6,
+                                )}
+                            </p>
+                        }
+                            .into_any()
+                    }
+                    ModelState::Failed(e) => {
+                        view! {
+                            <p class="error" role="alert">
+                                {format!("Could not load the model: {e}")}
+                            </p>
+                        }
+                            .into_any()
+                    }
                 }}
             </div>
-            <form class="load-url" on:submit=move |ev| {
-                ev.prevent_default();
-                leptos::task::spawn_local(load_from_url(ctx, url.get_untracked()));
-            }>
+            <form
+                class="load-url"
+                on:submit=move |ev| {
+                    ev.prevent_default();
+                    leptos::task::spawn_local(load_from_url(ctx, url.get_untracked()));
+                }
+            >
                 <label for="model-url">"Model folder URL"</label>
-                <input id="model-url" type="url" prop:value=move || url.get() on:input=move |ev| url.set(event_target_value(&ev)) />
-                <button type="submit" disabled=busy>"Load from URL"</button>
+                <input
+                    id="model-url"
+                    type="url"
+                    prop:value=move || url.get()
+                    on:input=move |ev| url.set(event_target_value(&ev))
+                />
+                <button type="submit" disabled=busy>
+                    "Load from URL"
+                </button>
             </form>
-            <div class="drop-zone"
+            <div
+                class="drop-zone"
                 on:dragover=move |ev| ev.prevent_default()
                 on:drop=move |ev: web_sys::DragEvent| {
                     ev.prevent_default();
                     on_files(ev.data_transfer().and_then(|d| d.files()));
-                }>
-                <label for="model-files">"Or choose (or drop here) config.json, model.safetensors and tokenizer.json / vocab.json + merges.txt: "</label>
-                <input id="model-files" type="file" multiple
+                }
+            >
+                <label for="model-files">
+                    "Or choose (or drop here) config.json, model.safetensors and tokenizer.json / vocab.json + merges.txt: "
+                </label>
+                <input
+                    id="model-files"
+                    type="file"
+                    multiple
                     on:change=move |ev| {
-                        let input = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
+                        let input = ev
+                            .target()
+                            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok());
                         on_files(input.and_then(|i| i.files()));
-                    } />
+                    }
+                />
             </div>
         </section>
     }

@@ -31,23 +31,28 @@ pub fn WordBars(
         <figure class="word-bars" data-testid=testid>
             <figcaption>{title}</figcaption>
             <ol>
-                {rows.into_iter().map(|(word, p)| {
-                    let width = format!("width: {:.1}%", (p * 100.0).clamp(0.5, 100.0));
-                    let class = match (word == mine, word == truth) {
-                        (true, true) => "bar mine truth",
-                        (true, false) => "bar mine",
-                        (false, true) => "bar truth",
-                        _ => "bar",
-                    };
-                    let label = word.clone();
-                    view! {
-                        <li class=class data-word=label data-prob=format!("{p}")>
-                            <span class="word">{word}</span>
-                            <span class="track"><span class="fill" style=width></span></span>
-                            <span class="pct">{format!("{:.0}%", p * 100.0)}</span>
-                        </li>
-                    }
-                }).collect_view()}
+                {rows
+                    .into_iter()
+                    .map(|(word, p)| {
+                        let width = format!("width: {:.1}%", (p * 100.0).clamp(0.5, 100.0));
+                        let class = match (word == mine, word == truth) {
+                            (true, true) => "bar mine truth",
+                            (true, false) => "bar mine",
+                            (false, true) => "bar truth",
+                            _ => "bar",
+                        };
+                        let label = word.clone();
+                        view! {
+                            <li class=class data-word=label data-prob=format!("{p}")>
+                                <span class="word">{word}</span>
+                                <span class="track">
+                                    <span class="fill" style=width></span>
+                                </span>
+                                <span class="pct">{format!("{:.0}%", p * 100.0)}</span>
+                            </li>
+                        }
+                    })
+                    .collect_view()}
             </ol>
         </figure>
     }

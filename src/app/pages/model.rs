@@ -6,5 +6,5 @@ use crate::app::components::model_loader::ModelLoader;
 
 #[component]
 pub fn ModelPage() -> impl IntoView {
-    view! { <ModelLoader/> }
+    view! { <ModelLoader /> }
 }

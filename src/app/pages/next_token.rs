@@ -61,19 +61,36 @@ pub fn NextTokenPage() -> impl IntoView {
         <section class="next-token" aria-labelledby="next-token-heading">
             <h2 id="next-token-heading">"Next token"</h2>
             <label for="context">"Context"</label>
-            <textarea id="context" data-testid="context" rows="3" spellcheck="false" autocomplete="off"
+            <textarea
+                id="context"
+                data-testid="context"
+                rows="3"
+                spellcheck="false"
+                autocomplete="off"
                 prop:value=move || context.get()
-                on:input=move |ev| context.set(event_target_value(&ev))></textarea>
+                on:input=move |ev| context.set(event_target_value(&ev))
+            ></textarea>
             <label for="top-k">"Tokens shown"</label>
-            <input id="top-k" type="number" min="1" max="100" prop:value=move || top_k.get().to_string()
+            <input
+                id="top-k"
+                type="number"
+                min="1"
+                max="100"
+                prop:value=move || top_k.get().to_string()
                 on:change=move |ev| {
                     if let Ok(k) = event_target_value(&ev).parse::<usize>() {
                         top_k.set(k.clamp(1, 100));
                     }
-                } />
-            <p class="status" aria-live="polite" data-testid="predict-status">{move || status.get()}</p>
-            <Show when=move || ctx.model_summary().is_some() fallback=|| view! { <p>"Load a model to see its predictions."</p> }>
-                <DistributionChart tokens=tokens.into() context=shown_context.into()/>
+                }
+            />
+            <p class="status" aria-live="polite" data-testid="predict-status">
+                {move || status.get()}
+            </p>
+            <Show
+                when=move || ctx.model_summary().is_some()
+                fallback=|| view! { <p>"Load a model to see its predictions."</p> }
+            >
+                <DistributionChart tokens=tokens.into() context=shown_context.into() />
             </Show>
         </section>
     }

@@ -69,37 +69,114 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
             .get()
             .into_iter()
             .flat_map(|(_, rows, _)| rows)
-            .map(|r| view! {
-                <tr data-system=r.system.clone() data-level=r.level.label()>
-                    <th scope="row">{r.system.clone()}</th><td>{r.level.label()}</td><td>{r.contexts}</td>
-                    <td data-col="tvd">{cell(r.tvd_human)}</td>
-                    <td>{r.tvd_human_ci.map(|ci| format!("{ci:.3}")).unwrap_or_else(|| "—".into())}</td>
-                </tr>
+            .map(|r| {
+                view! {
+                    <tr data-system=r.system.clone() data-level=r.level.label()>
+                        <th scope="row">{r.system.clone()}</th>
+                        <td>{r.level.label()}</td>
+                        <td>{r.contexts}</td>
+                        <td data-col="tvd">{cell(r.tvd_human)}</td>
+                        <td>
+                            {r
+                                .tvd_human_ci
+                                .map(|ci| format!("{ci:.3}"))
+                                .unwrap_or_else(|| "—".into())}
+                        </td>
+                    </tr>
+                }
             })
             .collect_view()
     };
     view! {
         <section class="class-tvd" data-testid="class-tvd">
             <h3>"Beyond exact words: syntactic and semantic TVD (Figure 4)"</h3>
-            <p>"Words are replaced by their part of speech in the context (syntactic), or by their meaning cluster among the context's words (semantic: k-means on the loaded GPT-2's embedding of each word, the mean of its tokens' input embeddings, standardised; k at the elbow), and the TVD is taken again. Two systems that choose different words of the same kind come out close."</p>
-            <button data-testid="class-tvd-syntactic" disabled=move || run.pending().get() on:click=move |_| { run.dispatch(Level::Syntactic); }>"Syntactic TVD"</button>
+            <p>
+                "Words are replaced by their part of speech in the context (syntactic), or by \
+                    their meaning cluster among the context's words (semantic: k-means on the \
+                    loaded GPT-2's embedding of each word, the mean of its tokens' input \
+                    embeddings, standardised; k at the elbow), and the TVD is taken again. Two \
+                    systems that choose different words of the same kind come out close."
+            </p>
+            <button
+                data-testid="class-tvd-syntactic"
+                disabled=move || run.pending().get()
+                on:click=move |_| {
+                    run.dispatch(Level::Syntactic);
+                }
+            >
+                "Syntactic TVD"
+            </button>
             {move || match runtime.model_summary() {
-                None => view! { <p>"Semantic TVD uses GPT-2's embeddings: load it on the " <a href="/model">"Model"</a> " page."</p> }.into_any(),
-                Some(m) => view! {
-                    <button data-testid="class-tvd-semantic" disabled=move || run.pending().get() on:click=move |_| { run.dispatch(Level::Semantic); }>
-                        {format!("Semantic TVD ({}'s embeddings)", m.name)}</button>
-                }.into_any(),
+                None => {
+                    view! {
+                        <p>
+                            "Semantic TVD uses GPT-2's embeddings: load it on the "
+                            <a href="/model">"Model"</a> " page."
+                        </p>
+                    }
+                        .into_any()
+                }
+                Some(m) => {
+                    view! {
+                        <button
+                            data-testid="class-tvd-semantic"
+                            disabled=move || run.pending().get()
+                            on:click=move |_| {
+                                run.dispatch(Level::Semantic);
+                            }
+                        >
+                            {format!("Semantic TVD ({}'s embeddings)", m.name)}
+                        </button>
+                    }
+                        .into_any()
+                }
             }}
-            <p class="status" aria-live="polite">{move || if run.pending().get() && progress.get().is_empty() { "Computing in the worker…".to_string() } else { progress.get() }}</p>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            <p class="status" aria-live="polite">
+                {move || {
+                    if run.pending().get() && progress.get().is_empty() {
+                        "Computing in the worker…".to_string()
+                    } else {
+                        progress.get()
+                    }
+                }}
+            </p>
+            {move || {
+                problem
+                    .get()
+                    .map(|p| {
+                        view! {
+                            <p class="error" role="alert">
+                                {p}
+                            </p>
+                        }
+                    })
+            }}
             <Show when=move || results.with(|r| !r.is_empty())>
-                <div class="table-scroll"><table data-testid="class-tvd-table">
-                    <thead><tr><th scope="col">"system"</th><th scope="col">"level"</th><th scope="col">"contexts"</th>
-                        <th scope="col">"TVD"</th><th scope="col">"95 % CI"</th></tr></thead>
-                    <tbody>{table}</tbody>
-                </table></div>
+                <div class="table-scroll">
+                    <table data-testid="class-tvd-table">
+                        <thead>
+                            <tr>
+                                <th scope="col">"system"</th>
+                                <th scope="col">"level"</th>
+                                <th scope="col">"contexts"</th>
+                                <th scope="col">"TVD"</th>
+                                <th scope="col">"95 % CI"</th>
+                            </tr>
+                        </thead>
+                        <tbody>{table}</tbody>
+                    </table>
+                </div>
             </Show>
-            <div class="figures">{move || results.get().into_iter().flat_map(|(_, _, f)| f).map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
+            <div class="figures">
+                {move || {
+                    results
+                        .get()
+                        .into_iter()
+                        .flat_map(|(_, _, f)| f)
+                        .map(|f| view! { <FigureCard figure=f /> })
+                        .collect_view()
+                }}
+            </div>
         </section>
     }
 }

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use super::figure_card::FigureCard;
+use crate::app::components::outcome::Outcome;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::data::provo::ContextKey;
@@ -53,20 +54,46 @@ pub fn ContextFigure(contexts: Vec<(ContextKey, String)>, systems: Vec<String>) 
     view! {
         <section class="context-figure" data-testid="context-figure">
             <h3>"One context: people's words beside a system's (top 15 of each)"</h3>
-            <label>"System " <select data-testid="context-system" on:change=move |ev| system.set(event_target_value(&ev))>{options}</select></label>
+            <label>
+                "System "
+                <select
+                    data-testid="context-system"
+                    on:change=move |ev| system.set(event_target_value(&ev))
+                >
+                    {options}
+                </select>
+            </label>
             " "
-            <label>"Find a context " <input type="search" data-testid="context-search" placeholder="words of the context"
-                prop:value=move || query.get() on:input=move |ev| query.set(event_target_value(&ev))/></label>
+            <label>
+                "Find a context "
+                <input
+                    type="search"
+                    data-testid="context-search"
+                    placeholder="words of the context"
+                    prop:value=move || query.get()
+                    on:input=move |ev| query.set(event_target_value(&ev))
+                />
+            </label>
             <ul class="context-matches" data-testid="context-matches">
-                {move || matches().into_iter().map(|(key, text)| view! {
-                    <li><button class="link" on:click=move |_| chosen.set(Some(key))>{format!("{}:{} …{}", key.0, key.1, last_words(&text))}</button></li>
-                }).collect_view()}
+                {move || {
+                    matches()
+                        .into_iter()
+                        .map(|(key, text)| {
+                            view! {
+                                <li>
+                                    <button class="link" on:click=move |_| chosen.set(Some(key))>
+                                        {format!("{}:{} …{}", key.0, key.1, last_words(&text))}
+                                    </button>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }}
             </ul>
-            {move || match figure.get().flatten() {
-                None => None,
-                Some(Ok(f)) => Some(view! { <FigureCard figure=f/> }.into_any()),
-                Some(Err(e)) => Some(view! { <p class="error" role="alert">{e}</p> }.into_any()),
-            }}
+            <Outcome
+                result=move || figure.get().flatten()
+                render=|f| view! { <FigureCard figure=f /> }
+            />
         </section>
     }
 }

@@ -66,18 +66,48 @@ pub fn FigureCard(figure: Figure) -> impl IntoView {
         problem.set(result.err());
     };
     view! {
-        <figure class="figure-card" data-testid="figure" data-figure=id data-drawn=move || drawn.get().to_string()>
-            <canvas node_ref=canvas role="img" aria-label=figure.with_value(|f| f.title.clone())></canvas>
+        <figure
+            class="figure-card"
+            data-testid="figure"
+            data-figure=id
+            data-drawn=move || drawn.get().to_string()
+        >
+            <canvas
+                node_ref=canvas
+                role="img"
+                aria-label=figure.with_value(|f| f.title.clone())
+            ></canvas>
             <figcaption>
-                {figure.with_value(|f| f.title.clone())}
-                <span class="downloads">
-                    <button data-testid="download-svg" on:click=move |_| offer("svg")>"SVG"</button>
-                    <button data-testid="download-png" on:click=move |_| offer("png")>"PNG"</button>
-                    <button data-testid="download-csv" on:click=move |_| offer("csv")>"CSV"</button>
-                    <button data-testid="download-csv-spreadsheet" title="Cells starting with = + - @ get a leading ' so a spreadsheet cannot run them" on:click=move |_| offer("spreadsheet")>"CSV for a spreadsheet"</button>
+                {figure.with_value(|f| f.title.clone())} <span class="downloads">
+                    <button data-testid="download-svg" on:click=move |_| offer("svg")>
+                        "SVG"
+                    </button>
+                    <button data-testid="download-png" on:click=move |_| offer("png")>
+                        "PNG"
+                    </button>
+                    <button data-testid="download-csv" on:click=move |_| offer("csv")>
+                        "CSV"
+                    </button>
+                    <button
+                        data-testid="download-csv-spreadsheet"
+                        title="Cells starting with = + - @ get a leading ' so a spreadsheet cannot run them"
+                        on:click=move |_| offer("spreadsheet")
+                    >
+                        "CSV for a spreadsheet"
+                    </button>
                 </span>
             </figcaption>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            {move || {
+                problem
+                    .get()
+                    .map(|p| {
+                        view! {
+                            <p class="error" role="alert">
+                                {p}
+                            </p>
+                        }
+                    })
+            }}
         </figure>
     }
 }

@@ -5,25 +5,29 @@
 mod class_tvd;
 mod context;
 mod figure_card;
+mod files;
 mod model_samples;
 mod participant;
+mod probe_tables;
 mod production_variability;
+mod sample_contexts;
 mod table;
 mod token_level;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use crate::analysis::metrics::EceConvention;
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::{OracleSize, Table1Options};
+use crate::app::components::outcome::Outcome;
 use crate::app::state::use_runtime;
-use crate::app::web::files::read_file_list;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use class_tvd::ClassTvd;
 use context::ContextFigure;
 use figure_card::FigureCard;
+use files::AnalysisFiles;
+pub(super) use files::read_texts;
 use model_samples::ModelSamples;
 use participant::ParticipantPanel;
 use production_variability::Probes;
@@ -33,19 +37,6 @@ use token_level::TokenLevel;
 const OSF_URL: &str = "https://osf.io/sjefs/";
 /// The name the answers saved in this browser go by among the files.
 const OWN_ANSWERS: &str = "answers saved in this browser.json";
-
-/// The files' texts (UTF-8 required: every format here is text).
-pub(super) async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
-    let files = read_file_list(&list).await.map_err(|e| e.to_string())?;
-    files
-        .into_iter()
-        .map(|(name, bytes)| {
-            String::from_utf8(bytes)
-                .map(|text| (name.clone(), text))
-                .map_err(|_| format!("{name} is not UTF-8 text"))
-        })
-        .collect()
-}
 
 #[component]
 pub fn AnalysisPage() -> impl IntoView {
@@ -83,21 +74,6 @@ pub fn AnalysisPage() -> impl IntoView {
             }
         }
     });
-    let add_files = move |list: Option<web_sys::FileList>| {
-        let Some(list) = list else { return };
-        leptos::task::spawn_local(async move {
-            match read_texts(list).await {
-                Ok(mut new) => {
-                    problem.set(None);
-                    files.update(|all| {
-                        all.retain(|(n, _)| !new.iter().any(|(m, _)| m == n));
-                        all.append(&mut new);
-                    });
-                }
-                Err(e) => problem.set(Some(e)),
-            }
-        });
-    };
     // The answers saved in this browser join the files as one more export, then the data is
     // analysed again.
     let add_own = Callback::new(move |()| {
@@ -128,53 +104,126 @@ pub fn AnalysisPage() -> impl IntoView {
     view! {
         <section class="analysis" aria-labelledby="analysis-heading">
             <h2 id="analysis-heading">"Analysis"</h2>
-            <p>"How do a model's next-word distributions differ from people's? Give the cloze norms (and your own participants' exports) and one or more files of model samples; Table 1 and the figures of Ilia & Aziz (2024) are computed here, in your browser."</p>
-            <p class="attribution">"The Provo Corpus norms (Luke & Christianson, 2018) are on " <a href=OSF_URL target="_blank" rel="noopener">"OSF"</a>
-                " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."</p>
-            <div class="drop-zone" data-testid="analysis-drop"
-                on:dragover=move |ev| ev.prevent_default()
-                on:drop=move |ev: web_sys::DragEvent| { ev.prevent_default(); add_files(ev.data_transfer().and_then(|d| d.files())); }>
-                <label for="analysis-files">"Norms (the OSF CSV/TSV, or provo_cloze.jsonl), clozelab's exports of your participants (long CSV/JSON or JSON bundles: merged into the norms) and sample files (JSON Lines with samples, continuations or word lists) — choose or drop: "</label>
-                <input id="analysis-files" data-testid="analysis-files" type="file" multiple
-                    on:change=move |ev| add_files(ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()).and_then(|i| i.files()))/>
-            </div>
-            <ul data-testid="analysis-file-list">{move || files.get().into_iter().map(|(name, text)| view! {
-                <li>{format!("{name} ({} KB)", text.len() / 1024)}</li>
-            }).collect_view()}</ul>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+            <p>
+                "How do a model's next-word distributions differ from people's? Give the cloze \
+                    norms (and your own participants' exports) and one or more files of model \
+                    samples; Table 1 and the figures of Ilia & Aziz (2024) are computed here, in \
+                    your browser."
+            </p>
+            <p class="attribution">
+                "The Provo Corpus norms (Luke & Christianson, 2018) are on "
+                <a href=OSF_URL target="_blank" rel="noopener">
+                    "OSF"
+                </a>
+                " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."
+            </p>
+            <AnalysisFiles files problem />
             <div class="analysis-options">
-                <label>"Oracle resamples " <input type="number" min="1" max="50" data-testid="analysis-resamples" prop:value=move || resamples.get().to_string()
-                    on:input=move |ev| resamples.set(event_target_value(&ev).parse().unwrap_or(10).clamp(1, 50))/></label>
-                <label>"Oracle " <select data-testid="analysis-oracle" on:change=move |ev| oracle.set(event_target_value(&ev))>
-                    <option value="half" selected=true>"halves"</option><option value="10">"2 × 10 responses"</option><option value="20">"2 × 20 responses"</option>
-                </select></label>
-                <label><input type="checkbox" data-testid="analysis-paper-ece" on:change=move |ev| paper_ece.set(event_target_checked(&ev))/>
-                    " ECE as the paper's code bins it (confidence 1 left out)"</label>
+                <label>
+                    "Oracle resamples "
+                    <input
+                        type="number"
+                        min="1"
+                        max="50"
+                        data-testid="analysis-resamples"
+                        prop:value=move || resamples.get().to_string()
+                        on:input=move |ev| {
+                            resamples
+                                .set(event_target_value(&ev).parse().unwrap_or(10).clamp(1, 50))
+                        }
+                    />
+                </label>
+                <label>
+                    "Oracle "
+                    <select
+                        data-testid="analysis-oracle"
+                        on:change=move |ev| oracle.set(event_target_value(&ev))
+                    >
+                        <option value="half" selected=true>
+                            "halves"
+                        </option>
+                        <option value="10">"2 × 10 responses"</option>
+                        <option value="20">"2 × 20 responses"</option>
+                    </select>
+                </label>
+                <label>
+                    <input
+                        type="checkbox"
+                        data-testid="analysis-paper-ece"
+                        on:change=move |ev| paper_ece.set(event_target_checked(&ev))
+                    />
+                    " ECE as the paper's code bins it (confidence 1 left out)"
+                </label>
             </div>
-            <button class="primary" data-testid="analyse" disabled=move || files.with(Vec::is_empty) || analyse.pending().get()
-                on:click=move |_| { analyse.dispatch(()); }>"Analyse"</button>
-            {move || analyse.pending().get().then(|| view! { <p class="status" data-testid="analysing">"Computing in the worker…"</p> })}
-            {move || match result.get() {
-                None => None,
-                Some(Err(e)) => Some(view! { <p class="error" role="alert" data-testid="analysis-error">{e}</p> }.into_any()),
-                Some(Ok(a)) => Some(view! {
-                    <ul class="notes" data-testid="analysis-notes">{a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}</ul>
-                    <Table1View rows=a.rows.clone() csv=a.table1_csv.clone()/>
-                    <ModelSamples contexts=a.contexts.clone() status=sampling_status on_done=Callback::new(move |system: crate::data::provo::SystemSamples| {
-                        extra.update(|all| {
-                            all.retain(|(name, _)| name != &system.0);
-                            all.push(system);
-                        });
-                        analyse.dispatch(());
-                    })/>
-                    <TokenLevel ece=if paper_ece.get_untracked() { EceConvention::DropCertain } else { EceConvention::LastBin } rows=a.rows.clone()/>
-                    <ClassTvd options=current_options()/>
-                    <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone()/>
-                    <ParticipantPanel participants=a.participants.clone() systems=a.systems.clone() on_add_own=add_own/>
-                    <div class="figures">{a.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
-                }.into_any()),
+            <button
+                class="primary"
+                data-testid="analyse"
+                disabled=move || files.with(Vec::is_empty) || analyse.pending().get()
+                on:click=move |_| {
+                    analyse.dispatch(());
+                }
+            >
+                "Analyse"
+            </button>
+            {move || {
+                analyse
+                    .pending()
+                    .get()
+                    .then(|| {
+                        view! {
+                            <p class="status" data-testid="analysing">
+                                "Computing in the worker…"
+                            </p>
+                        }
+                    })
             }}
-            <Probes/>
+            <Outcome
+                result=move || result.get()
+                error_testid="analysis-error"
+                render=move |a: Analysis| {
+                    view! {
+                        <ul class="notes" data-testid="analysis-notes">
+                            {a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
+                        </ul>
+                        <Table1View rows=a.rows.clone() csv=a.table1_csv.clone() />
+                        <ModelSamples
+                            contexts=a.contexts.clone()
+                            status=sampling_status
+                            on_done=Callback::new(move |system: crate::data::provo::SystemSamples| {
+                                extra
+                                    .update(|all| {
+                                        all.retain(|(name, _)| name != &system.0);
+                                        all.push(system);
+                                    });
+                                analyse.dispatch(());
+                            })
+                        />
+                        <TokenLevel
+                            ece=if paper_ece.get_untracked() {
+                                EceConvention::DropCertain
+                            } else {
+                                EceConvention::LastBin
+                            }
+                            rows=a.rows.clone()
+                        />
+                        <ClassTvd options=current_options() />
+                        <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone() />
+                        <ParticipantPanel
+                            participants=a.participants.clone()
+                            systems=a.systems.clone()
+                            on_add_own=add_own
+                        />
+                        <div class="figures">
+                            {a
+                                .figures
+                                .into_iter()
+                                .map(|f| view! { <FigureCard figure=f /> })
+                                .collect_view()}
+                        </div>
+                    }
+                }
+            />
+            <Probes />
         </section>
     }
 }

@@ -29,25 +29,46 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
         .map(|s| {
             view! {
                 <tr>
-                    <th scope="row">{s.name.clone()}</th><td>{s.contexts}</td>
+                    <th scope="row">{s.name.clone()}</th>
+                    <td>{s.contexts}</td>
                     <td data-col="top1">{percent(s.top1_accuracy)}</td>
-                    <td data-col="system_prob">{s.system_prob.map(|p| format!("{p:.3}")).unwrap_or_else(|| "—".into())}</td>
-                    <td>{percent(s.others_share)}</td><td>{percent(s.majority_share)}</td>
+                    <td data-col="system_prob">
+                        {s.system_prob.map(|p| format!("{p:.3}")).unwrap_or_else(|| "—".into())}
+                    </td>
+                    <td>{percent(s.others_share)}</td>
+                    <td>{percent(s.majority_share)}</td>
                     <td data-col="rank">{format!("{} of {participants}", s.rank)}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
-        <div class="table-scroll"><table data-testid="participant-table">
-            <thead><tr><th scope="col">"answers of"</th><th scope="col">"contexts"</th><th scope="col">"top-1"</th>
-                <th scope="col">{format!("P({})", report.system)}</th><th scope="col">"others' share"</th>
-                <th scope="col">"others' majority"</th><th scope="col">"rank"</th></tr></thead>
-            <tbody>{rows}</tbody>
-        </table></div>
-        <p class="hint">"top-1: answers that were the word that followed in the text; P: the probability the system's samples give the answer; others' share: the other people who gave the same answer; others' majority: answers that were the others' most frequent one; rank: by top-1 among all participants, each on their own contexts."</p>
-        <button on:click=move |_| { let _ = download_text(&file, "text/csv", &csv); }>"These figures as CSV"</button>
-        <FigureCard figure=report.histogram/>
+        <div class="table-scroll">
+            <table data-testid="participant-table">
+                <thead>
+                    <tr>
+                        <th scope="col">"answers of"</th>
+                        <th scope="col">"contexts"</th>
+                        <th scope="col">"top-1"</th>
+                        <th scope="col">{format!("P({})", report.system)}</th>
+                        <th scope="col">"others' share"</th>
+                        <th scope="col">"others' majority"</th>
+                        <th scope="col">"rank"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+        <p class="hint">
+            "top-1: answers that were the word that followed in the text; P: the probability the \
+                system's samples give the answer; others' share: the other people who gave the \
+                same answer; others' majority: answers that were the others' most frequent one; \
+                rank: by top-1 among all participants, each on their own contexts."
+        </p>
+        <button on:click=move |_| {
+            let _ = download_text(&file, "text/csv", &csv);
+        }>"These figures as CSV"</button>
+        <FigureCard figure=report.histogram />
     }
 }
 
@@ -78,22 +99,78 @@ pub fn ParticipantPanel(
     view! {
         <section class="participant" data-testid="participant-panel">
             <h3>"A participant beside the models"</h3>
-            <p>"On the contexts one person answered: how often they named the word that followed, how probable a system found their words, how often they gave the other people's majority answer, and their rank — beside the system's most probable word and the others' majority word on the same contexts."</p>
-            <button data-testid="add-own-answers" on:click=move |_| on_add_own.run(())>"Add my answers saved in this browser"</button>
-            {(!has_people).then(|| view! { <p>"No participants yet: add the app's exports (long CSV/JSON or JSON bundles) above, or your own answers, together with model samples."</p> })}
-            {has_people.then(|| view! {
-                <label>"Participant " <select data-testid="participant-select" on:change=move |ev| chosen.set(event_target_value(&ev))>
-                    {participants.iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
-                </select></label>
-                <label>" against " <select data-testid="participant-system" on:change=move |ev| system.set(event_target_value(&ev))>
-                    {systems.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}
-                </select></label>
-                <button data-testid="participant-compare" disabled=move || compare.pending().get() on:click=move |_| { compare.dispatch(()); }>"Compare"</button>
-            })}
-            {move || result.get().map(|r| match r {
-                Ok(report) => view! { <Scores report=report/> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-            })}
+            <p>
+                "On the contexts one person answered: how often they named the word that \
+                    followed, how probable a system found their words, how often they gave the \
+                    other people's majority answer, and their rank — beside the system's most \
+                    probable word and the others' majority word on the same contexts."
+            </p>
+            <button data-testid="add-own-answers" on:click=move |_| on_add_own.run(())>
+                "Add my answers saved in this browser"
+            </button>
+            {(!has_people)
+                .then(|| {
+                    view! {
+                        <p>
+                            "No participants yet: add the app's exports (long CSV/JSON or JSON \
+                                bundles) above, or your own answers, together with model \
+                                samples."
+                        </p>
+                    }
+                })}
+            {has_people
+                .then(|| {
+                    view! {
+                        <label>
+                            "Participant "
+                            <select
+                                data-testid="participant-select"
+                                on:change=move |ev| chosen.set(event_target_value(&ev))
+                            >
+                                {participants
+                                    .iter()
+                                    .map(|p| view! { <option value=p.clone()>{p.clone()}</option> })
+                                    .collect_view()}
+                            </select>
+                        </label>
+                        <label>
+                            " against "
+                            <select
+                                data-testid="participant-system"
+                                on:change=move |ev| system.set(event_target_value(&ev))
+                            >
+                                {systems
+                                    .iter()
+                                    .map(|s| view! { <option value=s.clone()>{s.clone()}</option> })
+                                    .collect_view()}
+                            </select>
+                        </label>
+                        <button
+                            data-testid="participant-compare"
+                            disabled=move || compare.pending().get()
+                            on:click=move |_| {
+                                compare.dispatch(());
+                            }
+                        >
+                            "Compare"
+                        </button>
+                    }
+                })}
+            {move || {
+                result
+                    .get()
+                    .map(|r| match r {
+                        Ok(report) => view! { <Scores report=report /> }.into_any(),
+                        Err(e) => {
+                            view! {
+                                <p class="error" role="alert">
+                                    {e}
+                                </p>
+                            }
+                                .into_any()
+                        }
+                    })
+            }}
         </section>
     }
 }

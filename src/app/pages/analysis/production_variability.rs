@@ -2,49 +2,14 @@
 //! each decoding strategy against people's, by lexical, syntactic and semantic distance, with
 //! the human control group; per-context table, histograms and the per-strategy summary.
 
+use super::probe_tables::ProbeTables;
 use leptos::prelude::*;
 
 use super::class_tvd::lexicon_url;
-use super::figure_card::FigureCard;
 use crate::app::state::use_runtime;
-use crate::app::web::files::download_text;
 use crate::app::worker_client::CallError;
 use crate::runtime::productions::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
 use crate::runtime::protocol::{Reply, Request};
-
-#[component]
-fn ProbeTables(report: ProbeReport) -> impl IntoView {
-    let csv = report.per_context_csv();
-    let summary = report.summary.iter().map(|s| view! {
-        <tr data-strategy=s.strategy.clone() data-probe=s.probe.label()>
-            <th scope="row">{s.strategy.clone()}</th><td>{s.probe.label()}</td><td>{s.contexts}</td>
-            <td>{format!("{:+.3}", s.mean_difference)}</td><td data-col="w1">{format!("{:.3}", s.w1)}</td>
-            <td>{s.control_w1.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into())}</td>
-        </tr>
-    }).collect_view();
-    let per_context = report.rows.iter().map(|r| view! {
-        <tr><td>{r.strategy.clone()}</td><td>{r.context.clone()}</td><td>{r.result.probe.label()}</td>
-            <td>{format!("{:.3}", r.result.model.mean_human)}</td><td>{format!("{:.3}", r.result.model.mean_model)}</td>
-            <td>{format!("{:.3}", r.result.model.w1_cross_human)}</td>
-            <td>{r.result.control.map(|c| format!("{:.3}", c.w1_cross_human)).unwrap_or_else(|| "—".into())}</td></tr>
-    }).collect_view();
-    view! {
-        <div class="table-scroll"><table data-testid="probes-summary">
-            <thead><tr><th scope="col">"strategy"</th><th scope="col">"probe"</th><th scope="col">"contexts"</th>
-                <th scope="col">"μM − μH"</th><th scope="col">"W1(C, H)"</th><th scope="col">"human control W1"</th></tr></thead>
-            <tbody>{summary}</tbody>
-        </table></div>
-        <details><summary>"Per context"</summary>
-            <div class="table-scroll"><table data-testid="probes-per-context">
-                <thead><tr><th scope="col">"strategy"</th><th scope="col">"context"</th><th scope="col">"probe"</th>
-                    <th scope="col">"μH"</th><th scope="col">"μM"</th><th scope="col">"W1(C, H)"</th><th scope="col">"control W1"</th></tr></thead>
-                <tbody>{per_context}</tbody>
-            </table></div>
-        </details>
-        <button data-testid="download-probes" on:click=move |_| { let _ = download_text("probes_per_context.csv", "text/csv", &csv); }>"Per-context probes as CSV"</button>
-        <div class="figures">{report.figures.into_iter().map(|f| view! { <FigureCard figure=f/> }).collect_view()}</div>
-    }
-}
 
 #[component]
 pub fn Probes() -> impl IntoView {
@@ -130,36 +95,149 @@ pub fn Probes() -> impl IntoView {
     view! {
         <section class="probes" data-testid="probes">
             <h3>"Production probes per decoding strategy (Giulianelli et al. 2023)"</h3>
-            <p>"For each context, how different people's words are from one another (H), the model's from one another (M) and the model's from people's (C), by word, part of speech and meaning (cosine distance of GPT-2's embeddings). μM − μH above 0: the model varies more than people; W1(C, H) near the human control's: its words are as far from people's as people's are from each other."</p>
+            <p>
+                "For each context, how different people's words are from one another (H), the \
+                    model's from one another (M) and the model's from people's (C), by word, \
+                    part of speech and meaning (cosine distance of GPT-2's embeddings). μM − μH \
+                    above 0: the model varies more than people; W1(C, H) near the human \
+                    control's: its words are as far from people's as people's are from each \
+                    other."
+            </p>
             {move || match runtime.model_summary() {
-                None => view! { <p>"The probes sample the loaded model: load it on the " <a href="/model">"Model"</a> " page."</p> }.into_any(),
-                Some(_) => view! {
-                    <fieldset class="strategies"><legend>"Decoding strategies"</legend>
-                        {DEFAULT_STRATEGIES.iter().map(|&name| view! {
-                            <label><input type="checkbox" checked=true data-strategy=name
-                                on:change=move |ev| toggle(name, event_target_checked(&ev))/>{format!(" {name}")}</label>
-                        }).collect_view()}
-                    </fieldset>
-                    <p><label>"Multi-reference data instead of the norms (JSON Lines: {\"context\": …, \"references\": [ … ]}; the model's continuations are drawn to the references' median length) "
-                        <input type="file" accept=".jsonl,.json,.txt" data-testid="probes-references" on:change=choose_references/></label>
-                        {move || references.get().map(|(name, _)| view! {
-                            <span data-testid="probes-references-name">{format!(" probing {name} ")}</span>
-                            <button on:click=move |_| references.set(None)>"Use the norms"</button>
-                        })}</p>
-                    {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
-                    <label>"Contexts " <input type="number" min="1" max="2687" data-testid="probes-contexts" prop:value=move || contexts.get().to_string()
-                        on:input=move |ev| contexts.set(event_target_value(&ev).parse().unwrap_or(20).clamp(1, 2687))/></label>
-                    <label>" Samples per context " <input type="number" min="2" max="1000" data-testid="probes-samples" prop:value=move || samples.get().to_string()
-                        on:input=move |ev| samples.set(event_target_value(&ev).parse().unwrap_or(40).clamp(2, 1000))/></label>
-                    <button data-testid="probes-run" disabled=move || run.pending().get() || chosen.with(Vec::is_empty) on:click=move |_| { run.dispatch(()); }>"Run the probes"</button>
-                    <button disabled=move || !run.pending().get() on:click=move |_| stop()>"Stop"</button>
-                }.into_any(),
+                None => {
+                    view! {
+                        <p>
+                            "The probes sample the loaded model: load it on the "
+                            <a href="/model">"Model"</a> " page."
+                        </p>
+                    }
+                        .into_any()
+                }
+                Some(_) => {
+                    view! {
+                        <fieldset class="strategies">
+                            <legend>"Decoding strategies"</legend>
+                            {DEFAULT_STRATEGIES
+                                .iter()
+                                .map(|&name| {
+                                    view! {
+                                        <label>
+                                            <input
+                                                type="checkbox"
+                                                checked=true
+                                                data-strategy=name
+                                                on:change=move |ev| toggle(name, event_target_checked(&ev))
+                                            />
+                                            {format!(" {name}")}
+                                        </label>
+                                    }
+                                })
+                                .collect_view()}
+                        </fieldset>
+                        <p>
+                            <label>
+                                "Multi-reference data instead of the norms (JSON Lines: \
+                                    {\"context\": …, \"references\": [ … ]}; the model's \
+                                    continuations are drawn to the references' median length) "
+                                <input
+                                    type="file"
+                                    accept=".jsonl,.json,.txt"
+                                    data-testid="probes-references"
+                                    on:change=choose_references
+                                />
+                            </label>
+                            {move || {
+                                references
+                                    .get()
+                                    .map(|(name, _)| {
+                                        view! {
+                                            <span data-testid="probes-references-name">
+                                                {format!(" probing {name} ")}
+                                            </span>
+                                            <button on:click=move |_| {
+                                                references.set(None)
+                                            }>"Use the norms"</button>
+                                        }
+                                    })
+                            }}
+                        </p>
+                        {move || {
+                            problem
+                                .get()
+                                .map(|p| {
+                                    view! {
+                                        <p class="error" role="alert">
+                                            {p}
+                                        </p>
+                                    }
+                                })
+                        }}
+                        <label>
+                            "Contexts "
+                            <input
+                                type="number"
+                                min="1"
+                                max="2687"
+                                data-testid="probes-contexts"
+                                prop:value=move || contexts.get().to_string()
+                                on:input=move |ev| {
+                                    contexts
+                                        .set(
+                                            event_target_value(&ev).parse().unwrap_or(20).clamp(1, 2687),
+                                        )
+                                }
+                            />
+                        </label>
+                        <label>
+                            " Samples per context "
+                            <input
+                                type="number"
+                                min="2"
+                                max="1000"
+                                data-testid="probes-samples"
+                                prop:value=move || samples.get().to_string()
+                                on:input=move |ev| {
+                                    samples
+                                        .set(
+                                            event_target_value(&ev).parse().unwrap_or(40).clamp(2, 1000),
+                                        )
+                                }
+                            />
+                        </label>
+                        <button
+                            data-testid="probes-run"
+                            disabled=move || run.pending().get() || chosen.with(Vec::is_empty)
+                            on:click=move |_| {
+                                run.dispatch(());
+                            }
+                        >
+                            "Run the probes"
+                        </button>
+                        <button disabled=move || !run.pending().get() on:click=move |_| stop()>
+                            "Stop"
+                        </button>
+                    }
+                        .into_any()
+                }
             }}
-            <p class="status" aria-live="polite">{move || progress.get()}</p>
-            {move || result.get().map(|r| match r {
-                Ok(report) => view! { <ProbeTables report=report/> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-            })}
+            <p class="status" aria-live="polite">
+                {move || progress.get()}
+            </p>
+            {move || {
+                result
+                    .get()
+                    .map(|r| match r {
+                        Ok(report) => view! { <ProbeTables report=report /> }.into_any(),
+                        Err(e) => {
+                            view! {
+                                <p class="error" role="alert">
+                                    {e}
+                                </p>
+                            }
+                                .into_any()
+                        }
+                    })
+            }}
         </section>
     }
 }

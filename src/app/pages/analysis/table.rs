@@ -14,16 +14,26 @@ pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
     let body = rows
         .into_iter()
         .map(|r| {
-            let published = PUBLISHED_TVD.iter().find(|(n, _)| *n == r.system).map(|(_, v)| *v);
+            let published = PUBLISHED_TVD
+                .iter()
+                .find(|(n, _)| *n == r.system)
+                .map(|(_, v)| *v);
             view! {
                 <tr data-system=r.system.clone()>
                     <th scope="row">{r.system.clone()}</th>
                     <td>{r.contexts}</td>
                     <td data-col="ece_original">{cell(r.ece_original)}</td>
                     <td data-col="ece_human_majority">{cell(r.ece_human_majority)}</td>
-                    <td data-col="ece_oracle_majority">{cell(r.ece_oracle_majority.map(|e| e.mean))}</td>
+                    <td data-col="ece_oracle_majority">
+                        {cell(r.ece_oracle_majority.map(|e| e.mean))}
+                    </td>
                     <td data-col="tvd_human">{cell(r.tvd_human)}</td>
-                    <td>{r.tvd_human_ci.map(|ci| format!("{ci:.3}")).unwrap_or_else(|| "—".into())}</td>
+                    <td>
+                        {r
+                            .tvd_human_ci
+                            .map(|ci| format!("{ci:.3}"))
+                            .unwrap_or_else(|| "—".into())}
+                    </td>
                     <td>{published.map(|p| format!("{p:.2}")).unwrap_or_else(|| "—".into())}</td>
                     <td data-col="w1_to_oracle">{cell(r.w1_to_oracle)}</td>
                     <td data-col="top1_accuracy">{format!("{:.3}", r.top1_accuracy)}</td>
@@ -37,16 +47,32 @@ pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
             <h3>"Table 1: calibration and distance to the human distributions"</h3>
             <div class="table-scroll">
                 <table>
-                    <thead><tr>
-                        <th scope="col">"system"</th><th scope="col">"contexts"</th>
-                        <th scope="col">"ECE original"</th><th scope="col">"ECE majority"</th><th scope="col">"ECE oracle"</th>
-                        <th scope="col">"TVD"</th><th scope="col">"95 % CI"</th><th scope="col">"published TVD"</th>
-                        <th scope="col">"W1 to oracle"</th><th scope="col">"top-1"</th><th scope="col">"entropy"</th>
-                    </tr></thead>
+                    <thead>
+                        <tr>
+                            <th scope="col">"system"</th>
+                            <th scope="col">"contexts"</th>
+                            <th scope="col">"ECE original"</th>
+                            <th scope="col">"ECE majority"</th>
+                            <th scope="col">"ECE oracle"</th>
+                            <th scope="col">"TVD"</th>
+                            <th scope="col">"95 % CI"</th>
+                            <th scope="col">"published TVD"</th>
+                            <th scope="col">"W1 to oracle"</th>
+                            <th scope="col">"top-1"</th>
+                            <th scope="col">"entropy"</th>
+                        </tr>
+                    </thead>
                     <tbody>{body}</tbody>
                 </table>
             </div>
-            <button data-testid="download-table1" on:click=move |_| { let _ = download_text("table1.csv", "text/csv", &csv); }>"Table 1 as CSV"</button>
+            <button
+                data-testid="download-table1"
+                on:click=move |_| {
+                    let _ = download_text("table1.csv", "text/csv", &csv);
+                }
+            >
+                "Table 1 as CSV"
+            </button>
         </section>
     }
 }

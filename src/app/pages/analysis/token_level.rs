@@ -23,24 +23,49 @@ fn Levels(report: TokenLevelReport, model: String, rows: Vec<Row>) -> impl IntoV
     let words = rows
         .into_iter()
         .filter(|r| !is_reference_system(&r.system))
-        .map(|r| view! {
-            <tr><th scope="row">{r.system.clone()}</th><td>"word"</td><td>{r.contexts}</td>
-                <td>{cell(r.tvd_human)}</td><td>{cell(r.ece_original)}</td><td>{cell(r.ece_human_majority)}</td>
-                <td>{format!("{:.3}", r.top1_accuracy)}</td></tr>
+        .map(|r| {
+            view! {
+                <tr>
+                    <th scope="row">{r.system.clone()}</th>
+                    <td>"word"</td>
+                    <td>{r.contexts}</td>
+                    <td>{cell(r.tvd_human)}</td>
+                    <td>{cell(r.ece_original)}</td>
+                    <td>{cell(r.ece_human_majority)}</td>
+                    <td>{format!("{:.3}", r.top1_accuracy)}</td>
+                </tr>
+            }
         })
         .collect_view();
     view! {
-        <div class="table-scroll"><table data-testid="token-level-table">
-            <thead><tr><th scope="col">"system"</th><th scope="col">"level"</th><th scope="col">"contexts"</th><th scope="col">"TVD"</th>
-                <th scope="col">"ECE original"</th><th scope="col">"ECE majority"</th><th scope="col">"top-1"</th></tr></thead>
-            <tbody>
-                <tr data-testid="token-level-row"><th scope="row">{model}</th><td>"token"</td><td>{t.contexts}</td>
-                    <td>{format!("{:.3}", t.tvd)}</td><td>{format!("{:.3}", t.ece_original)}</td><td>{format!("{:.3}", t.ece_majority)}</td>
-                    <td>{format!("{:.3}", t.top1_accuracy)}</td></tr>
-                {words}
-            </tbody>
-        </table></div>
-        {report.figure.map(|f| view! { <FigureCard figure=f/> })}
+        <div class="table-scroll">
+            <table data-testid="token-level-table">
+                <thead>
+                    <tr>
+                        <th scope="col">"system"</th>
+                        <th scope="col">"level"</th>
+                        <th scope="col">"contexts"</th>
+                        <th scope="col">"TVD"</th>
+                        <th scope="col">"ECE original"</th>
+                        <th scope="col">"ECE majority"</th>
+                        <th scope="col">"top-1"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <tr data-testid="token-level-row">
+                        <th scope="row">{model}</th>
+                        <td>"token"</td>
+                        <td>{t.contexts}</td>
+                        <td>{format!("{:.3}", t.tvd)}</td>
+                        <td>{format!("{:.3}", t.ece_original)}</td>
+                        <td>{format!("{:.3}", t.ece_majority)}</td>
+                        <td>{format!("{:.3}", t.top1_accuracy)}</td>
+                    </tr>
+                    {words}
+                </tbody>
+            </table>
+        </div>
+        {report.figure.map(|f| view! { <FigureCard figure=f /> })}
     }
 }
 
@@ -93,18 +118,64 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
         <section class="token-level" data-testid="token-level">
             <h3>"Token level (Appendix D)"</h3>
             {move || match runtime.model_summary() {
-                None => view! { <p>"Load GPT-2 on the " <a href="/model">"Model"</a> " page to compare its exact next-token distribution with the first tokens of people's words."</p> }.into_any(),
-                Some(m) => view! {
-                    <p>{format!("{}'s exact next-token distribution after each context against the first GPT-2 token of each person's word: read it beside the word level in Table 1.", m.name)}</p>
-                    <button data-testid="token-level-run" disabled=move || run.pending().get() on:click=move |_| { run.dispatch(()); }>"Compare at the token level"</button>
-                    <button disabled=move || !run.pending().get() on:click=move |_| stop()>"Stop"</button>
-                }.into_any(),
+                None => {
+                    view! {
+                        <p>
+                            "Load GPT-2 on the " <a href="/model">"Model"</a>
+                            " page to compare its exact next-token distribution with the first tokens of people's words."
+                        </p>
+                    }
+                        .into_any()
+                }
+                Some(m) => {
+                    view! {
+                        <p>
+                            {format!(
+                                "{}'s exact next-token distribution after each context against \
+                                    the first GPT-2 token of each person's word: read it beside \
+                                    the word level in Table 1.",
+                                m.name,
+                            )}
+                        </p>
+                        <button
+                            data-testid="token-level-run"
+                            disabled=move || run.pending().get()
+                            on:click=move |_| {
+                                run.dispatch(());
+                            }
+                        >
+                            "Compare at the token level"
+                        </button>
+                        <button disabled=move || !run.pending().get() on:click=move |_| stop()>
+                            "Stop"
+                        </button>
+                    }
+                        .into_any()
+                }
             }}
-            <p class="status" aria-live="polite">{move || progress.get()}</p>
-            {move || result.get().map(|r| match r {
-                Ok(report) => view! { <Levels report=report model=model_name() rows=rows.get_value()/> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e}</p> }.into_any(),
-            })}
+            <p class="status" aria-live="polite">
+                {move || progress.get()}
+            </p>
+            {move || {
+                result
+                    .get()
+                    .map(|r| match r {
+                        Ok(report) => {
+                            view! {
+                                <Levels report=report model=model_name() rows=rows.get_value() />
+                            }
+                                .into_any()
+                        }
+                        Err(e) => {
+                            view! {
+                                <p class="error" role="alert">
+                                    {e}
+                                </p>
+                            }
+                                .into_any()
+                        }
+                    })
+            }}
         </section>
     }
 }

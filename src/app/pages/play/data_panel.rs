@@ -29,26 +29,97 @@ pub fn DataPanel() -> impl IntoView {
     view! {
         <details class="data-panel" open=storage_problem>
             <summary>"Your data"</summary>
-            {game.map(|g| view! {
-                <p data-testid="record-count">{move || format!("{} responses stored on this device", g.records.get().len())}</p>
-                <button data-testid="download-long" on:click=move |_| download(ExportKind::LongCsv)>"Download responses (CSV)"</button>
-                <button data-testid="download-provo" on:click=move |_| download(ExportKind::ProvoCsv)>"Download Provo-format counts (CSV)"</button>
-                <button data-testid="download-json" on:click=move |_| download(ExportKind::Bundle)>"Download everything (JSON + manifest)"</button>
-                <label class="inline"><input type="checkbox" data-testid="spreadsheet-safe" on:change=move |ev| spreadsheet_safe.set(event_target_checked(&ev))/>
-                    " CSV for a spreadsheet: cells starting with = + - @ get a leading ' so they cannot run as formulas (keep the exact CSV for analysis and re-import)"</label>
-                <p aria-live="polite" data-testid="download-status">{move || download_status.get()}</p>
-            })}
-            <label for="import-data">"Import passages (.txt), Provo norms (.csv), exports (.csv/.json) or a study config (.json)"</label>
-            <input id="import-data" data-testid="import-data" type="file" multiple=true accept=".txt,.csv,.tsv,.json" on:change=on_files />
-            <p aria-live="polite" data-testid="import-status">{move || lab.import_status.get()}</p>
+            {game
+                .map(|g| {
+                    view! {
+                        <p data-testid="record-count">
+                            {move || {
+                                format!("{} responses stored on this device", g.records.get().len())
+                            }}
+                        </p>
+                        <button
+                            data-testid="download-long"
+                            on:click=move |_| download(ExportKind::LongCsv)
+                        >
+                            "Download responses (CSV)"
+                        </button>
+                        <button
+                            data-testid="download-provo"
+                            on:click=move |_| download(ExportKind::ProvoCsv)
+                        >
+                            "Download Provo-format counts (CSV)"
+                        </button>
+                        <button
+                            data-testid="download-json"
+                            on:click=move |_| download(ExportKind::Bundle)
+                        >
+                            "Download everything (JSON + manifest)"
+                        </button>
+                        <label class="inline">
+                            <input
+                                type="checkbox"
+                                data-testid="spreadsheet-safe"
+                                on:change=move |ev| spreadsheet_safe.set(event_target_checked(&ev))
+                            />
+                            "CSV for a spreadsheet: cells starting with = + - @ get a leading ' \
+                                so they cannot run as formulas (keep the exact CSV for analysis \
+                                and re-import)"
+                        </label>
+                        <p aria-live="polite" data-testid="download-status">
+                            {move || download_status.get()}
+                        </p>
+                    }
+                })}
+            <label for="import-data">
+                "Import passages (.txt), Provo norms (.csv), exports (.csv/.json) or a study config (.json)"
+            </label>
+            <input
+                id="import-data"
+                data-testid="import-data"
+                type="file"
+                multiple=true
+                accept=".txt,.csv,.tsv,.json"
+                on:change=on_files
+            />
+            <p aria-live="polite" data-testid="import-status">
+                {move || lab.import_status.get()}
+            </p>
             <Show when=move || !lab.imported.with(Vec::is_empty)>
                 <table class="imported" data-testid="imported-responses">
-                    <caption>{move || format!("Imported responses (first 50 of {})", lab.imported.with(Vec::len))}</caption>
-                    <thead><tr><th>"participant"</th><th>"passage"</th><th>"position"</th><th>"response"</th></tr></thead>
+                    <caption>
+                        {move || {
+                            format!(
+                                "Imported responses (first 50 of {})",
+                                lab.imported.with(Vec::len),
+                            )
+                        }}
+                    </caption>
+                    <thead>
+                        <tr>
+                            <th>"participant"</th>
+                            <th>"passage"</th>
+                            <th>"position"</th>
+                            <th>"response"</th>
+                        </tr>
+                    </thead>
                     <tbody>
-                        {move || lab.imported.get().into_iter().take(50).map(|r| view! {
-                            <tr><td>{r.participant}</td><td>{r.passage}</td><td>{r.position}</td><td>{r.response}</td></tr>
-                        }).collect_view()}
+                        {move || {
+                            lab.imported
+                                .get()
+                                .into_iter()
+                                .take(50)
+                                .map(|r| {
+                                    view! {
+                                        <tr>
+                                            <td>{r.participant}</td>
+                                            <td>{r.passage}</td>
+                                            <td>{r.position}</td>
+                                            <td>{r.response}</td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()
+                        }}
                     </tbody>
                 </table>
             </Show>

@@ -35,29 +35,83 @@ pub fn Feedback() -> impl IntoView {
     let (truth2, mine2) = (truth.clone(), mine.clone());
     view! {
         <div class="feedback" data-testid="feedback">
-            <p data-testid="verdict" data-correct=r.correct.to_string() class=if r.correct { "right" } else { "wrong" }>
-                {if r.correct { "Right! " } else { "Not this time. " }} "The word was " <strong>{r.true_word.clone()}</strong> "; you said " <strong>{r.record.response.clone()}</strong> "."
+            <p
+                data-testid="verdict"
+                data-correct=r.correct.to_string()
+                class=if r.correct { "right" } else { "wrong" }
+            >
+                {if r.correct { "Right! " } else { "Not this time. " }}
+                "The word was "
+                <strong>{r.true_word.clone()}</strong>
+                "; you said "
+                <strong>{r.record.response.clone()}</strong>
+                "."
             </p>
             <div class="bars-pair">
-                {human_bars.map(|d| view! { <WordBars title=format!("Humans ({human_n} responses)") dist=d mine=mine.clone() truth=truth.clone() testid="human-bars"/> })}
+                {human_bars
+                    .map(|d| {
+                        view! {
+                            <WordBars
+                                title=format!("Humans ({human_n} responses)")
+                                dist=d
+                                mine=mine.clone()
+                                truth=truth.clone()
+                                testid="human-bars"
+                            />
+                        }
+                    })}
                 {move || match game.model_feedback.get() {
-                    ModelFeedback::NoModel => view! { <p>"Load a model (Model page) to compare with GPT-2."</p> }.into_any(),
-                    ModelFeedback::Computing => view! { <p aria-live="polite">"GPT-2 is guessing…"</p> }.into_any(),
-                    ModelFeedback::Failed(e) => view! { <p class="error">{format!("GPT-2 could not guess: {e}")}</p> }.into_any(),
+                    ModelFeedback::NoModel => {
+                        view! { <p>"Load a model (Model page) to compare with GPT-2."</p> }
+                            .into_any()
+                    }
+                    ModelFeedback::Computing => {
+                        view! { <p aria-live="polite">"GPT-2 is guessing…"</p> }.into_any()
+                    }
+                    ModelFeedback::Failed(e) => {
+                        view! { <p class="error">{format!("GPT-2 could not guess: {e}")}</p> }
+                            .into_any()
+                    }
                     ModelFeedback::Ready(d) => {
-                        let model = WordDistribution::from_counts(d.iter().map(|(w, p)| (w.clone(), *p))).ok();
+                        let model = WordDistribution::from_counts(
+                                d.iter().map(|(w, p)| (w.clone(), *p)),
+                            )
+                            .ok();
                         let distance = human.as_ref().zip(model.as_ref()).map(|(h, m)| tvd(h, m));
                         view! {
-                            <WordBars title=format!("GPT-2 ({FEEDBACK_SAMPLES} samples)") dist=d mine=mine2.clone() truth=truth2.clone() testid="model-bars"/>
-                            {distance.map(|t| view! { <p data-testid="tvd">{format!("Total variation distance, GPT-2 vs humans: {t:.2}")}</p> })}
-                        }.into_any()
+                            <WordBars
+                                title=format!("GPT-2 ({FEEDBACK_SAMPLES} samples)")
+                                dist=d
+                                mine=mine2.clone()
+                                truth=truth2.clone()
+                                testid="model-bars"
+                            />
+                            {distance
+                                .map(|t| {
+                                    view! {
+                                        <p data-testid="tvd">
+                                            {format!(
+                                                "Total variation distance, GPT-2 vs humans: {t:.2}",
+                                            )}
+                                        </p>
+                                    }
+                                })}
+                        }
+                            .into_any()
                     }
                 }}
             </div>
-            <p class="score" data-testid="score">{move || {
-                let s = game.score.get();
-                format!("Top-1 accuracy — you: {} · GPT-2: {} · average human: {}", percent(s.participant_accuracy()), percent(s.model_accuracy()), percent(s.human_accuracy()))
-            }}</p>
+            <p class="score" data-testid="score">
+                {move || {
+                    let s = game.score.get();
+                    format!(
+                        "Top-1 accuracy — you: {} · GPT-2: {} · average human: {}",
+                        percent(s.participant_accuracy()),
+                        percent(s.model_accuracy()),
+                        percent(s.human_accuracy()),
+                    )
+                }}
+            </p>
         </div>
     }
     .into_any()

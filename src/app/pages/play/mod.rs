@@ -13,6 +13,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
+use crate::app::components::outcome::Outcome;
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
@@ -32,12 +33,15 @@ pub fn PlayHome() -> impl IntoView {
         None => query_param("study").map(StudySource::Url),
     };
     move || match (source.clone(), lab.study.get()) {
-        (Some(source), _) => view! { <StudyFrom source/> }.into_any(),
-        (None, Some(config)) => view! { <GameRun config experiment=true/> }.into_any(),
-        (None, None) => {
-            view! { <PassageList/> <TokenGameChooser/> <DataPanel/> <ImportedTokenResults/> }
-                .into_any()
+        (Some(source), _) => view! { <StudyFrom source /> }.into_any(),
+        (None, Some(config)) => view! { <GameRun config experiment=true /> }.into_any(),
+        (None, None) => view! {
+            <PassageList />
+            <TokenGameChooser />
+            <DataPanel />
+            <ImportedTokenResults />
         }
+        .into_any(),
     }
 }
 
@@ -79,12 +83,14 @@ fn StudyFrom(source: StudySource) -> impl IntoView {
             }
         }
     });
-    move || {
-        match config.get() {
-        None => view! { <p>"Loading the study…"</p> }.into_any(),
-        Some(Ok(config)) => view! { <GameRun config experiment=true/> }.into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert" data-testid="game-error">{format!("Cannot load the study: {e}")}</p> }.into_any(),
-    }
+    view! {
+        <Outcome
+            result=move || config.get()
+            pending=|| view! { <p>"Loading the study…"</p> }
+            failure="Cannot load the study"
+            error_testid="game-error"
+            render=|config| view! { <GameRun config experiment=true /> }
+        />
     }
 }
 
@@ -95,15 +101,20 @@ pub fn PlayPassage() -> impl IntoView {
     let lab = use_lab_data();
     move || {
         let id = params.read().get("passage").unwrap_or_default();
-        match lab.passages.with(|all| all.iter().find(|p| p.id == id).cloned()) {
+        match lab
+            .passages
+            .with(|all| all.iter().find(|p| p.id == id).cloned())
+        {
             Some(passage) => {
                 let mut config = StudyConfig::default_play();
                 config.passages = vec![passage.id.clone()];
                 config.texts = vec![passage];
-                view! { <GameRun config experiment=false/> }.into_any()
+                view! { <GameRun config experiment=false /> }.into_any()
             }
             None => view! {
-                <p class="error" role="alert" data-testid="game-error">{format!("There is no passage {id:?} here.")}</p>
+                <p class="error" role="alert" data-testid="game-error">
+                    {format!("There is no passage {id:?} here.")}
+                </p>
                 <a href="/">"All passages"</a>
             }
             .into_any(),
@@ -115,7 +126,7 @@ pub fn PlayPassage() -> impl IntoView {
 #[component]
 fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     if config.game != crate::game::study::GameKind::NextWord {
-        return view! { <TokenStudy config/> }.into_any();
+        return view! { <TokenStudy config /> }.into_any();
     }
     let game = provide_game_controller();
     let title = if experiment {
@@ -134,23 +145,62 @@ fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     view! {
         // `data-gpt2` says whether GPT-2's feedback is still being computed (it goes on in the
         // worker after the player moves to the next word).
-        <section class="game" aria-labelledby="game-heading" data-gpt2=move || game.model_feedback.with(ModelFeedback::state_name)>
+        <section
+            class="game"
+            aria-labelledby="game-heading"
+            data-gpt2=move || game.model_feedback.with(ModelFeedback::state_name)
+        >
             <h2 id="game-heading">{title}</h2>
-            {move || game.storage_problem.get().map(|m| view! { <p class="warning" role="alert" data-testid="storage-problem">{m}</p> })}
+            {move || {
+                game.storage_problem
+                    .get()
+                    .map(|m| {
+                        view! {
+                            <p class="warning" role="alert" data-testid="storage-problem">
+                                {m}
+                            </p>
+                        }
+                    })
+            }}
             {move || match game.phase.get() {
                 Phase::Loading => view! { <p>"Loading…"</p> }.into_any(),
-                Phase::Failed(m) => view! { <p class="error" role="alert" data-testid="game-error">{m}</p> }.into_any(),
-                Phase::Consent => {
-                    let (consent, instructions) = game.study.with_value(|s| (s.consent.clone(), s.instructions.clone()));
-                    view! { <ConsentScreen consent instructions on_accept=Callback::new(move |_| game.show_next())/> }.into_any()
+                Phase::Failed(m) => {
+                    view! {
+                        <p class="error" role="alert" data-testid="game-error">
+                            {m}
+                        </p>
+                    }
+                        .into_any()
                 }
-                Phase::Playing | Phase::Feedback => view! { <TrialView/> }.into_any(),
+                Phase::Consent => {
+                    let (consent, instructions) = game
+                        .study
+                        .with_value(|s| (s.consent.clone(), s.instructions.clone()));
+                    view! {
+                        <ConsentScreen
+                            consent
+                            instructions
+                            on_accept=Callback::new(move |_| game.show_next())
+                        />
+                    }
+                        .into_any()
+                }
+                Phase::Playing | Phase::Feedback => view! { <TrialView /> }.into_any(),
                 Phase::Complete => {
                     let code = game.study.with_value(|s| s.completion_code.clone());
-                    view! { <CompletionScreen code experiment status=game.redirect_status back_href="/".to_string() done_text="You have finished this passage."/> }.into_any()
+                    view! {
+                        <CompletionScreen
+                            code
+                            experiment
+                            status=game.redirect_status
+                            back_href="/".to_string()
+                            done_text="You have finished this passage."
+                        />
+                    }
+                        .into_any()
                 }
             }}
-            <DataPanel/>
+            <DataPanel />
         </section>
     }
     .into_any()

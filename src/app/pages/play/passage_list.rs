@@ -39,26 +39,48 @@ pub fn PassageList() -> impl IntoView {
     view! {
         <section class="passages" aria-labelledby="passages-heading">
             <h2 id="passages-heading">"Guess the next word"</h2>
-            <p>"Pick a passage. You see it word by word and guess each next word; then you see what GPT-2 and other people guessed."</p>
+            <p>
+                "Pick a passage. You see it word by word and guess each next word; then you see what GPT-2 and other people guessed."
+            </p>
             <ul class="passage-list" data-testid="passage-list">
                 {move || {
                     let done = answered.get().unwrap_or_default();
-                    lab.passages.get().into_iter().map(|p| {
-                        let total = p.words().len().saturating_sub(1);
-                        let answered = done.get(&p.id).copied().unwrap_or(0).min(total);
-                        let action = if answered == 0 { "Play" } else if answered >= total { "Review" } else { "Continue" };
-                        let href = format!("/play/{}{}", urlencoding_path(&p.id), search);
-                        view! {
-                            <li data-passage=p.id.clone()>
-                                <a href=href data-testid="play-passage">
-                                    <strong>{p.title.clone()}</strong>
-                                </a>
-                                <span class="meta">{format!("{} · {} words · {answered} of {total} answered", p.genre, total + 1)}</span>
-                                <progress max=total.max(1) as f64 value=answered as f64 aria-label="progress"></progress>
-                                <span class="action">{action}</span>
-                            </li>
-                        }
-                    }).collect_view()
+                    lab.passages
+                        .get()
+                        .into_iter()
+                        .map(|p| {
+                            let total = p.words().len().saturating_sub(1);
+                            let answered = done.get(&p.id).copied().unwrap_or(0).min(total);
+                            let action = if answered == 0 {
+                                "Play"
+                            } else if answered >= total {
+                                "Review"
+                            } else {
+                                "Continue"
+                            };
+                            let href = format!("/play/{}{}", urlencoding_path(&p.id), search);
+                            view! {
+                                <li data-passage=p.id.clone()>
+                                    <a href=href data-testid="play-passage">
+                                        <strong>{p.title.clone()}</strong>
+                                    </a>
+                                    <span class="meta">
+                                        {format!(
+                                            "{} · {} words · {answered} of {total} answered",
+                                            p.genre,
+                                            total + 1,
+                                        )}
+                                    </span>
+                                    <progress
+                                        max=total.max(1) as f64
+                                        value=answered as f64
+                                        aria-label="progress"
+                                    ></progress>
+                                    <span class="action">{action}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()
                 }}
             </ul>
         </section>

@@ -44,25 +44,58 @@ pub fn TrialView() -> impl IntoView {
     let (done, total) = game.progress();
     let practice = trial.as_ref().is_some_and(|t| t.practice);
     view! {
-        <p class="game-progress" data-testid="game-progress">{format!("{done} of {total}")}{if practice { " · practice" } else { "" }}</p>
-        <p class="passage" data-testid="passage-context"
+        <p class="game-progress" data-testid="game-progress">
+            {format!("{done} of {total}")}
+            {if practice { " · practice" } else { "" }}
+        </p>
+        <p
+            class="passage"
+            data-testid="passage-context"
             data-passage=trial.as_ref().map(|t| t.passage_id.clone()).unwrap_or_default()
-            data-position=trial.as_ref().map(|t| t.position.to_string()).unwrap_or_default()>
+            data-position=trial.as_ref().map(|t| t.position.to_string()).unwrap_or_default()
+        >
             {trial.as_ref().map(|t| t.context.clone()).unwrap_or_default()}
-            {move || game.reveal.get().filter(|_| !playing()).map(|r| view! { " " <mark class="true-word">{r.true_word}</mark> })}
+            {move || {
+                game.reveal
+                    .get()
+                    .filter(|_| !playing())
+                    .map(|r| {
+                        view! {
+                            " "
+                            <mark class="true-word">{r.true_word}</mark>
+                        }
+                    })
+            }}
         </p>
         <Show when=playing>
             <label for="guess">"Your guess for the next word"</label>
-            <input id="guess" data-testid="guess" node_ref=input_ref type="text" inputmode="text"
-                autocomplete="off" autocapitalize="off" spellcheck="false" maxlength="60"
-                prop:value=move || entry.get() on:input=move |ev| entry.set(event_target_value(&ev))
-                prop:disabled=move || game.submit.pending().get() on:keydown=on_keydown />
-            <button data-testid="submit-guess" on:click=move |_| submit()>"Submit (Enter)"</button>
-            <p class="error" aria-live="assertive" data-testid="entry-error">{move || game.entry_error.get()}</p>
+            <input
+                id="guess"
+                data-testid="guess"
+                node_ref=input_ref
+                type="text"
+                inputmode="text"
+                autocomplete="off"
+                autocapitalize="off"
+                spellcheck="false"
+                maxlength="60"
+                prop:value=move || entry.get()
+                on:input=move |ev| entry.set(event_target_value(&ev))
+                prop:disabled=move || game.submit.pending().get()
+                on:keydown=on_keydown
+            />
+            <button data-testid="submit-guess" on:click=move |_| submit()>
+                "Submit (Enter)"
+            </button>
+            <p class="error" aria-live="assertive" data-testid="entry-error">
+                {move || game.entry_error.get()}
+            </p>
         </Show>
         <Show when=move || !playing()>
-            <Feedback/>
-            <button data-testid="next-context" node_ref=next_ref on:click=move |_| game.show_next()>"Next (Enter)"</button>
+            <Feedback />
+            <button data-testid="next-context" node_ref=next_ref on:click=move |_| game.show_next()>
+                "Next (Enter)"
+            </button>
         </Show>
     }
 }

@@ -10,10 +10,11 @@ use plotters_canvas::CanvasBackend;
 
 use super::controller::use_token_game;
 use crate::analysis::perplexity::{BiasPoint, BiasSetup};
+use crate::app::components::outcome::Outcome;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request, SimulateBiasRequest};
 
-type Outcome = Result<(usize, Vec<BiasPoint>, BiasSetup), String>;
+type SimulationResult = Result<(usize, Vec<BiasPoint>, BiasSetup), String>;
 
 fn draw(canvas: &web_sys::HtmlCanvasElement, points: &[BiasPoint]) -> Option<()> {
     let root = CanvasBackend::with_canvas_object(canvas.clone())?.into_drawing_area();
@@ -117,7 +118,7 @@ pub fn BiasSimulation() -> impl IntoView {
         run.dispatch(setup);
     };
     let canvas = NodeRef::<Canvas>::new();
-    let outcome: Signal<Option<Outcome>> = run.value().into();
+    let outcome: Signal<Option<SimulationResult>> = run.value().into();
     Effect::new(move |_| {
         if let (Some(c), Some(Ok((_, points, _)))) = (canvas.get(), outcome.get()) {
             c.set_width(520);
@@ -126,38 +127,96 @@ pub fn BiasSimulation() -> impl IntoView {
         }
     });
     let choices = [0.5f64, 0.7, 1.5, 2.0].map(|t| {
-        view! { <option value=t.to_string() selected=t == 0.7>{format!("T = {t}")}</option> }
+        view! {
+            <option value=t.to_string() selected=t == 0.7>
+                {format!("T = {t}")}
+            </option>
+        }
     });
     view! {
         <details class="results bias" data-testid="bias-simulation">
             <summary>"How biased is this estimate? (simulation)"</summary>
-            <p>"With few rounds per position the importance-sampling estimate underestimates the loss (the paper's Figure 2). Here GPT-2 at another temperature plays the game on this passage with known answers, 200 times, and the chart shows how far its estimated loss falls from its true loss (mean ± sd) as the rounds per position grow."</p>
-            <label>"Simulated player: GPT-2 at "
-                <select data-testid="bias-temperature" on:change=move |ev| player_temperature.set(event_target_value(&ev).parse().unwrap_or(0.7))>{choices}</select>
+            <p>
+                "With few rounds per position the importance-sampling estimate underestimates the \
+                    loss (the paper's Figure 2). Here GPT-2 at another temperature plays the \
+                    game on this passage with known answers, 200 times, and the chart shows how \
+                    far its estimated loss falls from its true loss (mean ± sd) as the rounds \
+                    per position grow."
+            </p>
+            <label>
+                "Simulated player: GPT-2 at "
+                <select
+                    data-testid="bias-temperature"
+                    on:change=move |ev| {
+                        player_temperature.set(event_target_value(&ev).parse().unwrap_or(0.7))
+                    }
+                >
+                    {choices}
+                </select>
             </label>
             " "
-            <button data-testid="bias-run" on:click=start disabled=move || run.pending().get()>"Run the simulation"</button>
-            <p class="status" aria-live="polite">{move || progress.get()}</p>
-            {move || match outcome.get() {
-                None => None,
-                Some(Err(e)) => Some(view! { <p class="error" role="alert">{format!("The simulation failed: {e}")}</p> }.into_any()),
-                Some(Ok((contexts, points, setup))) => Some(view! {
-                    <ul data-testid="bias-list">
-                        {points.into_iter().map(|p| view! {
-                            <li>{format!("n = {}: estimated − true loss {:+.3} ± {:.3} nats (true loss {:.2})", p.rounds_per_pair, p.bias, p.sd, p.true_loss)}</li>
-                        }).collect_view()}
-                    </ul>
-                    <p class="note">{format!(
-                        "{contexts} positions of this passage, {} repetitions, generator = GPT-2 at T = {}, true tokens from {}. The same on the command line: clozelab perplexity-sim --model DIR --text PASSAGE.txt --positions {} --generator-temperature {} --player-temperature {} --truth {} --repetitions {} --seed {}",
-                        setup.repetitions, setup.generator_temperature,
-                        if setup.truth_from_generator { "the generator (the random test model's passages are not its own text)" } else { "the passage" },
-                        setup.positions, setup.generator_temperature, setup.player_temperature,
-                        if setup.truth_from_generator { "generator" } else { "text" }, setup.repetitions, setup.seed
-                    )}</p>
-                }.into_any()),
-            }}
-            <canvas node_ref=canvas aria-hidden="true"
-                style:display=move || if matches!(outcome.get(), Some(Ok(_))) { "block" } else { "none" }></canvas>
+            <button data-testid="bias-run" on:click=start disabled=move || run.pending().get()>
+                "Run the simulation"
+            </button>
+            <p class="status" aria-live="polite">
+                {move || progress.get()}
+            </p>
+            <Outcome
+                result=move || outcome.get()
+                failure="The simulation failed"
+                render=move |(contexts, points, setup): (usize, Vec<BiasPoint>, BiasSetup)| {
+                    view! {
+                        <ul data-testid="bias-list">
+                            {points
+                                .into_iter()
+                                .map(|p| {
+                                    view! {
+                                        <li>
+                                            {format!(
+                                                "n = {}: estimated − true loss {:+.3} ± {:.3} nats (true loss {:.2})",
+                                                p.rounds_per_pair,
+                                                p.bias,
+                                                p.sd,
+                                                p.true_loss,
+                                            )}
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                        <p class="note">
+                            {format!(
+                                "{contexts} positions of this passage, {} repetitions, \
+                                        generator = GPT-2 at T = {}, true tokens from {}. The \
+                                        same on the command line: clozelab perplexity-sim \
+                                        --model DIR --text PASSAGE.txt --positions {} \
+                                        --generator-temperature {} --player-temperature {} \
+                                        --truth {} --repetitions {} --seed {}",
+                                setup.repetitions,
+                                setup.generator_temperature,
+                                if setup.truth_from_generator {
+                                    "the generator (the random test model's passages are not its own text)"
+                                } else {
+                                    "the passage"
+                                },
+                                setup.positions,
+                                setup.generator_temperature,
+                                setup.player_temperature,
+                                if setup.truth_from_generator { "generator" } else { "text" },
+                                setup.repetitions,
+                                setup.seed,
+                            )}
+                        </p>
+                    }
+                }
+            />
+            <canvas
+                node_ref=canvas
+                aria-hidden="true"
+                style:display=move || {
+                    if matches!(outcome.get(), Some(Ok(_))) { "block" } else { "none" }
+                }
+            ></canvas>
         </details>
     }
 }

@@ -59,11 +59,32 @@ pub fn TokenExports() -> impl IntoView {
         <section class="data-panel" aria-labelledby="token-data-heading">
             <h3 id="token-data-heading">"Your data"</h3>
             <p>"Every answer is kept in this browser only. Download it:"</p>
-            <button data-testid="export-token-csv" on:click=move |_| offer(Kind::Csv)>"Long format (CSV)"</button>
-            <button data-testid="export-token-spreadsheet" on:click=move |_| offer(Kind::SpreadsheetCsv)>"Long format for a spreadsheet (CSV, formulas inert)"</button>
-            <button data-testid="export-token-json" on:click=move |_| offer(Kind::Json)>"Long format (JSON)"</button>
-            <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>"Everything, with manifest (JSON)"</button>
-            {move || problem.get().map(|p| view! { <p class="error" role="alert">{format!("Cannot export: {p}")}</p> })}
+            <button data-testid="export-token-csv" on:click=move |_| offer(Kind::Csv)>
+                "Long format (CSV)"
+            </button>
+            <button
+                data-testid="export-token-spreadsheet"
+                on:click=move |_| offer(Kind::SpreadsheetCsv)
+            >
+                "Long format for a spreadsheet (CSV, formulas inert)"
+            </button>
+            <button data-testid="export-token-json" on:click=move |_| offer(Kind::Json)>
+                "Long format (JSON)"
+            </button>
+            <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>
+                "Everything, with manifest (JSON)"
+            </button>
+            {move || {
+                problem
+                    .get()
+                    .map(|p| {
+                        view! {
+                            <p class="error" role="alert">
+                                {format!("Cannot export: {p}")}
+                            </p>
+                        }
+                    })
+            }}
         </section>
     }
 }

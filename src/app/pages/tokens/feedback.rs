@@ -26,10 +26,20 @@ fn top_list(stats: &TokenStats) -> impl IntoView + use<> {
         .top
         .iter()
         .map(|t| {
-            view! { <li><span class="token">{shown(&t.text)}</span>" "{percent(t.logprob.exp())}</li> }
+            view! {
+                <li>
+                    <span class="token">{shown(&t.text)}</span>
+                    " "
+                    {percent(t.logprob.exp())}
+                </li>
+            }
         })
         .collect_view();
-    view! { <ol class="gpt2-top" data-testid="gpt2-top">{rows}</ol> }
+    view! {
+        <ol class="gpt2-top" data-testid="gpt2-top">
+            {rows}
+        </ol>
+    }
 }
 
 #[component]
@@ -53,11 +63,27 @@ pub fn RoundFeedback() -> impl IntoView {
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
                         <h3>"Last round"</h3>
-                        <p><strong>{verdict}</strong>" The next token was "
-                            <span class="token" data-testid="true-token">{shown(&r.true_token_text)}</span>
-                            {format!(" (GPT-2: {}). You typed ", r.g_true.map(percent).unwrap_or_default())}
-                            <span class="token">{shown(&r.guess)}</span>". "{guess}</p>
-                        {(!game.experiment).then(|| view! { <p>"GPT-2's most likely next tokens:"</p> {top_list(&stats)} })}
+                        <p>
+                            <strong>{verdict}</strong>
+                            " The next token was "
+                            <span class="token" data-testid="true-token">
+                                {shown(&r.true_token_text)}
+                            </span>
+                            {format!(
+                                " (GPT-2: {}). You typed ",
+                                r.g_true.map(percent).unwrap_or_default(),
+                            )}
+                            <span class="token">{shown(&r.guess)}</span>
+                            ". "
+                            {guess}
+                        </p>
+                        {(!game.experiment)
+                            .then(|| {
+                                view! {
+                                    <p>"GPT-2's most likely next tokens:"</p>
+                                    {top_list(&stats)}
+                                }
+                            })}
                     </section>
                 }
                 .into_any()
@@ -68,15 +94,23 @@ pub fn RoundFeedback() -> impl IntoView {
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
                         <h3>"Last round"</h3>
-                        <p>"The original was the " {side} " token, "
-                            <span class="token" data-testid="true-token">{shown(&r.true_token_text)}</span>
-                            {format!(" (GPT-2: {}); the other, ", percent(r.g_true))}
+                        <p>
+                            "The original was the " {side} " token, "
+                            <span class="token" data-testid="true-token">
+                                {shown(&r.true_token_text)}
+                            </span> {format!(" (GPT-2: {}); the other, ", percent(r.g_true))}
                             <span class="token">{shown(&r.other_token_text)}</span>
-                            {format!(", was drawn by GPT-2 ({}).", percent(r.g_other))}</p>
-                        <p data-testid="round-reward">{format!(
-                            "You gave the original {:.0} %: {:+.1} points. GPT-2 would have said {:.0} %: {:+.1} points.",
-                            100.0 * r.p_true, r.reward, 100.0 * gpt2.get(), reward(r.g_true, gpt2)
-                        )}</p>
+                            {format!(", was drawn by GPT-2 ({}).", percent(r.g_other))}
+                        </p>
+                        <p data-testid="round-reward">
+                            {format!(
+                                "You gave the original {:.0} %: {:+.1} points. GPT-2 would have said {:.0} %: {:+.1} points.",
+                                100.0 * r.p_true,
+                                r.reward,
+                                100.0 * gpt2.get(),
+                                reward(r.g_true, gpt2),
+                            )}
+                        </p>
                         {(!game.experiment).then(|| top_list(&stats))}
                     </section>
                 }
@@ -100,19 +134,23 @@ pub fn RunningScore() -> impl IntoView {
                 .sum::<f64>()
                 + 0.0;
             view! {
-                <p class="score" data-testid="running-score">{format!(
-                    "Score: you {:+.1} · GPT-2 {:+.1} (over {} scored rounds)",
-                    total_reward(&records), gpt2, records.iter().filter(|r| !r.practice).count()
-                )}</p>
+                <p class="score" data-testid="running-score">
+                    {format!(
+                        "Score: you {:+.1} · GPT-2 {:+.1} (over {} scored rounds)",
+                        total_reward(&records),
+                        gpt2,
+                        records.iter().filter(|r| !r.practice).count(),
+                    )}
+                </p>
             }
             .into_any()
         }
         _ => {
             let (you, gpt2, n) = running_score(&game.top1.get());
             view! {
-                <p class="score" data-testid="running-score">{format!(
-                    "Top-1 accuracy: you {you}/{n} · GPT-2 {gpt2}/{n}"
-                )}</p>
+                <p class="score" data-testid="running-score">
+                    {format!("Top-1 accuracy: you {you}/{n} · GPT-2 {gpt2}/{n}")}
+                </p>
             }
             .into_any()
         }

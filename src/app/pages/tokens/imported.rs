@@ -98,14 +98,37 @@ pub fn AccuracyHistogram(
             <section class="results" data-testid="top1-histogram">
                 <h3>{title}</h3>
                 <canvas node_ref=canvas aria-hidden="true"></canvas>
-                <ul>{move || people.get().unwrap_or_default().into_iter().map(|p| {
-                    let is_you = you_stored.with_value(|y| y.as_deref() == Some(p.participant.as_str()));
-                    let who = if is_you { format!("{} (you)", p.participant) } else { p.participant.clone() };
-                    view! {
-                        <li class:you=is_you>{format!("{who}: {:.1} % over {} positions (GPT-2 {})", 100.0 * p.accuracy, p.positions,
-                            p.model_accuracy.map(|m| format!("{:.1} %", 100.0 * m)).unwrap_or_else(|| "not recorded".into()))}</li>
-                    }
-                }).collect_view()}</ul>
+                <ul>
+                    {move || {
+                        people
+                            .get()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|p| {
+                                let is_you = you_stored
+                                    .with_value(|y| y.as_deref() == Some(p.participant.as_str()));
+                                let who = if is_you {
+                                    format!("{} (you)", p.participant)
+                                } else {
+                                    p.participant.clone()
+                                };
+                                view! {
+                                    <li class:you=is_you>
+                                        {format!(
+                                            "{who}: {:.1} % over {} positions (GPT-2 {})",
+                                            100.0 * p.accuracy,
+                                            p.positions,
+                                            p
+                                                .model_accuracy
+                                                .map(|m| format!("{:.1} %", 100.0 * m))
+                                                .unwrap_or_else(|| "not recorded".into()),
+                                        )}
+                                    </li>
+                                }
+                            })
+                            .collect_view()
+                    }}
+                </ul>
             </section>
         </Show>
     }
@@ -116,9 +139,12 @@ pub fn ImportedTokenResults() -> impl IntoView {
     let lab = use_lab_data();
     let people = Memo::new(move |_| accuracies(&lab.top1.get()));
     view! {
-        <AccuracyHistogram people=people.into() title="Top-1 token accuracy of the imported participants (GPT-2 in blue)"/>
+        <AccuracyHistogram
+            people=people.into()
+            title="Top-1 token accuracy of the imported participants (GPT-2 in blue)"
+        />
         <Show when=move || lab.two_token.with(|r| r.iter().any(|r| !r.practice))>
-            <PerplexityChart records=lab.two_token.into() who="imported participants"/>
+            <PerplexityChart records=lab.two_token.into() who="imported participants" />
         </Show>
     }
 }
@@ -142,7 +168,10 @@ pub fn LiveTop1Histogram() -> impl IntoView {
         accuracies(&all)
     });
     view! {
-        <AccuracyHistogram people=people.into() you
-            title="Top-1 accuracy per participant: you in black, GPT-2 in blue (import others' exports on the first screen)"/>
+        <AccuracyHistogram
+            people=people.into()
+            you
+            title="Top-1 accuracy per participant: you in black, GPT-2 in blue (import others' exports on the first screen)"
+        />
     }
 }

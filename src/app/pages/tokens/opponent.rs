@@ -99,15 +99,33 @@ pub fn OpponentPanel() -> impl IntoView {
     view! {
         <details class="opponent" data-testid="opponent-panel">
             <summary>"Add a second model as a player"</summary>
-            <p>"A model with GPT-2's vocabulary (e.g. distilgpt2, or clozelab's test model at /models/test/) answers your rounds with its own probabilities, m(y)/(m(y)+m(x)); its perplexity appears beside yours and GPT-2's."</p>
-            <label>"Model folder "
-                <input type="text" data-testid="opponent-folder" prop:value=move || folder.get()
-                    on:input=move |ev| folder.set(event_target_value(&ev))/>
+            <p>
+                "A model with GPT-2's vocabulary (e.g. distilgpt2, or clozelab's test model at \
+                    /models/test/) answers your rounds with its own probabilities, \
+                    m(y)/(m(y)+m(x)); its perplexity appears beside yours and GPT-2's."
+            </p>
+            <label>
+                "Model folder "
+                <input
+                    type="text"
+                    data-testid="opponent-folder"
+                    prop:value=move || folder.get()
+                    on:input=move |ev| folder.set(event_target_value(&ev))
+                />
             </label>
             " "
-            <button data-testid="opponent-load" disabled=move || loading.pending().get()
-                on:click=move |_| { loading.dispatch(folder.get_untracked()); }>"Load"</button>
-            <p class="status" aria-live="polite" data-testid="opponent-status">{move || status.get()}</p>
+            <button
+                data-testid="opponent-load"
+                disabled=move || loading.pending().get()
+                on:click=move |_| {
+                    loading.dispatch(folder.get_untracked());
+                }
+            >
+                "Load"
+            </button>
+            <p class="status" aria-live="polite" data-testid="opponent-status">
+                {move || status.get()}
+            </p>
         </details>
     }
 }

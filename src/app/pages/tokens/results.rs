@@ -102,7 +102,7 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, bars: &[Bar]) -> Option<()> {
 #[component]
 pub fn PerplexityResults() -> impl IntoView {
     let game = use_token_game();
-    view! { <PerplexityChart records=game.two_token.into() who="You" opponent=game.opponent.into()/> }
+    view! { <PerplexityChart records=game.two_token.into() who="You" opponent=game.opponent.into() /> }
 }
 
 /// Perplexity bars for `records` (pooled over their participants), GPT-2 beside them.
@@ -130,15 +130,31 @@ pub fn PerplexityChart(
     view! {
         <section class="results" data-testid="perplexity-results">
             <h3>{format!("Perplexity, estimated from the two-token answers ({who})")}</h3>
-            <Show when=move || results.get().is_some()
-                fallback=|| view! { <p>"Answer a scored round to see your estimate."</p> }>
+            <Show
+                when=move || results.get().is_some()
+                fallback=|| view! { <p>"Answer a scored round to see your estimate."</p> }
+            >
                 <canvas node_ref=canvas aria-hidden="true"></canvas>
                 <ul data-testid="perplexity-list">
-                    {move || results.get().unwrap_or_default().into_iter().map(|(label, v, lo, hi)| view! {
-                        <li>{format!("{label}: {v:.1} (±2σ: {lo:.1} – {hi:.1})")}</li>
-                    }).collect_view()}
+                    {move || {
+                        results
+                            .get()
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|(label, v, lo, hi)| {
+                                view! {
+                                    <li>
+                                        {format!("{label}: {v:.1} (±2σ: {lo:.1} – {hi:.1})")}
+                                    </li>
+                                }
+                            })
+                            .collect_view()
+                    }}
                 </ul>
-                <p class="note">"With few rounds per position this estimate is biased low (it underestimates your loss); the simulation on the two-token game page shows by how much."</p>
+                <p class="note">
+                    "With few rounds per position this estimate is biased low (it underestimates \
+                        your loss); the simulation on the two-token game page shows by how much."
+                </p>
             </Show>
         </section>
     }

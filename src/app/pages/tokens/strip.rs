@@ -21,9 +21,15 @@ pub fn TokenStrip(
         })
         .unwrap_or_default();
     view! {
-        <p class="token-strip" data-testid="token-strip" aria-label="The passage so far, one box per GPT-2 token">
+        <p
+            class="token-strip"
+            data-testid="token-strip"
+            aria-label="The passage so far, one box per GPT-2 token"
+        >
             {shown.into_iter().map(|t| view! { <span class="token">{t}</span> }).collect_view()}
-            <span class="token next" aria-hidden="true">"?"</span>
+            <span class="token next" aria-hidden="true">
+                "?"
+            </span>
         </p>
     }
 }

@@ -27,7 +27,12 @@ pub fn TokenStudy(config: StudyConfig) -> impl IntoView {
     let plan = match plan {
         Ok(plan) => plan,
         Err(e) => {
-            return view! { <p class="error" role="alert" data-testid="game-error">{format!("This study cannot start: {e}")}</p> }.into_any();
+            return view! {
+                <p class="error" role="alert" data-testid="game-error">
+                    {format!("This study cannot start: {e}")}
+                </p>
+            }
+            .into_any();
         }
     };
     // The worker starts only here: next-word studies never download it.
@@ -42,7 +47,7 @@ pub fn TokenStudy(config: StudyConfig) -> impl IntoView {
         config.title.clone()
     };
     TokenGame::provide(config, plan, true, 1, runtime);
-    view! { <TokenGameBody title/> }.into_any()
+    view! { <TokenGameBody title /> }.into_any()
 }
 
 impl TokenGame {

@@ -101,34 +101,67 @@ pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
     view! {
         <div class="token-round" data-testid="top1-round" data-position=position>
             {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
-            <TokenStrip passage=slot.passage.clone() position/>
+            <TokenStrip passage=slot.passage.clone() position />
             <label for="token-guess">"Your guess for the next token"</label>
-            <textarea id="token-guess" rows="1" data-testid="token-guess" autofocus
+            <textarea
+                id="token-guess"
+                rows="1"
+                data-testid="token-guess"
+                autofocus
                 prop:value=move || guess.get()
                 on:input=move |ev| guess.set(event_target_value(&ev))
-                on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Enter" { ev.prevent_default(); go_key(); }
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" {
+                        ev.prevent_default();
+                        go_key();
+                    }
+                }
             ></textarea>
             <div class="whitespace-buttons">
-                <button type="button" on:click=move |_| guess.update(|g| g.push(' '))>"· space"</button>
-                <button type="button" on:click=move |_| guess.update(|g| g.push('\n'))>"↵ newline"</button>
-                <button type="button" on:click=move |_| guess.update(|g| g.push('\t'))>"⇥ tab"</button>
-                <button type="button" on:click=move |_| guess.set(String::new())>"clear"</button>
+                <button type="button" on:click=move |_| guess.update(|g| g.push(' '))>
+                    "· space"
+                </button>
+                <button type="button" on:click=move |_| guess.update(|g| g.push('\n'))>
+                    "↵ newline"
+                </button>
+                <button type="button" on:click=move |_| guess.update(|g| g.push('\t'))>
+                    "⇥ tab"
+                </button>
+                <button type="button" on:click=move |_| guess.set(String::new())>
+                    "clear"
+                </button>
             </div>
             <p class="token-check" data-testid="token-check" aria-live="polite">
                 {move || {
                     let text = guess.get();
-                    if text.is_empty() { return "Type a token; spaces and newlines count (· ↵).".to_string(); }
+                    if text.is_empty() {
+                        return "Type a token; spaces and newlines count (· ↵).".to_string();
+                    }
                     let shown = show_token(text.as_bytes());
                     match check.get() {
                         None => format!("“{shown}” …"),
-                        Some((Some(_), Some(_))) => format!("“{shown}” is one GPT-2 token ✓ (“·{shown}”, with a leading space, is another one)"),
+                        Some((Some(_), Some(_))) => {
+                            format!(
+                                "“{shown}” is one GPT-2 token ✓ (“·{shown}”, with a leading space, is another one)",
+                            )
+                        }
                         Some((Some(_), None)) => format!("“{shown}” is one GPT-2 token ✓"),
-                        Some((None, Some(_))) => format!("“{shown}” is not one token as typed, but “·{shown}” is: add a leading space?"),
-                        Some((None, None)) => format!("“{shown}” is not a single GPT-2 token: it can never be exactly right"),
+                        Some((None, Some(_))) => {
+                            format!(
+                                "“{shown}” is not one token as typed, but “·{shown}” is: add a leading space?",
+                            )
+                        }
+                        Some((None, None)) => {
+                            format!(
+                                "“{shown}” is not a single GPT-2 token: it can never be exactly right",
+                            )
+                        }
                     }
                 }}
             </p>
-            <button class="primary" data-testid="token-submit" on:click=move |_| go()>"Guess"</button>
+            <button class="primary" data-testid="token-submit" on:click=move |_| go()>
+                "Guess"
+            </button>
         </div>
     }
 }

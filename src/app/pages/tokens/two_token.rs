@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
 use super::strip::TokenStrip;
 use crate::analysis::perplexity::BUTTONS;
+use crate::app::components::outcome::Outcome;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::two_token::{Answer, RoundSetup};
@@ -103,38 +104,82 @@ pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
     let round_number = slot.round;
     let practice = slot.practice;
     view! {
-        <div class="token-round" data-testid="two-token-round" data-position=position data-round=round_number>
+        <div
+            class="token-round"
+            data-testid="two-token-round"
+            data-position=position
+            data-round=round_number
+        >
             {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
-            <TokenStrip passage=slot.passage.clone() position/>
-            {move || match drawn.get() {
-                None => view! { <p class="status" data-testid="drawing">"GPT-2 is drawing a token…"</p> }.into_any(),
-                Some(Err(e)) => view! { <p class="error" role="alert">{format!("This round could not be prepared: {e}")}</p> }.into_any(),
-                Some(Ok(None)) => view! { <p class="status">"Both tokens were the same: answered 50 %."</p> }.into_any(),
-                Some(Ok(Some(d))) => {
-                    let (left, right) = if d.true_left { (&d.true_bytes, &d.other_bytes) } else { (&d.other_bytes, &d.true_bytes) };
-                    let (left, right) = (show_token(left), show_token(right));
-                    let buttons = BUTTONS.iter().map(|&b| {
-                        let slot = slot.clone();
-                        let d = d.clone();
-                        view! {
-                            <button class="p-button" data-testid="p-button" data-percent=b
-                                on:click=move |_| leptos::task::spawn_local(answer(game, slot.clone(), d.clone(), b, shown_ms))>
-                                {format!("{b} %")}
-                            </button>
-                        }
-                    }).collect_view();
+            <TokenStrip passage=slot.passage.clone() position />
+            <Outcome
+                result=move || drawn.get()
+                pending=|| {
                     view! {
-                        <p>"Which token came next in the original text?"</p>
-                        <div class="token-pair">
-                            <span class="token big" data-testid="left-token">{left}</span>
-                            <span class="versus">"or"</span>
-                            <span class="token big" data-testid="right-token">{right}</span>
-                        </div>
-                        <p>"How likely is it that the " <strong>"left"</strong> " token is the original?"</p>
-                        <div class="p-buttons" role="group" aria-label="Probability that the left token is the original">{buttons}</div>
-                    }.into_any()
+                        <p class="status" data-testid="drawing">
+                            "GPT-2 is drawing a token…"
+                        </p>
+                    }
                 }
-            }}
+                failure="This round could not be prepared"
+                render=move |drawn| match drawn {
+                    None => {
+                        view! { <p class="status">"Both tokens were the same: answered 50 %."</p> }
+                            .into_any()
+                    }
+                    Some(d) => {
+                        let (left, right) = if d.true_left {
+                            (&d.true_bytes, &d.other_bytes)
+                        } else {
+                            (&d.other_bytes, &d.true_bytes)
+                        };
+                        let (left, right) = (show_token(left), show_token(right));
+                        let buttons = BUTTONS
+                            .iter()
+                            .map(|&b| {
+                                let slot = slot.clone();
+                                let d = d.clone();
+                                view! {
+                                    <button
+                                        class="p-button"
+                                        data-testid="p-button"
+                                        data-percent=b
+                                        on:click=move |_| leptos::task::spawn_local(
+                                            answer(game, slot.clone(), d.clone(), b, shown_ms),
+                                        )
+                                    >
+                                        {format!("{b} %")}
+                                    </button>
+                                }
+                            })
+                            .collect_view();
+                        view! {
+                            <p>"Which token came next in the original text?"</p>
+                            <div class="token-pair">
+                                <span class="token big" data-testid="left-token">
+                                    {left}
+                                </span>
+                                <span class="versus">"or"</span>
+                                <span class="token big" data-testid="right-token">
+                                    {right}
+                                </span>
+                            </div>
+                            <p>
+                                "How likely is it that the " <strong>"left"</strong>
+                                " token is the original?"
+                            </p>
+                            <div
+                                class="p-buttons"
+                                role="group"
+                                aria-label="Probability that the left token is the original"
+                            >
+                                {buttons}
+                            </div>
+                        }
+                            .into_any()
+                    }
+                }
+            />
         </div>
     }
 }

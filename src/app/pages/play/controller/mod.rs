@@ -134,7 +134,11 @@ impl GameController {
             let store = match IdbStore::open().await {
                 Ok(s) => AnyStore::Idb(s),
                 Err(e) => {
-                    self.storage_problem.set(Some(format!("Responses cannot be stored in this browser ({e}); they are kept in memory only: download them below before closing the page.")));
+                    self.storage_problem.set(Some(format!(
+                        "Responses cannot be stored in this \
+                        browser ({e}); they are kept in memory only: download them below before \
+                        closing the page."
+                    )));
                     AnyStore::Memory(MemoryStore::default())
                 }
             };
@@ -233,7 +237,10 @@ impl GameController {
                 }
             }
             Err(SubmitError::Store(e)) => {
-                self.storage_problem.set(Some(format!("Your last answer could not be saved ({e}). Download your responses below; nothing already saved is lost.")));
+                self.storage_problem.set(Some(format!(
+                    "Your last answer could not be saved ({e}). \
+                    Download your responses below; nothing already saved is lost."
+                )));
             }
             Err(e) => self.entry_error.set(e.to_string()),
         }
