@@ -4,19 +4,22 @@
 //! - [`model`]: GPT-2 in burn (config, modules with a shareable KV cache, checkpoint loader,
 //!   the random test model);
 //! - [`text`]: the GPT-2 tokenizer and the rules for words (first word, normalisation);
-//! - [`runtime`]: devices (burn-wgpu or the CPU), a loaded engine, next-token inference and
-//!   the typed protocol between the page and the inference worker;
+//! - [`runtime`]: devices (burn-wgpu or the CPU), a loaded engine, next-token distributions,
+//!   the production probes' runs and the typed protocol between the page and the worker;
 //! - [`estimators`]: GPT-2's word distributions (Monte Carlo sampler, exact scorer) over one
 //!   shared tree walk, decoding strategies, progress and cancellation;
-//! - [`analysis`]: metrics (TVD, ECE, W1, …) and Table 1 of Ilia & Aziz (2024);
-//! - [`data`]: import and export formats (Provo norms, long format, JSON Lines);
-//! - [`game`]: the cloze game's state machine, studies, storage trait and exports;
+//! - [`analysis`]: metrics (TVD, ECE, W1, …), Table 1 of Ilia & Aziz (2024) and its companions,
+//!   human perplexity, the production probes and the papers' figures;
+//! - [`data`]: import and export formats, one file per format (delimited text, the OSF norms,
+//!   the long format, the Provo JSON Lines);
+//! - [`game`]: the games' state machines, studies, storage and sending, exports and JATOS;
 //! - `app` (wasm32): the Leptos pages and the inference worker; `cli` (native): the command
 //!   line and its benchmarks.
 //!
-//! Dependencies point one way, with no cycles: `rng`, `text` ← `model`, `data` ← `analysis` ←
-//! `estimators` ← `runtime` ← `app`/`cli`, and `game` ← `app` (`game` uses `analysis` and
-//! `data`). [`rng`] is the one seeded generator everything random uses.
+//! Dependencies point one way, with no cycles (`scripts/check_cycles.py` checks it): `rng` ←
+//! `model`; `text` ← `data` ← `analysis`; `analysis` and `model` ← `estimators` ← `runtime` ←
+//! `app`/`cli`; `game` uses `analysis`, `data`, `text` and `rng`, and only `app` and `cli` use
+//! `game`. [`rng`] is the one seeded generator everything random uses.
 
 pub mod analysis;
 pub mod data;

@@ -1,6 +1,11 @@
-//! Comparing distributions: the metrics ([`metrics`]: TVD, entropy, ECE, W1, bootstrap),
-//! Table 1 of Ilia & Aziz (2024) ([`table1`]), and human perplexity from the two-token game
-//! ([`perplexity`]).
+//! Comparing people with models. The metrics ([`metrics`]: TVD, ECE, W1, bootstrap, densities)
+//! over a dataset of norms and systems' samples ([`dataset`]); Table 1 of Ilia & Aziz (2024)
+//! ([`table1`]), its syntactic and semantic rows ([`classes`], with the meaning clusters of
+//! [`clusters`]) and its token-level companion ([`token_level`], Appendix D); one participant
+//! beside the models ([`participant`]); human perplexity from the two-token game
+//! ([`perplexity`]); the production probes of Giulianelli et al. 2023 ([`variability`]); the
+//! papers' figures ([`figures`]); and everything the Analysis page shows, in one payload
+//! ([`report`]).
 
 pub mod classes;
 pub mod clusters;

@@ -1,7 +1,10 @@
-//! The games and the studies around them: passages, study configs, the next-word game's
-//! per-participant state machine, storage and exports, the next-token games (`tokens`), and a
-//! study on JATOS (`jatos`: the run inside JATOS; `jatos_archive`: the study archive JATOS
-//! imports). Pure Rust; the Leptos pages only wire it to the DOM.
+//! The games and the studies around them: passages ([`passages`]), study configs and plans
+//! ([`study`]), the next-word game's per-participant state machine ([`session`]) with its
+//! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
+//! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
+//! ([`export`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
+//! inside JATOS; [`jatos_archive`]: the study archive JATOS imports). Pure Rust; the Leptos
+//! pages only wire it to the DOM.
 
 pub mod export;
 pub mod humans;

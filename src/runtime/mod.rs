@@ -1,6 +1,8 @@
 //! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]),
-//! next-token inference ([`inference`]) and the typed messages between the page and the
-//! inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder from disk.
+//! next-token distributions and log-probabilities ([`distributions`]), the production probes'
+//! runs ([`productions`], shared by the CLI and the worker) and the typed messages between the
+//! page and the inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder
+//! from disk.
 
 pub mod backend;
 pub mod distributions;

@@ -1,3 +1,7 @@
+//! Components more than one page uses: the header and backend line, the model loader, consent
+//! and completion screens, the charts of word and token distributions, and [`outcome`] for
+//! every asynchronous result's loading and error states.
+
 pub mod backend_status;
 pub mod completion;
 pub mod consent;

@@ -1,3 +1,7 @@
+//! One module per route: Play at `/` and `/play/:passage` (and a study's run) ([`play`]), the
+//! next-token games at `/tokens/:game/:passage` ([`tokens`]), Next token ([`next_token`]),
+//! Model ([`model`]) and Analysis ([`analysis`]).
+
 pub mod analysis;
 pub mod model;
 pub mod next_token;
