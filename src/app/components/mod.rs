@@ -6,6 +6,7 @@ pub mod backend_status;
 pub mod completion;
 pub mod consent;
 pub mod distribution_chart;
+pub mod error_note;
 pub mod header;
 pub mod model_loader;
 pub mod outcome;

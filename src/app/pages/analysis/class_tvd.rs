@@ -8,6 +8,7 @@ use super::figure_card::FigureCard;
 use crate::analysis::classes::{ClassRow, Level};
 use crate::analysis::figures::Figure;
 use crate::analysis::table1::Table1Options;
+use crate::app::components::error_note::ErrorNote;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{ClassTvdRequest, Reply, Request};
@@ -140,17 +141,7 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
                     }
                 }}
             </p>
-            {move || {
-                problem
-                    .get()
-                    .map(|p| {
-                        view! {
-                            <p class="error" role="alert">
-                                {p}
-                            </p>
-                        }
-                    })
-            }}
+            <ErrorNote message=problem />
             <Show when=move || results.with(|r| !r.is_empty())>
                 <div class="table-scroll">
                     <table data-testid="class-tvd-table">

@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 
 use crate::analysis::figures::Figure;
+use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::{download_text, download_url};
 
 #[component]
@@ -97,17 +98,7 @@ pub fn FigureCard(figure: Figure) -> impl IntoView {
                     </button>
                 </span>
             </figcaption>
-            {move || {
-                problem
-                    .get()
-                    .map(|p| {
-                        view! {
-                            <p class="error" role="alert">
-                                {p}
-                            </p>
-                        }
-                    })
-            }}
+            <ErrorNote message=problem />
         </figure>
     }
 }

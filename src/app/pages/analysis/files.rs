@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::read_file_list;
 
 /// The files' texts (UTF-8 required: every format here is text).
@@ -80,16 +81,6 @@ pub(super) fn AnalysisFiles(
                     .collect_view()
             }}
         </ul>
-        {move || {
-            problem
-                .get()
-                .map(|p| {
-                    view! {
-                        <p class="error" role="alert">
-                            {p}
-                        </p>
-                    }
-                })
-        }}
+        <ErrorNote message=problem />
     }
 }

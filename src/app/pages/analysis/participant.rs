@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use super::figure_card::FigureCard;
 use crate::analysis::participant::ParticipantReport;
+use crate::app::components::outcome::Outcome;
 use crate::app::state::use_runtime;
 use crate::app::web::files::download_text;
 use crate::app::worker_client::CallError;
@@ -156,21 +157,10 @@ pub fn ParticipantPanel(
                         </button>
                     }
                 })}
-            {move || {
-                result
-                    .get()
-                    .map(|r| match r {
-                        Ok(report) => view! { <Scores report=report /> }.into_any(),
-                        Err(e) => {
-                            view! {
-                                <p class="error" role="alert">
-                                    {e}
-                                </p>
-                            }
-                                .into_any()
-                        }
-                    })
-            }}
+            <Outcome
+                result=move || result.get()
+                render=move |report| view! { <Scores report=report /> }
+            />
         </section>
     }
 }

@@ -6,6 +6,8 @@ use super::probe_tables::ProbeTables;
 use leptos::prelude::*;
 
 use super::class_tvd::lexicon_url;
+use crate::app::components::error_note::ErrorNote;
+use crate::app::components::outcome::Outcome;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::productions::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
@@ -161,17 +163,7 @@ pub fn Probes() -> impl IntoView {
                                     })
                             }}
                         </p>
-                        {move || {
-                            problem
-                                .get()
-                                .map(|p| {
-                                    view! {
-                                        <p class="error" role="alert">
-                                            {p}
-                                        </p>
-                                    }
-                                })
-                        }}
+                        <ErrorNote message=problem />
                         <label>
                             "Contexts "
                             <input
@@ -223,21 +215,10 @@ pub fn Probes() -> impl IntoView {
             <p class="status" aria-live="polite">
                 {move || progress.get()}
             </p>
-            {move || {
-                result
-                    .get()
-                    .map(|r| match r {
-                        Ok(report) => view! { <ProbeTables report=report /> }.into_any(),
-                        Err(e) => {
-                            view! {
-                                <p class="error" role="alert">
-                                    {e}
-                                </p>
-                            }
-                                .into_any()
-                        }
-                    })
-            }}
+            <Outcome
+                result=move || result.get()
+                render=move |report| view! { <ProbeTables report=report /> }
+            />
         </section>
     }
 }

@@ -8,6 +8,7 @@ use super::figure_card::FigureCard;
 use crate::analysis::metrics::EceConvention;
 use crate::analysis::table1::{Row, is_reference_system};
 use crate::analysis::token_level::TokenLevelReport;
+use crate::app::components::outcome::Outcome;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request, TokenLevelRequest};
@@ -156,26 +157,12 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
             <p class="status" aria-live="polite">
                 {move || progress.get()}
             </p>
-            {move || {
-                result
-                    .get()
-                    .map(|r| match r {
-                        Ok(report) => {
-                            view! {
-                                <Levels report=report model=model_name() rows=rows.get_value() />
-                            }
-                                .into_any()
-                        }
-                        Err(e) => {
-                            view! {
-                                <p class="error" role="alert">
-                                    {e}
-                                </p>
-                            }
-                                .into_any()
-                        }
-                    })
-            }}
+            <Outcome
+                result=move || result.get()
+                render=move |report| {
+                    view! { <Levels report=report model=model_name() rows=rows.get_value() /> }
+                }
+            />
         </section>
     }
 }

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use super::controller::{TokenGame, game_name, use_token_game};
+use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::download_text;
 
 #[derive(Clone, Copy)]
@@ -53,7 +54,7 @@ pub fn TokenExports() -> impl IntoView {
         let result = render(game, kind).and_then(|(name, mime, text)| {
             download_text(&name, mime, &text).map_err(|e| e.to_string())
         });
-        problem.set(result.err());
+        problem.set(result.err().map(|e| format!("Cannot export: {e}")));
     };
     view! {
         <section class="data-panel" aria-labelledby="token-data-heading">
@@ -74,17 +75,7 @@ pub fn TokenExports() -> impl IntoView {
             <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>
                 "Everything, with manifest (JSON)"
             </button>
-            {move || {
-                problem
-                    .get()
-                    .map(|p| {
-                        view! {
-                            <p class="error" role="alert">
-                                {format!("Cannot export: {p}")}
-                            </p>
-                        }
-                    })
-            }}
+            <ErrorNote message=problem />
         </section>
     }
 }
