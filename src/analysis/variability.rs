@@ -342,6 +342,26 @@ pub fn summarise(results: &[(String, Vec<ContextProbe>)]) -> Vec<StrategySummary
     out
 }
 
+/// Four people (two say "dog") and a model that always says "dog", with tags and embeddings:
+/// the example the probes' tests and their figures' tests share.
+#[cfg(test)]
+pub(crate) fn people_and_a_parrot() -> (Vec<Production>, Vec<Production>) {
+    use UniversalTag::*;
+    let said = |w: &str, tag, e: f64| Production {
+        words: vec![w.to_string()],
+        tags: vec![tag],
+        embedding: Some(vec![1.0, e]),
+    };
+    let humans = vec![
+        said("dog", Noun, 0.0),
+        said("dog", Noun, 0.0),
+        said("cat", Noun, 0.1),
+        said("ran", Verb, 3.0),
+    ];
+    let parrot = vec![said("dog", Noun, 0.0); 4];
+    (humans, parrot)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,16 +474,8 @@ mod tests {
 
     #[test]
     fn a_model_that_says_what_people_say_matches_the_control() {
-        use UniversalTag::*;
-        let said = |w: &str, tag, e: f64| production(w, &[tag], Some(vec![1.0, e]));
-        let humans = vec![
-            said("dog", Noun, 0.0),
-            said("dog", Noun, 0.0),
-            said("cat", Noun, 0.1),
-            said("ran", Verb, 3.0),
-        ];
         // The model always says "dog": less varied than people (μM − μH < 0) on every probe.
-        let parrot = vec![said("dog", Noun, 0.0); 4];
+        let (humans, parrot) = people_and_a_parrot();
         let results = probe_context(&humans, &parrot, 7);
         let probes: Vec<Probe> = results.iter().map(|r| r.probe).collect();
         assert_eq!(

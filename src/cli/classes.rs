@@ -8,7 +8,6 @@ use super::error::CliError;
 use crate::analysis::classes::{ClassRow, Level, MeaningClusters, PartOfSpeech, class_tvd_rows};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::table1::Table1Options;
-use crate::runtime::backend::BackendKind;
 use crate::text::pos::{Lexicon, Tagger};
 
 /// Where the setup puts Brill's lexicon (npm `pos`).
@@ -32,10 +31,9 @@ pub fn tagger(path: &Path) -> Result<Tagger, CliError> {
 }
 
 /// Syntactic rows (with `--syntactic`) and semantic rows (with `--semantic`, on the embeddings
-/// of `model`: its folder and backend).
+/// of the `--model`).
 pub fn class_rows(
     flags: &ClassFlags,
-    model: Option<(&Path, BackendKind)>,
     data: &Dataset,
     options: &Table1Options,
 ) -> Result<Vec<ClassRow>, CliError> {
@@ -50,12 +48,12 @@ pub fn class_rows(
         )?);
     }
     if flags.semantic {
-        let Some((dir, backend)) = model else {
+        let Some(dir) = &flags.model else {
             return Err(CliError::usage(
                 "--semantic needs --model DIR: the words' embeddings are GPT-2's",
             ));
         };
-        let (engine, _) = super::load_engine_from(dir, backend)?;
+        let (engine, _) = super::load_engine_from(dir, flags.backend)?;
         let words: Vec<&str> = data.words().into_iter().collect();
         let table = pollster::block_on(engine.embedding_table(&words, 2000, |_, _| true))?
             .unwrap_or_default();

@@ -136,6 +136,12 @@ pub struct ClassFlags {
     /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
     #[arg(long, value_name = "FILE", default_value = super::classes::DEFAULT_LEXICON)]
     pub lexicon: PathBuf,
+    /// The model folder whose embeddings --semantic clusters.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// Where that model runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
 }
 
 /// Where the norms and systems' samples come from.
@@ -367,12 +373,6 @@ pub struct Table1Args {
     pub per_context: Option<PathBuf>,
     #[command(flatten)]
     pub classes: ClassFlags,
-    /// The model folder whose embeddings --semantic clusters.
-    #[arg(long, value_name = "DIR")]
-    pub model: Option<PathBuf>,
-    /// Where that model runs: cpu or wgpu.
-    #[arg(long, default_value = "cpu")]
-    pub backend: BackendKind,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -401,12 +401,6 @@ pub struct FiguresArgs {
     pub system: Option<String>,
     #[command(flatten)]
     pub classes: ClassFlags,
-    /// The model folder whose embeddings --semantic clusters.
-    #[arg(long, value_name = "DIR")]
-    pub model: Option<PathBuf>,
-    /// Where that model runs: cpu or wgpu.
-    #[arg(long, default_value = "cpu")]
-    pub backend: BackendKind,
 }
 
 #[derive(Debug, Args)]

@@ -129,8 +129,7 @@ pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
     let (rows, per_context) = compute_on(&data, &options)?;
     let mut written = vec![write(out, "table1.csv", &table1_csv(&rows))?];
     let mut figures = all(&rows, &per_context, options.ece);
-    let model = args.model.as_deref().map(|dir| (dir, args.backend));
-    let class_rows = super::classes::class_rows(&args.classes, model, &data, &options)?;
+    let class_rows = super::classes::class_rows(&args.classes, &data, &options)?;
     if !class_rows.is_empty() {
         use crate::analysis::classes::{Level, histograms, rows_csv};
         written.push(write(out, "class_tvd.csv", &rows_csv(&class_rows))?);

@@ -12,8 +12,7 @@ pub fn table1(args: &Table1Args) -> Result<(), CliError> {
     let started = std::time::Instant::now();
     let data = crate::analysis::dataset::Dataset::from_shared_dir(dir)?;
     let (rows, per_context) = crate::analysis::table1::compute_on(&data, &options)?;
-    let model = args.model.as_deref().map(|dir| (dir, args.backend));
-    let class_rows = super::classes::class_rows(&args.classes, model, &data, &options)?;
+    let class_rows = super::classes::class_rows(&args.classes, &data, &options)?;
     if let Some(path) = &args.per_context {
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.6}")).unwrap_or_default();
         let rows = per_context.iter().map(|r| {

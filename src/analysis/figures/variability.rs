@@ -143,24 +143,11 @@ pub fn summary_figures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::variability::{Production, probe_context, summarise};
-    use crate::text::pos::UniversalTag;
+    use crate::analysis::variability::{people_and_a_parrot, probe_context, summarise};
 
     #[test]
     fn one_summary_figure_per_measure_and_one_histogram_per_probe() {
-        use UniversalTag::*;
-        let said = |w: &str, tag, e: f64| Production {
-            words: vec![w.to_string()],
-            tags: vec![tag],
-            embedding: Some(vec![1.0, e]),
-        };
-        let humans = vec![
-            said("dog", Noun, 0.0),
-            said("dog", Noun, 0.0),
-            said("cat", Noun, 0.1),
-            said("ran", Verb, 3.0),
-        ];
-        let parrot = vec![said("dog", Noun, 0.0); 4];
+        let (humans, parrot) = people_and_a_parrot();
         let results = probe_context(&humans, &parrot, 7);
         let summary = summarise(&[("parrot".into(), results.clone())]);
         let figures = summary_figures(&summary, &[("parrot".into(), results)]);
