@@ -10,4 +10,6 @@ pub mod error_note;
 pub mod header;
 pub mod model_loader;
 pub mod outcome;
+pub mod run_stop;
+pub mod with_model;
 pub mod word_bars;

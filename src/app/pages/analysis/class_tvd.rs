@@ -9,6 +9,7 @@ use crate::analysis::classes::{ClassRow, Level};
 use crate::analysis::figures::Figure;
 use crate::analysis::table1::Table1Options;
 use crate::app::components::error_note::ErrorNote;
+use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{ClassTvdRequest, Reply, Request};
@@ -107,17 +108,9 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
             >
                 "Syntactic TVD"
             </button>
-            {move || match runtime.model_summary() {
-                None => {
-                    view! {
-                        <p>
-                            "Semantic TVD uses GPT-2's embeddings: load it on the "
-                            <a href="/model">"Model"</a> " page."
-                        </p>
-                    }
-                        .into_any()
-                }
-                Some(m) => {
+            <WithModel
+                needs="Semantic TVD uses GPT-2's embeddings"
+                render=move |m| {
                     view! {
                         <button
                             data-testid="class-tvd-semantic"
@@ -129,9 +122,8 @@ pub fn ClassTvd(options: Table1Options) -> impl IntoView {
                             {format!("Semantic TVD ({}'s embeddings)", m.name)}
                         </button>
                     }
-                        .into_any()
                 }
-            }}
+            />
             <p class="status" aria-live="polite">
                 {move || {
                     if run.pending().get() && progress.get().is_empty() {

@@ -6,6 +6,8 @@
 use super::sample_contexts::{Run, sample_all};
 use leptos::prelude::*;
 
+use crate::app::components::run_stop::RunStop;
+use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
 use crate::data::provo::{ContextKey, SystemSamples};
 
@@ -52,17 +54,9 @@ pub fn ModelSamples(
     view! {
         <section class="model-samples" data-testid="model-samples">
             <h3>"The loaded model as a system"</h3>
-            {move || match runtime.model_summary() {
-                None => {
-                    view! {
-                        <p>
-                            "Load GPT-2 on the " <a href="/model">"Model"</a>
-                            " page to sample its words for every context here."
-                        </p>
-                    }
-                        .into_any()
-                }
-                Some(m) => {
+            <WithModel
+                needs="Sampling the model's words for every context needs the model"
+                render=move |m| {
                     view! {
                         <p>
                             {format!(
@@ -110,26 +104,18 @@ pub fn ModelSamples(
                             />
                         </label>
                         " "
-                        <button
-                            data-testid="model-samples-run"
-                            disabled=move || sampling.pending().get()
-                            on:click=move |_| {
+                        <RunStop
+                            label="Sample every context".to_string()
+                            testid="model-samples-run"
+                            running=sampling.pending()
+                            on_run=Callback::new(move |()| {
                                 sampling.dispatch(());
-                            }
-                        >
-                            "Sample every context"
-                        </button>
-                        <button
-                            data-testid="model-samples-stop"
-                            disabled=move || !sampling.pending().get()
-                            on:click=move |_| stop()
-                        >
-                            "Stop"
-                        </button>
+                            })
+                            on_stop=Callback::new(move |()| stop())
+                        />
                     }
-                        .into_any()
                 }
-            }}
+            />
             <p class="status" aria-live="polite" data-testid="model-samples-status">
                 {move || run.status.get()}
             </p>

@@ -8,6 +8,8 @@ use leptos::prelude::*;
 use super::class_tvd::lexicon_url;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::components::outcome::Outcome;
+use crate::app::components::run_stop::RunStop;
+use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::productions::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
@@ -105,17 +107,9 @@ pub fn Probes() -> impl IntoView {
                     control's: its words are as far from people's as people's are from each \
                     other."
             </p>
-            {move || match runtime.model_summary() {
-                None => {
-                    view! {
-                        <p>
-                            "The probes sample the loaded model: load it on the "
-                            <a href="/model">"Model"</a> " page."
-                        </p>
-                    }
-                        .into_any()
-                }
-                Some(_) => {
+            <WithModel
+                needs="The probes sample the model"
+                render=move |_| {
                     view! {
                         <fieldset class="strategies">
                             <legend>"Decoding strategies"</legend>
@@ -196,22 +190,19 @@ pub fn Probes() -> impl IntoView {
                                 }
                             />
                         </label>
-                        <button
-                            data-testid="probes-run"
-                            disabled=move || run.pending().get() || chosen.with(Vec::is_empty)
-                            on:click=move |_| {
+                        <RunStop
+                            label="Run the probes".to_string()
+                            testid="probes-run"
+                            running=run.pending()
+                            blocked=Signal::derive(move || chosen.with(Vec::is_empty))
+                            on_run=Callback::new(move |()| {
                                 run.dispatch(());
-                            }
-                        >
-                            "Run the probes"
-                        </button>
-                        <button disabled=move || !run.pending().get() on:click=move |_| stop()>
-                            "Stop"
-                        </button>
+                            })
+                            on_stop=Callback::new(move |()| stop())
+                        />
                     }
-                        .into_any()
                 }
-            }}
+            />
             <p class="status" aria-live="polite">
                 {move || progress.get()}
             </p>

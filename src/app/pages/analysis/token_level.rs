@@ -9,6 +9,8 @@ use crate::analysis::metrics::EceConvention;
 use crate::analysis::table1::{Row, is_reference_system};
 use crate::analysis::token_level::TokenLevelReport;
 use crate::app::components::outcome::Outcome;
+use crate::app::components::run_stop::RunStop;
+use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{Reply, Request, TokenLevelRequest};
@@ -118,17 +120,10 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
     view! {
         <section class="token-level" data-testid="token-level">
             <h3>"Token level (Appendix D)"</h3>
-            {move || match runtime.model_summary() {
-                None => {
-                    view! {
-                        <p>
-                            "Load GPT-2 on the " <a href="/model">"Model"</a>
-                            " page to compare its exact next-token distribution with the first tokens of people's words."
-                        </p>
-                    }
-                        .into_any()
-                }
-                Some(m) => {
+            <WithModel
+                needs="Comparing the model's exact next-token distribution with the first tokens \
+                of people's words needs the model"
+                render=move |m| {
                     view! {
                         <p>
                             {format!(
@@ -138,22 +133,18 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
                                 m.name,
                             )}
                         </p>
-                        <button
-                            data-testid="token-level-run"
-                            disabled=move || run.pending().get()
-                            on:click=move |_| {
+                        <RunStop
+                            label="Compare at the token level".to_string()
+                            testid="token-level-run"
+                            running=run.pending()
+                            on_run=Callback::new(move |()| {
                                 run.dispatch(());
-                            }
-                        >
-                            "Compare at the token level"
-                        </button>
-                        <button disabled=move || !run.pending().get() on:click=move |_| stop()>
-                            "Stop"
-                        </button>
+                            })
+                            on_stop=Callback::new(move |()| stop())
+                        />
                     }
-                        .into_any()
                 }
-            }}
+            />
             <p class="status" aria-live="polite">
                 {move || progress.get()}
             </p>
