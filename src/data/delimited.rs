@@ -208,6 +208,20 @@ pub fn write_delimited(
         .unwrap_or_default()
 }
 
+/// A delimited file (comma or tab, sniffed) as its header's columns and its records; `Err`
+/// when it cannot be read or holds no header.
+pub(super) fn read_table(file: &str, text: &str) -> Result<(Columns, Vec<Record>), DataError> {
+    let mut records = parse_delimited(file, text, Delimiter::sniff(text))?;
+    if records.is_empty() {
+        return Err(DataError::Invalid {
+            file: file.into(),
+            message: "the file is empty".into(),
+        });
+    }
+    let header = records.remove(0);
+    Ok((Columns { names: header.1 }, records))
+}
+
 /// Column positions found by header name (case-insensitive, any order).
 pub(super) struct Columns {
     pub(super) names: Vec<String>,

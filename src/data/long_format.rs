@@ -4,9 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DataError;
-use super::delimited::{
-    Columns, Delimiter, Record, cell, number, parse_delimited, write_delimited,
-};
+use super::delimited::{Delimiter, Record, cell, number, read_table, write_delimited};
 
 /// One response in the long format.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -44,16 +42,7 @@ const LONG_OPTIONAL_COLUMNS: [&str; 3] = ["normalized", "first_keystroke_ms", "p
 
 /// Imports the long format from CSV or TSV.
 pub fn import_long_csv(file: &str, text: &str) -> Result<Vec<ResponseRecord>, DataError> {
-    let records = parse_delimited(file, text, Delimiter::sniff(text))?;
-    let Some((header, rows)) = records.split_first() else {
-        return Err(DataError::Invalid {
-            file: file.into(),
-            message: "the file is empty".into(),
-        });
-    };
-    let cols = Columns {
-        names: header.1.clone(),
-    };
+    let (cols, rows) = read_table(file, text)?;
     let idx: Vec<usize> = LONG_COLUMNS
         .iter()
         .map(|c| cols.find(file, c))

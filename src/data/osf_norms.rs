@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::delimited::{Columns, Delimiter, cell, number, parse_delimited};
+use super::delimited::{cell, number, read_table};
 use super::{DataError, SkippedRow};
 use crate::data::provo::ContextKey;
 
@@ -54,16 +54,7 @@ pub fn import_provo_norms(
     file: &str,
     text: &str,
 ) -> Result<(ClozeNorms, Vec<SkippedRow>), DataError> {
-    let records = parse_delimited(file, text, Delimiter::sniff(text))?;
-    let Some((header, rows)) = records.split_first() else {
-        return Err(DataError::Invalid {
-            file: file.into(),
-            message: "the file is empty".into(),
-        });
-    };
-    let cols = Columns {
-        names: header.1.clone(),
-    };
+    let (cols, rows) = read_table(file, text)?;
     let (c_id, c_text, c_num, c_word, c_resp, c_count) = (
         cols.find(file, "Text_ID")?,
         cols.find(file, "Text")?,
@@ -74,7 +65,7 @@ pub fn import_provo_norms(
     );
     let mut norms = ClozeNorms::default();
     let mut skipped = Vec::new();
-    for record in rows {
+    for record in &rows {
         let text_id: u32 = number(file, record, c_id, "Text_ID")?;
         let word_num: u32 = number(file, record, c_num, "Word_Number")?;
         let passage = cell(file, record, c_text)?;
