@@ -61,11 +61,11 @@ pub fn probes(args: &ProbesArgs) -> Result<(), CliError> {
         },
     ))?
     .ok_or_else(|| CliError::usage("stopped"))?;
-    write(&out, "probes_per_context.csv", &report.per_context_csv())?;
+    write(out, "probes_per_context.csv", &report.per_context_csv())?;
     for figure in &report.figures {
-        write(&out, &format!("{}.csv", figure.id), &figure.csv)?;
+        write(out, &format!("{}.csv", figure.id), &figure.csv)?;
         let (w, h) = figure.size();
-        write(&out, &format!("{}.svg", figure.id), &figure.to_svg(w, h)?)?;
+        write(out, &format!("{}.svg", figure.id), &figure.to_svg(w, h)?)?;
     }
     print!("{}", format_summary(&report.summary));
     eprintln!(

@@ -192,7 +192,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     let out = &args.out;
     let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
         "results": results, "baseline": baseline});
-    write_report(&out, &json)?;
+    write_report(out, &json)?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

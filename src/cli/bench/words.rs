@@ -297,7 +297,7 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
     }
     let out = &args.out;
     let json = serde_json::json!({"contexts": contexts, "t_3_nats": t3, "results": figures, "baselines": baselines});
-    write_report(&out, &json)?;
+    write_report(out, &json)?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }
