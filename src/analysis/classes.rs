@@ -175,7 +175,7 @@ pub fn class_tvd_rows(
             .iter()
             .zip(&full)
             .filter_map(|(c, h)| {
-                let s = samples.get(&(c.text_id, c.word_num))?;
+                let s = samples.get(&ContextKey::new(c.text_id, c.word_num))?;
                 let model = distribution(s.words.iter().map(|(w, n)| (w.clone(), *n)))?;
                 let map = classes.classes(c, &words_of(&[h, &model]));
                 Some((c.text_id, c.word_num, class_tvd(&model, h, &map)))
@@ -259,7 +259,7 @@ pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {
     let oracle_at: BTreeMap<ContextKey, f64> = oracle
         .per_context
         .iter()
-        .map(|(t, w, v)| ((*t, *w), *v))
+        .map(|(t, w, v)| (ContextKey::new(*t, *w), *v))
         .collect();
     at_level
         .iter()
@@ -269,7 +269,7 @@ pub fn histograms(rows: &[ClassRow], level: Level) -> Vec<Figure> {
             let oracle: Vec<f64> = r
                 .per_context
                 .iter()
-                .filter_map(|(t, w, _)| oracle_at.get(&(*t, *w)).copied())
+                .filter_map(|(t, w, _)| oracle_at.get(&ContextKey::new(*t, *w)).copied())
                 .collect();
             let slug: String = r
                 .system
@@ -335,7 +335,10 @@ mod tests {
         };
         Dataset {
             norms: vec![context],
-            systems: vec![("model".into(), BTreeMap::from([((1, 2), samples)]))],
+            systems: vec![(
+                "model".into(),
+                BTreeMap::from([(ContextKey::new(1, 2), samples)]),
+            )],
             ..Dataset::default()
         }
     }

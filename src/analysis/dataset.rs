@@ -126,7 +126,9 @@ impl Dataset {
                 norms_from_osf(&osf)
             };
             for c in contexts {
-                norms.entry((c.text_id, c.word_num)).or_insert(c);
+                norms
+                    .entry(ContextKey::new(c.text_id, c.word_num))
+                    .or_insert(c);
             }
         }
         let mut data = Self {
@@ -152,7 +154,7 @@ impl Dataset {
             .norms
             .iter()
             .enumerate()
-            .map(|(i, c)| ((c.text_id, c.word_num), i))
+            .map(|(i, c)| (ContextKey::new(c.text_id, c.word_num), i))
             .collect();
         let (mut unplaced, mut repeated) = (0usize, 0usize);
         for r in records.iter().filter(|r| !r.practice) {
@@ -164,7 +166,11 @@ impl Dataset {
             if word.is_empty() {
                 continue;
             }
-            let provo = r.passage.parse::<u32>().ok().map(|id| (id, r.position));
+            let provo = r
+                .passage
+                .parse::<u32>()
+                .ok()
+                .map(|id| ContextKey::new(id, r.position));
             let key = match provo.filter(|k| index.contains_key(k)) {
                 Some(k) => k,
                 None => {
@@ -185,7 +191,8 @@ impl Dataset {
                 *self.norms[i].human.entry(word).or_default() += 1;
             }
         }
-        self.norms.sort_by_key(|c| (c.text_id, c.word_num));
+        self.norms
+            .sort_by_key(|c| ContextKey::new(c.text_id, c.word_num));
         if unplaced > 0 {
             self.notes.push(format!(
                 "{unplaced} responses were left out: their passage is neither in the norms nor a passage clozelab knows, so their context is unknown"
@@ -212,15 +219,15 @@ impl Dataset {
         if position < 2 || position > words.len() {
             return None;
         }
-        let key = (
+        let key = ContextKey::new(
             OTHER_PASSAGES_FROM.checked_add(u32::try_from(k).ok()?)?,
             r.position,
         );
         if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
             slot.insert(self.norms.len());
             self.norms.push(ProvoContext {
-                text_id: key.0,
-                word_num: key.1,
+                text_id: key.text_id,
+                word_num: key.word_num,
                 context: words[..position - 1].join(" "),
                 original: words[position - 1].to_string(),
                 human: BTreeMap::new(),

@@ -88,8 +88,8 @@ impl TokenContext {
             .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
             .map(|(t, _)| *t);
         Some(Self {
-            text_id: key.0,
-            word_num: key.1,
+            text_id: key.text_id,
+            word_num: key.word_num,
             tvd: token_tvd(logprobs, humans),
             model_top: top as u32,
             model_top_prob: f64::from(*lp).exp(),

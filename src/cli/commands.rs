@@ -394,7 +394,7 @@ pub struct FiguresArgs {
     #[arg(long, value_name = "ID")]
     pub participant: Option<String>,
     /// The context of Figure 1, as TEXT_ID:WORD_NUM (default: the system's first).
-    #[arg(long, value_name = "TEXT_ID:WORD_NUM", value_parser = parse_context_key)]
+    #[arg(long, value_name = "TEXT_ID:WORD_NUM")]
     pub context: Option<ContextKey>,
     /// The system of Figure 1 and the participant figures (default: the first).
     #[arg(long, value_name = "NAME")]
@@ -493,13 +493,6 @@ pub struct BenchWordsArgs {
     pub out: PathBuf,
 }
 
-/// `TEXT_ID:WORD_NUM`, as in `1:5`.
-fn parse_context_key(text: &str) -> Result<ContextKey, String> {
-    text.split_once(':')
-        .and_then(|(t, w)| Some((t.trim().parse().ok()?, w.trim().parse().ok()?)))
-        .ok_or_else(|| format!("{text:?} is not TEXT_ID:WORD_NUM"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,7 +552,7 @@ mod tests {
             panic!("not figures");
         };
         assert_eq!(args.data.files.len(), 2);
-        assert_eq!(args.context, Some((3, 7)));
+        assert_eq!(args.context, Some(ContextKey::new(3, 7)));
         assert_eq!(args.table1.options().ece, EceConvention::DropCertain);
         assert_eq!(args.table1.oracle_size, OracleSize::Of(10));
         for bad in [

@@ -154,10 +154,7 @@ pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
     };
     if let Some(key) = key {
         let bars = context_bars(&data, key, &system).ok_or_else(|| {
-            CliError::usage(format!(
-                "no context {}:{} with samples of {system:?}",
-                key.0, key.1
-            ))
+            CliError::usage(format!("no context {key} with samples of {system:?}"))
         })?;
         figures.push(bars);
     }

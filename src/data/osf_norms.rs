@@ -81,7 +81,10 @@ pub fn import_provo_norms(
             .passages
             .entry(text_id)
             .or_insert_with(|| passage.to_string());
-        let ctx = norms.contexts.entry((text_id, word_num)).or_default();
+        let ctx = norms
+            .contexts
+            .entry(ContextKey::new(text_id, word_num))
+            .or_default();
         if ctx.word.is_empty() {
             ctx.word = word.to_string();
         }

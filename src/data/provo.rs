@@ -7,8 +7,58 @@ use serde::Deserialize;
 
 use crate::text::words::first_word_normalized;
 
-/// Key of a context: passage and 1-based position of the word to predict.
-pub type ContextKey = (u32, u32);
+/// Key of a context: its passage and the 1-based position of the word to predict. Written as
+/// `TEXT_ID:WORD_NUM` in text, and as the pair `[text_id, word_num]` in files and messages.
+///
+/// ```
+/// use clozelab::data::provo::ContextKey;
+/// let key: ContextKey = "3:7".parse().unwrap();
+/// assert_eq!(key, ContextKey::new(3, 7));
+/// assert_eq!(key.to_string(), "3:7");
+/// assert!("3-7".parse::<ContextKey>().is_err());
+/// ```
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, Deserialize,
+)]
+#[serde(from = "(u32, u32)", into = "(u32, u32)")]
+pub struct ContextKey {
+    pub text_id: u32,
+    pub word_num: u32,
+}
+
+impl ContextKey {
+    pub fn new(text_id: u32, word_num: u32) -> Self {
+        Self { text_id, word_num }
+    }
+}
+
+impl From<(u32, u32)> for ContextKey {
+    fn from((text_id, word_num): (u32, u32)) -> Self {
+        Self { text_id, word_num }
+    }
+}
+
+impl From<ContextKey> for (u32, u32) {
+    fn from(key: ContextKey) -> Self {
+        (key.text_id, key.word_num)
+    }
+}
+
+impl std::fmt::Display for ContextKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.text_id, self.word_num)
+    }
+}
+
+impl std::str::FromStr for ContextKey {
+    type Err = String;
+    /// `TEXT_ID:WORD_NUM`, as in `3:7`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        text.split_once(':')
+            .and_then(|(t, w)| Some(Self::new(t.trim().parse().ok()?, w.trim().parse().ok()?)))
+            .ok_or_else(|| format!("{text:?} is not TEXT_ID:WORD_NUM"))
+    }
+}
 
 /// One context of the norms.
 #[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
@@ -24,6 +74,13 @@ pub struct ProvoContext {
     pub gpt2_logprob_human: Option<BTreeMap<String, f64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpt2_logprob_original: Option<f64>,
+}
+
+impl ProvoContext {
+    /// Which context this is.
+    pub fn key(&self) -> ContextKey {
+        ContextKey::new(self.text_id, self.word_num)
+    }
 }
 
 /// Parses JSON Lines text, one value per non-blank line; errors name file, line and column.
@@ -93,7 +150,7 @@ pub fn norms_from_osf(norms: &crate::data::ClozeNorms) -> Vec<ProvoContext> {
     norms
         .contexts
         .iter()
-        .map(|(&(text_id, word_num), ctx)| {
+        .map(|(&ContextKey { text_id, word_num }, ctx)| {
             let mut human = BTreeMap::new();
             for (response, count) in &ctx.responses {
                 let word = crate::text::words::normalize(response);
@@ -204,7 +261,7 @@ pub fn parse_counted_samples(
             for (word, count) in &l.samples {
                 add_word(&mut s, word, *count);
             }
-            ((l.text_id, l.word_num), s)
+            (ContextKey::new(l.text_id, l.word_num), s)
         })
         .collect())
 }
@@ -235,7 +292,7 @@ pub fn parse_continuations(
             for c in &l.continuations {
                 add_word(&mut s, c, 1.0);
             }
-            ((l.text_id, l.word_num), s)
+            (ContextKey::new(l.text_id, l.word_num), s)
         })
         .collect())
 }
@@ -281,7 +338,7 @@ pub fn parse_word_lists(
                 }
                 _ => return None,
             }
-            Some(((l.text_id, l.word_num), s))
+            Some((ContextKey::new(l.text_id, l.word_num), s))
         })
         .collect())
 }

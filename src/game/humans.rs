@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::metrics::WordDistribution;
+use crate::data::provo::ContextKey;
 use crate::data::{ClozeNorms, ResponseRecord};
 use crate::text::words::normalize;
 
@@ -19,7 +20,14 @@ pub struct HumanCounts {
 impl HumanCounts {
     /// Adds the counts of Provo-style norms (responses normalised as the game's are).
     pub fn add_norms(&mut self, norms: &ClozeNorms) {
-        for ((id, position), context) in &norms.contexts {
+        for (
+            ContextKey {
+                text_id: id,
+                word_num: position,
+            },
+            context,
+        ) in &norms.contexts
+        {
             let counts = self
                 .contexts
                 .entry((id.to_string(), *position))

@@ -81,7 +81,7 @@ pub fn provo_items(norms: &[ProvoContext], n: usize) -> Vec<ProbeItem> {
         .step_by(step)
         .take(n)
         .map(|c| ProbeItem {
-            id: format!("{}:{}", c.text_id, c.word_num),
+            id: c.key().to_string(),
             context: c.context.clone(),
             humans: c
                 .human

@@ -117,7 +117,8 @@ pub fn osf_norms_text(
     norms: &clozelab::data::ClozeNorms,
     delimiter: clozelab::data::Delimiter,
 ) -> String {
-    let rows = norms.contexts.iter().flat_map(|((id, num), ctx)| {
+    let rows = norms.contexts.iter().flat_map(|(key, ctx)| {
+        let (id, num) = (&key.text_id, &key.word_num);
         let passage = norms.passages.get(id).cloned().unwrap_or_default();
         ctx.responses.iter().map(move |(response, count)| {
             vec![

@@ -1,6 +1,7 @@
 //! Import/export of cloze data: round trips, clear errors, hostile text kept verbatim.
 
 use crate::common;
+use clozelab::data::provo::ContextKey;
 
 use clozelab::data::*;
 
@@ -21,9 +22,9 @@ fn provo_osf_csv_imports_and_round_trips() {
             reason: "empty response".into()
         }]
     );
-    assert_eq!(norms.contexts[&(1, 2)].responses["are"], 16);
+    assert_eq!(norms.contexts[&ContextKey::new(1, 2)].responses["are"], 16);
     assert_eq!(
-        norms.contexts[&(1, 3)].responses["<img src=x onerror=alert(1)>"],
+        norms.contexts[&ContextKey::new(1, 3)].responses["<img src=x onerror=alert(1)>"],
         1,
         "hostile text kept verbatim"
     );
@@ -198,7 +199,7 @@ fn shared_norms_survive_the_osf_format() {
             .entry(c.text_id)
             .or_insert_with(|| c.context.clone());
         norms.contexts.insert(
-            (c.text_id, c.word_num),
+            ContextKey::new(c.text_id, c.word_num),
             NormContext {
                 word: c.original.clone(),
                 responses: c.human.clone(),

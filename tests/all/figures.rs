@@ -2,6 +2,7 @@
 //! figure draws as SVG with its CSV, and `clozelab figures` writes the same files.
 
 use crate::common;
+use clozelab::data::provo::ContextKey;
 
 use clozelab::analysis::dataset::{Dataset, DatasetError};
 use clozelab::analysis::figures::{Plot, all, context_bars};
@@ -91,14 +92,14 @@ fn every_figure_draws_with_the_numbers_behind_it() {
     // Table 1 as CSV: one line per row.
     assert_eq!(table1_csv(&rows).lines().count(), 1 + rows.len());
     // Figure 1 for a context: the humans' words and the system's, top 15 of each.
-    let bars = context_bars(&data, (1, 5), "samples_small_model").unwrap();
+    let bars = context_bars(&data, ContextKey::new(1, 5), "samples_small_model").unwrap();
     let Plot::Bars { labels, series, .. } = &bars.plot else {
         panic!("bars")
     };
     assert!(labels.len() <= 30 && series.len() == 2);
     let human_total: f64 = series[0].points.iter().map(|p| p.1).sum();
     assert!(human_total > 0.5 && human_total <= 1.0 + 1e-9);
-    assert!(context_bars(&data, (9, 9), "samples_small_model").is_none());
+    assert!(context_bars(&data, ContextKey::new(9, 9), "samples_small_model").is_none());
 }
 
 #[test]

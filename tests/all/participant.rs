@@ -2,6 +2,7 @@
 //! enough to work out by hand (the expected figures are derived in the comments).
 
 use crate::common;
+use clozelab::data::provo::ContextKey;
 
 use std::collections::BTreeMap;
 
@@ -59,8 +60,14 @@ fn dataset() -> Dataset {
         systems: vec![(
             "M".into(),
             BTreeMap::from([
-                ((1, 2), samples(&[("old", 3.0), ("sun", 1.0)])),
-                ((1, 3), samples(&[("lighthouse", 3.0), ("lamp", 1.0)])),
+                (
+                    ContextKey::new(1, 2),
+                    samples(&[("old", 3.0), ("sun", 1.0)]),
+                ),
+                (
+                    ContextKey::new(1, 3),
+                    samples(&[("lighthouse", 3.0), ("lamp", 1.0)]),
+                ),
             ]),
         )],
         ..Dataset::default()
@@ -92,7 +99,7 @@ fn exports_merge_into_the_norms_once_per_trial() {
     let counts = |k: (u32, u32)| {
         data.norms
             .iter()
-            .find(|c| (c.text_id, c.word_num) == k)
+            .find(|c| ContextKey::new(c.text_id, c.word_num) == ContextKey::from(k))
             .map(|c| c.human.clone())
             .unwrap()
     };

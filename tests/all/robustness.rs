@@ -4,6 +4,7 @@
 //! hostile text, and arbitrary strings. Each must give a valid result or an error that names
 //! the input — never a panic, a hang or an allocation out of proportion to the input.
 
+use clozelab::data::provo::ContextKey;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -285,7 +286,7 @@ fn provo_norms_csv_and_tsv() {
         .insert(1, "There are now rumblings that Apple".into());
     for (word_num, word) in [(2, "are"), (3, "now"), (4, "rumblings")] {
         norms.contexts.insert(
-            (1, word_num),
+            ContextKey::new(1, word_num),
             NormContext {
                 word: word.into(),
                 responses: BTreeMap::from([(word.to_string(), 3), ("a, \"b\"".to_string(), 1)]),

@@ -2,6 +2,7 @@
 //! oracle split's contract.
 
 use crate::common;
+use clozelab::data::provo::ContextKey;
 
 use std::collections::BTreeMap;
 
@@ -77,7 +78,7 @@ fn list_answers_on_one_line_are_split_into_words() {
     .unwrap();
     let lists = read_word_lists(&path, "list_prompt").unwrap();
     std::fs::remove_file(&path).ok();
-    let words = |k: u32| lists[&(1, k)].words.clone();
+    let words = |k: u32| lists[&ContextKey::new(1, k)].words.clone();
     assert_eq!(
         words(2),
         [("explosion", 1.0), ("fire", 2.0), ("flareup", 1.0)]
@@ -347,7 +348,7 @@ fn the_tagger_agrees_with_spacy_on_the_provo_responses_in_context() {
         clozelab::data::provo::read_counted_samples(&provo.join("samples_gpt2_temp0.5_n40.jsonl"))
             .unwrap();
     let sampled = |c: &clozelab::data::provo::ProvoContext| {
-        let s = samples.get(&(c.text_id, c.word_num))?;
+        let s = samples.get(&ContextKey::new(c.text_id, c.word_num))?;
         let mut words: BTreeMap<String, usize> = BTreeMap::new();
         for (w, n) in &s.words {
             *words.entry(w.to_lowercase()).or_default() += *n as usize;

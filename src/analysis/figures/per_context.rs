@@ -17,7 +17,7 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
     let oracle: BTreeMap<ContextKey, f64> = per_context
         .iter()
         .filter(|p| p.system == ORACLE)
-        .filter_map(|p| Some(((p.text_id, p.word_num), p.tvd_human?)))
+        .filter_map(|p| Some((ContextKey::new(p.text_id, p.word_num), p.tvd_human?)))
         .collect();
     let with = |x: &dyn Fn(&PerContext) -> Option<f64>| -> Vec<(f64, f64)> {
         mine.iter()
@@ -27,7 +27,7 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
     let columns: [(&str, Vec<(f64, f64)>); 4] = [
         (
             "oracle TVD",
-            with(&|p| oracle.get(&(p.text_id, p.word_num)).copied()),
+            with(&|p| oracle.get(&ContextKey::new(p.text_id, p.word_num)).copied()),
         ),
         ("human entropy", with(&|p| Some(p.human_entropy))),
         ("model entropy", with(&|p| Some(p.entropy))),
@@ -46,7 +46,7 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
             p.word_num.to_string(),
             p.tvd_human.map(|t| format!("{t:.6}")).unwrap_or_default(),
             oracle
-                .get(&(p.text_id, p.word_num))
+                .get(&ContextKey::new(p.text_id, p.word_num))
                 .map(|t| format!("{t:.6}"))
                 .unwrap_or_default(),
             format!("{:.6}", p.human_entropy),
@@ -103,7 +103,10 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
 
 /// Figure 1: one context, the humans' words beside a system's, the top 15 of each.
 pub fn context_bars(data: &Dataset, key: ContextKey, system: &str) -> Option<Figure> {
-    let ctx = data.norms.iter().find(|c| (c.text_id, c.word_num) == key)?;
+    let ctx = data
+        .norms
+        .iter()
+        .find(|c| ContextKey::new(c.text_id, c.word_num) == key)?;
     let human =
         WordDistribution::from_counts(ctx.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
             .ok()?;
@@ -146,7 +149,7 @@ pub fn context_bars(data: &Dataset, key: ContextKey, system: &str) -> Option<Fig
         ]
     });
     Some(Figure {
-        id: format!("context-{}-{}", key.0, key.1),
+        id: format!("context-{}-{}", key.text_id, key.word_num),
         title: format!("“…{}” — people vs {system}", tail_words(&ctx.context, 8)),
         csv: csv(&["word", "human", system], csv_rows),
         plot: Plot::Bars {

@@ -24,7 +24,7 @@ pub enum WorkerError {
     NoOpponent,
     #[error("no dataset has been analysed yet")]
     NoDataset,
-    #[error("context {}:{} has no samples of {system:?}", key.0, key.1)]
+    #[error("context {key} has no samples of {system:?}")]
     NoContext { key: ContextKey, system: String },
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),

@@ -82,7 +82,7 @@ pub fn ContextFigure(contexts: Vec<(ContextKey, String)>, systems: Vec<String>) 
                             view! {
                                 <li>
                                     <button class="link" on:click=move |_| chosen.set(Some(key))>
-                                        {format!("{}:{} …{}", key.0, key.1, last_words(&text))}
+                                        {format!("{key} …{}", last_words(&text))}
                                     </button>
                                 </li>
                             }

@@ -69,8 +69,8 @@ pub(super) async fn sample_all(
         }
         let cache_key = format!(
             "{prefix}{}:{}\u{1f}{:016x}",
-            key.0,
-            key.1,
+            key.text_id,
+            key.word_num,
             stable_hash(&context)
         );
         if let Some(samples) = cached.remove(&cache_key) {
@@ -97,8 +97,8 @@ pub(super) async fn sample_all(
             other => {
                 run.status.set(format!(
                     "GPT-2 could not sample context {}:{}: {}",
-                    key.0,
-                    key.1,
+                    key.text_id,
+                    key.word_num,
                     CallError::from_reply(other)
                 ));
                 return None;
