@@ -175,7 +175,7 @@ pub fn class_tvd_rows(
             .iter()
             .zip(&full)
             .filter_map(|(c, h)| {
-                let s = samples.get(&ContextKey::new(c.text_id, c.word_num))?;
+                let s = samples.get(&c.key())?;
                 let model = distribution(s.words.iter().map(|(w, n)| (w.clone(), *n)))?;
                 let map = classes.classes(c, &words_of(&[h, &model]));
                 Some((c.text_id, c.word_num, class_tvd(&model, h, &map)))

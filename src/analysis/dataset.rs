@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::data::provo::{
-    ContextKey, ProvoContext, ProvoError, SystemSamples, norms_from_osf, parse_jsonl,
-    parse_sample_file, read_continuations, read_counted_samples, read_norms, read_word_lists,
+    ContextKey, ProvoContext, ProvoError, SystemSamples, parse_jsonl, parse_sample_file,
+    read_continuations, read_counted_samples, read_norms, read_word_lists,
 };
 use crate::data::{
     DataError, ResponseRecord, import_long_csv, import_long_json, import_provo_norms,
@@ -97,6 +97,7 @@ impl Dataset {
         let mut norms: BTreeMap<ContextKey, ProvoContext> = BTreeMap::new();
         let mut systems = Vec::new();
         let mut responses = Vec::new();
+        let mut notes = Vec::new();
         for (name, text) in files {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
             let first_line = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -122,18 +123,24 @@ impl Dataset {
                 responses.extend(import_long_csv(name, body)?);
                 continue;
             } else {
-                let (osf, _skipped) = import_provo_norms(name, body)?;
-                norms_from_osf(&osf)
+                let (osf, skipped) = import_provo_norms(name, body)?;
+                if !skipped.is_empty() {
+                    notes.push(format!(
+                        "{name}: {} rows left out (empty responses, zero counts, or responses \
+                         with no letter or digit)",
+                        skipped.len()
+                    ));
+                }
+                osf.contexts.into_values().collect()
             };
             for c in contexts {
-                norms
-                    .entry(ContextKey::new(c.text_id, c.word_num))
-                    .or_insert(c);
+                norms.entry(c.key()).or_insert(c);
             }
         }
         let mut data = Self {
             norms: norms.into_values().collect(),
             systems,
+            notes,
             ..Self::default()
         };
         data.add_responses(&responses, passages);
@@ -154,7 +161,7 @@ impl Dataset {
             .norms
             .iter()
             .enumerate()
-            .map(|(i, c)| (ContextKey::new(c.text_id, c.word_num), i))
+            .map(|(i, c)| (c.key(), i))
             .collect();
         let (mut unplaced, mut repeated) = (0usize, 0usize);
         for r in records.iter().filter(|r| !r.practice) {
@@ -191,8 +198,7 @@ impl Dataset {
                 *self.norms[i].human.entry(word).or_default() += 1;
             }
         }
-        self.norms
-            .sort_by_key(|c| ContextKey::new(c.text_id, c.word_num));
+        self.norms.sort_by_key(|c| c.key());
         if unplaced > 0 {
             self.notes.push(format!(
                 "{unplaced} responses were left out: their passage is neither in the norms nor a passage clozelab knows, so their context is unknown"

@@ -128,7 +128,7 @@ fn seen<'a>(
     data.norms
         .iter()
         .filter_map(|c| {
-            let key = ContextKey::new(c.text_id, c.word_num);
+            let key = c.key();
             let own = answers.get(&key)?;
             let others = c.human.iter().map(|(w, &n)| {
                 let n = if w == own { n.saturating_sub(1) } else { n };

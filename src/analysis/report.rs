@@ -48,7 +48,7 @@ impl Analysis {
             contexts: data
                 .norms
                 .iter()
-                .map(|c| (ContextKey::new(c.text_id, c.word_num), c.context.clone()))
+                .map(|c| (c.key(), c.context.clone()))
                 .collect(),
             participants: data.participants.keys().cloned().collect(),
             notes: data.notes.clone(),

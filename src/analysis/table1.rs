@@ -184,7 +184,7 @@ fn row(
             Predictor::Human => Some(full[i].clone()),
             Predictor::Oracle => None,
             Predictor::Model(samples) => {
-                let s = samples.get(&ContextKey::new(ctx.text_id, ctx.word_num))?;
+                let s = samples.get(&ctx.key())?;
                 failed += s.failed;
                 WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c))).ok()
             }

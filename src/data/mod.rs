@@ -17,7 +17,7 @@ pub use delimited::{
 pub use long_format::{
     ResponseRecord, export_long_csv, export_long_json, import_long_csv, import_long_json,
 };
-pub use osf_norms::{ClozeNorms, NormContext, PROVO_COLUMNS, import_provo_norms};
+pub use osf_norms::{ClozeNorms, PROVO_COLUMNS, import_provo_norms};
 
 use serde::Serialize;
 

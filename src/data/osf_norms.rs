@@ -1,11 +1,12 @@
 //! The Provo predictability norms in the column layout released on OSF (CSV/TSV), one row per
-//! context and response, as typed.
+//! context and response, read into the Provo contexts the rest of clozelab uses.
 
 use std::collections::BTreeMap;
 
 use super::delimited::{cell, number, read_table};
 use super::{DataError, SkippedRow};
-use crate::data::provo::ContextKey;
+use crate::data::provo::{ContextKey, ProvoContext};
+use crate::text::words::normalize;
 
 /// The columns of the Provo norms as released on OSF (and of the game's Provo-format export).
 pub const PROVO_COLUMNS: [&str; 6] = [
@@ -17,39 +18,21 @@ pub const PROVO_COLUMNS: [&str; 6] = [
     "Response_Count",
 ];
 
-/// Cloze norms: per context, the word that followed and the responses given.
+/// Cloze norms as the OSF release holds them: each passage's text, and per context the one
+/// Provo context type the analyses and the games share ([`ProvoContext`]: the context, the word
+/// that followed, people's responses normalised as words with their counts).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClozeNorms {
     /// Passage text by passage id.
     pub passages: BTreeMap<u32, String>,
-    /// (passage id, word number) → context.
-    pub contexts: BTreeMap<ContextKey, NormContext>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NormContext {
-    /// The word that actually followed, as written.
-    pub word: String,
-    /// Response as given → count.
-    pub responses: BTreeMap<String, u32>,
-}
-
-impl ClozeNorms {
-    /// The context shown before word `word_num` of a passage: its first `word_num − 1` words.
-    pub fn context_text(&self, text_id: u32, word_num: u32) -> Option<String> {
-        let text = self.passages.get(&text_id)?;
-        Some(
-            text.split_whitespace()
-                .take(word_num.saturating_sub(1) as usize)
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    }
+    pub contexts: BTreeMap<ContextKey, ProvoContext>,
 }
 
 /// Imports the Provo predictability norms as released on OSF (columns Text_ID, Text,
 /// Word_Number, Word, Response, Response_Count, found by name, any order; others ignored).
-/// Rows with an empty response or a zero count are skipped and reported.
+/// Responses are normalised as words ([`normalize`]: responses that normalise alike add up), and
+/// each context is the passage's words before the target. Rows with an empty response, a zero
+/// count or a response that leaves no word are skipped and reported.
 pub fn import_provo_norms(
     file: &str,
     text: &str,
@@ -84,25 +67,42 @@ pub fn import_provo_norms(
         let ctx = norms
             .contexts
             .entry(ContextKey::new(text_id, word_num))
-            .or_default();
-        if ctx.word.is_empty() {
-            ctx.word = word.to_string();
-        }
-        if response.is_empty() || response.eq_ignore_ascii_case("NA") {
-            skipped.push(SkippedRow {
-                line: record.0,
-                reason: "empty response".into(),
+            .or_insert_with(|| ProvoContext {
+                text_id,
+                word_num,
+                context: String::new(),
+                original: word.to_string(),
+                human: BTreeMap::new(),
+                gpt2_logprob_human: None,
+                gpt2_logprob_original: None,
             });
+        let normalised = normalize(response);
+        let skip = if response.is_empty() || response.eq_ignore_ascii_case("NA") {
+            Some("empty response".to_string())
         } else if count == 0 {
-            skipped.push(SkippedRow {
-                line: record.0,
-                reason: format!("response {response:?} has count 0"),
-            });
+            Some(format!("response {response:?} has count 0"))
+        } else if normalised.is_empty() {
+            Some(format!("response {response:?} has no letter or digit"))
         } else {
-            *ctx.responses.entry(response.to_string()).or_insert(0) += count;
+            None
+        };
+        match skip {
+            Some(reason) => skipped.push(SkippedRow {
+                line: record.0,
+                reason,
+            }),
+            None => *ctx.human.entry(normalised).or_insert(0) += count,
         }
     }
     // A context whose every row was skipped has no distribution; its rows are in `skipped`.
-    norms.contexts.retain(|_, ctx| !ctx.responses.is_empty());
+    norms.contexts.retain(|_, ctx| !ctx.human.is_empty());
+    for (key, ctx) in &mut norms.contexts {
+        let passage = norms.passages.get(&key.text_id).map_or("", String::as_str);
+        ctx.context = passage
+            .split_whitespace()
+            .take(key.word_num.saturating_sub(1) as usize)
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
     Ok((norms, skipped))
 }

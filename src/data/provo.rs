@@ -60,7 +60,8 @@ impl std::str::FromStr for ContextKey {
     }
 }
 
-/// One context of the norms.
+/// One context of the norms: the one Provo context type, read from the JSON Lines here or from
+/// the OSF release (`data::import_provo_norms`), and used by the analyses and the games.
 #[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
 pub struct ProvoContext {
     pub text_id: u32,
@@ -141,35 +142,6 @@ fn read_text(path: &Path) -> Result<(String, String), ProvoError> {
 pub fn read_norms(dir: &Path) -> Result<Vec<ProvoContext>, ProvoError> {
     let (file, text) = read_text(&dir.join("provo_cloze.jsonl"))?;
     parse_jsonl(&file, &text)
-}
-
-/// Norms as released on OSF (see [`crate::data::import_provo_norms`]) in the form the analyses
-/// use: the context is the passage's words before the target, responses normalised as words
-/// (counts of responses that normalise alike are added; ones that leave no word are dropped).
-pub fn norms_from_osf(norms: &crate::data::ClozeNorms) -> Vec<ProvoContext> {
-    norms
-        .contexts
-        .iter()
-        .map(|(&ContextKey { text_id, word_num }, ctx)| {
-            let mut human = BTreeMap::new();
-            for (response, count) in &ctx.responses {
-                let word = crate::text::words::normalize(response);
-                if !word.is_empty() {
-                    *human.entry(word).or_insert(0) += count;
-                }
-            }
-            ProvoContext {
-                text_id,
-                word_num,
-                context: norms.context_text(text_id, word_num).unwrap_or_default(),
-                original: ctx.word.clone(),
-                human,
-                gpt2_logprob_human: None,
-                gpt2_logprob_original: None,
-            }
-        })
-        .filter(|c| !c.human.is_empty())
-        .collect()
 }
 
 /// One system's word samples, per context.

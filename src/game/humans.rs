@@ -4,9 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::metrics::WordDistribution;
-use crate::data::provo::ContextKey;
 use crate::data::{ClozeNorms, ResponseRecord};
-use crate::text::words::normalize;
 
 /// (passage id, word position) → normalised response → count.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,23 +18,13 @@ pub struct HumanCounts {
 impl HumanCounts {
     /// Adds the counts of Provo-style norms (responses normalised as the game's are).
     pub fn add_norms(&mut self, norms: &ClozeNorms) {
-        for (
-            ContextKey {
-                text_id: id,
-                word_num: position,
-            },
-            context,
-        ) in &norms.contexts
-        {
+        for context in norms.contexts.values() {
             let counts = self
                 .contexts
-                .entry((id.to_string(), *position))
+                .entry((context.text_id.to_string(), context.word_num))
                 .or_default();
-            for (response, n) in &context.responses {
-                let word = normalize(response);
-                if !word.is_empty() {
-                    *counts.entry(word).or_default() += n;
-                }
+            for (word, n) in &context.human {
+                *counts.entry(word.clone()).or_default() += n;
             }
         }
     }
@@ -94,6 +82,7 @@ impl HumanCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::words::normalize;
 
     fn rec(participant: &str, position: u32, response: &str, practice: bool) -> ResponseRecord {
         ResponseRecord {

@@ -4,7 +4,6 @@
 use burn::tensor::activation::log_softmax;
 
 use crate::analysis::perplexity::{BiasPoint, BiasSetup, PerplexityError, simulate};
-use crate::data::provo::ContextKey;
 pub use crate::model::readback::{read_f32, read_i64};
 use crate::model::{Gpt2, ModelError};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
@@ -281,12 +280,7 @@ pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
         let ids = tokenizer.encode_context(&c.context)?;
         let logprobs = next_token_logprobs(model, &ids).await?;
         let original = original_first_token(tokenizer, &c.original)?;
-        out.extend(TokenContext::new(
-            ContextKey::new(c.text_id, c.word_num),
-            &logprobs,
-            &humans,
-            original,
-        ));
+        out.extend(TokenContext::new(c.key(), &logprobs, &humans, original));
     }
     Ok(out)
 }

@@ -120,12 +120,12 @@ pub fn osf_norms_text(
     let rows = norms.contexts.iter().flat_map(|(key, ctx)| {
         let (id, num) = (&key.text_id, &key.word_num);
         let passage = norms.passages.get(id).cloned().unwrap_or_default();
-        ctx.responses.iter().map(move |(response, count)| {
+        ctx.human.iter().map(move |(response, count)| {
             vec![
                 id.to_string(),
                 passage.clone(),
                 num.to_string(),
-                ctx.word.clone(),
+                ctx.original.clone(),
                 response.clone(),
                 count.to_string(),
             ]

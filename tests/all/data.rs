@@ -1,7 +1,7 @@
 //! Import/export of cloze data: round trips, clear errors, hostile text kept verbatim.
 
 use crate::common;
-use clozelab::data::provo::ContextKey;
+use clozelab::data::provo::{ContextKey, ProvoContext};
 
 use clozelab::data::*;
 
@@ -22,13 +22,14 @@ fn provo_osf_csv_imports_and_round_trips() {
             reason: "empty response".into()
         }]
     );
-    assert_eq!(norms.contexts[&ContextKey::new(1, 2)].responses["are"], 16);
+    assert_eq!(norms.contexts[&ContextKey::new(1, 2)].human["are"], 16);
     assert_eq!(
-        norms.contexts[&ContextKey::new(1, 3)].responses["<img src=x onerror=alert(1)>"],
+        norms.contexts[&ContextKey::new(1, 3)].human["imgsrcxonerroralert1"],
         1,
-        "hostile text kept verbatim"
+        "hostile text is a word like any other, normalised"
     );
-    assert_eq!(norms.context_text(1, 3).as_deref(), Some("There are"));
+    assert_eq!(norms.contexts[&ContextKey::new(1, 3)].context, "There are");
+    assert_eq!(norms.contexts[&ContextKey::new(1, 3)].original, "now");
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {
         let exported = common::osf_norms_text(&norms, delimiter);
         let (again, skipped) = import_provo_norms("again", &exported).unwrap();
@@ -194,37 +195,59 @@ fn shared_norms_survive_the_osf_format() {
     let contexts = clozelab::data::provo::read_norms(&shared.join("provo")).unwrap();
     let mut norms = ClozeNorms::default();
     for c in &contexts {
+        // The passage as far as its last context goes (contexts come in word order).
         norms
             .passages
-            .entry(c.text_id)
-            .or_insert_with(|| c.context.clone());
+            .insert(c.text_id, format!("{} {}", c.context, c.original));
         norms.contexts.insert(
-            ContextKey::new(c.text_id, c.word_num),
-            NormContext {
-                word: c.original.clone(),
-                responses: c.human.clone(),
+            c.key(),
+            ProvoContext {
+                gpt2_logprob_human: None,
+                gpt2_logprob_original: None,
+                ..c.clone()
             },
         );
     }
-    // The release carries "NaN" responses with count 0: imported as skipped rows, with reasons.
-    let zero_rows = norms
-        .contexts
-        .values()
-        .flat_map(|c| c.responses.values())
-        .filter(|n| **n == 0)
-        .count();
+    // The release carries "NaN" responses with count 0, and punctuation given as a response
+    // ("?", "-----"), which is no word: both are imported as skipped rows, with reasons.
+    let no_word = |w: &str| !w.chars().any(char::is_alphanumeric);
+    let (zero_rows, punctuation_rows) =
+        norms
+            .contexts
+            .values()
+            .flat_map(|c| c.human.iter())
+            .fold((0, 0), |(z, p), (w, n)| {
+                (
+                    z + usize::from(*n == 0),
+                    p + usize::from(*n > 0 && no_word(w)),
+                )
+            });
     let (again, skipped) = import_provo_norms(
         "provo.csv",
         &common::osf_norms_text(&norms, Delimiter::Comma),
     )
     .unwrap();
-    assert_eq!(skipped.len(), zero_rows);
-    assert!(
-        skipped.iter().all(|s| s.reason.contains("count 0")),
+    assert!(zero_rows > 0 && punctuation_rows > 0);
+    assert_eq!(skipped.len(), zero_rows + punctuation_rows);
+    let counted = |what: &str| skipped.iter().filter(|s| s.reason.contains(what)).count();
+    assert_eq!(counted("count 0"), zero_rows, "{skipped:?}");
+    assert_eq!(
+        counted("no letter or digit"),
+        punctuation_rows,
         "{skipped:?}"
     );
+    // What comes back is each response normalised as a word (the release keeps "well-being"
+    // whole; as a word it is "wellbeing"), counts of responses that normalise alike added.
     for c in norms.contexts.values_mut() {
-        c.responses.retain(|_, n| *n > 0);
+        let mut words = std::collections::BTreeMap::new();
+        for (w, n) in &c.human {
+            if *n > 0 && !no_word(w) {
+                *words
+                    .entry(clozelab::text::words::normalize(w))
+                    .or_insert(0) += n;
+            }
+        }
+        c.human = words;
     }
     assert_eq!(again.contexts.len(), 2687);
     assert_eq!(again, norms);

@@ -4,7 +4,7 @@
 //! hostile text, and arbitrary strings. Each must give a valid result or an error that names
 //! the input — never a panic, a hang or an allocation out of proportion to the input.
 
-use clozelab::data::provo::ContextKey;
+use clozelab::data::provo::{ContextKey, ProvoContext};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -14,8 +14,8 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use crate::common;
 use clozelab::data::{
-    ClozeNorms, Delimiter, NormContext, ResponseRecord, export_long_csv, export_long_json,
-    import_long_csv, import_long_json, import_provo_norms,
+    ClozeNorms, Delimiter, ResponseRecord, export_long_csv, export_long_json, import_long_csv,
+    import_long_json, import_provo_norms,
 };
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo, import_bundle};
 use clozelab::game::imports::import_file;
@@ -287,9 +287,15 @@ fn provo_norms_csv_and_tsv() {
     for (word_num, word) in [(2, "are"), (3, "now"), (4, "rumblings")] {
         norms.contexts.insert(
             ContextKey::new(1, word_num),
-            NormContext {
-                word: word.into(),
-                responses: BTreeMap::from([(word.to_string(), 3), ("a, \"b\"".to_string(), 1)]),
+            ProvoContext {
+                text_id: 1,
+                word_num,
+                context: String::new(),
+                original: word.into(),
+                // A response with a delimiter and quotes in it, to quote on the way out.
+                human: BTreeMap::from([(word.to_string(), 3), ("a, \"b\"".to_string(), 1)]),
+                gpt2_logprob_human: None,
+                gpt2_logprob_original: None,
             },
         );
     }

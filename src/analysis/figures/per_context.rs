@@ -103,10 +103,7 @@ pub fn predictors(per_context: &[PerContext], system: &str) -> Option<Figure> {
 
 /// Figure 1: one context, the humans' words beside a system's, the top 15 of each.
 pub fn context_bars(data: &Dataset, key: ContextKey, system: &str) -> Option<Figure> {
-    let ctx = data
-        .norms
-        .iter()
-        .find(|c| ContextKey::new(c.text_id, c.word_num) == key)?;
+    let ctx = data.norms.iter().find(|c| c.key() == key)?;
     let human =
         WordDistribution::from_counts(ctx.human.iter().map(|(w, n)| (w.as_str(), *n as f64)))
             .ok()?;
