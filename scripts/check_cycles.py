@@ -30,9 +30,36 @@ def module_of(path):
 
 
 def strip_comments_and_strings(text):
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    """The code alone: comments removed, string and character literals emptied (one pass, so
+    that `//` in a string, a quote in a character literal or a line continuation `\\` cannot
+    hide the code after them)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        two = text[i : i + 2]
+        if two == "//":
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif two == "/*":
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif text[i] == '"' or (text[i] == "r" and re.match(r'r#*"', text[i:]) and not text[i - 1 : i].isalnum()):
+            if text[i] == "r":
+                hashes = re.match(r"r(#*)\"", text[i:]).group(1)
+                end = text.find('"' + hashes, i + 2 + len(hashes))
+                i = n if end < 0 else end + 1 + len(hashes)
+            else:
+                i += 1
+                while i < n and text[i] != '"':
+                    i += 2 if text[i] == "\\" else 1
+                i += 1
+            out.append('""')
+        elif text[i] == "'" and re.match(r"'(\\.[^']*|[^\\'])'", text[i:]):
+            i += re.match(r"'(\\.[^']*|[^\\'])'", text[i:]).end()
+            out.append("' '")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def expand_use(tree):

@@ -3,17 +3,14 @@
 
 use std::path::Path;
 
-use super::commands::ClassFlags;
 use super::error::CliError;
+use super::flags::ClassFlags;
 use crate::analysis::classes::{ClassRow, Level, MeaningClusters, PartOfSpeech, class_tvd_rows};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::table1::Table1Options;
 use crate::text::pos::{Lexicon, Tagger};
 
-/// Where the setup puts Brill's lexicon (npm `pos`).
-pub const DEFAULT_LEXICON: &str = "node_modules/pos/lexicon.js";
-
-/// The tagger from the lexicon at `path` (`--lexicon FILE`, default [`DEFAULT_LEXICON`]).
+/// The tagger from the lexicon at `path` (`--lexicon FILE`, default [`super::flags::DEFAULT_LEXICON`]).
 pub fn tagger(path: &Path) -> Result<Tagger, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -1,17 +1,19 @@
 //! Every command and flag of `clozelab`, each defined once with its help (clap's derive):
-//! `clozelab --help` and `clozelab COMMAND --help` are generated from here, and flags that
-//! several commands take (the model, Table 1's options, the word classes) are one struct each.
+//! `clozelab --help` and `clozelab COMMAND --help` are generated from here. Flags that several
+//! commands take (the model, Table 1's options, the word classes, the data) are one struct each,
+//! in [`super::flags`].
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
-use crate::analysis::metrics::EceConvention;
-use crate::analysis::table1::{OracleSize, Table1Options};
+pub use super::flags::{
+    BenchBackends, ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, EceFlag,
+    ModelFlags, Table1Flags, Truth,
+};
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET};
-use crate::runtime::backend::BackendKind;
 
 /// GPT-2 next-word tools: the test model, the model's predictions, the papers' tables and
 /// figures, the token games' estimates, study packages and benchmarks.
@@ -67,95 +69,6 @@ pub enum BenchCommand {
     Words(BenchWordsArgs),
 }
 
-/// A model folder and the backend to run it on.
-#[derive(Debug, Args)]
-pub struct ModelFlags {
-    /// The model folder (config.json, model.safetensors, tokenizer).
-    #[arg(long, value_name = "DIR")]
-    pub model: PathBuf,
-    /// Where GPT-2 runs: cpu or wgpu.
-    #[arg(long, default_value = "cpu")]
-    pub backend: BackendKind,
-}
-
-/// The options every Table 1 computation takes.
-#[derive(Debug, Args)]
-pub struct Table1Flags {
-    /// Seed of the oracle splits and the bootstrap.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Oracle resamples: every oracle-dependent figure is averaged over them.
-    #[arg(long, default_value_t = 10)]
-    pub resamples: usize,
-    /// Size of each oracle group: half, 10 or 20 people.
-    #[arg(long, default_value = "half")]
-    pub oracle_size: OracleSize,
-    /// ECE with confidence 1 in the last bin, or dropped as the paper's code does.
-    #[arg(long, value_enum, default_value_t = EceFlag::LastBin)]
-    pub ece_convention: EceFlag,
-}
-
-impl Table1Flags {
-    pub fn options(&self) -> Table1Options {
-        Table1Options {
-            seed: self.seed,
-            resamples: self.resamples,
-            oracle_size: self.oracle_size,
-            ece: self.ece_convention.into(),
-        }
-    }
-}
-
-/// How ECE treats predictions made with confidence 1.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum EceFlag {
-    /// In the last bin.
-    LastBin,
-    /// Dropped, as the paper's code does.
-    Paper,
-}
-
-impl From<EceFlag> for EceConvention {
-    fn from(flag: EceFlag) -> Self {
-        match flag {
-            EceFlag::LastBin => EceConvention::LastBin,
-            EceFlag::Paper => EceConvention::DropCertain,
-        }
-    }
-}
-
-/// TVD over word classes beside Table 1.
-#[derive(Debug, Args)]
-pub struct ClassFlags {
-    /// Also the syntactic TVD (over part-of-speech tags).
-    #[arg(long)]
-    pub syntactic: bool,
-    /// Also the semantic TVD (over clusters of GPT-2's word embeddings; needs --model).
-    #[arg(long, requires = "model")]
-    pub semantic: bool,
-    /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
-    #[arg(long, value_name = "FILE", default_value = super::classes::DEFAULT_LEXICON)]
-    pub lexicon: PathBuf,
-    /// The model folder whose embeddings --semantic clusters.
-    #[arg(long, value_name = "DIR")]
-    pub model: Option<PathBuf>,
-    /// Where that model runs: cpu or wgpu.
-    #[arg(long, default_value = "cpu")]
-    pub backend: BackendKind,
-}
-
-/// Where the norms and systems' samples come from.
-#[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
-pub struct DataFlags {
-    /// The Provo folder (../shared/provo): norms and the paper's samples.
-    #[arg(long, value_name = "DIR")]
-    pub provo: Option<PathBuf>,
-    /// Norms and sample files, as the Analysis page reads them (repeat the flag).
-    #[arg(long = "file", value_name = "FILE")]
-    pub files: Vec<PathBuf>,
-}
-
 #[derive(Debug, Args)]
 pub struct MakeTestModelArgs {
     /// The folder to write.
@@ -174,7 +87,7 @@ pub struct MakeTestModelArgs {
     #[arg(long, default_value_t = 4)]
     pub heads: usize,
     /// Where GPT-2's vocab.json and merges.txt are.
-    #[arg(long, value_name = "DIR", default_value = super::test_model::DEFAULT_TOKENIZER_DIR)]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_TOKENIZER_DIR)]
     pub tokenizer: PathBuf,
 }
 
@@ -311,20 +224,11 @@ pub struct ProbesArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
-    #[arg(long, value_name = "FILE", default_value = super::classes::DEFAULT_LEXICON)]
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_LEXICON)]
     pub lexicon: PathBuf,
     /// The folder for the tables and figures.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-}
-
-/// Which token is true in a simulated round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Truth {
-    /// The passage's own tokens.
-    Text,
-    /// Tokens the generator draws (text as the model would write it).
-    Generator,
 }
 
 #[derive(Debug, Args)]
@@ -422,24 +326,6 @@ pub struct TokenLevelArgs {
     pub json: bool,
 }
 
-/// The backends a benchmark measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BenchBackends {
-    Cpu,
-    Wgpu,
-    All,
-}
-
-impl BenchBackends {
-    pub fn kinds(self) -> Vec<BackendKind> {
-        match self {
-            BenchBackends::Cpu => vec![BackendKind::Cpu],
-            BenchBackends::Wgpu => vec![BackendKind::Wgpu],
-            BenchBackends::All => vec![BackendKind::Cpu, BackendKind::Wgpu],
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct BenchForwardArgs {
     /// Where to write the figures as JSON.
@@ -496,6 +382,8 @@ pub struct BenchWordsArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::metrics::EceConvention;
+    use crate::analysis::table1::OracleSize;
     use clap::CommandFactory;
 
     #[test]

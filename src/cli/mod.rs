@@ -6,6 +6,7 @@ pub mod classes;
 pub mod commands;
 pub mod error;
 pub mod figures;
+pub mod flags;
 pub mod jatos_package;
 pub mod probes;
 pub mod single_context;
@@ -14,7 +15,8 @@ pub mod test_model;
 pub mod tokens;
 
 pub use error::CliError;
-pub use test_model::{DEFAULT_TOKENIZER_DIR, write_test_model};
+pub use flags::{DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR};
+pub use test_model::write_test_model;
 
 use clap::Parser;
 use clap::error::ErrorKind;

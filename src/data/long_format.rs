@@ -142,3 +142,71 @@ pub fn import_long_json(file: &str, text: &str) -> Result<Vec<ResponseRecord>, D
 pub fn export_long_json(records: &[ResponseRecord]) -> String {
     serde_json::to_string_pretty(records).unwrap_or_else(|_| "[]".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::delimited::{FORMULA_STARTS, parse_delimited, spreadsheet_safe_csv};
+
+    #[test]
+    fn formulas_stay_exact_by_default_and_inert_in_the_spreadsheet_variant() {
+        let hostile = [
+            "=HYPERLINK(\"http://evil\",\"x\")",
+            "+1",
+            "-2+3",
+            "@SUM(A1)",
+            "\tx",
+            "\r=1",
+            "plain",
+            "a=b",
+        ];
+        let records: Vec<ResponseRecord> = hostile
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ResponseRecord {
+                participant: "=cmd|' /C calc'!A0".into(),
+                passage: "1".into(),
+                position: i as u32 + 2,
+                response: r.to_string(),
+                response_time_ms: None,
+                timestamp: "t".into(),
+                normalized: crate::text::words::normalize(r),
+                first_keystroke_ms: None,
+                practice: false,
+            })
+            .collect();
+        for delimiter in [Delimiter::Comma, Delimiter::Tab] {
+            let exact = export_long_csv(&records, delimiter);
+            assert_eq!(
+                import_long_csv("e.csv", &exact).unwrap(),
+                records,
+                "exact round trip"
+            );
+            let safe = spreadsheet_safe_csv("e.csv", &exact).unwrap();
+            let rows = parse_delimited("s.csv", &safe, delimiter).unwrap();
+            assert_eq!(
+                rows[0].1,
+                parse_delimited("e.csv", &exact, delimiter).unwrap()[0].1
+            );
+            for ((_, cells), original) in rows[1..].iter().zip(&records) {
+                assert_eq!(cells[0], "'=cmd|' /C calc'!A0");
+                let expected = if original.response.starts_with(FORMULA_STARTS) {
+                    format!("'{}", original.response)
+                } else {
+                    original.response.clone()
+                };
+                assert_eq!(cells[3], expected);
+                assert!(
+                    cells.iter().all(|c| !c.starts_with(FORMULA_STARTS)),
+                    "{cells:?}"
+                );
+            }
+        }
+        assert!(
+            spreadsheet_safe_csv("bad.csv", "a,\"b\n")
+                .unwrap_err()
+                .to_string()
+                .contains("bad.csv")
+        );
+    }
+}

