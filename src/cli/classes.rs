@@ -10,7 +10,8 @@ use crate::analysis::dataset::Dataset;
 use crate::analysis::table1::Table1Options;
 use crate::text::pos::{Lexicon, Tagger};
 
-/// The tagger from the lexicon at `path` (`--lexicon FILE`, default [`super::flags::DEFAULT_LEXICON`]).
+/// The tagger from the lexicon at `path` (`--lexicon FILE`, default
+/// [`super::flags::DEFAULT_LEXICON`]).
 pub fn tagger(path: &Path) -> Result<Tagger, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

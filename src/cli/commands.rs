@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-pub use super::flags::{
-    BenchBackends, ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, EceFlag,
-    ModelFlags, Table1Flags, Truth,
+use super::flags::{
+    BenchBackends, ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags,
+    Table1Flags, Truth,
 };
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;

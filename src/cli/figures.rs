@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::commands::{DataFlags, FiguresArgs, TokenLevelArgs};
+use super::commands::{FiguresArgs, TokenLevelArgs};
 use super::error::CliError;
+use super::flags::DataFlags;
 use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::{Figure, all, context_bars};
 use crate::analysis::table1::compute_on;

@@ -15,7 +15,6 @@ pub mod test_model;
 pub mod tokens;
 
 pub use error::CliError;
-pub use flags::{DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR};
 pub use test_model::write_test_model;
 
 use clap::Parser;
@@ -24,7 +23,8 @@ use clap::error::ErrorKind;
 use crate::runtime::backend::{BackendKind, device_for};
 use crate::runtime::engine::Engine;
 use crate::runtime::modeldir::read_model_dir;
-use commands::{BenchCommand, Cli, Command, ModelFlags};
+use commands::{BenchCommand, Cli, Command};
+use flags::ModelFlags;
 
 /// Runs the CLI; returns the process exit code: 0, or 2 for bad arguments and failures.
 pub fn main() -> std::process::ExitCode {

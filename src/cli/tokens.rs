@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::commands::{PerplexityArgs, PerplexitySimArgs, Top1Args, Truth};
+use super::commands::{PerplexityArgs, PerplexitySimArgs, Top1Args};
 use super::error::CliError;
+use super::flags::Truth;
 use super::{load_engine, load_engine_from};
 use crate::analysis::perplexity::{
     BiasSetup, LossEstimate, PTrue, Pair, Round, estimate_loss, model_player_pairs,

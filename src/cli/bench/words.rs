@@ -93,7 +93,7 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
         Some(n) => vec![n],
         None => vec![1000, 40],
     };
-    let vocab_dir = PathBuf::from(crate::cli::DEFAULT_TOKENIZER_DIR);
+    let vocab_dir = PathBuf::from(crate::cli::flags::DEFAULT_TOKENIZER_DIR);
     let (vocab, merges) =
         crate::runtime::modeldir::vocab_and_merges_paths(&vocab_dir).ok_or_else(|| {
             CliError::Missing(
