@@ -5,6 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFile, writeFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { DIST, answerTwoToken, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
@@ -162,6 +163,9 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
     assert.ok(records.every((r) => r.passage === "tok" && !r.practice && r.p_true > 0 && r.p_true < 1));
     assert.equal(sent[0].manifest.url_ids.STUDY_ID, "S9");
     assert.equal(sent[0].manifest.study.seed, 7);
+    // The worker's fingerprint (crypto.subtle) is the weights file's SHA-256.
+    const weights = await readFile(join(DIST, "models/test/model.safetensors"));
+    assert.equal(sent[0].manifest.weight_sha256, createHash("sha256").update(weights).digest("hex"));
   } finally {
     await rm(file, { force: true });
     await rm(done, { force: true });

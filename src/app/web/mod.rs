@@ -1,7 +1,8 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
-//! local files and downloads, IndexedDB, the running JATOS study, the outbox of a study's
-//! answers and the participant id this browser plays as.
+//! SHA-256 through `crypto.subtle`, local files and downloads, IndexedDB, the running JATOS
+//! study, the outbox of a study's answers and the participant id this browser plays as.
 
+pub mod digest;
 pub mod error;
 pub mod fetch;
 pub mod files;

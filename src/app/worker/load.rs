@@ -45,7 +45,7 @@ pub(super) async fn upload_end(
         loaded: 0,
         total: None,
     });
-    let (engine, summary) = from_files(files, &compute)?;
+    let (engine, summary) = from_files(files, &compute).await?;
     let mut state = state.borrow_mut();
     state.set_engine(engine);
     state.model_url = None;
@@ -90,11 +90,11 @@ pub(super) async fn from_url(
     };
     let weights = get("model.safetensors").await?;
     progress("building the model on the device", 0, None);
-    build(base, &config, weights, tokenizer, device)
+    build(base, &config, weights, tokenizer, device).await
 }
 
 /// Builds the model from uploaded files (any order; see [`model_parts_from_files`]).
-fn from_files(
+async fn from_files(
     files: Vec<(String, Vec<u8>)>,
     device: &ComputeDevice,
 ) -> Result<(Engine, ModelSummary), WorkerError> {
@@ -107,16 +107,17 @@ fn from_files(
         parts.tokenizer,
         device,
     )
+    .await
 }
 
-fn build(
+async fn build(
     name: String,
     config: &str,
     weights: Vec<u8>,
     tokenizer: TokenizerFiles,
     device: &ComputeDevice,
 ) -> Result<(Engine, ModelSummary), WorkerError> {
-    let weight_sha256 = crate::game::export::sha256_hex(&weights);
+    let weight_sha256 = crate::app::web::digest::sha256_hex(&weights).await;
     let engine = Engine::load(config, &weights, tokenizer, &device.device)?;
     // `weights` is dropped here: only the model's tensors stay.
     let summary = ModelSummary {
