@@ -28,6 +28,9 @@ pub struct Dataset {
     pub systems: Vec<SystemSamples>,
     /// Participants of the app's exports, whose answers are merged into `norms`.
     pub participants: BTreeMap<String, Answers>,
+    /// Participants of study results (JATOS's export, a study server's bundles) with their
+    /// state; their answers are in `participants`.
+    pub runs: Vec<crate::data::participant_run::ParticipantRun>,
     /// What was left out of the data and why, one sentence each, to show beside the results.
     pub notes: Vec<String>,
 }
@@ -89,10 +92,12 @@ impl Dataset {
     /// JSON Lines with a `human` field, the app's exports (long CSV/TSV, long JSON or a JSON
     /// bundle: merged with [`Dataset::add_responses`], `passages` giving the texts of non-Provo
     /// passages), and any number of sample files (see [`parse_sample_file`]). Later norms files
-    /// add contexts (a context given twice keeps the first).
+    /// add contexts (a context given twice keeps the first). `more_responses` (read elsewhere,
+    /// e.g. a study's results) are merged like the exports'. Empty files are noted and left out.
     pub fn from_files(
         files: &[(String, String)],
         passages: &[(String, String)],
+        more_responses: &[ResponseRecord],
     ) -> Result<Self, DatasetError> {
         let mut norms: BTreeMap<ContextKey, ProvoContext> = BTreeMap::new();
         let mut systems = Vec::new();
@@ -100,6 +105,11 @@ impl Dataset {
         let mut notes = Vec::new();
         for (name, text) in files {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+            if body.trim().is_empty() {
+                notes.push(format!("{name}: empty, left out"));
+                continue;
+            }
+
             let first_line = body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             let head: String = body.chars().take(4000).collect();
             let json = first_line.trim_start().starts_with(['{', '[']);
@@ -137,6 +147,7 @@ impl Dataset {
                 norms.entry(c.key()).or_insert(c);
             }
         }
+        responses.extend_from_slice(more_responses);
         let mut data = Self {
             norms: norms.into_values().collect(),
             systems,

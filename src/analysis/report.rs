@@ -19,6 +19,9 @@ pub struct Analysis {
     pub contexts: Vec<(ContextKey, String)>,
     /// Participants of the app's exports in the data (for the participant panel).
     pub participants: Vec<String>,
+    /// Participants of imported study results, each with their state.
+    #[serde(default)]
+    pub participant_runs: Vec<crate::data::participant_run::ParticipantRun>,
     /// What was left out of the data and why.
     pub notes: Vec<String>,
 }
@@ -51,6 +54,7 @@ impl Analysis {
                 .map(|c| (c.key(), c.context.clone()))
                 .collect(),
             participants: data.participants.keys().cloned().collect(),
+            participant_runs: data.runs.clone(),
             notes: data.notes.clone(),
         }
     }

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use crate::app::web::files::read_file_list;
 use crate::data::ResponseRecord;
+use crate::data::participant_run::ParticipantRun;
 use crate::game::humans::HumanCounts;
 use crate::game::imports::{Imported, import_file};
 use crate::game::passages::{Passage, built_in_passages, from_norms};
@@ -24,6 +25,8 @@ pub struct LabData {
     /// Next-token game answers from imported exports.
     pub top1: RwSignal<Vec<crate::game::tokens::top1::Top1Record>>,
     pub two_token: RwSignal<Vec<crate::game::tokens::two_token::TwoTokenRecord>>,
+    /// Participants of imported study results (JATOS's export, a study server's bundles).
+    pub participant_runs: RwSignal<Vec<ParticipantRun>>,
 }
 
 pub fn provide_lab_data() {
@@ -35,6 +38,7 @@ pub fn provide_lab_data() {
         import_status: RwSignal::new(String::new()),
         top1: RwSignal::new(Vec::new()),
         two_token: RwSignal::new(Vec::new()),
+        participant_runs: RwSignal::new(Vec::new()),
     });
 }
 
@@ -74,9 +78,28 @@ impl LabData {
                 Imported::TokenRecords(TokenRecords::TwoToken(r)) => {
                     self.two_token.update(|a| a.extend(r))
                 }
+                Imported::Results(results) => self.add_results(*results),
             }
         }
         self.import_status.set(messages.join("; "));
+    }
+
+    /// Adds study results: their answers to the counts and tables, their participants to the
+    /// list (a participant imported again is replaced: the newer file holds more).
+    fn add_results(self, results: crate::game::results::StudyResults) {
+        self.humans.update(|h| h.add_responses(&results.responses));
+        self.top1.update(|a| a.extend(results.top1));
+        self.two_token.update(|a| a.extend(results.two_token));
+        self.imported.update(|all| all.extend(results.responses));
+        self.participant_runs.update(|all| {
+            all.retain(|p| {
+                !results
+                    .participants
+                    .iter()
+                    .any(|n| n.participant == p.participant)
+            });
+            all.extend(results.participants);
+        });
     }
 
     /// Adds passages (a passage with the id of one already there replaces it).

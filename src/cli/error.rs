@@ -72,6 +72,10 @@ pub enum CliError {
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
+    AnalysisFiles(#[from] crate::game::results::AnalysisFilesError),
+    #[error(transparent)]
+    Results(#[from] crate::game::results::ResultsError),
+    #[error(transparent)]
     Figure(#[from] crate::analysis::figures::FigureError),
     #[error(transparent)]
     Probes(#[from] crate::runtime::productions::ProbeRunError),

@@ -18,13 +18,17 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
 }
 
 fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, CliError> {
-    paths
-        .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(CliError::io("read", f))?;
-            Ok((f.display().to_string(), text))
-        })
-        .collect()
+    let mut texts = Vec::new();
+    for f in paths {
+        let bytes = std::fs::read(f).map_err(CliError::io("read", f))?;
+        // A ZIP (JATOS's results archive) gives its text files.
+        let mut inside = crate::game::results::texts_of(&f.display().to_string(), bytes)?;
+        for path in &inside.not_text {
+            eprintln!("note: {path}: not text, left out");
+        }
+        texts.append(&mut inside.texts);
+    }
+    Ok(texts)
 }
 
 /// The texts of the passages clozelab knows (built in), for responses on non-Provo passages.
@@ -40,7 +44,9 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
     let passages = known_passages();
     let mut data = match (&flags.provo, flags.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
-        (None, false) => Dataset::from_files(&read_texts(&flags.files)?, &passages)?,
+        (None, false) => {
+            crate::game::results::dataset_from_files(&read_texts(&flags.files)?, &passages)?
+        }
         _ => {
             return Err(CliError::usage(
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",

@@ -1,12 +1,14 @@
 //! Importing and exporting cloze data, one file per format: delimited text ([`delimited`]),
 //! the Provo norms as released on OSF ([`osf_norms`]), the project's long format, one row per
-//! response ([`long_format`]), the Provo files of ../shared/provo ([`provo`]), and typed rows
+//! response ([`long_format`]), the Provo files of ../shared/provo ([`provo`]), participants' states in a study's results
+//! ([`participant_run`]), and typed rows
 //! of any of them through serde ([`rows`]). Errors name file, line and column, and skipped rows
 //! are counted with their reason — nothing is dropped silently.
 
 pub mod delimited;
 pub mod long_format;
 pub mod osf_norms;
+pub mod participant_run;
 pub mod provo;
 pub mod rows;
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::humans::HumanCounts;
 use super::passages::Passage;
-use super::study::{Plan, StudyConfig};
+use super::study::{GameKind, Plan, StudyConfig};
 use crate::data::{DataError, Delimiter, PROVO_COLUMNS, ResponseRecord, write_delimited};
 
 /// Everything needed to interpret an export later.
@@ -27,6 +27,10 @@ pub struct Manifest {
     pub study: StudyConfig,
     pub url_ids: BTreeMap<String, String>,
     pub exported_at: String,
+    /// The answers the participant's plan asks for (practice included), so that results read
+    /// back can tell a complete run from one cut short; absent in older exports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_answers: Option<usize>,
 }
 
 /// A JSON export: manifest and responses.
@@ -77,7 +81,19 @@ impl Manifest {
             study: study.clone(),
             url_ids: plan.url_ids.clone(),
             exported_at: exported_at.into(),
+            planned_answers: (study.game == GameKind::NextWord).then(|| {
+                plan.items
+                    .iter()
+                    .map(|(p, _)| p.words().len().saturating_sub(1))
+                    .sum()
+            }),
         }
+    }
+
+    /// The same manifest with the number of answers planned (the next-token games' schedule).
+    pub fn with_planned_answers(mut self, planned: usize) -> Self {
+        self.planned_answers = Some(planned);
+        self
     }
 }
 

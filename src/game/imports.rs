@@ -1,11 +1,13 @@
-//! What a file dropped into "Your data" is, decided once here (not in the page): passages as
-//! plain text, a study config, an export (JSON bundle or long CSV), or Provo-style norms.
+//! What a file dropped into "Your data" is, decided once here (not in the page), by content:
+//! study results (JATOS's export, a ZIP or text of bundles: see [`crate::game::results`]),
+//! passages as plain text, a study config, an export (long CSV or JSON), or Provo-style norms.
 
 use crate::data::{
     ClozeNorms, DataError, ResponseRecord, SkippedRow, import_long_csv, import_provo_norms,
 };
 use crate::game::export::import_bundle;
 use crate::game::passages::{Passage, PassageError, parse_plain_text};
+use crate::game::results::{ResultsError, StudyResults, is_results_text, is_zip};
 use crate::game::study::{StudyConfig, StudyError};
 use crate::game::tokens::records::{TokenRecords, import_token_records};
 
@@ -21,6 +23,8 @@ pub enum Imported {
     },
     /// An export of a next-token game.
     TokenRecords(TokenRecords),
+    /// Study results: bundles (any number, from JATOS or a study's server), merged.
+    Results(Box<StudyResults>),
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -33,6 +37,8 @@ pub enum ImportError {
     Study { file: String, source: StudyError },
     #[error(transparent)]
     Data(#[from] DataError),
+    #[error(transparent)]
+    Results(#[from] ResultsError),
 }
 
 impl Imported {
@@ -53,15 +59,24 @@ impl Imported {
             Imported::TokenRecords(TokenRecords::TwoToken(r)) => {
                 format!("{} two-token rounds", r.len())
             }
+            Imported::Results(results) => results.summary(),
         }
     }
 }
 
-/// Reads one file by its name and content: `.txt` → passages; `.json` → a study config if it is
-/// one, else an export; a table with a `Response_Count` column → norms; any other table → the
-/// long format.
+/// Reads one file by its content, then its name: a ZIP or bundles → study results; `.txt` →
+/// passages; `.json` → a study config if it is one, else an export; a table with a
+/// `Response_Count` column → norms; any other table → the long format.
 pub fn import_file(name: &str, bytes: &[u8]) -> Result<Imported, ImportError> {
+    if is_zip(bytes) {
+        let results = StudyResults::read(vec![(name.to_string(), bytes.to_vec())])?;
+        return Ok(Imported::Results(Box::new(results)));
+    }
     let text = std::str::from_utf8(bytes).map_err(|_| ImportError::NotText(name.to_string()))?;
+    if is_results_text(text) {
+        let results = StudyResults::read(vec![(name.to_string(), bytes.to_vec())])?;
+        return Ok(Imported::Results(Box::new(results)));
+    }
     let lower = name.to_lowercase();
     if lower.ends_with(".txt") {
         return parse_plain_text(text)

@@ -2,7 +2,7 @@
 //! ([`study`]), the next-word game's per-participant state machine ([`session`]) with its
 //! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
-//! ([`export`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
+//! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
 //! inside JATOS; [`jatos_archive`]: the study archive JATOS imports). Pure Rust; the Leptos
 //! pages only wire it to the DOM.
 
@@ -13,6 +13,7 @@ pub mod jatos_archive;
 pub mod jatos_run;
 pub mod outbox;
 pub mod passages;
+pub mod results;
 pub mod score;
 pub mod session;
 pub mod store;

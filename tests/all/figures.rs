@@ -27,7 +27,7 @@ fn fixture_files() -> Vec<(String, String)> {
 
 #[test]
 fn every_figure_draws_with_the_numbers_behind_it() {
-    let data = Dataset::from_files(&fixture_files(), &[]).unwrap();
+    let data = Dataset::from_files(&fixture_files(), &[], &[]).unwrap();
     assert_eq!(data.norms.len(), 24);
     let names: Vec<&str> = data.systems.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(names, ["samples_small_model", "continuations_small_model"]);
@@ -106,14 +106,16 @@ fn every_figure_draws_with_the_numbers_behind_it() {
 fn bad_analysis_files_are_refused_with_their_names() {
     let no_norms = vec![("s.jsonl".to_string(), fixture_files()[1].1.clone())];
     assert!(matches!(
-        Dataset::from_files(&no_norms, &[]),
+        Dataset::from_files(&no_norms, &[], &[]),
         Err(DatasetError::NoNorms)
     ));
     let broken = vec![(
         "n.jsonl".to_string(),
         "{\"text_id\": 1, \"human\": {".to_string(),
     )];
-    let err = Dataset::from_files(&broken, &[]).unwrap_err().to_string();
+    let err = Dataset::from_files(&broken, &[], &[])
+        .unwrap_err()
+        .to_string();
     assert!(err.starts_with("n.jsonl line 1"), "{err}");
     let odd = vec![
         fixture_files()[0].clone(),
@@ -122,7 +124,7 @@ fn bad_analysis_files_are_refused_with_their_names() {
             "{\"text_id\": 1, \"word_num\": 2}\n".to_string(),
         ),
     ];
-    let err = Dataset::from_files(&odd, &[]).unwrap_err().to_string();
+    let err = Dataset::from_files(&odd, &[], &[]).unwrap_err().to_string();
     assert!(
         err.contains("odd.jsonl") && err.contains("not a sample file"),
         "{err}"

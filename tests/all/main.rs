@@ -14,6 +14,7 @@ mod game;
 mod loader;
 mod model_golden;
 mod participant;
+mod results;
 mod robustness;
 mod table1;
 mod token_games;

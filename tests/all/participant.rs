@@ -219,7 +219,7 @@ fn exports_are_recognised_among_the_files_and_alone_make_a_dataset() {
     );
     let files = vec![("a.tsv".to_string(), csv), ("b.json".to_string(), bundle)];
     let passages = [("storm".to_string(), STORM.to_string())];
-    let data = Dataset::from_files(&files, &passages).unwrap();
+    let data = Dataset::from_files(&files, &passages, &[]).unwrap();
     assert_eq!(data.norms.len(), 1);
     assert_eq!(
         data.norms[0].human,
@@ -229,6 +229,7 @@ fn exports_are_recognised_among_the_files_and_alone_make_a_dataset() {
     let err = Dataset::from_files(
         &[("c.json".to_string(), "[{\"participant\": 1}]".to_string())],
         &passages,
+        &[],
     )
     .unwrap_err()
     .to_string();

@@ -19,6 +19,7 @@ use clozelab::data::{
 };
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo, import_bundle};
 use clozelab::game::imports::import_file;
+use clozelab::game::results::StudyResults;
 use clozelab::game::study::StudyConfig;
 use clozelab::game::tokens::records::import_token_records;
 
@@ -510,4 +511,44 @@ fn tokenizer_json() {
 #[should_panic(expected = "one allocation of")]
 fn the_allocation_guard_catches_an_allocation_out_of_proportion() {
     bounded(10, || vec![0u8; 8 << 20].len());
+}
+
+#[test]
+fn study_results_archives_and_texts() {
+    use std::io::Write;
+    let study = StudyConfig::default_play();
+    let bundle = |participant: &str| {
+        let plan = study.plan(participant, &BTreeMap::new()).unwrap();
+        let manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 7, "now");
+        ExportKind::Bundle
+            .render(&records(), &[], Some(&manifest))
+            .unwrap()
+    };
+    let metadata = r#"{"data": [{"studyResults": [{"id": 1, "studyState": "ABORTED",
+        "urlQueryParameters": {"PROLIFIC_PID": "x"}}]}]}"#;
+    let mut archive = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, text) in [
+        ("study_result_1/comp-result_1/data.txt", bundle("p1")),
+        ("study_result_2/comp-result_2/data.txt", bundle("p2")),
+        ("metadata.json", metadata.to_string()),
+    ] {
+        archive
+            .start_file(path, zip::write::FileOptions::default())
+            .unwrap();
+        archive.write_all(text.as_bytes()).unwrap();
+    }
+    let archive = archive.finish().unwrap().into_inner();
+    let lines = format!(
+        "{}\n{}",
+        bundle("p1").replace('\n', ""),
+        bundle("p2").replace('\n', "")
+    );
+    run(vec![archive, lines.into_bytes()], |bytes| {
+        accepted(
+            "results.zip",
+            bounded(bytes.len(), || {
+                StudyResults::read(vec![("results.zip".into(), bytes.to_vec())])
+            }),
+        )
+    });
 }

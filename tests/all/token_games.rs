@@ -438,12 +438,19 @@ fn token_exports_dropped_into_your_data_are_recognised() {
     for (name, text) in [
         ("two.csv", all.to_csv().unwrap()),
         ("two.json", all.to_json().unwrap()),
-        ("bundle.json", all.to_bundle(&manifest).unwrap()),
     ] {
         match import_file(name, text.as_bytes()) {
             Ok(Imported::TokenRecords(r)) => assert_eq!(r, all, "{name}"),
             other => panic!("{name}: {other:?}"),
         }
+    }
+    // A bundle is a study's result: its records, and its participant.
+    match import_file("bundle.json", all.to_bundle(&manifest).unwrap().as_bytes()) {
+        Ok(Imported::Results(results)) => {
+            assert_eq!(results.token_records(), Some(all));
+            assert_eq!(results.participants[0].participant, "P1");
+        }
+        other => panic!("bundle.json: {other:?}"),
     }
     // The next-word game's own files are still what they were.
     let study = import_file("s.json", br#"{"passages": ["storm"], "game": "two_token"}"#);

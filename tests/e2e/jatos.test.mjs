@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, answerTwoToken, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 240_000;
@@ -103,6 +103,24 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       assert.ok(run.heartbeats >= 1, "JATOS heard the heartbeat");
       // The run is over: JATOS takes no more data for it.
       assert.ok(jatos.log.includes(`GET /publix/${run.uuid}/end`));
+      // JATOS's results archive goes back into the Analysis page: the participant is there,
+      // complete, each answer once.
+      const archive = await jatos.exportResults();
+      const served = await serveDist();
+      try {
+        await page.goto(`${served.base}/analysis`);
+        await page.getByTestId("analysis-files").setInputFiles([join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive]);
+        await page.getByTestId("analysis-resamples").fill("1");
+        await page.getByTestId("analyse").click();
+        const row = page.locator("[data-testid=participant-runs] tr[data-participant=PJ1]");
+        await row.waitFor({ timeout: TIMEOUT });
+        assert.equal(await row.getAttribute("data-state"), "complete");
+        assert.match(await row.innerText(), /4 of 4/);
+        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 participants \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers/);
+        await screenshot(page, "jatos-results-analysis.png");
+      } finally {
+        served.server.close();
+      }
     });
   } finally {
     jatos.server.close();

@@ -17,9 +17,12 @@
 //   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
 //   `GET /publix/<uuid>/end` (finishes the run, then `final/endPage.html` redirects to the
 //   study's end redirect URL), study assets under `/publix/<uuid>/<component uuid>/<file>`;
-// - a finished run takes no more result data (Publix: the study is done → forbidden).
+// - a finished run takes no more result data (Publix: the study is done → forbidden);
+// - the results export (ResultStreamer, "JATOS Results Archive": `study_result_<id>/
+//   comp-result_<id>/data.txt` per component result, and `metadata.json` with each study
+//   result's `studyState` and `urlQueryParameters`).
 import { createServer } from "node:http";
-import { mkdtemp, readFile, readdir } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { extname, join, normalize } from "node:path";
@@ -172,6 +175,22 @@ export async function startJatos() {
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${server.address().port}`;
   const jatos = { server, runs, faults, log, base, studyLink: `${base}/publix/${code}` };
+  /** JATOS's results archive of every run so far, written to a new temporary file; its path. */
+  jatos.exportResults = async () => {
+    const dir = await mkdtemp(join(tmpdir(), "jatos-results-"));
+    const studyResults = [];
+    for (const run of runs.values()) {
+      const path = `study_result_${run.id}/comp-result_${run.id}`;
+      await mkdir(join(dir, path), { recursive: true });
+      await writeFile(join(dir, path, "data.txt"), run.resultData ?? "");
+      studyResults.push({ id: run.id, uuid: run.uuid, studyCode: code, studyState: run.state, urlQueryParameters: run.urlQueryParameters, workerId: run.workerId, workerType: "GeneralSingle",
+        componentResults: [{ id: run.id, componentId: 1, componentUuid: component.uuid, componentState: run.state === "FINISHED" ? "FINISHED" : "STARTED", path: `/${path}`, data: { size: (run.resultData ?? "").length } }] });
+    }
+    await writeFile(join(dir, "metadata.json"), JSON.stringify({ data: [{ studyId: 1, studyUuid: study.uuid, studyTitle: study.title, studyResults }] }));
+    const out = join(await mkdtemp(join(tmpdir(), "jatos-export-")), "jatos_results.zip");
+    execFileSync("python3", ["-m", "zipfile", "-c", out, ...(await readdir(dir))], { cwd: dir });
+    return out;
+  };
   jatos.importStudy = async (jzip) => {
     ({ study, assets } = await importArchive(jzip));
     component = study.componentList[0];

@@ -1,5 +1,6 @@
 //! Components more than one page uses: the header and backend line, the model loader, consent
-//! and completion screens, the charts of word and token distributions, and [`outcome`] for
+//! and completion screens, the charts of word and token distributions, the participants of imported results, and
+//! [`outcome`] for
 //! every asynchronous result's loading and error states.
 
 pub mod backend_status;
@@ -10,6 +11,7 @@ pub mod error_note;
 pub mod header;
 pub mod model_loader;
 pub mod outcome;
+pub mod participant_runs;
 pub mod run_stop;
 pub mod with_model;
 pub mod word_bars;

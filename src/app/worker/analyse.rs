@@ -2,7 +2,6 @@
 //! a user gave, and Figure 1 for any context of them.
 
 use super::{Shared, WorkerError};
-use crate::analysis::dataset::Dataset;
 use crate::analysis::figures::context_bars;
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::{Table1Options, compute_on};
@@ -20,7 +19,7 @@ pub(super) fn analyse(
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut data = Dataset::from_files(files, &passages)?;
+    let mut data = crate::game::results::dataset_from_files(files, &passages)?;
     data.systems.extend(extra);
     let (rows, per_context) = compute_on(&data, options)?;
     let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);

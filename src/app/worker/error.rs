@@ -29,6 +29,8 @@ pub enum WorkerError {
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
+    AnalysisFiles(#[from] crate::game::results::AnalysisFilesError),
+    #[error(transparent)]
     Table1(#[from] crate::analysis::table1::Table1Error),
     #[error(transparent)]
     Participant(#[from] crate::analysis::participant::ParticipantError),

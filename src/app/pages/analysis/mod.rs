@@ -20,6 +20,7 @@ use crate::analysis::metrics::EceConvention;
 use crate::analysis::report::Analysis;
 use crate::analysis::table1::{OracleSize, Table1Options};
 use crate::app::components::outcome::Outcome;
+use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
@@ -185,6 +186,7 @@ pub fn AnalysisPage() -> impl IntoView {
                         <ul class="notes" data-testid="analysis-notes">
                             {a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
                         </ul>
+                        <ParticipantRuns runs=Signal::stored(a.participant_runs.clone()) />
                         <Table1View rows=a.rows.clone() csv=a.table1_csv.clone() />
                         <ModelSamples
                             contexts=a.contexts.clone()

@@ -1,9 +1,10 @@
 //! "Your data": this participant's responses as downloads, and imports (passages, norms,
-//! exports, a study config).
+//! exports, a study config, a study's results with its participants).
 
 use leptos::prelude::*;
 
 use super::controller::GameController;
+use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::data::use_lab_data;
 use crate::game::export::ExportKind;
 
@@ -71,19 +72,22 @@ pub fn DataPanel() -> impl IntoView {
                     }
                 })}
             <label for="import-data">
-                "Import passages (.txt), Provo norms (.csv), exports (.csv/.json) or a study config (.json)"
+                "Import passages (.txt), Provo norms (.csv), exports (.csv/.json), a study config \
+                    (.json) or a study's results (JATOS's results archive or text export, or \
+                    the bundles your study server saved)"
             </label>
             <input
                 id="import-data"
                 data-testid="import-data"
                 type="file"
                 multiple=true
-                accept=".txt,.csv,.tsv,.json"
+                accept=".txt,.csv,.tsv,.json,.zip,.jzip"
                 on:change=on_files
             />
             <p aria-live="polite" data-testid="import-status">
                 {move || lab.import_status.get()}
             </p>
+            <ParticipantRuns runs=lab.participant_runs.into() />
             <Show when=move || !lab.imported.with(Vec::is_empty)>
                 <table class="imported" data-testid="imported-responses">
                     <caption>

@@ -53,7 +53,7 @@ pub fn TokenStudy(config: StudyConfig) -> impl IntoView {
 impl TokenGame {
     /// The export manifest: model, study, plan, seed.
     pub fn manifest(self) -> Manifest {
-        self.study.with_value(|study| {
+        let manifest = self.study.with_value(|study| {
             self.plan.with_value(|plan| {
                 Manifest::new(
                     &self.runtime.model_info(),
@@ -63,7 +63,14 @@ impl TokenGame {
                     &timestamp(),
                 )
             })
-        })
+        });
+        match self
+            .schedule
+            .with_untracked(|s| s.as_ref().map(|s| s.progress().1))
+        {
+            Some(planned) => manifest.with_planned_answers(planned),
+            None => manifest,
+        }
     }
 
     /// The end of a study: reads every answer back from storage, and only when each scheduled

@@ -1,0 +1,47 @@
+//! The participants of imported study results: each one's study, answers (of those planned)
+//! and state, so that a researcher sees who finished, who stopped and who withdrew.
+
+use leptos::prelude::*;
+
+use crate::data::participant_run::ParticipantRun;
+
+#[component]
+pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
+    view! {
+        <Show when=move || !runs.with(Vec::is_empty)>
+            <table class="imported" data-testid="participant-runs">
+                <caption>"Participants in the imported results"</caption>
+                <thead>
+                    <tr>
+                        <th>"participant"</th>
+                        <th>"study"</th>
+                        <th>"answers"</th>
+                        <th>"state"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {move || {
+                        runs.get()
+                            .into_iter()
+                            .map(|run| {
+                                let answers = match run.planned {
+                                    Some(planned) => format!("{} of {planned}", run.answered),
+                                    None => run.answered.to_string(),
+                                };
+                                let state = run.state.to_string();
+                                view! {
+                                    <tr data-participant=run.participant.clone() data-state=state>
+                                        <td>{run.participant.clone()}</td>
+                                        <td>{run.study}</td>
+                                        <td>{answers}</td>
+                                        <td>{run.state.to_string()}</td>
+                                    </tr>
+                                }
+                            })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+        </Show>
+    }
+}

@@ -1,0 +1,41 @@
+//! Where each participant of a study's results stands (complete, incomplete, withdrawn): read
+//! from JATOS's export or a study server's bundles by [`crate::game::results`], shown beside the
+//! analyses.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a participant's run stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum RunState {
+    /// Every planned answer is there (or JATOS says the run finished).
+    Complete,
+    /// Some answers are missing and the run did not finish.
+    Incomplete,
+    /// The participant withdrew: nothing of theirs is kept.
+    Withdrawn,
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Complete => "complete",
+            Self::Incomplete => "incomplete",
+            Self::Withdrawn => "withdrawn",
+        })
+    }
+}
+
+/// One participant of the results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParticipantRun {
+    pub participant: String,
+    /// The study's title, from the bundles' manifest.
+    pub study: String,
+    /// Distinct answers kept (each idempotency key once).
+    pub answered: usize,
+    /// The answers the participant's plan asked for, when the bundles say.
+    pub planned: Option<usize>,
+    pub state: RunState,
+    /// How many bundles carried this participant's answers (repeats included).
+    pub bundles: usize,
+}

@@ -1,0 +1,238 @@
+//! Study results read back in: JATOS's results archive and text export, a `submit_url`
+//! server's bundles, the app's own downloads; repeats merged by idempotency key; each
+//! participant's state.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use clozelab::data::ResponseRecord;
+use clozelab::data::participant_run::RunState;
+use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
+use clozelab::game::imports::{Imported, import_file};
+use clozelab::game::results::{
+    ResultsError, StudyResults, dataset_from_files, is_results_text, study_result_id, texts_of,
+    unpack,
+};
+use clozelab::game::study::StudyConfig;
+
+fn study() -> StudyConfig {
+    StudyConfig::from_json(
+        r#"{"title": "Storm study", "texts": [{"id": "s", "title": "S", "text": "One two three four"}],
+            "passages": ["s"]}"#,
+    )
+    .unwrap()
+}
+
+fn answer(participant: &str, position: u32, word: &str) -> ResponseRecord {
+    ResponseRecord {
+        participant: participant.into(),
+        passage: "s".into(),
+        position,
+        response: word.into(),
+        response_time_ms: Some(900.0),
+        timestamp: "2026-11-24T10:00:00Z".into(),
+        normalized: word.to_lowercase(),
+        first_keystroke_ms: None,
+        practice: false,
+    }
+}
+
+/// The bundle the app sends for `participant` holding their first `n` answers (word numbers
+/// from 2, as in Provo).
+fn bundle(participant: &str, n: u32) -> String {
+    let study = study();
+    let plan = study.plan(participant, &BTreeMap::new()).unwrap();
+    let manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now");
+    let records: Vec<_> = (2..=n + 1)
+        .map(|p| answer(participant, p, ["two", "three", "four"][p as usize - 2]))
+        .collect();
+    ExportKind::Bundle
+        .render(&records, &[], Some(&manifest))
+        .unwrap()
+}
+
+fn zip(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::FileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (path, text) in files {
+        out.start_file(*path, options).unwrap();
+        out.write_all(text.as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
+/// JATOS's metadata.json for study results `(id, state, PROLIFIC_PID)`.
+fn metadata(runs: &[(u64, &str, &str)]) -> String {
+    let runs: Vec<_> = runs
+        .iter()
+        .map(|(id, state, pid)| {
+            serde_json::json!({"id": id, "uuid": "u", "studyState": state,
+                "urlQueryParameters": {"PROLIFIC_PID": pid}, "componentResults": []})
+        })
+        .collect();
+    serde_json::json!({"data": [{"studyId": 1, "studyTitle": "Storm study", "studyResults": runs}]})
+        .to_string()
+}
+
+#[test]
+fn a_jatos_results_archive_gives_each_participant_once_with_their_state() {
+    // P1 reloaded: JATOS kept two component results, the second holding everything. P2
+    // answered one of three and left. P3 withdrew: JATOS deleted the data, the run is ABORTED.
+    let archive = zip(&[
+        ("study_result_1/comp-result_1/data.txt", &bundle("P1", 2)),
+        ("study_result_1/comp-result_2/data.txt", &bundle("P1", 3)),
+        ("study_result_2/comp-result_3/data.txt", &bundle("P2", 1)),
+        ("study_result_3/comp-result_4/data.txt", ""),
+        (
+            "metadata.json",
+            &metadata(&[
+                (1, "FINISHED", "P1"),
+                (2, "STARTED", "P2"),
+                (3, "ABORTED", "P3"),
+            ]),
+        ),
+    ]);
+    let results = StudyResults::read(vec![("jatos_results_20261124.zip".into(), archive)]).unwrap();
+    assert_eq!(results.responses.len(), 4, "3 of P1's and 1 of P2's");
+    assert_eq!(results.repeats, 2, "P1's first two answers came twice");
+    assert_eq!(results.bundles, 3);
+    let state: Vec<_> = results
+        .participants
+        .iter()
+        .map(|p| (p.participant.as_str(), p.state, p.answered, p.planned))
+        .collect();
+    assert_eq!(
+        state,
+        [
+            ("P1", RunState::Complete, 3, Some(3)),
+            ("P2", RunState::Incomplete, 1, Some(3)),
+            ("P3", RunState::Withdrawn, 0, None),
+        ]
+    );
+    assert_eq!(results.skipped.len(), 1, "{:?}", results.skipped);
+    assert!(
+        results
+            .summary()
+            .starts_with("3 participants (1 complete, 1 incomplete, 1 withdrawn)")
+    );
+    let mut complete = results.clone();
+    complete.only(&[RunState::Complete]);
+    assert!(complete.responses.iter().all(|r| r.participant == "P1"));
+    assert_eq!(complete.responses.len(), 3);
+}
+
+#[test]
+fn without_jatos_metadata_a_run_is_complete_when_every_planned_answer_is_there() {
+    // The older JATOS export: one result per line; and a submit_url server's files.
+    let lines = format!(
+        "{}\n{}\n",
+        bundle("A", 3).replace('\n', ""),
+        bundle("B", 2).replace('\n', "")
+    );
+    let results = StudyResults::read(vec![
+        ("jatos_results.txt".into(), lines.into_bytes()),
+        ("A-complete.json".into(), bundle("A", 3).into_bytes()),
+    ])
+    .unwrap();
+    let state: Vec<_> = results
+        .participants
+        .iter()
+        .map(|p| (p.participant.as_str(), p.state))
+        .collect();
+    assert_eq!(
+        state,
+        [("A", RunState::Complete), ("B", RunState::Incomplete)]
+    );
+    assert_eq!(results.responses.len(), 5);
+    assert_eq!(results.repeats, 3);
+}
+
+#[test]
+fn files_are_told_apart_by_content_not_name() {
+    // JATOS names every result data.txt: "Your data" must not read it as passages.
+    let imported = import_file("data.txt", bundle("P1", 2).as_bytes()).unwrap();
+    let Imported::Results(results) = imported else {
+        panic!("read as {imported:?}")
+    };
+    assert_eq!(results.responses.len(), 2);
+    let archive = zip(&[("study_result_9/comp-result_1/data.txt", &bundle("P1", 1))]);
+    assert!(matches!(
+        import_file("export.jzip", &archive),
+        Ok(Imported::Results(_))
+    ));
+    assert!(matches!(
+        import_file("story.txt", b"Once upon a time."),
+        Ok(Imported::Passages(_))
+    ));
+    assert!(is_results_text(&bundle("P1", 1)));
+    assert!(!is_results_text(r#"{"passages": ["storm"]}"#));
+    assert_eq!(
+        study_result_id("x.zip/study_result_77/comp-result_1/data.txt"),
+        Some(77)
+    );
+}
+
+#[test]
+fn broken_archives_and_bundles_are_clear_errors() {
+    let mut cut = zip(&[("study_result_1/comp-result_1/data.txt", &bundle("P1", 3))]);
+    cut.truncate(cut.len() / 2);
+    let err = StudyResults::read(vec![("r.zip".into(), cut)]).unwrap_err();
+    assert!(
+        matches!(err, ResultsError::Zip { ref file, .. } if file == "r.zip"),
+        "{err}"
+    );
+    let bad = bundle("P1", 1).replace("\"participant\": \"P1\"", "\"participant\": 7");
+    let err = StudyResults::read(vec![("b.json".into(), bad.into_bytes())]).unwrap_err();
+    assert!(err.to_string().starts_with("b.json"), "{err}");
+    // A file that is not results is named, the rest still read.
+    let ok = StudyResults::read(vec![
+        ("notes.txt".into(), b"hello".to_vec()),
+        ("b.json".into(), bundle("P1", 1).into_bytes()),
+    ])
+    .unwrap();
+    assert_eq!(ok.responses.len(), 1);
+    assert_eq!(ok.skipped, ["notes.txt: not results"]);
+    assert_eq!(unpack("plain.txt", b"x".to_vec()).unwrap().len(), 1);
+}
+
+#[test]
+fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
+    let archive = zip(&[
+        ("study_result_1/comp-result_1/data.txt", &bundle("P1", 2)),
+        ("study_result_1/comp-result_2/data.txt", &bundle("P1", 3)),
+        ("study_result_2/comp-result_3/data.txt", &bundle("P2", 1)),
+        (
+            "metadata.json",
+            &metadata(&[(1, "FINISHED", "P1"), (2, "STARTED", "P2")]),
+        ),
+    ]);
+    let read = texts_of("results.zip", archive).unwrap();
+    assert!(read.not_text.is_empty());
+    let texts = read.texts;
+    let passages = [("s".to_string(), "One two three four".to_string())];
+    let data = dataset_from_files(&texts, &passages).unwrap();
+    let first = data.norms.iter().find(|c| c.word_num == 2).unwrap();
+    assert_eq!(first.human, BTreeMap::from([("two".to_string(), 2)]));
+    assert_eq!(
+        data.norms
+            .iter()
+            .map(|c| c.human.values().sum::<u32>())
+            .sum::<u32>(),
+        4
+    );
+    let states: Vec<_> = data
+        .runs
+        .iter()
+        .map(|r| (r.participant.as_str(), r.state))
+        .collect();
+    assert_eq!(
+        states,
+        [("P1", RunState::Complete), ("P2", RunState::Incomplete)]
+    );
+    assert!(
+        data.notes
+            .iter()
+            .any(|n| n.contains("2 participants (1 complete, 1 incomplete"))
+    );
+}
