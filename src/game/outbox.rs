@@ -74,6 +74,19 @@ impl RetryPolicy {
     }
 }
 
+/// Whether an HTTP status refuses a submission for good, so that sending it again cannot
+/// help: every 4xx (the request itself is wrong: too large, forbidden because the run ended,
+/// not found) except 408 and 429, which ask to try later. 5xx and no answer at all are retried.
+///
+/// ```
+/// use clozelab::game::outbox::refused_for_good;
+/// assert!(refused_for_good(403) && refused_for_good(413));
+/// assert!(!refused_for_good(429) && !refused_for_good(503) && !refused_for_good(200));
+/// ```
+pub fn refused_for_good(status: u16) -> bool {
+    (400..500).contains(&status) && status != 408 && status != 429
+}
+
 /// A submission waiting for the server's acknowledgement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pending {

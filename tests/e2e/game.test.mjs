@@ -201,6 +201,29 @@ test("study: URL ids, consent, no feedback, completion code, redirect only after
         await screenshot(page, `completion-${name}.png`);
       });
     }
+    // A server that refuses the results for good (4xx) is told once, not retried: the
+    // participant is asked to download them.
+    served.submit.refuseNext = 1;
+    await withPage("complete-refused", {}, async (page) => {
+      // Which sends went with keepalive (a closed tab does not cut them).
+      await page.addInitScript(() => {
+        const fetch = window.fetch;
+        window.__keepalive = [];
+        window.fetch = function (input, ...rest) {
+          if (input instanceof Request && input.method === "POST") window.__keepalive.push(input.keepalive);
+          return fetch.call(this, input, ...rest);
+        };
+      });
+      await page.goto(`${served.base}/?study=study-e2e.json&PROLIFIC_PID=R-1`);
+      await page.getByTestId("consent-accept").click();
+      for (const w of ["two", "three", "four", "five"]) await guess(page, w);
+      await page.waitForFunction(() => /refused your responses/.test(document.querySelector("[data-testid=redirect-status]")?.innerText ?? ""), null, { timeout: TIMEOUT });
+      await new Promise((r) => setTimeout(r, 3000));
+      assert.equal(served.submit.attempts.get("R-1/E2E study/complete"), 1, "a refusal is not retried");
+      assert.ok(!served.submissions.some((b) => b.manifest.participant === "R-1"));
+      assert.deepEqual(await page.evaluate(() => window.__keepalive), [true], "the last send goes with keepalive");
+      await screenshot(page, "completion-refused.png");
+    });
   } finally {
     await rm(file, { force: true });
     await rm(done, { force: true });
@@ -298,3 +321,42 @@ test("phone width: the game and its feedback fit", { timeout: 2 * TIMEOUT }, () 
     assert.ok(overflow <= 1, `page scrolls sideways by ${overflow}px`);
     await screenshot(page, "game-feedback-phone.png");
   }));
+
+test("storage: a tab holding an older database never hangs the study, and the study never blocks a newer one", { timeout: 2 * TIMEOUT }, async () => {
+  const study = { title: "IDB study", texts: [{ id: "short", title: "Short", text: "One two three four five" }], passages: ["short"], consent: "I agree." };
+  const file = join(DIST, "study-idb.json");
+  const holder = join(DIST, "idb-holder.html");
+  await writeFile(file, JSON.stringify(study));
+  await writeFile(holder, "<!DOCTYPE html><title>holder</title><p>Another tab of the same site</p>");
+  const open = (version) => new Promise((resolve, reject) => {
+    const request = indexedDB.open("clozelab", version);
+    request.onsuccess = () => { window.__db = request.result; resolve("opened"); };
+    request.onerror = () => reject(request.error?.message);
+    request.onblocked = () => resolve("blocked");
+  });
+  try {
+    await withPage("idb-versions", {}, async (page) => {
+      // An old tab holds version 1 open and ignores every request to let go.
+      const old = await page.context().newPage();
+      await old.goto(`${served.base}/idb-holder.html`);
+      assert.equal(await old.evaluate(open, 1), "opened");
+      await page.goto(`${served.base}/?study=study-idb.json&PROLIFIC_PID=idb-1`);
+      const problem = page.getByTestId("storage-problem");
+      await problem.waitFor({ timeout: 20_000 });
+      assert.match(await problem.innerText(), /another tab of this site/);
+      await page.getByTestId("consent-accept").click();
+      await guess(page, "two");
+      // Once the old tab is gone the study stores again.
+      await old.evaluate(() => window.__db.close());
+      await page.reload();
+      await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("storage-problem").count(), 0);
+      // A newer version in the other tab is not blocked by the study's open database.
+      assert.equal(await old.evaluate(open, 99), "opened");
+      await old.close();
+    });
+  } finally {
+    await rm(file, { force: true });
+    await rm(holder, { force: true });
+  }
+});

@@ -16,11 +16,12 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "applic
 export async function serveDist() {
   // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect. As a
   // careful study server would, it stores a submission once per idempotency key (a retry is
-  // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile.
+  // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile,
+  // `submit.refuseNext` 422 (a refusal for good: the app must not send it again).
   const submissions = [];
   // `submit.holdMs` (key → ms) stores a submission at once but answers it late: a tab closed
   // meanwhile never hears the acknowledgement.
-  const submit = { failNext: 0, attempts: new Map(), duplicates: 0, holdMs: new Map() };
+  const submit = { failNext: 0, refuseNext: 0, attempts: new Map(), duplicates: 0, holdMs: new Map() };
   const stored = new Set();
   const server = createServer(async (req, res) => {
     if (req.method === "POST") {
@@ -31,6 +32,7 @@ export async function serveDist() {
         const key = decodeURIComponent(req.headers["idempotency-key"] ?? "");
         submit.attempts.set(key, (submit.attempts.get(key) ?? 0) + 1);
         if (submit.failNext > 0) { submit.failNext--; res.writeHead(503).end(); return; }
+        if (submit.refuseNext > 0) { submit.refuseNext--; res.writeHead(422).end(); return; }
         if (key && stored.has(key)) { submit.duplicates++; res.writeHead(200).end(); return; }
         try {
           const parsed = JSON.parse(body);

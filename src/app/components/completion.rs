@@ -156,6 +156,15 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
                 .set("The study's server has your responses. Thank you!".into());
             go(status, redirect);
         }
+        Err(e) if e.refused => {
+            status.text.set(format!(
+                "The study's server refused your responses ({}), so they are not sent again \
+                 by themselves. They are kept in this browser: please download them under \
+                 “Your data” below and send them to the researcher.",
+                e.reason
+            ));
+            status.unconfirmed.set(Some((kept, redirect)));
+        }
         Err(e) => {
             let keeping = match e.kept {
                 Ok(()) => "They are kept in this browser and sent again when you come back to \

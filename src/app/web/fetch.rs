@@ -142,29 +142,51 @@ pub async fn exists(url: &str) -> bool {
     matches!(head.send().await, Ok(r) if r.ok())
 }
 
+/// Bodies up to this size go with `keepalive`, so that a tab closed right after the last
+/// answer does not cut its send; browsers allow 64 KiB of keepalive bodies in flight, and
+/// half of it leaves room for a second send. Larger ones, if cut, go out on the next visit.
+pub const KEEPALIVE_MAX_BYTES: usize = 32 * 1024;
+
+/// Sends `body` with `method` and `headers` to `url`; `Err` unless the server answers 2xx.
+async fn send_body(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<(), WebError> {
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    init.set_body(&JsValue::from_str(body));
+    // web-sys's RequestInit has no keepalive setter: the field is set as the JS object's.
+    let keepalive = JsValue::from_bool(body.len() <= KEEPALIVE_MAX_BYTES);
+    let _ = Reflect::set(&init, &JsValue::from_str("keepalive"), &keepalive);
+    let js_error = |e: JsValue| network(url, format!("{e:?}"));
+    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(js_error)?;
+    for (name, value) in headers {
+        request.headers().set(name, value).map_err(js_error)?;
+    }
+    let response = Request::from(request)
+        .send()
+        .await
+        .map_err(|e| network(url, e))?;
+    checked(url, response).map(|_| ())
+}
+
 /// POSTs a JSON body to `url` with its idempotency key (so a server can tell a retry from a
 /// new submission); `Err` unless the server answers 2xx.
 pub async fn post_json(url: &str, body: &str, idempotency_key: &str) -> Result<(), WebError> {
-    let request = Request::post(url)
-        .header("content-type", "application/json")
-        // Header values are ASCII: a participant id may not be.
-        .header(
-            "idempotency-key",
-            &String::from(js_sys::encode_uri_component(idempotency_key)),
-        )
-        .body(body)
-        .map_err(|e| network(url, e))?;
-    let response = request.send().await.map_err(|e| network(url, e))?;
-    checked(url, response).map(|_| ())
+    // Header values are ASCII: a participant id may not be.
+    let key = String::from(js_sys::encode_uri_component(idempotency_key));
+    let headers = [
+        ("content-type", "application/json"),
+        ("idempotency-key", &key),
+    ];
+    send_body("POST", url, &headers, body).await
 }
 
 /// PUTs a text body to `url` (how JATOS takes a component's result data: `text/plain`, the
 /// whole of it, replacing what it held); `Err` unless the server answers 2xx.
 pub async fn put_text(url: &str, body: &str) -> Result<(), WebError> {
-    let request = Request::put(url)
-        .header("content-type", "text/plain; charset=UTF-8")
-        .body(body)
-        .map_err(|e| network(url, e))?;
-    let response = request.send().await.map_err(|e| network(url, e))?;
-    checked(url, response).map(|_| ())
+    let headers = [("content-type", "text/plain; charset=UTF-8")];
+    send_body("PUT", url, &headers, body).await
 }

@@ -56,6 +56,68 @@ async fn wait(request: &web_sys::IdbRequest) -> Result<JsValue, StoreError> {
         .map_err(unavailable)
 }
 
+/// Like [`wait`] for opening the database, and refused when an older tab holds the database
+/// open and does not let go (`blocked`, or no answer within [`OPEN_LIMIT_MS`]): waiting would
+/// hang the page until that tab is closed.
+async fn wait_open(request: &web_sys::IdbOpenDbRequest) -> Result<JsValue, StoreError> {
+    let opened = wait(request);
+    let blocked = async {
+        let promise = js_sys::Promise::new(&mut |_, reject| {
+            let on_blocked = Closure::once_into_js(move || {
+                let _ = reject.call1(
+                    &JsValue::NULL,
+                    &JsValue::from_str(
+                        "another tab with an older version of this site holds the storage \
+                         open; close that tab and reload",
+                    ),
+                );
+            });
+            request.set_onblocked(Some(on_blocked.unchecked_ref()));
+        });
+        wasm_bindgen_futures::JsFuture::from(promise)
+            .await
+            .map_err(unavailable)
+    };
+    // An open queued behind another that is blocked hears no `blocked` of its own: a time
+    // limit covers that case.
+    let late = async {
+        gloo_timers::future::TimeoutFuture::new(OPEN_LIMIT_MS).await;
+        Err(StoreError::Unavailable(format!(
+            "the storage did not open within {} s; another tab of this site may hold it",
+            OPEN_LIMIT_MS / 1000
+        )))
+    };
+    futures::pin_mut!(opened, blocked, late);
+    let settled = futures::future::select(opened, blocked);
+    let (result, gave_up) = match futures::future::select(settled, late).await {
+        futures::future::Either::Left((futures::future::Either::Left((opened, _)), _)) => {
+            (opened, false)
+        }
+        futures::future::Either::Left((futures::future::Either::Right((blocked, _)), _)) => {
+            (blocked, true)
+        }
+        futures::future::Either::Right((timed_out, _)) => (timed_out, true),
+    };
+    if gave_up {
+        // The request may still succeed once the other tab lets go: that connection, which no
+        // one here holds, is closed at once so that it blocks nobody in turn.
+        let target = request.clone();
+        let close = Closure::once_into_js(move || {
+            if let Ok(db) = target
+                .result()
+                .and_then(|r| r.dyn_into::<web_sys::IdbDatabase>())
+            {
+                db.close();
+            }
+        });
+        request.set_onsuccess(Some(close.unchecked_ref()));
+    }
+    result
+}
+
+/// How long opening the database may take before the page goes on without it.
+const OPEN_LIMIT_MS: u32 = 8_000;
+
 /// Resolves when a transaction has committed.
 pub(super) async fn committed(tx: &web_sys::IdbTransaction) -> Result<(), StoreError> {
     let promise = js_sys::Promise::new(&mut |resolve, reject| {
@@ -118,10 +180,16 @@ impl IdbStore {
             }
         });
         request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
-        let db = wait(&request)
+        let db = wait_open(&request)
             .await?
             .dyn_into::<web_sys::IdbDatabase>()
             .map_err(unavailable)?;
+        // A newer version of the app in another tab wants to upgrade the database: this tab
+        // lets go at once instead of blocking it until closed (its next save then fails with a
+        // stated reason, and what is in memory can still be downloaded).
+        let closing = db.clone();
+        let on_version_change = Closure::once_into_js(move || closing.close());
+        db.set_onversionchange(Some(on_version_change.unchecked_ref()));
         Ok(Self { db })
     }
 

@@ -1,6 +1,7 @@
 //! Sending a study's results until the server acknowledges them: each submission is kept in
 //! IndexedDB first, POSTed with its idempotency key (for JATOS: PUT, replacing the last),
-//! retried with backoff ([`RetryPolicy`]), and forgotten only on a 2xx answer. What a closed
+//! retried with backoff ([`RetryPolicy`]), and forgotten on a 2xx answer or a refusal for good
+//! (a 4xx such as JATOS's 403 after the run ended or 413 over its size limit). What a closed
 //! tab left unsent is sent again on the next visit ([`resend_pending`]).
 
 use std::cell::RefCell;
@@ -12,7 +13,7 @@ use wasm_bindgen::JsValue;
 
 use super::WebError;
 use super::idb::{IdbStore, OUTBOX_STORE, committed, unavailable};
-use crate::game::outbox::{Pending, RetryPolicy};
+use crate::game::outbox::{Pending, RetryPolicy, refused_for_good};
 use crate::game::store::StoreError;
 
 /// The outbox store: submissions the server has not acknowledged, as JSON of [`Pending`].
@@ -57,6 +58,9 @@ pub struct Undelivered {
     pub reason: String,
     /// `Err`: IndexedDB could not keep it (private mode, quota…), so only this page has it.
     pub kept: Result<(), String>,
+    /// The server refused it for good (see [`refused_for_good`]): it is not sent again, and
+    /// the responses stay in this browser's response store to download.
+    pub refused: bool,
 }
 
 thread_local! {
@@ -138,6 +142,19 @@ pub async fn deliver(
             }
             Err(e) => e,
         };
+        if let WebError::Http { status, .. } = &e
+            && refused_for_good(*status)
+        {
+            // Retrying would be refused the same way, on every visit: the outbox lets it go.
+            if let Ok(store) = &store {
+                let _ = store.outbox_delete(&pending.key).await;
+            }
+            return Err(Undelivered {
+                reason: e.to_string(),
+                kept: Ok(()),
+                refused: true,
+            });
+        }
         pending.attempts += 1;
         if let Ok(store) = &store
             && !superseded(&pending, generation)
@@ -149,6 +166,7 @@ pub async fn deliver(
             return Err(Undelivered {
                 reason: e.to_string(),
                 kept,
+                refused: false,
             });
         }
         TimeoutFuture::new(wait as u32).await;
