@@ -54,7 +54,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
     await withPage("jatos-study", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PJ1&STUDY_ID=S9&SESSION_ID=X9`);
       await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
-      assert.match(page.url(), /\/publix\/[0-9a-f-]+\/[0-9a-f-]+\/index\.html$/);
+      assert.match(page.url(), /\/publix\/[0-9a-f-]+\/[0-9a-f-]+\/start$/);
       const [run] = jatos.runs.values();
       await page.getByTestId("consent-accept").click();
       const guess = async (word, position, last = false) => {
@@ -87,6 +87,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       await page.reload();
       await page.getByTestId("guess").waitFor({ timeout: TIMEOUT });
       assert.equal(await page.locator("[data-testid=passage-context]").getAttribute("data-position"), "4");
+      assert.equal(run.componentResults.length, 2, "JATOS opened a new component result for the reload");
       await guess(WORDS[2], 4);
       await guess(WORDS[3], 5, true);
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
@@ -104,7 +105,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       // The run is over: JATOS takes no more data for it.
       assert.ok(jatos.log.includes(`GET /publix/${run.uuid}/end`));
       // JATOS's results archive goes back into the Analysis page: the participant is there,
-      // complete, each answer once.
+      // complete, each answer once (the reload's component result repeats the first two).
       const archive = await jatos.exportResults();
       const served = await serveDist();
       try {
@@ -116,7 +117,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
         await row.waitFor({ timeout: TIMEOUT });
         assert.equal(await row.getAttribute("data-state"), "complete");
         assert.match(await row.innerText(), /4 of 4/);
-        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 participants \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers/);
+        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 participants \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers from 2 bundles, 2 repeats/);
         await screenshot(page, "jatos-results-analysis.png");
       } finally {
         served.server.close();

@@ -10,14 +10,16 @@
 //   inputs that are JSON; `htmlFilePath` matching JATOS's pattern;
 // - a study link `/publix/<code>?…` (PublixInterceptor.run): a new study result, the ID cookie
 //   `JATOS_ID_<study result id>` (IdCookieSerialiser's key=value&… fields), the link's URL
-//   parameters kept, then `…/start` and a redirect to `/publix/<result uuid>/<component
-//   uuid>/<htmlFilePath>`;
+//   parameters kept, then `/publix/<result uuid>/<component uuid>/start`, which serves the
+//   component's HTML there and opens a new component result each time (a reload too:
+//   PublixUtils.startComponent), result data going to the newest;
 // - `GET …/initData` (JsonUtils.initData: studyProperties, componentProperties with the
 //   component input as a string, urlQueryParameters, …), `PUT …/resultData` (replaces; body as
 //   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
 //   `GET /publix/<uuid>/end` (finishes the run, then `final/endPage.html` redirects to the
 //   study's end redirect URL), study assets under `/publix/<uuid>/<component uuid>/<file>`;
-// - a finished run takes no more result data (Publix: the study is done → forbidden);
+// - a finished run takes no more result data (Publix: the study is done → forbidden), nor
+//   result data over 5 MB (413, jatos.resultData.maxSize);
 // - the results export (ResultStreamer, "JATOS Results Archive": `study_result_<id>/
 //   comp-result_<id>/data.txt` per component result, and `metadata.json` with each study
 //   result's `studyState` and `urlQueryParameters`).
@@ -30,6 +32,7 @@ import { randomUUID } from "node:crypto";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
 const RESERVED = ["jatos", "publix", "public", "assets", "study_assets_root", "study_assets"];
+const RESULT_DATA_MAX_BYTES = 5 * 1024 * 1024;
 const HTML_FILE_PATH = /^[\w\d_-][\w\d/_-]*\.[\w\d_-]+$/;
 
 function validJson(text) {
@@ -82,6 +85,7 @@ export async function startJatos() {
   const faults = { failPuts: 0, lostAcks: 0 };
   const log = [];
   let nextId = 1;
+  let nextComponentResultId = 1;
 
   const server = createServer((req, res) => {
     let body = "";
@@ -103,7 +107,12 @@ export async function startJatos() {
     // The study link: a new run for a new worker.
     if (parts.length === 2 && parts[1] === code && req.method === "GET") {
       const id = nextId++;
-      const run = { id, uuid: randomUUID(), workerId: 100 + id, urlQueryParameters: Object.fromEntries(url.searchParams), resultData: null, puts: 0, posts: 0, heartbeats: 0, state: "STARTED" };
+      const run = { id, uuid: randomUUID(), workerId: 100 + id, urlQueryParameters: Object.fromEntries(url.searchParams), componentResults: [], puts: 0, posts: 0, heartbeats: 0, state: "STARTED" };
+      // Result data goes to the current component result (PublixUtils.retrieveCurrentComponentResult).
+      Object.defineProperty(run, "resultData", {
+        get: () => run.componentResults.at(-1)?.data ?? null,
+        set: (data) => { run.componentResults.at(-1).data = data; },
+      });
       runs.set(run.uuid, run);
       const fields = { batchId: 1, componentId: 1, componentPos: 1, componentResultId: id, creationTime: Date.now(), studyAssets: study.dirName, urlBasePath: "/", jatosRun: "", studyId: 1, studyResultId: id, studyResultUuid: run.uuid, workerId: run.workerId, workerType: "GeneralSingle" };
       const value = Object.entries(fields).map(([k, v]) => `${k}=${v}`).join("&");
@@ -123,14 +132,25 @@ export async function startJatos() {
     if (rest[0] === "end" || rest[0] === "heartbeat") {
       if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
       if (rest[0] === "heartbeat") { run.heartbeats++; res.writeHead(200).end(); return; }
-      run.state = "FINISHED";
       run.successful = url.searchParams.get("successful") !== "false";
+      run.state = run.successful ? "FINISHED" : "FAIL";
       res.writeHead(303, { location: `/publix/${run.uuid}/final/endPage.html` }).end();
       return;
     }
     if (rest[0] !== component.uuid) { res.writeHead(404).end(); return; }
     const file = rest.slice(1).join("/");
-    if (file === "start") { res.writeHead(303, { location: `/publix/${run.uuid}/${component.uuid}/${component.htmlFilePath}` }).end(); return; }
+    if (file === "start") {
+      // PublixUtils.startComponent: every start (a reload too) opens a new component result,
+      // the last one left as RELOADED; a component that is not reloadable ends the run failed.
+      const last = run.componentResults.at(-1);
+      if (last && !component.reloadable) { run.state = "FAIL"; res.writeHead(303, { location: `/publix/${run.uuid}/end?successful=false` }).end(); return; }
+      if (last) last.state = "RELOADED";
+      run.componentResults.push({ id: nextComponentResultId++, data: null, state: "STARTED" });
+      // The component's HTML itself, at this address (`+ nocsp`: JATOS adds no CSP header here).
+      const html = await readFile(join(assets, component.htmlFilePath));
+      res.writeHead(200, { "content-type": "text/html", "cache-control": "no-cache, no-store" }).end(html);
+      return;
+    }
     if (file === "initData" || file === "resultData") {
       if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
       if (file === "initData") {
@@ -148,6 +168,9 @@ export async function startJatos() {
       }
       if (run.state === "FINISHED") { res.writeHead(403).end("This study run is finished"); return; }
       if (!(req.headers["content-type"] ?? "").startsWith("text/plain")) { res.writeHead(400).end("result data is text"); return; }
+      // jatos.resultData.maxSize, 5 MB by default (Publix.submitOrAppendResultData).
+      const size = Buffer.byteLength(body) + (req.method === "POST" ? Buffer.byteLength(run.resultData ?? "") : 0);
+      if (size > RESULT_DATA_MAX_BYTES) { res.writeHead(413).end("Result data size exceeds allowed 5.0 MB. Consider using result files instead."); return; }
       if (req.method === "PUT") {
         run.puts++;
         if (faults.failPuts > 0) { faults.failPuts--; res.writeHead(503).end(); return; }
@@ -180,11 +203,14 @@ export async function startJatos() {
     const dir = await mkdtemp(join(tmpdir(), "jatos-results-"));
     const studyResults = [];
     for (const run of runs.values()) {
-      const path = `study_result_${run.id}/comp-result_${run.id}`;
-      await mkdir(join(dir, path), { recursive: true });
-      await writeFile(join(dir, path, "data.txt"), run.resultData ?? "");
-      studyResults.push({ id: run.id, uuid: run.uuid, studyCode: code, studyState: run.state, urlQueryParameters: run.urlQueryParameters, workerId: run.workerId, workerType: "GeneralSingle",
-        componentResults: [{ id: run.id, componentId: 1, componentUuid: component.uuid, componentState: run.state === "FINISHED" ? "FINISHED" : "STARTED", path: `/${path}`, data: { size: (run.resultData ?? "").length } }] });
+      const componentResults = [];
+      for (const cr of run.componentResults) {
+        const path = `study_result_${run.id}/comp-result_${cr.id}`;
+        await mkdir(join(dir, path), { recursive: true });
+        await writeFile(join(dir, path, "data.txt"), cr.data ?? "");
+        componentResults.push({ id: cr.id, componentId: 1, componentUuid: component.uuid, componentState: cr.state, path: `/${path}`, data: { size: Buffer.byteLength(cr.data ?? "") } });
+      }
+      studyResults.push({ id: run.id, uuid: run.uuid, studyCode: code, studyState: run.state, urlQueryParameters: run.urlQueryParameters, workerId: run.workerId, workerType: "GeneralSingle", componentResults });
     }
     await writeFile(join(dir, "metadata.json"), JSON.stringify({ data: [{ studyId: 1, studyUuid: study.uuid, studyTitle: study.title, studyResults }] }));
     const out = join(await mkdtemp(join(tmpdir(), "jatos-export-")), "jatos_results.zip");
