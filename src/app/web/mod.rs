@@ -1,7 +1,9 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
-//! SHA-256 through `crypto.subtle`, local files and downloads, IndexedDB, the running JATOS
-//! study, the outbox of a study's answers and the participant id this browser plays as.
+//! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
+//! downloads, IndexedDB, the running JATOS study, the outbox of a study's answers and the
+//! participant id this browser plays as.
 
+pub mod clock;
 pub mod digest;
 pub mod error;
 pub mod fetch;

@@ -2,6 +2,7 @@
 //! GPT-2's tokens (from the worker), the schedule, the saved records, and the round on screen.
 //! Every answer is saved to IndexedDB before the next round appears; a reload resumes there.
 
+use crate::app::web::clock::now_ms;
 use leptos::prelude::*;
 
 use crate::app::state::RuntimeContext;
@@ -74,14 +75,6 @@ pub struct TokenGame {
 
 pub fn use_token_game() -> TokenGame {
     expect_context::<TokenGame>()
-}
-
-pub fn now_ms() -> f64 {
-    js_sys::Date::now()
-}
-
-pub fn timestamp() -> String {
-    String::from(js_sys::Date::new_0().to_iso_string())
 }
 
 pub fn game_name(game: GameKind) -> &'static str {

@@ -6,10 +6,11 @@
 use leptos::prelude::*;
 
 use super::TokenGameBody;
-use super::controller::{TokenGame, timestamp};
+use super::controller::TokenGame;
 use crate::app::components::completion::{capitalised, leave_study};
 use crate::app::components::model_loader::{LOCAL_GPT2_URL, load_from_url};
 use crate::app::state::use_runtime;
+use crate::app::web::clock::timestamp;
 use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_params;
 use crate::game::export::Manifest;

@@ -3,8 +3,9 @@
 
 use leptos::prelude::*;
 
-use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
+use super::controller::{LastRound, Stage, TokenGame, use_token_game};
 use super::strip::TokenStrip;
+use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::worker_client::CallError;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;

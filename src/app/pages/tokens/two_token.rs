@@ -4,10 +4,11 @@
 
 use leptos::prelude::*;
 
-use super::controller::{LastRound, Stage, TokenGame, now_ms, timestamp, use_token_game};
+use super::controller::{LastRound, Stage, TokenGame, use_token_game};
 use super::strip::TokenStrip;
 use crate::analysis::perplexity::BUTTONS;
 use crate::app::components::outcome::Outcome;
+use crate::app::web::clock::{now_ms, timestamp};
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::two_token::{Answer, RoundSetup};

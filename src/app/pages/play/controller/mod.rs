@@ -16,15 +16,7 @@ use crate::game::study::StudyConfig;
 /// Samples per context for play-mode feedback (the paper's cheap setting is 40).
 pub const FEEDBACK_SAMPLES: usize = 100;
 
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
-
-fn timestamp() -> String {
-    String::from(js_sys::Date::new_0().to_iso_string())
-}
+use crate::app::web::clock::{now_ms, timestamp};
 
 /// The handle every play component shares.
 #[derive(Clone, Copy)]

@@ -3,9 +3,10 @@
 
 use leptos::prelude::*;
 
-use super::{AnyStore, GameController, timestamp};
+use super::{AnyStore, GameController};
 use crate::app::components::completion::{capitalised, leave_study};
 use crate::app::web::WebError;
+use crate::app::web::clock::timestamp;
 use crate::app::web::files::download_text;
 use crate::game::export::{ExportError, ExportKind, Manifest};
 use crate::game::session::confirm_saved;
