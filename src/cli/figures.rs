@@ -44,9 +44,11 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
     let passages = known_passages();
     let mut data = match (&flags.provo, flags.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
-        (None, false) => {
-            crate::game::results::dataset_from_files(&read_texts(&flags.files)?, &passages)?
-        }
+        (None, false) => crate::game::results::dataset_from_files(
+            &read_texts(&flags.files)?,
+            &passages,
+            flags.only_complete,
+        )?,
         _ => {
             return Err(CliError::usage(
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",

@@ -104,6 +104,9 @@ pub struct DataFlags {
     /// Norms and sample files, as the Analysis page reads them (repeat the flag).
     #[arg(long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Of a study's results among the files, count only participants who completed.
+    #[arg(long)]
+    pub only_complete: bool,
 }
 
 /// Which token is true in a simulated round.

@@ -486,10 +486,13 @@ pub enum AnalysisFilesError {
 
 /// The dataset of the Analysis page and the CLI from texts as a user gives them: study results
 /// (see [`StudyResults::read`]) are merged first, each participant's answers once, their
-/// states kept in [`Dataset::runs`]; everything else is read by [`Dataset::from_files`].
+/// states kept in [`Dataset::runs`] (with `only_complete`, the answers of participants who did
+/// not complete are left out, and counted in the notes); everything else is read by
+/// [`Dataset::from_files`].
 pub fn dataset_from_files(
     files: &[(String, String)],
     passages: &[(String, String)],
+    only_complete: bool,
 ) -> Result<Dataset, AnalysisFilesError> {
     let (results, others): (Vec<_>, Vec<_>) = files
         .iter()
@@ -498,15 +501,28 @@ pub fn dataset_from_files(
     if results.is_empty() {
         return Ok(Dataset::from_files(&others, passages, &[])?);
     }
-    let read = StudyResults::read(
+    let mut read = StudyResults::read(
         results
             .into_iter()
             .map(|(name, text)| (name, text.into_bytes()))
             .collect(),
     )?;
+    let summary = read.summary();
+    let others_left_out = read
+        .participants
+        .iter()
+        .filter(|p| p.state != RunState::Complete)
+        .count();
+    if only_complete {
+        read.only(&[RunState::Complete]);
+    }
     let mut data = Dataset::from_files(&others, passages, &read.responses)?;
-    data.notes
-        .push(format!("Study results: {}", read.summary()));
+    data.notes.push(format!("Study results: {summary}"));
+    if only_complete && others_left_out > 0 {
+        data.notes.push(format!(
+            "Only complete participants: {others_left_out} others left out"
+        ));
+    }
     data.notes.extend(read.skipped.iter().cloned());
     data.runs = read.participants;
     Ok(data)

@@ -211,7 +211,7 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
     assert!(read.not_text.is_empty());
     let texts = read.texts;
     let passages = [("s".to_string(), "One two three four".to_string())];
-    let data = dataset_from_files(&texts, &passages).unwrap();
+    let data = dataset_from_files(&texts, &passages, false).unwrap();
     let first = data.norms.iter().find(|c| c.word_num == 2).unwrap();
     assert_eq!(first.human, BTreeMap::from([("two".to_string(), 2)]));
     assert_eq!(
@@ -234,5 +234,36 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
         data.notes
             .iter()
             .any(|n| n.contains("2 participants (1 complete, 1 incomplete"))
+    );
+}
+
+#[test]
+fn only_complete_participants_can_be_kept() {
+    let archive = zip(&[
+        ("study_result_1/comp-result_1/data.txt", &bundle("P1", 3)),
+        ("study_result_2/comp-result_2/data.txt", &bundle("P2", 1)),
+    ]);
+    let texts = texts_of("results.zip", archive).unwrap().texts;
+    let passages = [("s".to_string(), "One two three four".to_string())];
+    let data = dataset_from_files(&texts, &passages, true).unwrap();
+    let answers: u32 = data
+        .norms
+        .iter()
+        .map(|c| c.human.values().sum::<u32>())
+        .sum();
+    assert_eq!(answers, 3, "P2's one answer left out");
+    assert_eq!(data.runs.len(), 2, "both still listed");
+    assert!(
+        data.notes.iter().any(|n| n.contains("1 others left out")),
+        "{:?}",
+        data.notes
+    );
+    let all = dataset_from_files(&texts, &passages, false).unwrap();
+    assert_eq!(
+        all.norms
+            .iter()
+            .map(|c| c.human.values().sum::<u32>())
+            .sum::<u32>(),
+        4
     );
 }

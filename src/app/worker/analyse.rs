@@ -4,24 +4,25 @@
 use super::{Shared, WorkerError};
 use crate::analysis::figures::context_bars;
 use crate::analysis::report::Analysis;
-use crate::analysis::table1::{Table1Options, compute_on};
-use crate::data::provo::{ContextKey, SystemSamples};
-use crate::runtime::protocol::Reply;
+use crate::analysis::table1::compute_on;
+use crate::data::provo::ContextKey;
+use crate::runtime::protocol::{AnalyseRequest, Reply};
 
-pub(super) fn analyse(
-    state: &Shared,
-    files: &[(String, String)],
-    extra: Vec<SystemSamples>,
-    options: &Table1Options,
-) -> Result<Reply, WorkerError> {
+pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, WorkerError> {
+    let AnalyseRequest {
+        files,
+        extra,
+        options,
+        only_complete,
+    } = request;
     // Exports of the built-in passages are placed by the passages' texts.
     let passages: Vec<(String, String)> = crate::game::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut data = crate::game::results::dataset_from_files(files, &passages)?;
+    let mut data = crate::game::results::dataset_from_files(&files, &passages, only_complete)?;
     data.systems.extend(extra);
-    let (rows, per_context) = compute_on(&data, options)?;
+    let (rows, per_context) = compute_on(&data, &options)?;
     let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
     let mut state = state.borrow_mut();
     state.dataset = Some(data);

@@ -60,9 +60,7 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
         Request::OpponentLogProbs(request) => {
             games::opponent_logprobs(state, &request.context_ids, &request.tokens).await
         }
-        Request::Analyse(request) => {
-            analyse::analyse(state, &request.files, request.extra, &request.options)
-        }
+        Request::Analyse(request) => analyse::analyse(state, request),
         Request::TokenLevel(request) => {
             analyse::token_level(state, responder, request.ece, &request.model).await
         }

@@ -47,6 +47,7 @@ pub fn AnalysisPage() -> impl IntoView {
     let resamples = RwSignal::new(10usize);
     let oracle = RwSignal::new("half".to_string());
     let paper_ece = RwSignal::new(false);
+    let only_complete = RwSignal::new(false);
     // Systems computed here (the loaded model's samples), analysed with the files' ones.
     let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
     let sampling_status = RwSignal::new(String::new());
@@ -68,6 +69,7 @@ pub fn AnalysisPage() -> impl IntoView {
                 files,
                 extra,
                 options,
+                only_complete: only_complete.get_untracked(),
             });
             match runtime.client().call(request).await {
                 Reply::Analysis(a) => Ok(*a),
@@ -154,6 +156,14 @@ pub fn AnalysisPage() -> impl IntoView {
                         on:change=move |ev| paper_ece.set(event_target_checked(&ev))
                     />
                     " ECE as the paper's code bins it (confidence 1 left out)"
+                </label>
+                <label>
+                    <input
+                        type="checkbox"
+                        data-testid="analysis-only-complete"
+                        on:change=move |ev| only_complete.set(event_target_checked(&ev))
+                    />
+                    " Of a study's results, only participants who completed"
                 </label>
             </div>
             <button
