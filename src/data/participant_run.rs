@@ -1,6 +1,6 @@
 //! Where each participant of a study's results stands (complete, incomplete, withdrawn): read
-//! from JATOS's export or a study server's bundles by [`crate::game::results`], shown beside the
-//! analyses.
+//! from JATOS's export or a study server's bundles by the game layer's results reader, shown
+//! beside the analyses.
 
 use serde::{Deserialize, Serialize};
 

@@ -12,7 +12,8 @@ use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::JsValue;
 
 use super::WebError;
-use super::idb::{IdbStore, OUTBOX_STORE, committed, unavailable};
+use super::idb::{IdbStore, OUTBOX_STORE};
+use super::idb_requests::{committed, unavailable};
 use crate::game::outbox::{Pending, RetryPolicy, refused_for_good};
 use crate::game::store::StoreError;
 
