@@ -45,7 +45,9 @@ pub enum Command {
     /// Top-1 accuracy of top-1 game answers beside the model's.
     Top1(Top1Args),
     /// A JATOS study archive of the built app and a study config.
-    JatosPackage(JatosPackageArgs),
+    JatosPackage(PackageArgs),
+    /// A static-site ZIP of the built app and a study config, with a README for the host.
+    SitePackage(PackageArgs),
     /// Production-variability probes (Giulianelli et al. 2023) per decoding strategy.
     Probes(ProbesArgs),
     /// How biased the two-token game's perplexity estimate is, by simulation.
@@ -188,14 +190,14 @@ pub struct Top1Args {
 }
 
 #[derive(Debug, Args)]
-pub struct JatosPackageArgs {
+pub struct PackageArgs {
     /// The study config.
     #[arg(long, value_name = "FILE")]
     pub study: PathBuf,
     /// The built app (`bash scripts/release.sh` writes it).
     #[arg(long, value_name = "DIR", default_value = "dist")]
     pub dist: PathBuf,
-    /// The archive to write (.jzip).
+    /// The archive to write (.jzip for JATOS, .zip for a static site).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
 }

@@ -7,7 +7,7 @@ pub mod commands;
 pub mod error;
 pub mod figures;
 pub mod flags;
-pub mod jatos_package;
+pub mod package;
 pub mod probes;
 pub mod single_context;
 pub mod table1;
@@ -71,7 +71,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::WordProb(args) => single_context::word_prob(&args),
         Command::Perplexity(args) => tokens::perplexity(&args),
         Command::Top1(args) => tokens::top1(&args),
-        Command::JatosPackage(args) => jatos_package::jatos_package(&args),
+        Command::JatosPackage(args) => package::jatos_package(&args),
+        Command::SitePackage(args) => package::site_package(&args),
         Command::Probes(args) => probes::probes(&args),
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),
         Command::Table1(args) => table1::table1(&args),

@@ -3,7 +3,8 @@
 //! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
 //! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
-//! inside JATOS; [`jatos_archive`]: the study archive JATOS imports). Pure Rust; the Leptos
+//! inside JATOS; [`jatos_archive`]: the study archive JATOS imports), and the packages a study goes out in
+//! ([`package`]: the JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos
 //! pages only wire it to the DOM.
 
 pub mod export;
@@ -12,6 +13,7 @@ pub mod imports;
 pub mod jatos_archive;
 pub mod jatos_run;
 pub mod outbox;
+pub mod package;
 pub mod passages;
 pub mod results;
 pub mod score;

@@ -13,6 +13,7 @@ mod figures;
 mod game;
 mod loader;
 mod model_golden;
+mod package;
 mod participant;
 mod results;
 mod robustness;

@@ -1,0 +1,85 @@
+//! `clozelab jatos-package` and `clozelab site-package` (`--study study.json --dist dist/ --out
+//! FILE`): a study's packages from the built app on disk, written by the same functions the
+//! Study page calls ([`crate::game::package`]).
+
+use std::path::{Path, PathBuf};
+
+use super::commands::PackageArgs;
+use super::error::CliError;
+use crate::game::package::{
+    AppFile, PackageError, jatos_study_archive, package_file_names, static_site_archive,
+};
+use crate::game::study::StudyConfig;
+
+pub fn jatos_package(args: &PackageArgs) -> Result<(), CliError> {
+    let (config, archive, files) = build(args, jatos_study_archive)?;
+    if config.submit_url.is_some() {
+        eprintln!("note: submit_url is not used inside JATOS: results go to JATOS's result data");
+    }
+    eprintln!(
+        "wrote {} ({files} files, {:.1} MB): import it in JATOS (Studies › Import), then make a \
+         study link (Prolific: add ?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}…)",
+        args.out.display(),
+        archive as f64 / 1e6
+    );
+    Ok(())
+}
+
+pub fn site_package(args: &PackageArgs) -> Result<(), CliError> {
+    let (_, archive, files) = build(args, static_site_archive)?;
+    eprintln!(
+        "wrote {} ({files} files, {:.1} MB): unpack it at the root of a web host; its \
+         README-host.txt says which headers, the route fallback and the participants' link",
+        args.out.display(),
+        archive as f64 / 1e6
+    );
+    Ok(())
+}
+
+/// Reads the config and the built app, makes the package with `make`, writes it; returns the
+/// config, the archive's size and how many app files went in.
+fn build(
+    args: &PackageArgs,
+    make: fn(&str, &[AppFile]) -> Result<Vec<u8>, PackageError>,
+) -> Result<(StudyConfig, usize, usize), CliError> {
+    let PackageArgs { study, dist, out } = args;
+    let study_json = std::fs::read_to_string(study).map_err(CliError::io("read", study))?;
+    let config = StudyConfig::from_json(&study_json)
+        .map_err(|e| CliError::usage(format!("{}: {e}", study.display())))?;
+    let names = package_file_names(&list_files(dist)?, &config);
+    let files = names
+        .iter()
+        .map(|name| {
+            let path = dist.join(name);
+            let bytes = std::fs::read(&path).map_err(CliError::io("read", &path))?;
+            Ok(AppFile {
+                name: name.clone(),
+                bytes,
+            })
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    let archive = make(&study_json, &files)
+        .map_err(|e| CliError::usage(format!("{}: {e}", dist.display())))?;
+    std::fs::write(out, &archive).map_err(CliError::io("write", out))?;
+    Ok((config, archive.len(), files.len()))
+}
+
+/// Every file under `dist`, relative with `/` separators.
+fn list_files(dist: &Path) -> Result<Vec<String>, CliError> {
+    let mut out = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = dist.join(&rel);
+        let entries = std::fs::read_dir(&dir).map_err(CliError::io("read", &dir))?;
+        for entry in entries {
+            let entry = entry.map_err(CliError::io("read", &dir))?;
+            let rel_path = rel.join(entry.file_name());
+            if entry.path().is_dir() {
+                stack.push(rel_path);
+            } else {
+                out.push(rel_path.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    Ok(out)
+}

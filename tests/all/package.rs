@@ -1,0 +1,190 @@
+//! A study's packages from the built app's files: the JATOS archive and the static site, as the
+//! Study page and `clozelab jatos-package`/`site-package` make them.
+
+use std::io::Read;
+
+use clozelab::game::package::{
+    AppFile, PackageError, jatos_study_archive, parse_file_list, static_site_archive,
+};
+use clozelab::game::study::StudyConfig;
+
+/// A built app as Trunk writes it: a page whose inline loader is allowed by its hash, the
+/// hashed wasm and scripts, the worker's loader, and two model folders.
+fn built_app() -> Vec<AppFile> {
+    use base64::Engine;
+    use sha2::Digest;
+    let loader = "\nimport init from '/clozelab-1a.js';\nawait init({ module_or_path: '/clozelab-1a_bg.wasm' });\n";
+    let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(loader));
+    let html = format!(
+        "<html><head><meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'self' \
+         'sha256-{hash}'\" /><link rel=\"modulepreload\" href=\"/clozelab-1a.js\">\
+         <script type=\"module\">{loader}</script></head></html>"
+    );
+    let file = |name: &str, bytes: &[u8]| AppFile {
+        name: name.into(),
+        bytes: bytes.to_vec(),
+    };
+    vec![
+        file("index.html", html.as_bytes()),
+        file("clozelab-1a.js", b"export default function init() {}"),
+        file("clozelab-1a_bg.wasm", &[0, 97, 115, 109, 1, 0, 0, 0]),
+        file("worker_loader.js", b"import('./worker-2b.js')"),
+        file("app-files.json", b"[]"),
+        file("models/gpt2/config.json", b"{\"n_layer\": 12}"),
+        file("models/gpt2/model.safetensors", &[7u8; 4096]),
+        file("models/gpt2/vocab.json", b"{}"),
+        file("models/test/config.json", b"{}"),
+    ]
+}
+
+fn unzip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut entry = archive.by_index(i).unwrap();
+            let mut out = Vec::new();
+            entry.read_to_end(&mut out).unwrap();
+            (entry.name().to_string(), out)
+        })
+        .collect()
+}
+
+fn names(entries: &[(String, Vec<u8>)]) -> Vec<&str> {
+    entries.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+fn text<'a>(entries: &'a [(String, Vec<u8>)], name: &str) -> &'a str {
+    let (_, bytes) = entries.iter().find(|(n, _)| n == name).unwrap();
+    std::str::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn the_jatos_archive_holds_the_description_the_app_and_the_config() {
+    let study = r#"{"title": "Storm study", "passages": ["storm"], "completion_code": "C1"}"#;
+    let entries = unzip(&jatos_study_archive(study, &built_app()).unwrap());
+    assert_eq!(
+        names(&entries),
+        [
+            "clozelab_storm_study.jas",
+            "clozelab_storm_study/clozelab-1a.js",
+            "clozelab_storm_study/clozelab-1a_bg.wasm",
+            "clozelab_storm_study/index.html",
+            "clozelab_storm_study/worker_loader.js",
+            "clozelab_storm_study/study.json",
+        ]
+    );
+    let jas: serde_json::Value =
+        serde_json::from_str(text(&entries, "clozelab_storm_study.jas")).unwrap();
+    assert_eq!(jas["data"]["dirName"], "clozelab_storm_study");
+    let input = jas["data"]["componentList"][0]["componentInput"]
+        .as_str()
+        .unwrap();
+    assert_eq!(StudyConfig::from_json(input).unwrap().completion_code, "C1");
+    let html = text(&entries, "clozelab_storm_study/index.html");
+    assert!(html.contains("href=\"./clozelab-1a.js\"") && !html.contains("'/clozelab-1a"));
+    assert_eq!(text(&entries, "clozelab_storm_study/study.json"), study);
+}
+
+#[test]
+fn a_token_study_takes_only_its_own_model_folder_along() {
+    let study = r#"{"title": "T", "game": "two_token", "model": "models/gpt2/"}"#;
+    let jatos = unzip(&jatos_study_archive(study, &built_app()).unwrap());
+    let models: Vec<&str> = names(&jatos)
+        .into_iter()
+        .filter(|n| n.contains("/models/"))
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "clozelab_t/models/gpt2/config.json",
+            "clozelab_t/models/gpt2/model.safetensors",
+            "clozelab_t/models/gpt2/vocab.json",
+        ]
+    );
+    let site = unzip(&static_site_archive(study, &built_app()).unwrap());
+    assert!(names(&site).contains(&"models/gpt2/model.safetensors"));
+    assert!(!names(&site).iter().any(|n| n.starts_with("models/test")));
+    assert!(text(&site, "README-host.txt").contains("models/gpt2/"));
+    let elsewhere = r#"{"game": "top1", "model": "models/large/"}"#;
+    assert_eq!(
+        jatos_study_archive(elsewhere, &built_app()),
+        Err(PackageError::MissingModel("models/large/".into()))
+    );
+}
+
+#[test]
+fn the_static_site_keeps_the_app_at_the_root_and_tells_the_host_what_to_do() {
+    let study = r#"{"title": "Site", "submit_url": "/collect", "send_each_response": true,
+                    "participant_param": "PID"}"#;
+    let entries = unzip(&static_site_archive(study, &built_app()).unwrap());
+    assert_eq!(
+        names(&entries),
+        [
+            "clozelab-1a.js",
+            "clozelab-1a_bg.wasm",
+            "index.html",
+            "worker_loader.js",
+            "study.json",
+            "README-host.txt",
+        ]
+    );
+    let (_, page) = &entries[2];
+    assert_eq!(
+        page,
+        &built_app()[0].bytes,
+        "served from /, the page is kept as built"
+    );
+    let readme = text(&entries, "README-host.txt");
+    for needed in [
+        "/collect",
+        "Idempotency-Key",
+        "index.html",
+        "application/wasm",
+        "?study=study.json&PID=",
+        "each answer as it is saved",
+    ] {
+        assert!(readme.contains(needed), "README-host.txt lacks {needed:?}");
+    }
+}
+
+#[test]
+fn a_bad_config_or_an_unbuilt_app_is_refused_with_its_reason() {
+    let bad = jatos_study_archive(r#"{"passages": ["nowhere"]}"#, &built_app());
+    assert!(matches!(bad, Err(PackageError::Study(_))));
+    let not_json = static_site_archive("{", &built_app()).unwrap_err();
+    assert!(not_json.to_string().contains("not valid JSON"));
+    let mut unbuilt = built_app();
+    unbuilt.retain(|f| f.name != "worker_loader.js");
+    assert_eq!(
+        static_site_archive("{}", &unbuilt),
+        Err(PackageError::NotBuilt("worker_loader.js"))
+    );
+    let mut stale = built_app();
+    stale[0].bytes = b"<html>no loader</html>".to_vec();
+    assert!(matches!(
+        jatos_study_archive("{}", &stale),
+        Err(PackageError::Page(_))
+    ));
+}
+
+#[test]
+fn the_file_list_takes_only_paths_inside_the_app() {
+    assert_eq!(
+        parse_file_list(r#"["index.html", "models/gpt2/config.json"]"#).unwrap(),
+        ["index.html", "models/gpt2/config.json"]
+    );
+    for bad in [
+        r#"["../secret"]"#,
+        r#"["/etc/passwd"]"#,
+        r#"["a//b"]"#,
+        r#"["a\\b"]"#,
+        r#"[""]"#,
+        r#"{"a": 1}"#,
+        "not json",
+    ] {
+        assert!(
+            matches!(parse_file_list(bad), Err(PackageError::FileList(_))),
+            "{bad}"
+        );
+    }
+}
