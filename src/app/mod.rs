@@ -19,6 +19,7 @@ use pages::analysis::AnalysisPage;
 use pages::model::ModelPage;
 use pages::next_token::NextTokenPage;
 use pages::play::{PlayHome, PlayPassage};
+use pages::study::StudyPage;
 use pages::tokens::TokenGamePage;
 use state::provide_runtime_context;
 
@@ -74,6 +75,7 @@ fn App() -> impl IntoView {
                     <Route path=path!("/next-token") view=NextTokenPage />
                     <Route path=path!("/model") view=ModelPage />
                     <Route path=path!("/analysis") view=AnalysisPage />
+                    <Route path=path!("/study") view=StudyPage />
                 </Routes>
             </main>
         </Router>

@@ -1,5 +1,5 @@
 //! The games and the studies around them: passages ([`passages`]), study configs and plans
-//! ([`study`]), the next-word game's per-participant state machine ([`session`]) with its
+//! ([`study`]) and the Study page's editing of them ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
 //! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
 //! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
@@ -20,4 +20,5 @@ pub mod score;
 pub mod session;
 pub mod store;
 pub mod study;
+pub mod study_draft;
 pub mod tokens;

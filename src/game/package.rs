@@ -136,7 +136,10 @@ fn check_app(files: &[AppFile], config: &StudyConfig) -> Result<(), PackageError
 fn in_order<'a>(files: &'a [AppFile], names: &[String]) -> Vec<&'a AppFile> {
     let by_name: std::collections::HashMap<&str, &AppFile> =
         files.iter().map(|f| (f.name.as_str(), f)).collect();
-    names.iter().filter_map(|n| by_name.get(n.as_str()).copied()).collect()
+    names
+        .iter()
+        .filter_map(|n| by_name.get(n.as_str()).copied())
+        .collect()
 }
 
 /// A ZIP being written to memory: text and code deflated, the weights stored (they do not

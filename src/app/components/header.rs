@@ -26,6 +26,7 @@ pub fn Header(in_study: bool) -> impl IntoView {
                     <A href=link("/next-token")>"Next token"</A>
                     <A href=link("/model")>"Model"</A>
                     <A href=link("/analysis")>"Analysis"</A>
+                    <A href=link("/study")>"Study"</A>
                 </nav>
                 <p class="model-badge" data-testid="model-badge" aria-live="polite">
                     {move || match ctx.model.get() {

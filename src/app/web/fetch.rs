@@ -69,6 +69,14 @@ pub async fn fetch_text_uncached(url: &str) -> Result<String, WebError> {
     String::from_utf8(bytes).map_err(|_| WebError::NotUtf8(url.to_string()))
 }
 
+/// Fetches `url` from the network, bypassing Cache Storage, calling `progress(loaded, total)`.
+pub async fn fetch_bytes_uncached(
+    url: &str,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Vec<u8>, WebError> {
+    fetch_network(url, progress).await
+}
+
 fn checked(url: &str, response: Response) -> Result<Response, WebError> {
     if response.ok() {
         Ok(response)

@@ -28,6 +28,13 @@ pub fn download_text(name: &str, mime: &str, text: &str) -> Result<(), WebError>
     download_url(name, &url)
 }
 
+/// Offers `bytes` as a download named `name` (a ZIP the page made).
+pub fn download_bytes(name: &str, mime: &str, bytes: &[u8]) -> Result<(), WebError> {
+    let blob = gloo_file::Blob::new_with_options(bytes, Some(mime));
+    let url = gloo_file::ObjectUrl::from(blob);
+    download_url(name, &url)
+}
+
 /// Offers what `url` points at (a blob or `data:` URL) as a download named `name`.
 pub fn download_url(name: &str, url: &str) -> Result<(), WebError> {
     let document = web_sys::window()

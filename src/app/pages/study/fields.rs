@@ -1,0 +1,102 @@
+//! The Study page's small inputs: a text field, a text area and a count field, each bound to
+//! one part of the config being edited.
+
+use leptos::prelude::*;
+
+use super::use_study_draft;
+use crate::game::study::StudyConfig;
+use crate::game::study_draft::optional_count;
+
+/// A one-line text input showing `get(config)` and writing `set(config, text)`.
+#[component]
+pub(super) fn TextField(
+    label: &'static str,
+    id: &'static str,
+    get: fn(&StudyConfig) -> String,
+    set: fn(&mut StudyConfig, String),
+    #[prop(optional)] placeholder: &'static str,
+) -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <label for=id>{label}</label>
+        <input
+            id=id
+            data-testid=id
+            type="text"
+            placeholder=placeholder
+            prop:value=move || draft.config.with(get)
+            on:input=move |ev| draft.config.update(|c| set(c, event_target_value(&ev)))
+        />
+    }
+}
+
+/// A text area (consent, instructions).
+#[component]
+pub(super) fn TextArea(
+    label: &'static str,
+    id: &'static str,
+    get: fn(&StudyConfig) -> String,
+    set: fn(&mut StudyConfig, String),
+) -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <label for=id>{label}</label>
+        <textarea
+            id=id
+            data-testid=id
+            rows="3"
+            prop:value=move || draft.config.with(get)
+            on:input=move |ev| draft.config.update(|c| set(c, event_target_value(&ev)))
+        />
+    }
+}
+
+/// An optional whole number: empty means the default; text that is not a number is named
+/// beside the field and leaves the config as it was.
+#[component]
+pub(super) fn CountField<T>(
+    label: &'static str,
+    id: &'static str,
+    get: fn(&StudyConfig) -> Option<T>,
+    set: fn(&mut StudyConfig, Option<T>),
+    #[prop(optional)] placeholder: &'static str,
+) -> impl IntoView
+where
+    T: std::str::FromStr + std::fmt::Display + Send + Sync + 'static,
+{
+    let draft = use_study_draft();
+    let problem = RwSignal::new(None::<String>);
+    view! {
+        <label for=id>{label}</label>
+        <input
+            id=id
+            data-testid=id
+            type="text"
+            inputmode="numeric"
+            placeholder=placeholder
+            prop:value=move || {
+                draft.config.with(|c| get(c).map(|n| n.to_string()).unwrap_or_default())
+            }
+            on:input=move |ev| {
+                match optional_count::<T>(&event_target_value(&ev)) {
+                    Ok(value) => {
+                        problem.set(None);
+                        draft.config.update(|c| set(c, value));
+                    }
+                    Err(e) => problem.set(Some(e)),
+                }
+            }
+        />
+        {move || {
+            problem
+                .get()
+                .map(|m| {
+                    view! {
+                        <span class="error" role="alert">
+                            {m}
+                        </span>
+                    }
+                })
+        }}
+    }
+}

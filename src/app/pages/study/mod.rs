@@ -1,0 +1,95 @@
+//! "/study": the Study page. A form that builds a study config for any of the three games
+//! ([`passage_fields`], [`screen_fields`], [`game_fields`]), checked as you type by the same
+//! loader participants' browsers run; an existing config can be loaded ([`load_config`]); the
+//! study goes out as `study.json`, a JATOS archive or a static site ([`packages`]).
+
+mod fields;
+mod game_fields;
+mod load_config;
+mod packages;
+mod passage_fields;
+mod screen_fields;
+
+use leptos::prelude::*;
+
+use crate::game::study::StudyConfig;
+use crate::game::study_draft::validated_json;
+use game_fields::GameFields;
+use load_config::LoadConfig;
+use packages::StudyPackages;
+use passage_fields::PassageFields;
+use screen_fields::ScreenFields;
+
+/// The config being edited, shared by the page's parts.
+#[derive(Clone, Copy)]
+pub(crate) struct StudyDraftContext {
+    pub config: RwSignal<StudyConfig>,
+}
+
+fn provide_study_draft_context() -> StudyDraftContext {
+    let mut config = StudyConfig::default_play();
+    config.title = "My cloze study".into();
+    let context = StudyDraftContext {
+        config: RwSignal::new(config),
+    };
+    provide_context(context);
+    context
+}
+
+pub(crate) fn use_study_draft() -> StudyDraftContext {
+    expect_context::<StudyDraftContext>()
+}
+
+#[component]
+pub fn StudyPage() -> impl IntoView {
+    let draft = provide_study_draft_context();
+    let checked = Memo::new(move |_| draft.config.with(validated_json).map_err(|e| e.to_string()));
+    view! {
+        <section class="study-page" aria-labelledby="study-heading">
+            <h2 id="study-heading">"Build a study"</h2>
+            <p>
+                "Choose the game, the passages and what participants read; the config is checked \
+                 as you type by the same code that loads it in participants' browsers. Then \
+                 download it as a JATOS study archive, as a website for any host, or as \
+                 study.json. Nothing is uploaded: the packages are made in this page."
+            </p>
+            <LoadConfig />
+            <form class="study-form" on:submit=|ev| ev.prevent_default()>
+                <GameFields />
+                <PassageFields />
+                <ScreenFields />
+            </form>
+            {move || match checked.get() {
+                Ok(_) => {
+                    view! {
+                        <p class="ok" data-testid="study-valid">
+                            "The config is valid."
+                        </p>
+                    }
+                        .into_any()
+                }
+                Err(e) => {
+                    view! {
+                        <p class="error" role="alert" data-testid="study-error">
+                            {format!("Not yet valid: {e}")}
+                        </p>
+                    }
+                        .into_any()
+                }
+            }}
+            <details class="study-json">
+                <summary>"study.json"</summary>
+                <pre data-testid="study-json">
+                    {move || {
+                        checked
+                            .get()
+                            .unwrap_or_else(|_| {
+                                draft.config.with(crate::game::study_draft::tidy_json)
+                            })
+                    }}
+                </pre>
+            </details>
+            <StudyPackages checked />
+        </section>
+    }
+}

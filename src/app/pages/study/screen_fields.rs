@@ -1,0 +1,67 @@
+//! What participants read and where they go: consent, instructions, the completion code and
+//! redirect, the participant id's URL parameter, and where results are sent.
+
+use leptos::prelude::*;
+
+use super::fields::{TextArea, TextField};
+use super::use_study_draft;
+
+#[component]
+pub(super) fn ScreenFields() -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <fieldset>
+            <legend>"Participants"</legend>
+            <TextArea
+                label="Consent (shown first; empty: no consent screen)"
+                id="study-consent"
+                get=|c| c.consent.clone()
+                set=|c, v| c.consent = v
+            />
+            <TextArea
+                label="Instructions"
+                id="study-instructions"
+                get=|c| c.instructions.clone()
+                set=|c, v| c.instructions = v
+            />
+            <TextField
+                label="Completion code (shown at the end)"
+                id="study-completion-code"
+                get=|c| c.completion_code.clone()
+                set=|c, v| c.completion_code = v
+            />
+            <TextField
+                label="Redirect at the end (e.g. Prolific's completion URL)"
+                id="study-redirect"
+                placeholder="https://app.prolific.com/submissions/complete?cc=…"
+                get=|c| c.redirect_url.clone().unwrap_or_default()
+                set=|c, v| c.redirect_url = (!v.trim().is_empty()).then_some(v)
+            />
+            <TextField
+                label="URL parameter with the participant's id"
+                id="study-participant-param"
+                placeholder="PROLIFIC_PID"
+                get=|c| c.participant_param.clone().unwrap_or_default()
+                set=|c, v| c.participant_param = (!v.trim().is_empty()).then_some(v)
+            />
+            <TextField
+                label="Send results to (a path on the study's own server; not used in JATOS)"
+                id="study-submit-url"
+                placeholder="/submit"
+                get=|c| c.submit_url.clone().unwrap_or_default()
+                set=|c, v| c.submit_url = (!v.trim().is_empty()).then_some(v)
+            />
+            <label class="inline">
+                <input
+                    type="checkbox"
+                    data-testid="study-send-each"
+                    prop:checked=move || draft.config.with(|c| c.send_each_response)
+                    on:change=move |ev| {
+                        draft.config.update(|c| c.send_each_response = event_target_checked(&ev))
+                    }
+                />
+                " Also send each answer as it is saved"
+            </label>
+        </fieldset>
+    }
+}

@@ -1,0 +1,181 @@
+//! A study config as the Study page edits it: every field typed, turned into the JSON a
+//! researcher would write (defaults left out, fields in alphabetical order) and checked by the same loader participants'
+//! browsers run ([`StudyConfig::from_json`]), so the page shows exactly the loader's errors.
+
+use serde_json::Value;
+
+use super::passages::{Passage, PassageError, built_in_passages, parse_plain_text};
+use super::study::{StudyConfig, StudyError};
+
+/// The config as tidy JSON: fields at their default (empty, `false`, `null`, `0`, fixed order,
+/// the next-word game) are left out, so that what is left is what the researcher chose.
+///
+/// ```
+/// use clozelab::game::{study::StudyConfig, study_draft::tidy_json};
+/// let mut config = StudyConfig::default_play();
+/// config.title = "Mine".into();
+/// config.passages = vec!["storm".into()];
+/// assert_eq!(tidy_json(&config), "{\n  \"passages\": [\n    \"storm\"\n  ],\n  \"title\": \"Mine\"\n}");
+/// ```
+pub fn tidy_json(config: &StudyConfig) -> String {
+    let mut value = serde_json::to_value(config).unwrap_or(Value::Null);
+    if let Value::Object(fields) = &mut value {
+        fields.retain(|name, v| match (name.as_str(), &*v) {
+            (_, Value::Null) | (_, Value::Bool(false)) => false,
+            (_, Value::String(s)) if s.is_empty() => false,
+            (_, Value::Array(a)) if a.is_empty() => false,
+            ("seed", Value::Number(n)) => n.as_u64() != Some(0),
+            ("order", Value::String(s)) => s != "fixed",
+            ("game", Value::String(s)) => s != "next_word",
+            _ => true,
+        });
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+/// Checks `config` as the config loader does; on success returns the JSON to save.
+pub fn validated_json(config: &StudyConfig) -> Result<String, StudyError> {
+    let json = tidy_json(config);
+    StudyConfig::from_json(&json)?;
+    Ok(json)
+}
+
+/// Every passage a study can name: its own (`texts`) first, then the built-in ones.
+pub fn available_passages(config: &StudyConfig) -> Vec<Passage> {
+    config
+        .texts
+        .iter()
+        .cloned()
+        .chain(built_in_passages())
+        .collect()
+}
+
+/// Adds the researcher's passages from plain text (passages separated by blank lines, an
+/// optional `# Title` line; see [`parse_plain_text`]), each with an id no other passage has,
+/// and selects them; returns how many were added.
+///
+/// ```
+/// use clozelab::game::{study::StudyConfig, study_draft::add_own_passages};
+/// let mut config = StudyConfig::default_play();
+/// assert_eq!(add_own_passages(&mut config, "# A\nOne two three.\n\nFour five six.").unwrap(), 2);
+/// assert_eq!(add_own_passages(&mut config, "Seven eight nine.").unwrap(), 1);
+/// assert_eq!(config.passages, ["p1", "p2", "p3"]);
+/// ```
+pub fn add_own_passages(config: &mut StudyConfig, text: &str) -> Result<usize, PassageError> {
+    let added = parse_plain_text(text)?;
+    let taken =
+        |id: &str, config: &StudyConfig| available_passages(config).iter().any(|p| p.id == id);
+    let mut next = 1;
+    for mut passage in added.iter().cloned() {
+        while taken(&format!("p{next}"), config) {
+            next += 1;
+        }
+        passage.id = format!("p{next}");
+        config.passages.push(passage.id.clone());
+        config.texts.push(passage);
+    }
+    Ok(added.len())
+}
+
+/// Removes one of the researcher's own passages, and every mention of it.
+pub fn remove_own_passage(config: &mut StudyConfig, id: &str) {
+    config.texts.retain(|p| p.id != id);
+    config.passages.retain(|p| p != id);
+    if config.practice.as_deref() == Some(id) {
+        config.practice = None;
+    }
+}
+
+/// The passages the study plays from: those named, or, when none are, all of its own
+/// passages, else all built-in ones (as the loader reads an empty list).
+pub fn selected_ids(config: &StudyConfig) -> Vec<String> {
+    if !config.passages.is_empty() {
+        return config.passages.clone();
+    }
+    let implied = if config.texts.is_empty() {
+        built_in_passages()
+    } else {
+        config.texts.clone()
+    };
+    implied.into_iter().map(|p| p.id).collect()
+}
+
+/// Selects or unselects a passage for the study (unselecting every one means all again).
+///
+/// ```
+/// use clozelab::game::{study::StudyConfig, study_draft::{selected_ids, set_selected}};
+/// let mut config = StudyConfig::default_play();
+/// assert_eq!(selected_ids(&config).len(), 10);
+/// set_selected(&mut config, "storm", false);
+/// assert_eq!(config.passages.len(), 9);
+/// set_selected(&mut config, "storm", true);
+/// assert_eq!(config.passages.last().map(String::as_str), Some("storm"));
+/// ```
+pub fn set_selected(config: &mut StudyConfig, id: &str, selected: bool) {
+    let mut ids = selected_ids(config);
+    ids.retain(|p| p != id);
+    if selected {
+        ids.push(id.to_string());
+    }
+    config.passages = ids;
+}
+
+/// A number field's text as an optional count: empty means "not set"; anything else must be a
+/// whole number.
+///
+/// ```
+/// use clozelab::game::study_draft::optional_count;
+/// assert_eq!(optional_count::<usize>(" "), Ok(None));
+/// assert_eq!(optional_count::<usize>("12"), Ok(Some(12)));
+/// assert!(optional_count::<usize>("1.5").is_err());
+/// ```
+pub fn optional_count<T: std::str::FromStr>(text: &str) -> Result<Option<T>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse()
+        .map(Some)
+        .map_err(|_| format!("{text:?} is not a whole number"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_page_saves_loads_back_the_same() {
+        let mut config = StudyConfig::default_play();
+        config.title = "Token study".into();
+        config.game = super::super::study::GameKind::TwoToken;
+        config.seed = 7;
+        config.rounds_per_position = Some(4);
+        config.submit_url = Some("/submit".into());
+        add_own_passages(&mut config, "# Mine\nA passage of my own here.").unwrap();
+        let json = validated_json(&config).unwrap();
+        assert!(!json.contains("null") && !json.contains("false"));
+        assert_eq!(StudyConfig::from_json(&json).unwrap(), config);
+    }
+
+    #[test]
+    fn the_page_shows_the_loaders_errors() {
+        let mut config = StudyConfig::default_play();
+        config.send_each_response = true;
+        assert_eq!(
+            validated_json(&config),
+            Err(StudyError::SendEachWithoutSubmit)
+        );
+        config.send_each_response = false;
+        config.passages_per_participant = Some(99);
+        assert!(matches!(
+            validated_json(&config),
+            Err(StudyError::PassageCount { got: 99, .. })
+        ));
+        config.passages_per_participant = None;
+        add_own_passages(&mut config, "One two three.").unwrap();
+        config.practice = Some("p1".into());
+        remove_own_passage(&mut config, "p1");
+        assert_eq!(config.practice, None);
+        assert!(validated_json(&config).is_ok());
+    }
+}
