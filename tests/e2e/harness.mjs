@@ -13,7 +13,8 @@ export const DIST = resolve(ROOT, process.env.CLOZELAB_DIST ?? "dist");
 export const ARTIFACTS = join(ROOT, "test-artifacts");
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
 
-export async function serveDist() {
+/** Serves `root` (the built app, or a study's unpacked website) as a static host would. */
+export async function serveDist(root = DIST) {
   // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect. As a
   // careful study server would, it stores a submission once per idempotency key (a retry is
   // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile,
@@ -48,12 +49,12 @@ export async function serveDist() {
     }
     try {
       const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
-      let file = normalize(join(DIST, path));
-      if (!file.startsWith(DIST)) { res.writeHead(403).end(); return; }
+      let file = normalize(join(root, path));
+      if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
       if (path.endsWith("/")) file = join(file, "index.html");
       // The app's routes (/play/kitchen, /model, …) are client-side: serve the page for them,
       // as Trunk's server does (static hosts need the same fallback for reloads on a route).
-      if (!extname(path) && !path.endsWith("/")) file = join(DIST, "index.html");
+      if (!extname(path) && !path.endsWith("/")) file = join(root, "index.html");
       const body = await readFile(file);
       // As a typical static host: the page is revalidated, the (content-hashed) assets cached.
       const cache = extname(file) === ".html" || extname(file) === ".json" ? "no-cache" : "max-age=3600";

@@ -1,0 +1,120 @@
+// The Study page as a researcher without a toolchain uses it: a config built in the form and
+// checked as they type (the config loader's own errors), the JATOS archive and the website
+// made in the page — byte for byte what `clozelab jatos-package`/`site-package` make from the
+// same study.json — then the archive imported into the JATOS stand-in and the website unpacked
+// on a static host, and a participant playing each to the end.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { DIST, ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
+import { startJatos } from "./jatos_fake.mjs";
+
+const TIMEOUT = 120_000;
+const WORDS = ["two", "three", "four", "five"];
+const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+
+async function download(page, testid, dir) {
+  const [file] = await Promise.all([page.waitForEvent("download", { timeout: TIMEOUT }), page.getByTestId(testid).click()]);
+  const path = join(dir, file.suggestedFilename());
+  await file.saveAs(path);
+  return path;
+}
+
+/** Plays the one-passage study on `page` from its consent screen to the end. */
+async function playToTheEnd(page) {
+  await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+  await page.getByTestId("consent-accept").click();
+  for (const [i, word] of WORDS.entries()) {
+    const input = page.getByTestId("guess");
+    await input.waitFor({ timeout: TIMEOUT });
+    await page.waitForFunction((p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p, i + 2, { timeout: TIMEOUT });
+    await input.fill(word);
+    await input.press("Enter");
+  }
+}
+
+test("Study page: a study built and packaged in the page runs in JATOS and on a static host", { timeout: 6 * TIMEOUT }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "clozelab-study-page-"));
+  const served = await serveDist();
+  const jatos = await startJatos();
+  const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DES`;
+  let files;
+  try {
+    await withPage("study-page", {}, async (page) => {
+      await page.goto(`${served.base}/`);
+      await page.getByRole("link", { name: "Study", exact: true }).click();
+      await page.getByTestId("study-title").fill("Lesestudie");
+      await page.getByTestId("study-own-text").fill("# Kurz\nOne two three four five");
+      await page.getByTestId("study-add-text").click();
+      // Checked as typed, with the loader's own words.
+      await page.getByTestId("study-per-participant").fill("3");
+      assert.match(await page.getByTestId("study-error").innerText(), /passages_per_participant must be between 1 and 1, got 3/);
+      assert.ok(await page.getByTestId("study-download-jatos").isDisabled(), "no package of an invalid config");
+      await page.getByTestId("study-per-participant").fill("");
+      await page.getByTestId("study-consent").fill("Ich stimme zu.");
+      await page.getByTestId("study-completion-code").fill("C0DES");
+      await page.getByTestId("study-redirect").fill("javascript:alert(1)");
+      assert.match(await page.getByTestId("study-error").innerText(), /redirect_url must be an http\(s\) address/);
+      await page.getByTestId("study-redirect").fill(PROLIFIC);
+      await page.getByTestId("study-valid").waitFor();
+      const config = JSON.parse(await page.getByTestId("study-json").textContent());
+      assert.deepEqual(config, {
+        title: "Lesestudie",
+        passages: ["p1"],
+        texts: [{ id: "p1", title: "Kurz", text: "One two three four five", genre: "your text" }],
+        consent: "Ich stimme zu.",
+        completion_code: "C0DES",
+        redirect_url: PROLIFIC,
+      });
+      await screenshot(page, "study-page.png");
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
+      await screenshot(page, "study-page-phone.png");
+      await page.setViewportSize({ width: 1100, height: 900 });
+      files = {
+        config: await download(page, "study-download-config", dir),
+        jzip: await download(page, "study-download-jatos", dir),
+        site: await download(page, "study-download-site", dir),
+      };
+      assert.match(await page.getByTestId("study-package-progress").innerText(), /_site\.zip: [\d.]+ MB/);
+    });
+    assert.deepEqual(JSON.parse(await readFile(files.config, "utf8")).title, "Lesestudie");
+    // One core function behind the page and the CLI: the same bytes.
+    for (const [command, made] of [["jatos-package", files.jzip], ["site-package", files.site]]) {
+      const out = join(dir, `cli-${command}.zip`);
+      execFileSync(bin, [command, "--study", files.config, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+      assert.ok((await readFile(made)).equals(await readFile(out)), `the page's ${command} is the CLI's`);
+    }
+    // The archive in JATOS: a participant plays it to Prolific.
+    await jatos.importStudy(files.jzip);
+    await withPage("study-page-jatos", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1`);
+      await playToTheEnd(page);
+      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      const [run] = jatos.runs.values();
+      assert.equal(run.state, "FINISHED");
+      assert.deepEqual(JSON.parse(run.resultData).responses.map((r) => r.response), WORDS);
+    });
+    // The website on a static host: unpacked as it is, the participants' link from its README.
+    const site = join(dir, "site");
+    execFileSync("python3", ["-m", "zipfile", "-e", files.site, site]);
+    const readme = await readFile(join(site, "README-host.txt"), "utf8");
+    const link = readme.match(/https:\/\/your\.host(\/\?study=study\.json&[^\s]+)/)[1].replace("{{%PROLIFIC_PID%}}", "PW1");
+    const host = await serveDist(site);
+    try {
+      await withPage("study-page-site", {}, async (page) => {
+        await page.goto(`${host.base}${link}`);
+        await playToTheEnd(page);
+        await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      });
+    } finally {
+      host.server.close();
+    }
+  } finally {
+    served.server.close();
+    jatos.server.close();
+  }
+});
