@@ -31,6 +31,9 @@ pub struct Manifest {
     /// back can tell a complete run from one cut short; absent in older exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_answers: Option<usize>,
+    /// Answers from the researcher's preview of the study, not a participant's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pilot: bool,
 }
 
 /// A JSON export: manifest and responses.
@@ -87,6 +90,7 @@ impl Manifest {
                     .map(|(p, _)| p.words().len().saturating_sub(1))
                     .sum()
             }),
+            pilot: study.preview,
         }
     }
 

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::passages::{Passage, built_in_passages};
 use crate::rng::{SplitMix64, stable_hash};
 
+/// The participant a preview plays as (the researcher on the Study page); what it answers is
+/// not kept.
+pub const PREVIEW_PARTICIPANT: &str = "preview";
+
 /// Longest participant id kept from a URL; longer ones are rejected.
 const MAX_ID_LEN: usize = 128;
 
@@ -105,6 +109,10 @@ pub struct StudyConfig {
     /// JATOS, the participant id and Prolific's ids come from JATOS's study link.
     #[serde(skip)]
     pub jatos: Option<super::jatos_run::JatosRun>,
+    /// Set when the researcher previews the study (never read from the config file): played as
+    /// a participant would, marked pilot, nothing sent, nothing kept.
+    #[serde(skip)]
+    pub preview: bool,
 }
 
 /// The game a study runs.
@@ -188,6 +196,7 @@ impl StudyConfig {
             seed: 0,
             model: None,
             jatos: None,
+            preview: false,
         }
     }
 
@@ -247,6 +256,26 @@ impl StudyConfig {
         self
     }
 
+    /// The study as its researcher previews it: played as a participant would, as
+    /// [`PREVIEW_PARTICIPANT`], its exports marked pilot; nothing is sent and nobody redirected.
+    ///
+    /// ```
+    /// use clozelab::game::study::StudyConfig;
+    /// let config = StudyConfig::from_json(r#"{"submit_url": "/submit", "send_each_response": true,
+    ///     "redirect_url": "https://app.prolific.com/submissions/complete?cc=C1"}"#).unwrap();
+    /// let preview = config.for_preview();
+    /// assert!(preview.preview && preview.submit_url.is_none() && preview.redirect_url.is_none());
+    /// assert_eq!(preview.participant_id(&Default::default(), "someone").unwrap(), "preview");
+    /// ```
+    pub fn for_preview(mut self) -> Self {
+        self.preview = true;
+        self.submit_url = None;
+        self.send_each_response = false;
+        self.redirect_url = None;
+        self.jatos = None;
+        self
+    }
+
     /// A submission of `bundle` (an export bundle's JSON, each response then given its own key)
     /// to the study's server under `key` — in JATOS under the run's one key, replacing what was
     /// sent before; `None` when the study sends results nowhere.
@@ -286,6 +315,9 @@ impl StudyConfig {
         params: &BTreeMap<String, String>,
         fallback: &str,
     ) -> Result<String, StudyError> {
+        if self.preview {
+            return Ok(PREVIEW_PARTICIPANT.to_string());
+        }
         let params = &self.parameters(params);
         let fallback = self
             .jatos

@@ -70,6 +70,28 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
         redirect_url: PROLIFIC,
       });
       await screenshot(page, "study-page.png");
+      // The preview plays the study as a participant would; nothing is sent, redirected or kept.
+      await page.getByTestId("study-preview").click();
+      await playToTheEnd(page);
+      await page.getByTestId("complete").waitFor({ timeout: TIMEOUT });
+      assert.match(await page.getByTestId("complete").innerText(), /C0DES/);
+      await screenshot(page, "study-preview-complete.png");
+      assert.equal(new URL(page.url()).pathname, "/study", "the preview redirects nowhere");
+      await page.getByTestId("study-preview-end").click();
+      assert.equal(await page.getByTestId("study-title").inputValue(), "Lesestudie", "the form is as it was");
+      assert.equal(served.submissions.length, 0, "the preview sent nothing");
+      const kept = await page.evaluate(() => new Promise((resolve, reject) => {
+        const open = indexedDB.open("clozelab");
+        open.onsuccess = () => {
+          const db = open.result;
+          const names = [...db.objectStoreNames];
+          const tx = db.transaction(names);
+          const all = names.map((n) => new Promise((r) => { const q = tx.objectStore(n).getAllKeys(); q.onsuccess = () => r(q.result.map(String)); }));
+          Promise.all(all).then((keys) => resolve(keys.flat()));
+        };
+        open.onerror = () => reject(open.error);
+      }));
+      assert.deepEqual(kept.filter((k) => k.includes("preview")), [], "the preview kept nothing in the browser");
       await page.setViewportSize({ width: 390, height: 844 });
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
       await screenshot(page, "study-page-phone.png");

@@ -101,6 +101,27 @@ impl IdbStore {
             .collect())
     }
 
+    /// Deletes every next-token record whose key starts with `prefix` (a preview's answers).
+    pub async fn delete_token_records(&self, prefix: &str) -> Result<(), StoreError> {
+        let keys: Vec<String> = self
+            .texts_with_prefix(TOKEN_STORE, prefix)
+            .await?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(TOKEN_STORE, web_sys::IdbTransactionMode::Readwrite)
+            .map_err(unavailable)?;
+        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
+        for key in keys {
+            store
+                .delete(&JsValue::from_str(&key))
+                .map_err(unavailable)?;
+        }
+        committed(&tx).await
+    }
+
     /// Caches `json` under `key` (Analysis page results).
     pub async fn cache_put(&self, key: &str, json: &str) -> Result<(), StoreError> {
         self.put_text(CACHE_STORE, key, json).await

@@ -124,7 +124,7 @@ pub fn PlayPassage() -> impl IntoView {
 
 /// One game over `config`, from the first screen to completion.
 #[component]
-fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
+pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     if config.game != crate::game::study::GameKind::NextWord {
         return view! { <TokenStudy config /> }.into_any();
     }

@@ -1,13 +1,15 @@
 //! "/study": the Study page. A form that builds a study config for any of the three games
 //! ([`passage_fields`], [`screen_fields`], [`game_fields`]), checked as you type by the same
 //! loader participants' browsers run; an existing config can be loaded ([`load_config`]); the
-//! study goes out as `study.json`, a JATOS archive or a static site ([`packages`]).
+//! study can be played as a participant would ([`preview`]) and goes out as `study.json`, a
+//! JATOS archive or a static site ([`packages`]).
 
 mod fields;
 mod game_fields;
 mod load_config;
 mod packages;
 mod passage_fields;
+mod preview;
 mod screen_fields;
 
 use leptos::prelude::*;
@@ -18,6 +20,7 @@ use game_fields::GameFields;
 use load_config::LoadConfig;
 use packages::StudyPackages;
 use passage_fields::PassageFields;
+use preview::StudyPreview;
 use screen_fields::ScreenFields;
 
 /// The config being edited, shared by the page's parts.
@@ -44,52 +47,78 @@ pub(crate) fn use_study_draft() -> StudyDraftContext {
 pub fn StudyPage() -> impl IntoView {
     let draft = provide_study_draft_context();
     let checked = Memo::new(move |_| draft.config.with(validated_json).map_err(|e| e.to_string()));
+    let previewing = RwSignal::new(false);
+    let end_preview = Callback::new(move |_| previewing.set(false));
     view! {
         <section class="study-page" aria-labelledby="study-heading">
             <h2 id="study-heading">"Build a study"</h2>
-            <p>
-                "Choose the game, the passages and what participants read; the config is checked \
-                 as you type by the same code that loads it in participants' browsers. Then \
-                 download it as a JATOS study archive, as a website for any host, or as \
-                 study.json. Nothing is uploaded: the packages are made in this page."
-            </p>
-            <LoadConfig />
-            <form class="study-form" on:submit=|ev| ev.prevent_default()>
-                <GameFields />
-                <PassageFields />
-                <ScreenFields />
-            </form>
-            {move || match checked.get() {
-                Ok(_) => {
+            <Show
+                when=move || !previewing.get()
+                fallback=move || {
                     view! {
-                        <p class="ok" data-testid="study-valid">
-                            "The config is valid."
-                        </p>
+                        <StudyPreview config=draft.config.get_untracked() on_end=end_preview />
                     }
-                        .into_any()
                 }
-                Err(e) => {
-                    view! {
-                        <p class="error" role="alert" data-testid="study-error">
-                            {format!("Not yet valid: {e}")}
-                        </p>
-                    }
-                        .into_any()
-                }
-            }}
-            <details class="study-json">
-                <summary>"study.json"</summary>
-                <pre data-testid="study-json">
-                    {move || {
-                        checked
-                            .get()
-                            .unwrap_or_else(|_| {
-                                draft.config.with(crate::game::study_draft::tidy_json)
-                            })
-                    }}
-                </pre>
-            </details>
-            <StudyPackages checked />
+            >
+                <StudyForm checked />
+                <button
+                    type="button"
+                    data-testid="study-preview"
+                    disabled=move || checked.with(Result::is_err)
+                    on:click=move |_| previewing.set(true)
+                >
+                    "Preview as a participant"
+                </button>
+                <StudyPackages checked />
+            </Show>
         </section>
+    }
+}
+
+/// The form, what the loader says of it, and the JSON it makes.
+#[component]
+fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <p>
+            "Choose the game, the passages and what participants read; the config is checked \
+             as you type by the same code that loads it in participants' browsers. Preview it \
+             as a participant, then download it as a JATOS study archive, as a website for any \
+             host, or as study.json. Nothing is uploaded: the packages are made in this page."
+        </p>
+        <LoadConfig />
+        <form class="study-form" on:submit=|ev| ev.prevent_default()>
+            <GameFields />
+            <PassageFields />
+            <ScreenFields />
+        </form>
+        {move || match checked.get() {
+            Ok(_) => {
+                view! {
+                    <p class="ok" data-testid="study-valid">
+                        "The config is valid."
+                    </p>
+                }
+                    .into_any()
+            }
+            Err(e) => {
+                view! {
+                    <p class="error" role="alert" data-testid="study-error">
+                        {format!("Not yet valid: {e}")}
+                    </p>
+                }
+                    .into_any()
+            }
+        }}
+        <details class="study-json">
+            <summary>"study.json"</summary>
+            <pre data-testid="study-json">
+                {move || {
+                    checked
+                        .get()
+                        .unwrap_or_else(|_| draft.config.with(crate::game::study_draft::tidy_json))
+                }}
+            </pre>
+        </details>
     }
 }

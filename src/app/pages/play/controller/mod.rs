@@ -123,8 +123,15 @@ impl GameController {
                 Ok(p) => p,
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
             };
-            let store = match IdbStore::open().await {
-                Ok(s) => AnyStore::Idb(s),
+            // A preview's answers live in this page only: gone when the preview ends.
+            let opened = if config.preview {
+                Ok(None)
+            } else {
+                IdbStore::open().await.map(Some)
+            };
+            let store = match opened {
+                Ok(None) => AnyStore::Memory(MemoryStore::default()),
+                Ok(Some(s)) => AnyStore::Idb(s),
                 Err(e) => {
                     self.storage_problem.set(Some(format!(
                         "Responses cannot be stored in this \

@@ -1,0 +1,66 @@
+//! Preview: the study played on the Study page as a participant would play it, as participant
+//! `preview`, its exports marked pilot; nothing is sent and nobody redirected. Nothing is kept
+//! either: the next-word game keeps a preview's answers in the page only, and the token games'
+//! answers are deleted from the browser's store when a preview starts and when it ends.
+
+use leptos::prelude::*;
+
+use crate::app::pages::play::GameRun;
+use crate::app::web::idb::IdbStore;
+use crate::game::study::{GameKind, PREVIEW_PARTICIPANT, StudyConfig};
+
+async fn clear_token_preview() -> Result<(), String> {
+    let store = IdbStore::open().await.map_err(|e| e.to_string())?;
+    store
+        .delete_token_records(&format!("{PREVIEW_PARTICIPANT}\u{1f}"))
+        .await
+        .map_err(|e| e.to_string())
+}
+
+#[component]
+pub(super) fn StudyPreview(config: StudyConfig, on_end: Callback<()>) -> impl IntoView {
+    let config = config.for_preview();
+    let token_game = config.game != GameKind::NextWord;
+    let cleared = LocalResource::new(move || async move {
+        if token_game {
+            clear_token_preview().await
+        } else {
+            Ok(())
+        }
+    });
+    on_cleanup(move || {
+        if token_game {
+            leptos::task::spawn_local(async {
+                let _ = clear_token_preview().await;
+            });
+        }
+    });
+    view! {
+        <section class="study-preview" data-testid="study-preview">
+            <p class="warning">
+                "Preview: you play as participant \"preview\". Answers are marked pilot, nothing \
+                 is sent, nobody is redirected, and nothing is kept once you end the preview."
+            </p>
+            <button type="button" data-testid="study-preview-end" on:click=move |_| on_end.run(())>
+                "End the preview"
+            </button>
+            {move || {
+                cleared
+                    .get()
+                    .map(|done| match done {
+                        Ok(()) => {
+                            view! { <GameRun config=config.clone() experiment=true /> }.into_any()
+                        }
+                        Err(e) => {
+                            view! {
+                                <p class="error" role="alert">
+                                    {format!("The preview cannot start: {e}")}
+                                </p>
+                            }
+                                .into_any()
+                        }
+                    })
+            }}
+        </section>
+    }
+}
