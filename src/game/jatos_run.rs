@@ -106,6 +106,22 @@ impl JatosRun {
         format!("{}../end?successful=true", self.base_path)
     }
 
+    /// Aborts the run: JATOS deletes its result data and marks it ABORTED (a participant who
+    /// declined or withdrew); `message` is kept with the run.
+    pub fn abort_url(&self, message: &str) -> String {
+        // Percent-encoded as a URL query value (RFC 3986 unreserved characters kept).
+        let message: String = message
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        format!("{}../abort?message={message}", self.base_path)
+    }
+
     /// The one key this run's results are kept and sent under (each send replaces the last).
     pub fn result_key(&self) -> String {
         format!("jatos/{}", self.study_result_uuid)

@@ -2,7 +2,8 @@
 //! ([`study`]) and the Study page's editing of them ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
 //! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
-//! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), and a study on JATOS ([`jatos_run`]: the run
+//! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), a participant declining or withdrawing
+//! ([`withdrawal`]), and a study on JATOS ([`jatos_run`]: the run
 //! inside JATOS; [`jatos_archive`]: the study archive JATOS imports), and the packages a study goes out in
 //! ([`package`]: the JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos
 //! pages only wire it to the DOM.
@@ -22,3 +23,4 @@ pub mod store;
 pub mod study;
 pub mod study_draft;
 pub mod tokens;
+pub mod withdrawal;

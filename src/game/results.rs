@@ -23,6 +23,7 @@ use crate::game::outbox::response_key;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::top1::Top1Record;
 use crate::game::tokens::two_token::TwoTokenRecord;
+use crate::game::withdrawal::WithdrawalNotice;
 
 /// A ZIP archive is refused past this much uncompressed data (a ZIP bomb would otherwise
 /// exhaust the tab's memory): 1 GiB, ~30× a JATOS export of 500 participants × 250 answers.
@@ -236,6 +237,8 @@ struct Merging {
     people: BTreeMap<String, (String, Option<usize>, usize, Vec<u64>)>,
     bundles: usize,
     repeats: usize,
+    /// Participants who withdrew (a study server's withdrawal notices).
+    withdrawn: BTreeMap<String, String>,
 }
 
 impl Merging {
@@ -294,7 +297,18 @@ impl Merging {
         Ok(())
     }
 
-    fn finish(self, runs: &[JatosStudyRun], skipped: Vec<String>) -> StudyResults {
+    fn finish(mut self, runs: &[JatosStudyRun], skipped: Vec<String>) -> StudyResults {
+        // A withdrawal asks for the participant's answers to be deleted: none are kept.
+        let gone = |p: &str| self.withdrawn.contains_key(p);
+        self.responses.retain(|_, r| !gone(&r.participant));
+        self.top1.retain(|_, r| !gone(&r.participant));
+        self.two_token.retain(|_, r| !gone(&r.participant));
+        for (participant, study) in &self.withdrawn {
+            let person = self.people.entry(participant.clone()).or_default();
+            if person.0.is_empty() {
+                person.0 = study.clone();
+            }
+        }
         let mut answered: BTreeMap<&str, usize> = BTreeMap::new();
         for p in self.responses.values().map(|r| r.participant.as_str()) {
             *answered.entry(p).or_default() += 1;
@@ -321,7 +335,9 @@ impl Merging {
                     study: study.clone(),
                     answered: count,
                     planned: *planned,
-                    state: if finished || all_there {
+                    state: if self.withdrawn.contains_key(participant) {
+                        RunState::Withdrawn
+                    } else if finished || all_there {
                         RunState::Complete
                     } else {
                         RunState::Incomplete
@@ -398,6 +414,8 @@ impl StudyResults {
                 for value in values {
                     if value.get("manifest").is_some() {
                         merging.add_bundle(&path, value)?;
+                    } else if let Some(notice) = WithdrawalNotice::from_value(&value) {
+                        merging.withdrawn.insert(notice.participant, notice.study);
                     } else if is_jatos_metadata(&value) {
                         runs.extend(parse_jatos_metadata(&path, text)?);
                     } else {

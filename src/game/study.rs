@@ -25,6 +25,8 @@ pub enum StudyError {
     PassageCount { got: usize, available: usize },
     #[error("redirect_url must be an http(s) address, got {0:?}")]
     RedirectUrl(String),
+    #[error("decline_url must be an http(s) address, got {0:?}")]
+    DeclineUrl(String),
     #[error("submit_url must be a path on the app's own server (e.g. /submit), got {0:?}")]
     SubmitUrl(String),
     #[error("the participant id is empty or longer than {MAX_ID_LEN} characters")]
@@ -35,6 +37,13 @@ pub enum StudyError {
     ModelUrl(String),
     #[error("send_each_response needs a submit_url to send them to")]
     SendEachWithoutSubmit,
+}
+
+/// An http(s) address without control characters (where a participant may be sent).
+fn is_web_address(url: &str) -> bool {
+    let lower = url.trim().to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://"))
+        && !url.chars().any(char::is_control)
 }
 
 /// Passage order.
@@ -76,6 +85,10 @@ pub struct StudyConfig {
     /// Where to send the participant after the data is saved (e.g. Prolific's completion URL).
     #[serde(default)]
     pub redirect_url: Option<String>,
+    /// Where to send a participant who does not agree, or withdraws (e.g. Prolific's
+    /// no-consent URL). Without it they are told that nothing was kept, and may close the page.
+    #[serde(default)]
+    pub decline_url: Option<String>,
     /// Where to POST the participant's JSON export on completion (a path on the app's own server:
     /// the Content-Security-Policy allows no other host). Optional: without it nothing leaves
     /// the participant's browser unless they download it.
@@ -145,13 +158,11 @@ impl StudyConfig {
         if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
             return Err(StudyError::TokenGameCounts);
         }
-        if let Some(url) = &config.redirect_url {
-            let lower = url.trim().to_ascii_lowercase();
-            if !(lower.starts_with("https://") || lower.starts_with("http://"))
-                || url.chars().any(char::is_control)
-            {
-                return Err(StudyError::RedirectUrl(url.clone()));
-            }
+        if let Some(url) = config.redirect_url.as_ref().filter(|u| !is_web_address(u)) {
+            return Err(StudyError::RedirectUrl(url.clone()));
+        }
+        if let Some(url) = config.decline_url.as_ref().filter(|u| !is_web_address(u)) {
+            return Err(StudyError::DeclineUrl(url.clone()));
         }
         if let Some(path) = &config.submit_url
             && (!path.starts_with('/')
@@ -187,6 +198,7 @@ impl StudyConfig {
             instructions: String::new(),
             completion_code: String::new(),
             redirect_url: None,
+            decline_url: None,
             submit_url: None,
             send_each_response: false,
             participant_param: None,
@@ -272,6 +284,7 @@ impl StudyConfig {
         self.submit_url = None;
         self.send_each_response = false;
         self.redirect_url = None;
+        self.decline_url = None;
         self.jatos = None;
         self
     }

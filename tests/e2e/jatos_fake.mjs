@@ -17,8 +17,9 @@
 //   component input as a string, urlQueryParameters, …), `PUT …/resultData` (replaces; body as
 //   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
 //   `GET /publix/<uuid>/end` (finishes the run, then `final/endPage.html` redirects to the
-//   study's end redirect URL), study assets under `/publix/<uuid>/<component uuid>/<file>`;
-// - a finished run takes no more result data (Publix: the study is done → forbidden), nor
+//   study's end redirect URL), `GET /publix/<uuid>/abort?message=…` (deletes every component
+//   result's data, the run ABORTED: PublixUtils.abortStudy), study assets under `/publix/<uuid>/<component uuid>/<file>`;
+// - a finished, failed or aborted run takes no more result data (Publix: the study is done → forbidden), nor
 //   result data over 5 MB (413, jatos.resultData.maxSize);
 // - the results export (ResultStreamer, "JATOS Results Archive": `study_result_<id>/
 //   comp-result_<id>/data.txt` per component result, and `metadata.json` with each study
@@ -129,6 +130,18 @@ export async function startJatos() {
       res.writeHead(200, { "content-type": "text/html" }).end("<p>JATOS: thank you</p>");
       return;
     }
+    if (rest[0] === "abort") {
+      // Publix.abortStudy → PublixUtils.abortStudy: every component result's data deleted, the
+      // run ABORTED with the message; an HTML page answers (JATOS's abort page, no redirect).
+      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
+      if (!["FINISHED", "FAIL", "ABORTED"].includes(run.state)) {
+        for (const cr of run.componentResults) { cr.data = null; cr.state = "ABORTED"; }
+        run.state = "ABORTED";
+        run.abortMsg = url.searchParams.get("message");
+      }
+      res.writeHead(200, { "content-type": "text/html" }).end("<p>JATOS: the study was aborted</p>");
+      return;
+    }
     if (rest[0] === "end" || rest[0] === "heartbeat") {
       if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
       if (rest[0] === "heartbeat") { run.heartbeats++; res.writeHead(200).end(); return; }
@@ -166,7 +179,7 @@ export async function startJatos() {
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(initData));
         return;
       }
-      if (run.state === "FINISHED") { res.writeHead(403).end("This study run is finished"); return; }
+      if (["FINISHED", "FAIL", "ABORTED"].includes(run.state)) { res.writeHead(403).end("This study run is finished"); return; }
       if (!(req.headers["content-type"] ?? "").startsWith("text/plain")) { res.writeHead(400).end("result data is text"); return; }
       // jatos.resultData.maxSize, 5 MB by default (Publix.submitOrAppendResultData).
       const size = Buffer.byteLength(body) + (req.method === "POST" ? Buffer.byteLength(run.resultData ?? "") : 0);

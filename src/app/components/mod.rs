@@ -1,5 +1,5 @@
 //! Components more than one page uses: the header and backend line, the model loader, consent
-//! and completion screens, the charts of word and token distributions, the participants of imported results, and
+//! and completion screens, declining and withdrawing ([`withdrawal`]), the charts of word and token distributions, the participants of imported results, and
 //! [`outcome`] for
 //! every asynchronous result's loading and error states.
 
@@ -14,4 +14,5 @@ pub mod outcome;
 pub mod participant_runs;
 pub mod run_stop;
 pub mod with_model;
+pub mod withdrawal;
 pub mod word_bars;

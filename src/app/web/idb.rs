@@ -10,9 +10,9 @@ use crate::data::ResponseRecord;
 use crate::game::store::{ResponseStore, StoreError, record_key};
 
 const DB_NAME: &str = "clozelab";
-const STORE: &str = "responses";
+pub(super) const STORE: &str = "responses";
 /// The next-token games' records (JSON of `TokenRecords` rows), added in version 2.
-const TOKEN_STORE: &str = "token_records";
+pub(super) const TOKEN_STORE: &str = "token_records";
 /// Results worth keeping across reloads (GPT-2's samples per context on the Analysis page).
 const CACHE_STORE: &str = "analysis_cache";
 /// Submissions the study's server has not acknowledged yet (JSON of `Pending`), version 4.
@@ -99,27 +99,6 @@ impl IdbStore {
             .into_iter()
             .map(|(_, v)| v)
             .collect())
-    }
-
-    /// Deletes every next-token record whose key starts with `prefix` (a preview's answers).
-    pub async fn delete_token_records(&self, prefix: &str) -> Result<(), StoreError> {
-        let keys: Vec<String> = self
-            .texts_with_prefix(TOKEN_STORE, prefix)
-            .await?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect();
-        let tx = self
-            .db
-            .transaction_with_str_and_mode(TOKEN_STORE, web_sys::IdbTransactionMode::Readwrite)
-            .map_err(unavailable)?;
-        let store = tx.object_store(TOKEN_STORE).map_err(unavailable)?;
-        for key in keys {
-            store
-                .delete(&JsValue::from_str(&key))
-                .map_err(unavailable)?;
-        }
-        committed(&tx).await
     }
 
     /// Caches `json` under `key` (Analysis page results).

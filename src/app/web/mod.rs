@@ -9,6 +9,7 @@ pub mod error;
 pub mod fetch;
 pub mod files;
 pub mod idb;
+pub mod idb_delete;
 pub mod idb_requests;
 pub mod jatos_client;
 pub mod outbox;

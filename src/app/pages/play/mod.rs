@@ -14,10 +14,12 @@ use leptos_router::hooks::use_params_map;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::outcome::Outcome;
+use crate::app::components::withdrawal::WithdrawButton;
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
 use crate::game::study::StudyConfig;
+use crate::game::withdrawal::Leaving;
 use controller::{ModelFeedback, Phase, provide_game_controller};
 use data_panel::DataPanel;
 use passage_list::PassageList;
@@ -181,11 +183,33 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                             consent
                             instructions
                             on_accept=Callback::new(move |_| game.show_next())
+                            on_decline=Callback::new(move |_| game.leave(Leaving::Declined))
                         />
                     }
                         .into_any()
                 }
-                Phase::Playing | Phase::Feedback => view! { <TrialView /> }.into_any(),
+                Phase::Playing | Phase::Feedback => {
+                    view! {
+                        <TrialView />
+                        {experiment
+                            .then(|| {
+                                view! {
+                                    <WithdrawButton on_withdraw=Callback::new(move |_| {
+                                        game.leave(Leaving::Withdrew)
+                                    }) />
+                                }
+                            })}
+                    }
+                        .into_any()
+                }
+                Phase::Left(message) => {
+                    view! {
+                        <p class="study-text" data-testid="left-study">
+                            {message}
+                        </p>
+                    }
+                        .into_any()
+                }
                 Phase::Complete => {
                     let code = game.study.with_value(|s| s.completion_code.clone());
                     view! {

@@ -38,6 +38,13 @@ pub(super) fn ScreenFields() -> impl IntoView {
                 set=|c, v| c.redirect_url = (!v.trim().is_empty()).then_some(v)
             />
             <TextField
+                label="Where to send a participant who does not agree or withdraws (e.g. Prolific's no-consent URL)"
+                id="study-decline"
+                placeholder="https://app.prolific.com/submissions/complete?cc=…"
+                get=|c| c.decline_url.clone().unwrap_or_default()
+                set=|c, v| c.decline_url = (!v.trim().is_empty()).then_some(v)
+            />
+            <TextField
                 label="URL parameter with the participant's id"
                 id="study-participant-param"
                 placeholder="PROLIFIC_PID"

@@ -35,6 +35,8 @@ pub enum Stage {
     Scoring,
     Finished,
     Failed(String),
+    /// The participant declined or withdrew; what they were told.
+    Left(String),
 }
 
 /// The last answered round, for feedback.

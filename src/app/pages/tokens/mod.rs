@@ -8,6 +8,7 @@ mod controller;
 mod exports;
 mod feedback;
 mod imported;
+mod leaving;
 mod opponent;
 mod play_page;
 mod prepare;
@@ -22,8 +23,10 @@ use leptos::prelude::*;
 
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
+use crate::app::components::withdrawal::WithdrawButton;
 use crate::app::state::ModelState;
 use crate::game::study::GameKind;
+use crate::game::withdrawal::Leaving;
 use bias::BiasSimulation;
 pub use chooser::TokenGameChooser;
 use controller::{Stage, game_name, use_token_game};
@@ -108,17 +111,32 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                             consent
                             instructions
                             on_accept=Callback::new(move |_| tg.show_current())
+                            on_decline=Callback::new(move |_| tg.leave(Leaving::Declined))
                         />
                     }
                         .into_any()
                 }
                 Stage::Playing { slot, shown_ms } => {
-                    match game {
+                    let round = match game {
                         GameKind::TwoToken => {
                             view! { <TwoTokenRound round=slot shown_ms /> }.into_any()
                         }
                         _ => view! { <Top1Round round=slot shown_ms /> }.into_any(),
+                    };
+                    let withdraw = Callback::new(move |_| tg.leave(Leaving::Withdrew));
+                    view! {
+                        {round}
+                        {experiment.then(|| view! { <WithdrawButton on_withdraw=withdraw /> })}
                     }
+                        .into_any()
+                }
+                Stage::Left(message) => {
+                    view! {
+                        <p class="study-text" data-testid="left-study">
+                            {message}
+                        </p>
+                    }
+                        .into_any()
                 }
                 Stage::Scoring => {
                     view! {

@@ -96,6 +96,7 @@ pub fn provide_game_controller() -> GameController {
 }
 
 mod feedback;
+mod leaving;
 mod phase;
 mod storage;
 mod submission;

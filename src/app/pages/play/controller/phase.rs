@@ -8,6 +8,8 @@ pub enum Phase {
     Feedback,
     Complete,
     Failed(String),
+    /// The participant declined or withdrew; what they were told.
+    Left(String),
 }
 
 /// GPT-2's side of the feedback for one context.

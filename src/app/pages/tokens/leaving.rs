@@ -1,0 +1,21 @@
+//! A participant declining or withdrawing from a next-token study: nothing of theirs is kept.
+
+use leptos::prelude::*;
+
+use super::controller::{Stage, TokenGame};
+use crate::app::components::withdrawal::leave_without_data;
+use crate::game::withdrawal::Leaving;
+
+impl TokenGame {
+    /// Ends the study for this participant without keeping anything (see
+    /// [`leave_without_data`]); the page then says what happened.
+    pub fn leave(self, leaving: Leaving) {
+        let study = self.study.get_value();
+        let participant = self.participant.get_value();
+        self.stage.set(Stage::Scoring);
+        leptos::task::spawn_local(async move {
+            let message = leave_without_data(&study, &participant, leaving).await;
+            self.stage.set(Stage::Left(message));
+        });
+    }
+}
