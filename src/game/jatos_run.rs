@@ -108,6 +108,15 @@ impl JatosRun {
 
     /// Aborts the run: JATOS deletes its result data and marks it ABORTED (a participant who
     /// declined or withdrew); `message` is kept with the run.
+    ///
+    /// ```
+    /// use clozelab::game::jatos_run::JatosRun;
+    /// let run = JatosRun::detect(
+    ///     "/publix/8a2c4f1e-0000-4000-8000-000000000001/5b1d0c2a-0000-4000-8000-000000000002/start",
+    ///     "JATOS_IDS_1=studyResultUuid=8a2c4f1e-0000-4000-8000-000000000001",
+    /// ).unwrap();
+    /// assert!(run.abort_url("withdrew: yes").ends_with("/../abort?message=withdrew%3A%20yes"));
+    /// ```
     pub fn abort_url(&self, message: &str) -> String {
         // Percent-encoded as a URL query value (RFC 3986 unreserved characters kept).
         let message: String = message

@@ -440,6 +440,14 @@ mod tests {
                 ),
                 "{bad}"
             );
+            let json = serde_json::json!({"decline_url": bad}).to_string();
+            assert!(
+                matches!(
+                    StudyConfig::from_json(&json),
+                    Err(StudyError::DeclineUrl(_))
+                ),
+                "{bad}"
+            );
         }
         assert!(
             StudyConfig::from_json(

@@ -267,3 +267,39 @@ fn only_complete_participants_can_be_kept() {
         4
     );
 }
+
+#[test]
+fn a_withdrawal_notice_deletes_what_the_server_already_had() {
+    // W sent two answers one by one (send_each_response), then withdrew; K stayed.
+    let notice = clozelab::game::withdrawal::WithdrawalNotice {
+        participant: "W".into(),
+        study: "Storm study".into(),
+        withdrawn_at: "2026-11-24T10:05:00Z".into(),
+    };
+    let files = vec![
+        ("W-2.json".to_string(), bundle("W", 1).into_bytes()),
+        ("W-3.json".to_string(), bundle("W", 2).into_bytes()),
+        ("K.json".to_string(), bundle("K", 3).into_bytes()),
+        (
+            "W-withdrawn.json".to_string(),
+            notice.to_json().into_bytes(),
+        ),
+    ];
+    let results = StudyResults::read(files).unwrap();
+    assert!(results.responses.iter().all(|r| r.participant == "K"));
+    assert_eq!(results.responses.len(), 3);
+    let state: Vec<_> = results
+        .participants
+        .iter()
+        .map(|p| (p.participant.as_str(), p.state, p.answered))
+        .collect();
+    assert_eq!(
+        state,
+        [("K", RunState::Complete, 3), ("W", RunState::Withdrawn, 0)]
+    );
+    // A notice alone (the server had nothing else of theirs) still names them.
+    let alone = StudyResults::read(vec![("n.json".into(), notice.to_json().into_bytes())]).unwrap();
+    assert_eq!(alone.participants.len(), 1);
+    assert_eq!(alone.participants[0].state, RunState::Withdrawn);
+    assert_eq!(alone.participants[0].study, "Storm study");
+}

@@ -1,8 +1,9 @@
 // The Study page as a researcher without a toolchain uses it: a config built in the form and
 // checked as they type (the config loader's own errors), the JATOS archive and the website
 // made in the page — byte for byte what `clozelab jatos-package`/`site-package` make from the
-// same study.json — then the archive imported into the JATOS stand-in and the website unpacked
-// on a static host, and a participant playing each to the end.
+// same study.json — then the archive imported into the JATOS stand-in (one participant reloads
+// and completes, one withdraws; JATOS's results archive then read by the Analysis page) and the
+// website unpacked on a static host (participants completing, declining and withdrawing).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, readFile } from "node:fs/promises";
@@ -23,17 +24,39 @@ async function download(page, testid, dir) {
   return path;
 }
 
-/** Plays the one-passage study on `page` from its consent screen to the end. */
-async function playToTheEnd(page) {
+/** Plays the one-passage study on `page` from its consent screen to the end, reloading after
+ * `reloadAfter` answers, or withdrawing after `withdrawAfter`. */
+async function playToTheEnd(page, { reloadAfter, withdrawAfter } = {}) {
   await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
   await page.getByTestId("consent-accept").click();
   for (const [i, word] of WORDS.entries()) {
+    if (i === reloadAfter) await page.reload();
     const input = page.getByTestId("guess");
     await input.waitFor({ timeout: TIMEOUT });
     await page.waitForFunction((p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p, i + 2, { timeout: TIMEOUT });
+    if (i === withdrawAfter) {
+      await page.getByTestId("withdraw").click();
+      await page.getByTestId("withdraw-confirm").click();
+      return;
+    }
     await input.fill(word);
     await input.press("Enter");
   }
+}
+
+/** The keys of every store of the app's IndexedDB that mention `text`. */
+function storedKeys(page, text) {
+  return page.evaluate((text) => new Promise((resolve, reject) => {
+    const open = indexedDB.open("clozelab");
+    open.onsuccess = () => {
+      const db = open.result;
+      const names = [...db.objectStoreNames];
+      const tx = db.transaction(names);
+      const all = names.map((n) => new Promise((r) => { const q = tx.objectStore(n).getAllKeys(); q.onsuccess = () => r(q.result.map(String)); }));
+      Promise.all(all).then((keys) => resolve(keys.flat().filter((k) => k.includes(text))));
+    };
+    open.onerror = () => reject(open.error);
+  }), text);
 }
 
 test("Study page: a study built and packaged in the page runs in JATOS and on a static host", { timeout: 6 * TIMEOUT }, async () => {
@@ -41,6 +64,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
   const served = await serveDist();
   const jatos = await startJatos();
   const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DES`;
+  const DECLINED = `${jatos.base}/prolific/submissions/complete?cc=NOCONSENT`;
   let files;
   try {
     await withPage("study-page", {}, async (page) => {
@@ -59,6 +83,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.getByTestId("study-redirect").fill("javascript:alert(1)");
       assert.match(await page.getByTestId("study-error").innerText(), /redirect_url must be an http\(s\) address/);
       await page.getByTestId("study-redirect").fill(PROLIFIC);
+      await page.getByTestId("study-decline").fill(DECLINED);
+      await page.getByTestId("study-send-each").check();
+      assert.match(await page.getByTestId("study-error").innerText(), /send_each_response needs a submit_url/);
+      await page.getByTestId("study-submit-url").fill("/submit");
       await page.getByTestId("study-valid").waitFor();
       const config = JSON.parse(await page.getByTestId("study-json").textContent());
       assert.deepEqual(config, {
@@ -68,6 +96,9 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
         consent: "Ich stimme zu.",
         completion_code: "C0DES",
         redirect_url: PROLIFIC,
+        decline_url: DECLINED,
+        submit_url: "/submit",
+        send_each_response: true,
       });
       await screenshot(page, "study-page.png");
       // The preview plays the study as a participant would; nothing is sent, redirected or kept.
@@ -80,18 +111,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.getByTestId("study-preview-end").click();
       assert.equal(await page.getByTestId("study-title").inputValue(), "Lesestudie", "the form is as it was");
       assert.equal(served.submissions.length, 0, "the preview sent nothing");
-      const kept = await page.evaluate(() => new Promise((resolve, reject) => {
-        const open = indexedDB.open("clozelab");
-        open.onsuccess = () => {
-          const db = open.result;
-          const names = [...db.objectStoreNames];
-          const tx = db.transaction(names);
-          const all = names.map((n) => new Promise((r) => { const q = tx.objectStore(n).getAllKeys(); q.onsuccess = () => r(q.result.map(String)); }));
-          Promise.all(all).then((keys) => resolve(keys.flat()));
-        };
-        open.onerror = () => reject(open.error);
-      }));
-      assert.deepEqual(kept.filter((k) => k.includes("preview")), [], "the preview kept nothing in the browser");
+      assert.deepEqual(await storedKeys(page, "preview"), [], "the preview kept nothing in the browser");
       await page.setViewportSize({ width: 390, height: 844 });
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
       await screenshot(page, "study-page-phone.png");
@@ -110,15 +130,41 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       execFileSync(bin, [command, "--study", files.config, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
       assert.ok((await readFile(made)).equals(await readFile(out)), `the page's ${command} is the CLI's`);
     }
-    // The archive in JATOS: a participant plays it to Prolific.
+    // The archive in JATOS: one participant plays it to Prolific, reloading on the way; another
+    // withdraws after one answer (JATOS's abort deletes what it had) and goes to the decline URL.
     await jatos.importStudy(files.jzip);
     await withPage("study-page-jatos", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1`);
-      await playToTheEnd(page);
+      await playToTheEnd(page, { reloadAfter: 2 });
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
-      const [run] = jatos.runs.values();
+      const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS1");
       assert.equal(run.state, "FINISHED");
+      assert.equal(run.componentResults.length, 2, "the reload opened a second component result");
       assert.deepEqual(JSON.parse(run.resultData).responses.map((r) => r.response), WORDS);
+    });
+    await withPage("study-page-jatos-withdraw", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS2`);
+      await playToTheEnd(page, { withdrawAfter: 1 });
+      await page.waitForURL(DECLINED, { timeout: TIMEOUT });
+      const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS2");
+      assert.equal(run.state, "ABORTED");
+      assert.match(run.abortMsg, /withdrew/);
+      assert.ok(run.componentResults.every((cr) => cr.data === null), "JATOS kept none of PS2's data");
+    });
+    // JATOS's results archive in the Analysis page: PS1 complete, PS2 withdrawn with nothing kept.
+    const archive = await jatos.exportResults();
+    await withPage("study-page-results", {}, async (page) => {
+      await page.goto(`${served.base}/analysis`);
+      await page.getByTestId("analysis-files").setInputFiles([join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive]);
+      await page.getByTestId("analysis-resamples").fill("1");
+      await page.getByTestId("analyse").click();
+      const row = (id) => page.locator(`[data-testid=participant-runs] tr[data-participant=${id}]`);
+      await row("PS1").waitFor({ timeout: TIMEOUT });
+      assert.equal(await row("PS1").getAttribute("data-state"), "complete");
+      assert.match(await row("PS1").innerText(), /4 of 4/);
+      assert.equal(await row("PS2").getAttribute("data-state"), "withdrawn");
+      assert.match(await page.getByTestId("analysis-notes").innerText(), /2 participants \(1 complete, 0 incomplete, 1 withdrawn\): 4 answers/);
+      await screenshot(page, "study-page-results.png");
     });
     // The website on a static host: unpacked as it is, the participants' link from its README.
     const site = join(dir, "site");
@@ -131,6 +177,24 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
         await page.goto(`${host.base}${link}`);
         await playToTheEnd(page);
         await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+        assert.deepEqual(host.submissions.filter((b) => b.responses?.length === 4).map((b) => b.manifest.participant), ["PW1"]);
+      });
+      // Declining stores and sends nothing; withdrawing deletes the answers here and tells the server.
+      await withPage("study-page-site-decline", {}, async (page) => {
+        await page.goto(`${host.base}${link.replace("PW1", "PW2")}`);
+        await page.getByTestId("consent-decline").click();
+        await page.waitForURL(DECLINED, { timeout: TIMEOUT });
+        assert.ok(!host.submissions.some((b) => JSON.stringify(b).includes("PW2")), "nothing of PW2 was sent");
+      });
+      await withPage("study-page-site-withdraw", {}, async (page) => {
+        await page.goto(`${host.base}${link.replace("PW1", "PW3")}`);
+        await playToTheEnd(page, { withdrawAfter: 1 });
+        await page.waitForURL(DECLINED, { timeout: TIMEOUT });
+        const notice = host.submissions.find((b) => b.withdrawal);
+        assert.equal(notice?.withdrawal.participant, "PW3");
+        assert.equal(notice.key, "PW3/Lesestudie/withdrawn");
+        await page.goto(`${host.base}/`);
+        assert.deepEqual(await storedKeys(page, "PW3"), [], "the browser kept nothing of PW3");
       });
     } finally {
       host.server.close();
