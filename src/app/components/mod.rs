@@ -1,5 +1,5 @@
 //! Components more than one page uses: the header and backend line, the model loader, consent
-//! and completion screens, declining and withdrawing ([`withdrawal`]), the charts of word and token distributions, the participants of imported results, and
+//! and completion screens, declining and withdrawing ([`withdrawal`]), the progress bar, the charts of word and token distributions, the participants of imported results, and
 //! [`outcome`] for
 //! every asynchronous result's loading and error states.
 
@@ -12,6 +12,7 @@ pub mod header;
 pub mod model_loader;
 pub mod outcome;
 pub mod participant_runs;
+pub mod progress_bar;
 pub mod run_stop;
 pub mod with_model;
 pub mod withdrawal;

@@ -3,6 +3,8 @@
 use leptos::html::{Button, Input};
 use leptos::prelude::*;
 
+use crate::app::components::progress_bar::ProgressBar;
+
 use super::controller::{Phase, use_game};
 use super::feedback::Feedback;
 
@@ -45,8 +47,8 @@ pub fn TrialView() -> impl IntoView {
     let practice = trial.as_ref().is_some_and(|t| t.practice);
     view! {
         <p class="game-progress" data-testid="game-progress">
-            {format!("{done} of {total}")}
-            {if practice { " · practice" } else { "" }}
+            <ProgressBar done total unit="words" />
+            {practice.then_some("Practice")}
         </p>
         <p
             class="passage"

@@ -23,6 +23,7 @@ use leptos::prelude::*;
 
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
+use crate::app::components::progress_bar::ProgressBar;
 use crate::app::components::withdrawal::WithdrawButton;
 use crate::app::state::ModelState;
 use crate::game::study::GameKind;
@@ -176,7 +177,7 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                         .into_any()
                 }
             }}
-            <p class="progress" data-testid="token-progress">
+            <div class="progress" data-testid="token-progress">
                 {move || {
                     tg.schedule
                         .with(|s| {
@@ -188,11 +189,11 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                                     } else {
                                         "positions"
                                     };
-                                    format!("{done} of {total} {unit} answered")
+                                    view! { <ProgressBar done total unit /> }
                                 })
                         })
                 }}
-            </p>
+            </div>
             <RunningScore />
             <RoundFeedback />
             {(game == GameKind::TwoToken && !experiment)
