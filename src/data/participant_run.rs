@@ -31,6 +31,9 @@ pub struct ParticipantRun {
     pub participant: String,
     /// The study's title, from the bundles' manifest.
     pub study: String,
+    /// The counterbalanced list they played, when the study had lists. (Never skipped when
+    /// empty: the worker's messages use a format that has no field names.)
+    pub list: Option<String>,
     /// Distinct answers kept (each idempotency key once).
     pub answered: usize,
     /// The answers the participant's plan asked for, when the bundles say.

@@ -31,6 +31,9 @@ pub struct Manifest {
     /// back can tell a complete run from one cut short; absent in older exports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_answers: Option<usize>,
+    /// The participant's counterbalanced list and how it was chosen (studies with lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<crate::game::lists::AssignedList>,
     /// Answers from the researcher's preview of the study, not a participant's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pilot: bool,
@@ -90,6 +93,7 @@ impl Manifest {
                     .map(|(p, _)| p.words().len().saturating_sub(1))
                     .sum()
             }),
+            list: plan.list.clone(),
             pilot: study.preview,
         }
     }

@@ -1,5 +1,6 @@
 //! The games and the studies around them: passages ([`passages`]), study configs and plans
-//! ([`study`]) and the Study page's editing of them ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
+//! ([`study`]) with their counterbalanced lists ([`lists`]) and the Study page's editing of them
+//! ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
 //! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
 //! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), a participant declining or withdrawing
@@ -13,6 +14,7 @@ pub mod humans;
 pub mod imports;
 pub mod jatos_archive;
 pub mod jatos_run;
+pub mod lists;
 pub mod outbox;
 pub mod package;
 pub mod passages;

@@ -233,12 +233,23 @@ struct Merging {
     responses: BTreeMap<String, ResponseRecord>,
     top1: BTreeMap<String, Top1Record>,
     two_token: BTreeMap<String, TwoTokenRecord>,
-    /// participant → (study title, planned, bundles, JATOS run ids)
-    people: BTreeMap<String, (String, Option<usize>, usize, Vec<u64>)>,
+    people: BTreeMap<String, Person>,
     bundles: usize,
     repeats: usize,
     /// Participants who withdrew (a study server's withdrawal notices).
     withdrawn: BTreeMap<String, String>,
+}
+
+/// What the bundles say of one participant.
+#[derive(Default)]
+struct Person {
+    study: String,
+    planned: Option<usize>,
+    /// Bundles that carried their answers.
+    bundles: usize,
+    /// JATOS study results their bundles came from.
+    run_ids: Vec<u64>,
+    list: Option<String>,
 }
 
 impl Merging {
@@ -287,11 +298,14 @@ impl Merging {
         participants.sort();
         participants.dedup();
         for participant in participants {
-            let entry = self.people.entry(participant).or_default();
-            entry.0 = manifest.study.title.clone();
-            entry.1 = manifest.planned_answers.or(entry.1);
-            entry.2 += 1;
-            entry.3.extend(study_result_id(path));
+            let person = self.people.entry(participant).or_default();
+            person.study = manifest.study.title.clone();
+            person.planned = manifest.planned_answers.or(person.planned);
+            person.bundles += 1;
+            person.run_ids.extend(study_result_id(path));
+            if let Some(list) = &manifest.list {
+                person.list = Some(list.name.clone());
+            }
         }
         self.bundles += 1;
         Ok(())
@@ -305,8 +319,8 @@ impl Merging {
         self.two_token.retain(|_, r| !gone(&r.participant));
         for (participant, study) in &self.withdrawn {
             let person = self.people.entry(participant.clone()).or_default();
-            if person.0.is_empty() {
-                person.0 = study.clone();
+            if person.study.is_empty() {
+                person.study = study.clone();
             }
         }
         let mut answered: BTreeMap<&str, usize> = BTreeMap::new();
@@ -323,18 +337,20 @@ impl Merging {
         let mut participants: Vec<ParticipantRun> = self
             .people
             .iter()
-            .map(|(participant, (study, planned, bundles, run_ids))| {
+            .map(|(participant, person)| {
                 let count = answered.get(participant.as_str()).copied().unwrap_or(0);
-                let finished = run_ids
+                let finished = person
+                    .run_ids
                     .iter()
                     .filter_map(state_of)
                     .any(|r| r.state == JatosState::Finished);
-                let all_there = planned.is_some_and(|n| count >= n);
+                let all_there = person.planned.is_some_and(|n| count >= n);
                 ParticipantRun {
                     participant: participant.clone(),
-                    study: study.clone(),
+                    study: person.study.clone(),
+                    list: person.list.clone(),
                     answered: count,
-                    planned: *planned,
+                    planned: person.planned,
                     state: if self.withdrawn.contains_key(participant) {
                         RunState::Withdrawn
                     } else if finished || all_there {
@@ -342,7 +358,7 @@ impl Merging {
                     } else {
                         RunState::Incomplete
                     },
-                    bundles: *bundles,
+                    bundles: person.bundles,
                 }
             })
             .collect();
@@ -362,6 +378,7 @@ impl Merging {
                 participants.push(ParticipantRun {
                     participant,
                     study: String::new(),
+                    list: None,
                     answered: 0,
                     planned: None,
                     state: RunState::Withdrawn,

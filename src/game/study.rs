@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::lists::{AssignedList, PassageList, assign, check_names};
 use super::passages::{Passage, built_in_passages};
 use crate::rng::{SplitMix64, stable_hash};
 
@@ -37,6 +38,10 @@ pub enum StudyError {
     ModelUrl(String),
     #[error("send_each_response needs a submit_url to send them to")]
     SendEachWithoutSubmit,
+    #[error("each list needs a name of its own, got {0}")]
+    ListName(String),
+    #[error("there is no list {0:?} in this study")]
+    UnknownList(String),
 }
 
 /// An http(s) address without control characters (where a participant may be sent).
@@ -68,6 +73,10 @@ pub struct StudyConfig {
     /// The researcher's own passages.
     #[serde(default)]
     pub texts: Vec<Passage>,
+    /// Counterbalanced lists of passage ids: each participant plays one list (instead of
+    /// `passages`); see [`super::lists`].
+    #[serde(default)]
+    pub lists: Vec<PassageList>,
     #[serde(default)]
     pub order: Order,
     /// How many passages each participant plays (default: all).
@@ -147,6 +156,9 @@ pub struct Plan {
     pub order_seed: u64,
     /// (passage, practice?) in the order played.
     pub items: Vec<(Passage, bool)>,
+    /// The participant's list, when the study has lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<AssignedList>,
 }
 
 impl StudyConfig {
@@ -154,7 +166,7 @@ impl StudyConfig {
     pub fn from_json(text: &str) -> Result<Self, StudyError> {
         let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
             .map_err(|e| StudyError::Json(e.to_string()))?;
-        config.pool()?;
+        config.check_pools()?;
         if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
             return Err(StudyError::TokenGameCounts);
         }
@@ -191,6 +203,7 @@ impl StudyConfig {
             title: "clozelab".into(),
             passages: Vec::new(),
             texts: Vec::new(),
+            lists: Vec::new(),
             order: Order::Fixed,
             passages_per_participant: None,
             practice: None,
@@ -226,22 +239,32 @@ impl StudyConfig {
             .ok_or_else(|| StudyError::UnknownPassage(id.to_string()))
     }
 
-    /// The passages to draw from (practice excluded), validated.
-    fn pool(&self) -> Result<(Vec<Passage>, Option<Passage>), StudyError> {
+    /// Checks every list (or, without lists, the passages) as a pool to draw from.
+    fn check_pools(&self) -> Result<(), StudyError> {
+        check_names(&self.lists).map_err(StudyError::ListName)?;
+        if self.lists.is_empty() {
+            return self.pool(&self.passages).map(|_| ());
+        }
+        self.lists
+            .iter()
+            .try_for_each(|list| self.pool(&list.passages).map(|_| ()))
+    }
+
+    /// The passages to draw from (practice excluded) when the study names `ids`, validated.
+    fn pool(&self, ids: &[String]) -> Result<(Vec<Passage>, Option<Passage>), StudyError> {
         let practice = self
             .practice
             .as_deref()
             .map(|id| self.find(id))
             .transpose()?;
-        let mut pool: Vec<Passage> = if self.passages.is_empty() {
+        let mut pool: Vec<Passage> = if ids.is_empty() {
             if self.texts.is_empty() {
                 built_in_passages()
             } else {
                 self.texts.clone()
             }
         } else {
-            self.passages
-                .iter()
+            ids.iter()
                 .map(|id| self.find(id))
                 .collect::<Result<_, _>>()?
         };
@@ -359,8 +382,20 @@ impl StudyConfig {
         participant: &str,
         params: &BTreeMap<String, String>,
     ) -> Result<Plan, StudyError> {
-        let (mut pool, practice) = self.pool()?;
         let params = &self.parameters(params);
+        // JATOS's batch session is reached only over its WebSocket batch channel, which the
+        // app does not speak yet: inside JATOS the list comes from the URL or the hash too.
+        let list =
+            assign(&self.lists, participant, params, None).map_err(StudyError::UnknownList)?;
+        let ids = match &list {
+            Some(chosen) => self
+                .lists
+                .iter()
+                .find(|l| l.name == chosen.name)
+                .map_or(&self.passages, |l| &l.passages),
+            None => &self.passages,
+        };
+        let (mut pool, practice) = self.pool(ids)?;
         let order_seed = stable_hash(participant);
         if self.order == Order::Random {
             SplitMix64::new(order_seed).shuffle(&mut pool);
@@ -380,207 +415,7 @@ impl StudyConfig {
             url_ids,
             order_seed,
             items,
+            list,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn config_validation() {
-        assert!(matches!(
-            StudyConfig::from_json("{"),
-            Err(StudyError::Json(_))
-        ));
-        assert_eq!(
-            StudyConfig::from_json(r#"{"send_each_response": true}"#),
-            Err(StudyError::SendEachWithoutSubmit)
-        );
-        assert!(
-            StudyConfig::from_json(r#"{"send_each_response": true, "submit_url": "/s"}"#)
-                .unwrap()
-                .send_each_response
-        );
-        assert!(matches!(
-            StudyConfig::from_json(r#"{"unknown_field": 1}"#),
-            Err(StudyError::Json(_))
-        ));
-        assert_eq!(
-            StudyConfig::from_json(r#"{"passages": ["nope"]}"#),
-            Err(StudyError::UnknownPassage("nope".into()))
-        );
-        assert!(matches!(
-            StudyConfig::from_json(r#"{"passages_per_participant": 0}"#),
-            Err(StudyError::PassageCount { .. })
-        ));
-        assert!(matches!(
-            StudyConfig::from_json(r#"{"passages_per_participant": 11}"#),
-            Err(StudyError::PassageCount { .. })
-        ));
-        for bad in [
-            "javascript:alert(1)",
-            "data:text/html,x",
-            " JAVASCRIPT:x",
-            "ftp://x",
-        ] {
-            let json = serde_json::json!({"redirect_url": bad}).to_string();
-            assert!(
-                matches!(
-                    StudyConfig::from_json(&json),
-                    Err(StudyError::RedirectUrl(_))
-                ),
-                "{bad}"
-            );
-            let json = serde_json::json!({"decline_url": bad}).to_string();
-            assert!(
-                matches!(
-                    StudyConfig::from_json(&json),
-                    Err(StudyError::DeclineUrl(_))
-                ),
-                "{bad}"
-            );
-        }
-        assert!(
-            StudyConfig::from_json(
-                r#"{"redirect_url": "https://app.prolific.com/submissions/complete?cc=X"}"#
-            )
-            .is_ok()
-        );
-        for bad in [
-            "https://evil.example/x",
-            "//evil.example/x",
-            "submit",
-            "/a\\b",
-        ] {
-            let json = serde_json::json!({"submit_url": bad}).to_string();
-            assert!(
-                matches!(StudyConfig::from_json(&json), Err(StudyError::SubmitUrl(_))),
-                "{bad}"
-            );
-        }
-        assert!(StudyConfig::from_json(r#"{"submit_url": "/api/submit"}"#).is_ok());
-    }
-
-    #[test]
-    fn plans_are_seeded_per_participant() {
-        let config = StudyConfig::from_json(
-            r#"{"order": "random", "passages_per_participant": 3, "practice": "garden"}"#,
-        )
-        .unwrap();
-        let a = config
-            .plan("alice", &params(&[("STUDY_ID", "s1")]))
-            .unwrap();
-        let a2 = config.plan("alice", &BTreeMap::new()).unwrap();
-        let b = config.plan("bob", &BTreeMap::new()).unwrap();
-        assert_eq!(a.items, a2.items, "same participant, same order");
-        assert_eq!(a.items.len(), 4);
-        assert_eq!((a.items[0].0.id.as_str(), a.items[0].1), ("garden", true));
-        assert!(
-            a.items[1..]
-                .iter()
-                .all(|(p, practice)| !practice && p.id != "garden")
-        );
-        assert_ne!(a.order_seed, b.order_seed);
-        assert_eq!(a.url_ids.get("STUDY_ID").map(String::as_str), Some("s1"));
-        // Over many participants every passage gets first place sometimes: the order is shuffled.
-        let firsts: std::collections::BTreeSet<String> = (0..200)
-            .map(|i| {
-                config
-                    .plan(&format!("p{i}"), &BTreeMap::new())
-                    .unwrap()
-                    .items[1]
-                    .0
-                    .id
-                    .clone()
-            })
-            .collect();
-        assert!(firsts.len() >= 8, "{firsts:?}");
-    }
-
-    #[test]
-    fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
-        let cookie = "JATOS_ID_7=studyResultUuid=0a-1b&workerId=5";
-        let mut run =
-            crate::game::jatos_run::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie)
-                .unwrap();
-        let config = StudyConfig::from_json(
-            r#"{"title": "T", "redirect_url": "https://app.prolific.com/x"}"#,
-        )
-        .unwrap()
-        .in_jatos(run.clone());
-        // Without Prolific's id in the study link: JATOS's worker, whatever the fallback.
-        assert_eq!(
-            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
-            "jatos-worker-5"
-        );
-        assert_eq!(config.redirect_url.as_deref(), Some(run.end_url().as_str()));
-        assert!(config.send_each_response && config.sends_everything_each_time());
-        let bundle = r#"{"responses": [{"participant": "P", "passage": "p", "position": 2}]}"#;
-        let pending = config.submission("P/p/2".into(), bundle.into()).unwrap();
-        assert_eq!(
-            (pending.key.as_str(), pending.url.as_str()),
-            ("jatos/0a-1b", "/publix/0a-1b/c-2/resultData")
-        );
-        assert!(pending.replace && pending.body.contains("\"idempotency_key\":\"P/p/2\""));
-        // The study link's parameters (from initData) name the participant and the session.
-        run.url_parameters = params(&[("PROLIFIC_PID", "p9"), ("STUDY_ID", "s9")]);
-        let config = config.in_jatos(run);
-        assert_eq!(
-            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
-            "p9"
-        );
-        let plan = config.plan("p9", &BTreeMap::new()).unwrap();
-        assert_eq!(plan.url_ids.get("STUDY_ID").map(String::as_str), Some("s9"));
-        // Outside JATOS: one response's own key, added to what the server has.
-        let plain = StudyConfig::from_json(r#"{"submit_url": "/submit"}"#).unwrap();
-        let pending = plain.submission("P/p/2".into(), bundle.into()).unwrap();
-        assert_eq!((pending.key.as_str(), pending.replace), ("P/p/2", false));
-        assert!(
-            StudyConfig::default_play()
-                .submission("k".into(), "{}".into())
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn participant_ids() {
-        let config = StudyConfig::from_json(r#"{"participant_param": "worker"}"#).unwrap();
-        assert_eq!(
-            config
-                .participant_id(&params(&[("worker", "w1"), ("PROLIFIC_PID", "p1")]), "gen")
-                .unwrap(),
-            "w1"
-        );
-        assert_eq!(
-            config
-                .participant_id(&params(&[("PROLIFIC_PID", "p1")]), "gen")
-                .unwrap(),
-            "p1"
-        );
-        assert_eq!(
-            config.participant_id(&BTreeMap::new(), "gen").unwrap(),
-            "gen"
-        );
-        assert_eq!(
-            config.participant_id(&params(&[("worker", &"x".repeat(200))]), "gen"),
-            Err(StudyError::ParticipantId)
-        );
-        let hostile = "<img src=x onerror=alert(1)>";
-        assert_eq!(
-            config
-                .participant_id(&params(&[("worker", hostile)]), "gen")
-                .unwrap(),
-            hostile,
-            "kept; only ever shown as text"
-        );
     }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::lists::PassageList;
 use super::passages::{Passage, PassageError, built_in_passages, parse_plain_text};
 use super::study::{StudyConfig, StudyError};
 
@@ -137,6 +138,45 @@ pub fn optional_count<T: std::str::FromStr>(text: &str) -> Result<Option<T>, Str
     text.parse()
         .map(Some)
         .map_err(|_| format!("{text:?} is not a whole number"))
+}
+
+/// The study's lists as the Study page shows them: one per line, `name: id, id, …`.
+///
+/// ```
+/// use clozelab::game::study_draft::{lists_text, parse_lists};
+/// let lists = parse_lists("A: storm, bees\n\nB: letter,river\n").unwrap();
+/// assert_eq!(lists[1].passages, ["letter", "river"]);
+/// assert_eq!(lists_text(&lists), "A: storm, bees\nB: letter, river");
+/// assert!(parse_lists("storm, bees").is_err());
+/// ```
+pub fn lists_text(lists: &[PassageList]) -> String {
+    lists
+        .iter()
+        .map(|l| format!("{}: {}", l.name, l.passages.join(", ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Reads lists written as [`lists_text`] writes them (blank lines skipped).
+pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let (name, ids) = line
+                .split_once(':')
+                .ok_or_else(|| format!("line {}: write it as \"name: id, id, …\"", i + 1))?;
+            Ok(PassageList {
+                name: name.trim().to_string(),
+                passages: ids
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|id| !id.is_empty())
+                    .map(String::from)
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

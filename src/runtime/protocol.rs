@@ -406,7 +406,7 @@ impl UploadBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::sample_values::every_variant;
+    use crate::runtime::sample_values::{every_variant, every_variant_without_options};
 
     #[test]
     fn chunks_cover_the_file_exactly() {
@@ -479,9 +479,12 @@ mod tests {
     fn every_message_round_trips_through_a_compact_binary_codec() {
         // The browser uses bincode (gloo-worker's default); skipped or defaulted fields would
         // break it, so every variant, with every field filled, must round-trip exactly.
-        let requests = every_variant::<Request>().unwrap();
-        let replies = every_variant::<Reply>().unwrap();
+        let mut requests = every_variant::<Request>().unwrap();
+        let mut replies = every_variant::<Reply>().unwrap();
         assert!(requests.len() >= 20 && replies.len() >= 20);
+        // And with every optional field empty (a field skipped when empty breaks bincode).
+        requests.extend(every_variant_without_options::<Request>().unwrap());
+        replies.extend(every_variant_without_options::<Reply>().unwrap());
         fn round_trips<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
             message: T,
         ) {

@@ -16,14 +16,24 @@ const MAX_DEPTH: usize = 4;
 
 /// Every variant of the enum `T`, each with invented fields, in declaration order.
 pub fn every_variant<T: DeserializeOwned>() -> Result<Vec<T>, Error> {
+    variants(false)
+}
+
+/// [`every_variant`], but every `Option` inside is `None` (a field skipped when empty would
+/// then show in a codec's round trip).
+pub fn every_variant_without_options<T: DeserializeOwned>() -> Result<Vec<T>, Error> {
+    variants(true)
+}
+
+fn variants<T: DeserializeOwned>(none: bool) -> Result<Vec<T>, Error> {
     let count = Cell::new(None);
-    let first = T::deserialize(Invent::top(0, &count))?;
+    let first = T::deserialize(Invent::top(0, &count, none))?;
     let total = count
         .get()
         .ok_or_else(|| <Error as serde::de::Error>::custom("not an enum"))?;
     let mut all = vec![first];
     for variant in 1..total {
-        all.push(T::deserialize(Invent::top(variant, &count))?);
+        all.push(T::deserialize(Invent::top(variant, &count, none))?);
     }
     Ok(all)
 }
@@ -34,14 +44,17 @@ struct Invent<'a> {
     /// Where the outermost enum's number of variants is written.
     count: &'a Cell<Option<usize>>,
     depth: usize,
+    /// Whether every `Option` is `None` (else `Some`).
+    none: bool,
 }
 
 impl<'a> Invent<'a> {
-    fn top(variant: usize, count: &'a Cell<Option<usize>>) -> Self {
+    fn top(variant: usize, count: &'a Cell<Option<usize>>, none: bool) -> Self {
         Self {
             pick: Some(variant),
             count,
             depth: 0,
+            none,
         }
     }
 
@@ -50,6 +63,7 @@ impl<'a> Invent<'a> {
             pick: None,
             count: self.count,
             depth: self.depth + 1,
+            none: self.none,
         }
     }
 
@@ -179,7 +193,11 @@ impl<'de> Deserializer<'de> for Invent<'_> {
         visitor.visit_byte_buf(vec![0, 255])
     }
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        visitor.visit_some(self.inner())
+        if self.none {
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self.inner())
+        }
     }
     fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_unit()

@@ -141,3 +141,81 @@ fn correct_answers_and_reveal() {
         );
     });
 }
+
+#[test]
+fn lists_counterbalance_and_are_recorded_to_the_results() {
+    use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
+    use clozelab::game::lists::ListAssignment;
+    use clozelab::game::results::StudyResults;
+    use clozelab::game::study::StudyError;
+    let config = StudyConfig::from_json(
+        r#"{"title": "Lists", "practice": "garden", "lists": [
+            {"name": "A", "passages": ["storm", "bees"]},
+            {"name": "B", "passages": ["letter", "river"]}]}"#,
+    )
+    .unwrap();
+    let url = |list: &str| BTreeMap::from([("list".to_string(), list.to_string())]);
+    let plan = config.plan("P1", &url("B")).unwrap();
+    let ids: Vec<&str> = plan.items.iter().map(|(p, _)| p.id.as_str()).collect();
+    assert_eq!(ids, ["garden", "letter", "river"]);
+    let chosen = plan.list.clone().unwrap();
+    assert_eq!(
+        (chosen.name.as_str(), chosen.how),
+        ("B", ListAssignment::UrlParameter)
+    );
+    assert_eq!(
+        config.plan("P1", &url("C")),
+        Err(StudyError::UnknownList("C".into()))
+    );
+    // Without a list in the URL, a stable hash of the id: both lists are used, each the same
+    // way every time.
+    let hashed: Vec<String> = (0..40)
+        .map(|i| {
+            config
+                .plan(&format!("P{i}"), &BTreeMap::new())
+                .unwrap()
+                .list
+                .unwrap()
+                .name
+        })
+        .collect();
+    assert!(hashed.iter().any(|n| n == "A") && hashed.iter().any(|n| n == "B"));
+    assert_eq!(
+        config.plan("P7", &BTreeMap::new()).unwrap().list,
+        config.plan("P7", &BTreeMap::new()).unwrap().list
+    );
+    // Lists are checked like passages.
+    for (bad, expected) in [
+        (
+            r#"[{"name": "A", "passages": ["nope"]}]"#,
+            "unknown passage",
+        ),
+        (
+            r#"[{"name": "A", "passages": ["storm"]}, {"name": "A", "passages": ["bees"]}]"#,
+            "used twice",
+        ),
+        (
+            r#"[{"name": " ", "passages": ["storm"]}]"#,
+            "name of its own",
+        ),
+    ] {
+        let err = StudyConfig::from_json(&format!(r#"{{"lists": {bad}}}"#)).unwrap_err();
+        assert!(err.to_string().contains(expected), "{err}");
+    }
+    let too_many = r#"{"passages_per_participant": 3, "lists": [{"name": "A", "passages": ["storm", "bees", "letter"]}, {"name": "B", "passages": ["river"]}]}"#;
+    assert!(matches!(
+        StudyConfig::from_json(too_many),
+        Err(StudyError::PassageCount {
+            got: 3,
+            available: 1
+        })
+    ));
+    // The export says which list and how; the results reader shows it per participant.
+    let manifest = Manifest::new(&ModelInfo::default(), &config, &plan, 0, "now");
+    let bundle = ExportKind::Bundle
+        .render(&[], &[], Some(&manifest))
+        .unwrap();
+    assert!(bundle.contains(r#""how": "url_parameter""#), "{bundle}");
+    let results = StudyResults::read(vec![("b.json".into(), bundle.into_bytes())]).unwrap();
+    assert_eq!(results.participants[0].list.as_deref(), Some("B"));
+}

@@ -17,6 +17,7 @@ mod package;
 mod participant;
 mod results;
 mod robustness;
+mod study_config;
 mod table1;
 mod token_games;
 mod tokenizer;

@@ -427,6 +427,7 @@ fn token_exports_dropped_into_your_data_are_recognised() {
         url_ids: Default::default(),
         order_seed: 0,
         items: vec![],
+        list: None,
     };
     let manifest = Manifest::new(
         &ModelInfo::default(),

@@ -71,8 +71,12 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.goto(`${served.base}/`);
       await page.getByRole("link", { name: "Study", exact: true }).click();
       await page.getByTestId("study-title").fill("Lesestudie");
-      await page.getByTestId("study-own-text").fill("# Kurz\nOne two three four five");
+      await page.getByTestId("study-own-text").fill("# Kurz\nOne two three four five\n\n# Lang\nSix seven eight nine ten");
       await page.getByTestId("study-add-text").click();
+      // Two counterbalanced lists, one passage each.
+      await page.getByTestId("study-lists").fill("A: p1\nB p2");
+      assert.match(await page.locator("[role=alert]").first().innerText(), /line 2: write it as "name: id, id, …"/);
+      await page.getByTestId("study-lists").fill("A: p1\nB: p2");
       // Checked as typed, with the loader's own words.
       await page.getByTestId("study-per-participant").fill("3");
       assert.match(await page.getByTestId("study-error").innerText(), /passages_per_participant must be between 1 and 1, got 3/);
@@ -91,8 +95,12 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const config = JSON.parse(await page.getByTestId("study-json").textContent());
       assert.deepEqual(config, {
         title: "Lesestudie",
-        passages: ["p1"],
-        texts: [{ id: "p1", title: "Kurz", text: "One two three four five", genre: "your text" }],
+        passages: ["p1", "p2"],
+        texts: [
+          { id: "p1", title: "Kurz", text: "One two three four five", genre: "your text" },
+          { id: "p2", title: "Lang", text: "Six seven eight nine ten", genre: "your text" },
+        ],
+        lists: [{ name: "A", passages: ["p1"] }, { name: "B", passages: ["p2"] }],
         consent: "Ich stimme zu.",
         completion_code: "C0DES",
         redirect_url: PROLIFIC,
@@ -134,13 +142,16 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     // withdraws after one answer (JATOS's abort deletes what it had) and goes to the decline URL.
     await jatos.importStudy(files.jzip);
     await withPage("study-page-jatos", {}, async (page) => {
-      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1`);
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1&list=B`);
       await playToTheEnd(page, { reloadAfter: 2 });
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS1");
       assert.equal(run.state, "FINISHED");
       assert.equal(run.componentResults.length, 2, "the reload opened a second component result");
-      assert.deepEqual(JSON.parse(run.resultData).responses.map((r) => r.response), WORDS);
+      const bundle = JSON.parse(run.resultData);
+      assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
+      assert.deepEqual(bundle.responses.map((r) => r.passage), ["p2", "p2", "p2", "p2"], "list B's passage");
+      assert.deepEqual(bundle.manifest.list, { name: "B", how: "url_parameter" });
     });
     await withPage("study-page-jatos-withdraw", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS2`);
@@ -161,6 +172,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const row = (id) => page.locator(`[data-testid=participant-runs] tr[data-participant=${id}]`);
       await row("PS1").waitFor({ timeout: TIMEOUT });
       assert.equal(await row("PS1").getAttribute("data-state"), "complete");
+      assert.equal(await row("PS1").getAttribute("data-list"), "B");
       assert.match(await row("PS1").innerText(), /4 of 4/);
       assert.equal(await row("PS2").getAttribute("data-state"), "withdrawn");
       assert.match(await page.getByTestId("analysis-notes").innerText(), /2 participants \(1 complete, 0 incomplete, 1 withdrawn\): 4 answers/);

@@ -15,6 +15,7 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                     <tr>
                         <th>"participant"</th>
                         <th>"study"</th>
+                        <th>"list"</th>
                         <th>"answers"</th>
                         <th>"state"</th>
                     </tr>
@@ -30,9 +31,14 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                 };
                                 let state = run.state.to_string();
                                 view! {
-                                    <tr data-participant=run.participant.clone() data-state=state>
+                                    <tr
+                                        data-participant=run.participant.clone()
+                                        data-state=state
+                                        data-list=run.list.clone().unwrap_or_default()
+                                    >
                                         <td>{run.participant.clone()}</td>
                                         <td>{run.study}</td>
+                                        <td>{run.list.clone().unwrap_or_default()}</td>
                                         <td>{answers}</td>
                                         <td>{run.state.to_string()}</td>
                                     </tr>

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::fields::CountField;
+use super::list_fields::ListFields;
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::read_file_list;
@@ -158,6 +159,7 @@ pub(super) fn PassageFields() -> impl IntoView {
                 set=|c, v| c.passages_per_participant = v
             />
             <PracticeChoice />
+            <ListFields />
         </fieldset>
     }
 }

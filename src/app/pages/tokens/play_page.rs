@@ -68,6 +68,7 @@ pub fn TokenGamePage() -> impl IntoView {
         url_ids: Default::default(),
         order_seed: 0,
         items: vec![(passage, false)],
+        list: None,
     };
     TokenGame::provide(study, plan, false, rounds_from_url(), runtime);
     view! { <TokenGameBody title /> }.into_any()

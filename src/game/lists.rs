@@ -1,0 +1,118 @@
+//! Counterbalancing: a study names lists of passages and each participant plays one. The list
+//! comes from the URL (`?list=B`, e.g. one Prolific study or JATOS study link per list), else
+//! from a batch's choice (the least-used list; [`least_used`]), else from a stable hash of the
+//! participant's id; the export records which list and how it was chosen.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rng::stable_hash;
+
+/// The URL parameter that names a participant's list.
+pub const LIST_PARAM: &str = "list";
+
+/// One list of passages (ids of built-in passages or of the study's own).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PassageList {
+    pub name: String,
+    pub passages: Vec<String>,
+}
+
+/// How a participant's list was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListAssignment {
+    /// The study link named it (`?list=…`).
+    UrlParameter,
+    /// JATOS's batch session: the list fewest participants had so far.
+    JatosBatch,
+    /// A stable hash of the participant's id (lists then balance only on average).
+    ParticipantHash,
+}
+
+/// The list a participant plays, and how it was chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AssignedList {
+    pub name: String,
+    pub how: ListAssignment,
+}
+
+/// Checks the lists' names: each non-empty, without control characters, used once.
+pub fn check_names(lists: &[PassageList]) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for list in lists {
+        let name = list.name.trim();
+        if name.is_empty() || name.chars().any(char::is_control) {
+            return Err(format!("{:?}", list.name));
+        }
+        if !seen.insert(name) {
+            return Err(format!("{name:?} (used twice)"));
+        }
+    }
+    Ok(())
+}
+
+/// The list for `participant`: the one `params` names ([`LIST_PARAM`]), else `from_batch`
+/// (JATOS's choice), else one picked by a stable hash of the id. `Err` names a list the URL
+/// asked for that the study does not have. `None` when the study has no lists.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use clozelab::game::lists::{ListAssignment, PassageList, assign};
+/// let lists = ["A", "B"].map(|n| PassageList { name: n.into(), passages: vec!["storm".into()] });
+/// let url = BTreeMap::from([("list".to_string(), "B".to_string())]);
+/// let chosen = assign(&lists, "P1", &url, None).unwrap().unwrap();
+/// assert_eq!((chosen.name.as_str(), chosen.how), ("B", ListAssignment::UrlParameter));
+/// let hashed = assign(&lists, "P1", &BTreeMap::new(), None).unwrap().unwrap();
+/// assert_eq!(hashed, assign(&lists, "P1", &BTreeMap::new(), None).unwrap().unwrap());
+/// assert!(assign(&lists, "P1", &BTreeMap::from([("list".into(), "Z".into())]), None).is_err());
+/// ```
+pub fn assign(
+    lists: &[PassageList],
+    participant: &str,
+    params: &BTreeMap<String, String>,
+    from_batch: Option<&str>,
+) -> Result<Option<AssignedList>, String> {
+    if lists.is_empty() {
+        return Ok(None);
+    }
+    let named = |name: &str, how| {
+        lists
+            .iter()
+            .find(|l| l.name.trim() == name.trim())
+            .map(|l| AssignedList {
+                name: l.name.clone(),
+                how,
+            })
+            .ok_or_else(|| name.to_string())
+    };
+    if let Some(name) = params.get(LIST_PARAM) {
+        return named(name, ListAssignment::UrlParameter).map(Some);
+    }
+    if let Some(name) = from_batch {
+        return named(name, ListAssignment::JatosBatch).map(Some);
+    }
+    let index = (stable_hash(&format!("list:{participant}")) % lists.len() as u64) as usize;
+    Ok(Some(AssignedList {
+        name: lists[index].name.clone(),
+        how: ListAssignment::ParticipantHash,
+    }))
+}
+
+/// Of `counts` (list name → participants so far), the least-used list, the first on ties.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use clozelab::game::lists::{PassageList, least_used};
+/// let lists = ["A", "B", "C"].map(|n| PassageList { name: n.into(), passages: vec![] });
+/// let counts = BTreeMap::from([("A".to_string(), 2), ("B".to_string(), 1)]);
+/// assert_eq!(least_used(&lists, &counts), Some("C"));
+/// ```
+pub fn least_used<'a>(lists: &'a [PassageList], counts: &BTreeMap<String, u64>) -> Option<&'a str> {
+    lists
+        .iter()
+        .min_by_key(|l| counts.get(&l.name).copied().unwrap_or(0))
+        .map(|l| l.name.as_str())
+}

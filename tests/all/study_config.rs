@@ -1,0 +1,201 @@
+//! Study configs: validation with the loader's errors, plans per participant, ids from the
+//! URL or JATOS's study link.
+
+use std::collections::BTreeMap;
+
+use clozelab::game::study::*;
+
+fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn config_validation() {
+    assert!(matches!(
+        StudyConfig::from_json("{"),
+        Err(StudyError::Json(_))
+    ));
+    assert_eq!(
+        StudyConfig::from_json(r#"{"send_each_response": true}"#),
+        Err(StudyError::SendEachWithoutSubmit)
+    );
+    assert!(
+        StudyConfig::from_json(r#"{"send_each_response": true, "submit_url": "/s"}"#)
+            .unwrap()
+            .send_each_response
+    );
+    assert!(matches!(
+        StudyConfig::from_json(r#"{"unknown_field": 1}"#),
+        Err(StudyError::Json(_))
+    ));
+    assert_eq!(
+        StudyConfig::from_json(r#"{"passages": ["nope"]}"#),
+        Err(StudyError::UnknownPassage("nope".into()))
+    );
+    assert!(matches!(
+        StudyConfig::from_json(r#"{"passages_per_participant": 0}"#),
+        Err(StudyError::PassageCount { .. })
+    ));
+    assert!(matches!(
+        StudyConfig::from_json(r#"{"passages_per_participant": 11}"#),
+        Err(StudyError::PassageCount { .. })
+    ));
+    for bad in [
+        "javascript:alert(1)",
+        "data:text/html,x",
+        " JAVASCRIPT:x",
+        "ftp://x",
+    ] {
+        let json = serde_json::json!({"redirect_url": bad}).to_string();
+        assert!(
+            matches!(
+                StudyConfig::from_json(&json),
+                Err(StudyError::RedirectUrl(_))
+            ),
+            "{bad}"
+        );
+        let json = serde_json::json!({"decline_url": bad}).to_string();
+        assert!(
+            matches!(
+                StudyConfig::from_json(&json),
+                Err(StudyError::DeclineUrl(_))
+            ),
+            "{bad}"
+        );
+    }
+    assert!(
+        StudyConfig::from_json(
+            r#"{"redirect_url": "https://app.prolific.com/submissions/complete?cc=X"}"#
+        )
+        .is_ok()
+    );
+    for bad in [
+        "https://evil.example/x",
+        "//evil.example/x",
+        "submit",
+        "/a\\b",
+    ] {
+        let json = serde_json::json!({"submit_url": bad}).to_string();
+        assert!(
+            matches!(StudyConfig::from_json(&json), Err(StudyError::SubmitUrl(_))),
+            "{bad}"
+        );
+    }
+    assert!(StudyConfig::from_json(r#"{"submit_url": "/api/submit"}"#).is_ok());
+}
+
+#[test]
+fn plans_are_seeded_per_participant() {
+    let config = StudyConfig::from_json(
+        r#"{"order": "random", "passages_per_participant": 3, "practice": "garden"}"#,
+    )
+    .unwrap();
+    let a = config
+        .plan("alice", &params(&[("STUDY_ID", "s1")]))
+        .unwrap();
+    let a2 = config.plan("alice", &BTreeMap::new()).unwrap();
+    let b = config.plan("bob", &BTreeMap::new()).unwrap();
+    assert_eq!(a.items, a2.items, "same participant, same order");
+    assert_eq!(a.items.len(), 4);
+    assert_eq!((a.items[0].0.id.as_str(), a.items[0].1), ("garden", true));
+    assert!(
+        a.items[1..]
+            .iter()
+            .all(|(p, practice)| !practice && p.id != "garden")
+    );
+    assert_ne!(a.order_seed, b.order_seed);
+    assert_eq!(a.url_ids.get("STUDY_ID").map(String::as_str), Some("s1"));
+    // Over many participants every passage gets first place sometimes: the order is shuffled.
+    let firsts: std::collections::BTreeSet<String> = (0..200)
+        .map(|i| {
+            config
+                .plan(&format!("p{i}"), &BTreeMap::new())
+                .unwrap()
+                .items[1]
+                .0
+                .id
+                .clone()
+        })
+        .collect();
+    assert!(firsts.len() >= 8, "{firsts:?}");
+}
+
+#[test]
+fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
+    let cookie = "JATOS_ID_7=studyResultUuid=0a-1b&workerId=5";
+    let mut run =
+        clozelab::game::jatos_run::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie)
+            .unwrap();
+    let config =
+        StudyConfig::from_json(r#"{"title": "T", "redirect_url": "https://app.prolific.com/x"}"#)
+            .unwrap()
+            .in_jatos(run.clone());
+    // Without Prolific's id in the study link: JATOS's worker, whatever the fallback.
+    assert_eq!(
+        config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+        "jatos-worker-5"
+    );
+    assert_eq!(config.redirect_url.as_deref(), Some(run.end_url().as_str()));
+    assert!(config.send_each_response && config.sends_everything_each_time());
+    let bundle = r#"{"responses": [{"participant": "P", "passage": "p", "position": 2}]}"#;
+    let pending = config.submission("P/p/2".into(), bundle.into()).unwrap();
+    assert_eq!(
+        (pending.key.as_str(), pending.url.as_str()),
+        ("jatos/0a-1b", "/publix/0a-1b/c-2/resultData")
+    );
+    assert!(pending.replace && pending.body.contains("\"idempotency_key\":\"P/p/2\""));
+    // The study link's parameters (from initData) name the participant and the session.
+    run.url_parameters = params(&[("PROLIFIC_PID", "p9"), ("STUDY_ID", "s9")]);
+    let config = config.in_jatos(run);
+    assert_eq!(
+        config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+        "p9"
+    );
+    let plan = config.plan("p9", &BTreeMap::new()).unwrap();
+    assert_eq!(plan.url_ids.get("STUDY_ID").map(String::as_str), Some("s9"));
+    // Outside JATOS: one response's own key, added to what the server has.
+    let plain = StudyConfig::from_json(r#"{"submit_url": "/submit"}"#).unwrap();
+    let pending = plain.submission("P/p/2".into(), bundle.into()).unwrap();
+    assert_eq!((pending.key.as_str(), pending.replace), ("P/p/2", false));
+    assert!(
+        StudyConfig::default_play()
+            .submission("k".into(), "{}".into())
+            .is_none()
+    );
+}
+
+#[test]
+fn participant_ids() {
+    let config = StudyConfig::from_json(r#"{"participant_param": "worker"}"#).unwrap();
+    assert_eq!(
+        config
+            .participant_id(&params(&[("worker", "w1"), ("PROLIFIC_PID", "p1")]), "gen")
+            .unwrap(),
+        "w1"
+    );
+    assert_eq!(
+        config
+            .participant_id(&params(&[("PROLIFIC_PID", "p1")]), "gen")
+            .unwrap(),
+        "p1"
+    );
+    assert_eq!(
+        config.participant_id(&BTreeMap::new(), "gen").unwrap(),
+        "gen"
+    );
+    assert_eq!(
+        config.participant_id(&params(&[("worker", &"x".repeat(200))]), "gen"),
+        Err(StudyError::ParticipantId)
+    );
+    let hostile = "<img src=x onerror=alert(1)>";
+    assert_eq!(
+        config
+            .participant_id(&params(&[("worker", hostile)]), "gen")
+            .unwrap(),
+        hostile,
+        "kept; only ever shown as text"
+    );
+}
