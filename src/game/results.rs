@@ -20,6 +20,7 @@ use crate::data::participant_run::{ParticipantRun, RunState};
 use crate::data::{DataError, ResponseRecord};
 use crate::game::export::Manifest;
 use crate::game::outbox::response_key;
+use crate::game::passages::Passage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::top1::Top1Record;
 use crate::game::tokens::two_token::TwoTokenRecord;
@@ -226,6 +227,8 @@ pub struct StudyResults {
     pub repeats: usize,
     /// Files that were not results, with why (shown; the others are kept).
     pub skipped: Vec<String>,
+    /// The studies' own passages (`texts` of the manifests' study configs), by id.
+    pub passages: Vec<Passage>,
 }
 
 #[derive(Default)]
@@ -238,6 +241,7 @@ struct Merging {
     repeats: usize,
     /// Participants who withdrew (a study server's withdrawal notices).
     withdrawn: BTreeMap<String, String>,
+    passages: BTreeMap<String, Passage>,
 }
 
 /// What the bundles say of one participant.
@@ -293,6 +297,11 @@ impl Merging {
                     }
                 }
             }
+        }
+        for passage in &manifest.study.texts {
+            self.passages
+                .entry(passage.id.clone())
+                .or_insert_with(|| passage.clone());
         }
         participants.push(manifest.participant.clone());
         participants.sort();
@@ -395,6 +404,7 @@ impl Merging {
             bundles: self.bundles,
             repeats: self.repeats,
             skipped,
+            passages: self.passages.into_values().collect(),
         }
     }
 }
@@ -551,7 +561,14 @@ pub fn dataset_from_files(
     if only_complete {
         read.only(&[RunState::Complete]);
     }
-    let mut data = Dataset::from_files(&others, passages, &read.responses)?;
+    // The studies' own passages make their contexts known too.
+    let mut passages = passages.to_vec();
+    for own in &read.passages {
+        if !passages.iter().any(|(id, _)| *id == own.id) {
+            passages.push((own.id.clone(), own.text.clone()));
+        }
+    }
+    let mut data = Dataset::from_files(&others, &passages, &read.responses)?;
     data.notes.push(format!("Study results: {summary}"));
     if only_complete && others_left_out > 0 {
         data.notes.push(format!(

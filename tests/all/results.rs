@@ -235,6 +235,9 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
             .iter()
             .any(|n| n.contains("2 participants (1 complete, 1 incomplete"))
     );
+    // The study's own passage comes with its bundles: its answers count without being given.
+    let unaided = dataset_from_files(&texts, &[], false).unwrap();
+    assert_eq!(unaided.norms, data.norms);
 }
 
 #[test]
