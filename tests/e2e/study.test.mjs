@@ -26,7 +26,7 @@ async function download(page, testid, dir) {
 
 /** Plays the one-passage study on `page` from its consent screen to the end, reloading after
  * `reloadAfter` answers, or withdrawing after `withdrawAfter`. */
-async function playToTheEnd(page, { reloadAfter, withdrawAfter } = {}) {
+async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot } = {}) {
   await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
   await page.getByTestId("consent-accept").click();
   for (const [i, word] of WORDS.entries()) {
@@ -34,6 +34,14 @@ async function playToTheEnd(page, { reloadAfter, withdrawAfter } = {}) {
     const input = page.getByTestId("guess");
     await input.waitFor({ timeout: TIMEOUT });
     await page.waitForFunction((p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p, i + 2, { timeout: TIMEOUT });
+    if (shot && i === 1) {
+      // What a participant sees: the passage, the progress bar, the way out.
+      await screenshot(page, `${shot}.png`);
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
+      await screenshot(page, `${shot}-phone.png`);
+      await page.setViewportSize({ width: 1100, height: 900 });
+    }
     if (i === withdrawAfter) {
       await page.getByTestId("withdraw").click();
       await page.getByTestId("withdraw-confirm").click();
@@ -187,7 +195,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     try {
       await withPage("study-page-site", {}, async (page) => {
         await page.goto(`${host.base}${link}`);
-        await playToTheEnd(page);
+        await playToTheEnd(page, { shot: "study-site-participant" });
         await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
         assert.deepEqual(host.submissions.filter((b) => b.responses?.length === 4).map((b) => b.manifest.participant), ["PW1"]);
       });
