@@ -115,6 +115,18 @@ pub fn package_file_names(all: &[String], config: &StudyConfig) -> Vec<String> {
     names
 }
 
+/// The config, checked, and the names of the app's files its package takes.
+fn checked(
+    study_json: &str,
+    files: &[AppFile],
+) -> Result<(StudyConfig, Vec<String>), PackageError> {
+    let config = StudyConfig::from_json(study_json)?;
+    check_app(files, &config)?;
+    let all: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    let names = package_file_names(&all, &config);
+    Ok((config, names))
+}
+
 /// Checks that `files` are a built app holding what `config` needs.
 fn check_app(files: &[AppFile], config: &StudyConfig) -> Result<(), PackageError> {
     for needed in ["index.html", "worker_loader.js"] {
@@ -182,12 +194,7 @@ impl ZipOut {
 /// (see [`study_description`]), and the folder `<assets>/` with the app, its `index.html`
 /// linking its assets from its own folder, and `study.json`.
 pub fn jatos_study_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8>, PackageError> {
-    let config = StudyConfig::from_json(study_json)?;
-    check_app(files, &config)?;
-    let names = package_file_names(
-        &files.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-        &config,
-    );
+    let (config, names) = checked(study_json, files)?;
     let top_level: Vec<String> = names.iter().filter(|n| !n.contains('/')).cloned().collect();
     let dir = assets_dir_name(&config.title);
     let description = study_description(&config, study_json, &dir);
@@ -215,12 +222,7 @@ pub fn jatos_study_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
 /// `README-host.txt` (see [`host_readme`]), all at the ZIP's root, to be served at the root of
 /// a web host.
 pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8>, PackageError> {
-    let config = StudyConfig::from_json(study_json)?;
-    check_app(files, &config)?;
-    let names = package_file_names(
-        &files.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
-        &config,
-    );
+    let (config, names) = checked(study_json, files)?;
     let mut zip = ZipOut::new();
     for file in in_order(files, &names) {
         if file.name != "study.json" && file.name != "README-host.txt" {

@@ -107,10 +107,12 @@ async function playTwoWords(webgpu, model) {
     await screenshot(page, `responsive-${backend}.png`);
     assert.ok(keyLatencies.some((k) => k.duringComputation), "a key was typed while GPT-2 computed");
     for (const k of keyLatencies) assert.ok(k.ms < 100, `typed key took ${k.ms} ms to appear`);
-    // The page does no heavy work itself (a forward pass there would block it for seconds),
-    // but its drawing can take tens of milliseconds, stretched on a loaded 2-core machine
-    // where SwiftShader's threads compete with the page's (115 ms seen once): hence 250.
-    assert.ok(worst <= 250, `main-thread task of ${worst} ms after the model loaded`);
+    // The page does no heavy work itself (a forward pass there would block it for a second or
+    // more), but its drawing can take tens of milliseconds, stretched on a loaded 2-core machine
+    // where the worker's and SwiftShader's threads compete with the page's: the same build gave
+    // 71, 162 and 286 ms in three runs (the last inside the whole suite). Hence 400: well above
+    // that noise, well below any model work on the main thread.
+    assert.ok(worst <= 400, `main-thread task of ${worst} ms after the model loaded`);
     // The page itself never holds the weights: they live in the worker.
     assert.ok(!(heapMb > 200), `page JS heap ${heapMb} MB`);
   } catch (e) {

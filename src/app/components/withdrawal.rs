@@ -103,3 +103,13 @@ pub fn WithdrawButton(on_withdraw: Callback<()>) -> impl IntoView {
         </div>
     }
 }
+
+/// What a participant who declined or withdrew is told (when the study has no decline URL).
+#[component]
+pub fn LeftStudy(message: String) -> impl IntoView {
+    view! {
+        <p class="study-text" data-testid="left-study">
+            {message}
+        </p>
+    }
+}

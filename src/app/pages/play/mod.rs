@@ -14,7 +14,7 @@ use leptos_router::hooks::use_params_map;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::outcome::Outcome;
-use crate::app::components::withdrawal::WithdrawButton;
+use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
@@ -202,14 +202,7 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                     }
                         .into_any()
                 }
-                Phase::Left(message) => {
-                    view! {
-                        <p class="study-text" data-testid="left-study">
-                            {message}
-                        </p>
-                    }
-                        .into_any()
-                }
+                Phase::Left(message) => view! { <LeftStudy message /> }.into_any(),
                 Phase::Complete => {
                     let code = game.study.with_value(|s| s.completion_code.clone());
                     view! {

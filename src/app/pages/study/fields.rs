@@ -30,6 +30,32 @@ pub(super) fn TextField(
     }
 }
 
+/// A one-line text input for an optional text: empty means "not set".
+#[component]
+pub(super) fn OptionalTextField(
+    label: &'static str,
+    id: &'static str,
+    field: fn(&StudyConfig) -> &Option<String>,
+    field_mut: fn(&mut StudyConfig) -> &mut Option<String>,
+    #[prop(optional)] placeholder: &'static str,
+) -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <label for=id>{label}</label>
+        <input
+            id=id
+            data-testid=id
+            type="text"
+            placeholder=placeholder
+            prop:value=move || draft.config.with(|c| field(c).clone().unwrap_or_default())
+            on:input=move |ev| {
+                let text = event_target_value(&ev);
+                draft.config.update(|c| *field_mut(c) = (!text.trim().is_empty()).then_some(text));
+            }
+        />
+    }
+}
+
 /// A text area (consent, instructions).
 #[component]
 pub(super) fn TextArea(

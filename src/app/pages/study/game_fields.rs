@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::fields::{CountField, TextField};
+use super::fields::{CountField, OptionalTextField, TextField};
 use super::use_study_draft;
 use crate::game::study::GameKind;
 
@@ -77,12 +77,12 @@ pub(super) fn GameFields() -> impl IntoView {
                     get=|c| Some(c.seed)
                     set=|c, v| c.seed = v.unwrap_or(0)
                 />
-                <TextField
+                <OptionalTextField
                     label="Model folder participants load (on the study's own server)"
                     id="study-model"
                     placeholder="models/gpt2/"
-                    get=|c| c.model.clone().unwrap_or_default()
-                    set=|c, v| c.model = (!v.trim().is_empty()).then_some(v)
+                    field=|c| &c.model
+                    field_mut=|c| &mut c.model
                 />
             </Show>
         </fieldset>

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::fields::{TextArea, TextField};
+use super::fields::{OptionalTextField, TextArea, TextField};
 use super::use_study_draft;
 
 #[component]
@@ -30,33 +30,33 @@ pub(super) fn ScreenFields() -> impl IntoView {
                 get=|c| c.completion_code.clone()
                 set=|c, v| c.completion_code = v
             />
-            <TextField
+            <OptionalTextField
                 label="Redirect at the end (e.g. Prolific's completion URL)"
                 id="study-redirect"
                 placeholder="https://app.prolific.com/submissions/complete?cc=…"
-                get=|c| c.redirect_url.clone().unwrap_or_default()
-                set=|c, v| c.redirect_url = (!v.trim().is_empty()).then_some(v)
+                field=|c| &c.redirect_url
+                field_mut=|c| &mut c.redirect_url
             />
-            <TextField
+            <OptionalTextField
                 label="Where to send a participant who does not agree or withdraws (e.g. Prolific's no-consent URL)"
                 id="study-decline"
                 placeholder="https://app.prolific.com/submissions/complete?cc=…"
-                get=|c| c.decline_url.clone().unwrap_or_default()
-                set=|c, v| c.decline_url = (!v.trim().is_empty()).then_some(v)
+                field=|c| &c.decline_url
+                field_mut=|c| &mut c.decline_url
             />
-            <TextField
+            <OptionalTextField
                 label="URL parameter with the participant's id"
                 id="study-participant-param"
                 placeholder="PROLIFIC_PID"
-                get=|c| c.participant_param.clone().unwrap_or_default()
-                set=|c, v| c.participant_param = (!v.trim().is_empty()).then_some(v)
+                field=|c| &c.participant_param
+                field_mut=|c| &mut c.participant_param
             />
-            <TextField
+            <OptionalTextField
                 label="Send results to (a path on the study's own server; not used in JATOS)"
                 id="study-submit-url"
                 placeholder="/submit"
-                get=|c| c.submit_url.clone().unwrap_or_default()
-                set=|c, v| c.submit_url = (!v.trim().is_empty()).then_some(v)
+                field=|c| &c.submit_url
+                field_mut=|c| &mut c.submit_url
             />
             <label class="inline">
                 <input

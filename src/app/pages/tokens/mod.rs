@@ -24,7 +24,7 @@ use leptos::prelude::*;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::progress_bar::ProgressBar;
-use crate::app::components::withdrawal::WithdrawButton;
+use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::state::ModelState;
 use crate::game::study::GameKind;
 use crate::game::withdrawal::Leaving;
@@ -131,14 +131,7 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                     }
                         .into_any()
                 }
-                Stage::Left(message) => {
-                    view! {
-                        <p class="study-text" data-testid="left-study">
-                            {message}
-                        </p>
-                    }
-                        .into_any()
-                }
+                Stage::Left(message) => view! { <LeftStudy message /> }.into_any(),
                 Stage::Scoring => {
                     view! {
                         <p class="status" data-testid="scoring">
