@@ -34,6 +34,10 @@ pub struct ParticipantRun {
     /// The counterbalanced list they played, when the study had lists. (Never skipped when
     /// empty: the worker's messages use a format that has no field names.)
     pub list: Option<String>,
+    /// Whether their answers came from a preview of the study (the researcher's), not a
+    /// participant.
+    #[serde(default)]
+    pub pilot: bool,
     /// Distinct answers kept (each idempotency key once).
     pub answered: usize,
     /// The answers the participant's plan asked for, when the bundles say.

@@ -254,6 +254,7 @@ struct Person {
     /// JATOS study results their bundles came from.
     run_ids: Vec<u64>,
     list: Option<String>,
+    pilot: bool,
 }
 
 impl Merging {
@@ -315,6 +316,7 @@ impl Merging {
             if let Some(list) = &manifest.list {
                 person.list = Some(list.name.clone());
             }
+            person.pilot |= manifest.pilot;
         }
         self.bundles += 1;
         Ok(())
@@ -358,6 +360,7 @@ impl Merging {
                     participant: participant.clone(),
                     study: person.study.clone(),
                     list: person.list.clone(),
+                    pilot: person.pilot,
                     answered: count,
                     planned: person.planned,
                     state: if self.withdrawn.contains_key(participant) {
@@ -388,6 +391,7 @@ impl Merging {
                     participant,
                     study: String::new(),
                     list: None,
+                    pilot: false,
                     answered: 0,
                     planned: None,
                     state: RunState::Withdrawn,
@@ -481,12 +485,13 @@ impl StudyResults {
         }
     }
 
-    /// Keeps the answers of participants whose state is in `keep` (e.g. only complete runs).
+    /// Keeps the answers of participants whose state is in `keep` (e.g. only complete runs);
+    /// a preview's (pilot) answers are never kept.
     pub fn only(&mut self, keep: &[RunState]) {
         let kept: std::collections::BTreeSet<String> = self
             .participants
             .iter()
-            .filter(|p| keep.contains(&p.state))
+            .filter(|p| keep.contains(&p.state) && !p.pilot)
             .map(|p| p.participant.clone())
             .collect();
         self.responses.retain(|r| kept.contains(&r.participant));
@@ -556,7 +561,7 @@ pub fn dataset_from_files(
     let others_left_out = read
         .participants
         .iter()
-        .filter(|p| p.state != RunState::Complete)
+        .filter(|p| p.state != RunState::Complete || p.pilot)
         .count();
     if only_complete {
         read.only(&[RunState::Complete]);

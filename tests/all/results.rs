@@ -306,3 +306,37 @@ fn a_withdrawal_notice_deletes_what_the_server_already_had() {
     assert_eq!(alone.participants[0].state, RunState::Withdrawn);
     assert_eq!(alone.participants[0].study, "Storm study");
 }
+
+#[test]
+fn a_preview_is_listed_as_pilot_and_never_kept_with_the_complete() {
+    let study = study().for_preview();
+    let plan = study.plan("preview", &BTreeMap::new()).unwrap();
+    let manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now");
+    let records: Vec<_> = (2..=4)
+        .map(|p| answer("preview", p, ["two", "three", "four"][p as usize - 2]))
+        .collect();
+    let pilot = ExportKind::Bundle
+        .render(&records, &[], Some(&manifest))
+        .unwrap();
+    assert!(pilot.contains(r#""pilot": true"#));
+    let files = vec![
+        ("pilot.json".to_string(), pilot.into_bytes()),
+        ("p1.json".to_string(), bundle("P1", 3).into_bytes()),
+    ];
+    let mut results = StudyResults::read(files).unwrap();
+    let flags: Vec<_> = results
+        .participants
+        .iter()
+        .map(|p| (p.participant.as_str(), p.state, p.pilot))
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            ("P1", RunState::Complete, false),
+            ("preview", RunState::Complete, true)
+        ]
+    );
+    results.only(&[RunState::Complete]);
+    assert!(results.responses.iter().all(|r| r.participant == "P1"));
+    assert_eq!(results.responses.len(), 3);
+}

@@ -30,17 +30,24 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                     None => run.answered.to_string(),
                                 };
                                 let state = run.state.to_string();
+                                let shown_state = if run.pilot {
+                                    format!("{state} (pilot)")
+                                } else {
+                                    state.clone()
+                                };
+                                // A preview's answers are the researcher's, never a participant's.
                                 view! {
                                     <tr
                                         data-participant=run.participant.clone()
                                         data-state=state
                                         data-list=run.list.clone().unwrap_or_default()
+                                        data-pilot=run.pilot.to_string()
                                     >
                                         <td>{run.participant.clone()}</td>
                                         <td>{run.study}</td>
                                         <td>{run.list.clone().unwrap_or_default()}</td>
                                         <td>{answers}</td>
-                                        <td>{run.state.to_string()}</td>
+                                        <td>{shown_state}</td>
                                     </tr>
                                 }
                             })
