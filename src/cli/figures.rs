@@ -47,7 +47,10 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
         (None, false) => crate::game::results::dataset_from_files(
             &read_texts(&flags.files)?,
             &passages,
-            flags.only_complete,
+            crate::game::results::Exclusions {
+                incomplete: flags.only_complete,
+                failed_attention: flags.exclude_failed_attention,
+            },
         )?,
         _ => {
             return Err(CliError::usage(

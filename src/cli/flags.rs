@@ -107,6 +107,10 @@ pub struct DataFlags {
     /// Of a study's results among the files, count only participants who completed.
     #[arg(long)]
     pub only_complete: bool,
+    /// Of a study's results among the files, leave out participants who failed an attention
+    /// check.
+    #[arg(long)]
+    pub exclude_failed_attention: bool,
 }
 
 /// Which token is true in a simulated round.

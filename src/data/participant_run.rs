@@ -45,4 +45,9 @@ pub struct ParticipantRun {
     pub state: RunState,
     /// How many bundles carried this participant's answers (repeats included).
     pub bundles: usize,
+    /// Attention checks answered right and wrong.
+    #[serde(default)]
+    pub attention_passed: usize,
+    #[serde(default)]
+    pub attention_failed: usize,
 }

@@ -37,6 +37,9 @@ pub struct Manifest {
     /// Answers from the researcher's preview of the study, not a participant's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pilot: bool,
+    /// The participant's answers to the study's attention checks so far.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attention_checks: Vec<crate::game::attention::AttentionResult>,
 }
 
 /// A JSON export: manifest and responses.
@@ -95,7 +98,14 @@ impl Manifest {
             }),
             list: plan.list.clone(),
             pilot: study.preview,
+            attention_checks: Vec::new(),
         }
+    }
+
+    /// The same manifest with the participant's attention-check answers.
+    pub fn with_attention(mut self, results: Vec<crate::game::attention::AttentionResult>) -> Self {
+        self.attention_checks = results;
+        self
     }
 
     /// The same manifest with the number of answers planned (the next-token games' schedule).

@@ -1,7 +1,7 @@
 //! The games and the studies around them: passages ([`passages`]), study configs and plans
 //! ([`study`]) with their counterbalanced lists ([`lists`]) and the Study page's editing of them
 //! ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
-//! running score ([`score`]), where responses are stored ([`store`]) and sent ([`outbox`]),
+//! running score ([`score`]), attention checks placed in passages ([`attention`]), where responses are stored ([`store`]) and sent ([`outbox`]),
 //! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
 //! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), a participant declining or withdrawing
 //! ([`withdrawal`]), and a study on JATOS ([`jatos_run`]: the run
@@ -9,6 +9,7 @@
 //! ([`package`]: the JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos
 //! pages only wire it to the DOM.
 
+pub mod attention;
 pub mod export;
 pub mod humans;
 pub mod imports;

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::analysis::dataset::{Dataset, DatasetError};
 use crate::data::participant_run::{ParticipantRun, RunState};
 use crate::data::{DataError, ResponseRecord};
+use crate::game::attention::{AttentionResult, tally};
 use crate::game::export::Manifest;
 use crate::game::outbox::response_key;
 use crate::game::passages::Passage;
@@ -242,6 +243,8 @@ struct Merging {
     /// Participants who withdrew (a study server's withdrawal notices).
     withdrawn: BTreeMap<String, String>,
     passages: BTreeMap<String, Passage>,
+    /// Attention-check answers by (participant, check): the latest bundle's hold them all.
+    attention: BTreeMap<(String, String), AttentionResult>,
 }
 
 /// What the bundles say of one participant.
@@ -299,6 +302,12 @@ impl Merging {
                 }
             }
         }
+        for result in &manifest.attention_checks {
+            self.attention.insert(
+                (result.participant.clone(), result.check.clone()),
+                result.clone(),
+            );
+        }
         for passage in &manifest.study.texts {
             self.passages
                 .entry(passage.id.clone())
@@ -328,6 +337,7 @@ impl Merging {
         self.responses.retain(|_, r| !gone(&r.participant));
         self.top1.retain(|_, r| !gone(&r.participant));
         self.two_token.retain(|_, r| !gone(&r.participant));
+        self.attention.retain(|(p, _), _| !gone(p));
         for (participant, study) in &self.withdrawn {
             let person = self.people.entry(participant.clone()).or_default();
             if person.study.is_empty() {
@@ -356,6 +366,13 @@ impl Merging {
                     .filter_map(state_of)
                     .any(|r| r.state == JatosState::Finished);
                 let all_there = person.planned.is_some_and(|n| count >= n);
+                let checks: Vec<AttentionResult> = self
+                    .attention
+                    .values()
+                    .filter(|r| r.participant == *participant)
+                    .cloned()
+                    .collect();
+                let (attention_passed, attention_failed) = tally(&checks);
                 ParticipantRun {
                     participant: participant.clone(),
                     study: person.study.clone(),
@@ -371,6 +388,8 @@ impl Merging {
                         RunState::Incomplete
                     },
                     bundles: person.bundles,
+                    attention_passed,
+                    attention_failed,
                 }
             })
             .collect();
@@ -396,6 +415,8 @@ impl Merging {
                     planned: None,
                     state: RunState::Withdrawn,
                     bundles: 0,
+                    attention_passed: 0,
+                    attention_failed: 0,
                 });
             }
         }
@@ -498,6 +519,28 @@ impl StudyResults {
         self.top1.retain(|r| kept.contains(&r.participant));
         self.two_token.retain(|r| kept.contains(&r.participant));
     }
+
+    /// Drops the answers of participants who failed any attention check.
+    pub fn without_failed_attention(&mut self) {
+        let failed: std::collections::BTreeSet<String> = self
+            .participants
+            .iter()
+            .filter(|p| p.attention_failed > 0)
+            .map(|p| p.participant.clone())
+            .collect();
+        self.responses.retain(|r| !failed.contains(&r.participant));
+        self.top1.retain(|r| !failed.contains(&r.participant));
+        self.two_token.retain(|r| !failed.contains(&r.participant));
+    }
+}
+
+/// Whose answers the analyses leave out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct Exclusions {
+    /// Participants who did not complete (and pilots).
+    pub incomplete: bool,
+    /// Participants who failed an attention check.
+    pub failed_attention: bool,
 }
 
 /// What a file holds as text.
@@ -542,7 +585,7 @@ pub enum AnalysisFilesError {
 pub fn dataset_from_files(
     files: &[(String, String)],
     passages: &[(String, String)],
-    only_complete: bool,
+    exclude: Exclusions,
 ) -> Result<Dataset, AnalysisFilesError> {
     let (results, others): (Vec<_>, Vec<_>) = files
         .iter()
@@ -563,8 +606,16 @@ pub fn dataset_from_files(
         .iter()
         .filter(|p| p.state != RunState::Complete || p.pilot)
         .count();
-    if only_complete {
+    let failed_attention = read
+        .participants
+        .iter()
+        .filter(|p| p.attention_failed > 0)
+        .count();
+    if exclude.incomplete {
         read.only(&[RunState::Complete]);
+    }
+    if exclude.failed_attention {
+        read.without_failed_attention();
     }
     // The studies' own passages make their contexts known too.
     let mut passages = passages.to_vec();
@@ -575,9 +626,14 @@ pub fn dataset_from_files(
     }
     let mut data = Dataset::from_files(&others, &passages, &read.responses)?;
     data.notes.push(format!("Study results: {summary}"));
-    if only_complete && others_left_out > 0 {
+    if exclude.incomplete && others_left_out > 0 {
         data.notes.push(format!(
             "Only complete participants: {others_left_out} others left out"
+        ));
+    }
+    if exclude.failed_attention && failed_attention > 0 {
+        data.notes.push(format!(
+            "{failed_attention} participants who failed an attention check left out"
         ));
     }
     data.notes.extend(read.skipped.iter().cloned());

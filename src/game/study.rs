@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::attention::{AttentionCheck, AttentionError, check_all};
 use super::lists::{AssignedList, PassageList, assign, check_names};
 use super::passages::{Passage, built_in_passages};
 use crate::rng::{SplitMix64, stable_hash};
@@ -42,6 +43,8 @@ pub enum StudyError {
     ListName(String),
     #[error("there is no list {0:?} in this study")]
     UnknownList(String),
+    #[error(transparent)]
+    Attention(#[from] AttentionError),
 }
 
 /// An http(s) address without control characters (where a participant may be sent).
@@ -79,6 +82,9 @@ pub struct StudyConfig {
     pub lists: Vec<PassageList>,
     #[serde(default)]
     pub order: Order,
+    /// Instructions with a known answer placed in passages; see [`super::attention`].
+    #[serde(default)]
+    pub attention_checks: Vec<AttentionCheck>,
     /// How many passages each participant plays (default: all).
     #[serde(default)]
     pub passages_per_participant: Option<usize>,
@@ -167,6 +173,7 @@ impl StudyConfig {
         let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
             .map_err(|e| StudyError::Json(e.to_string()))?;
         config.check_pools()?;
+        check_all(&config.attention_checks, |id| config.find(id).is_ok())?;
         if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
             return Err(StudyError::TokenGameCounts);
         }
@@ -205,6 +212,7 @@ impl StudyConfig {
             texts: Vec::new(),
             lists: Vec::new(),
             order: Order::Fixed,
+            attention_checks: Vec::new(),
             passages_per_participant: None,
             practice: None,
             consent: String::new(),

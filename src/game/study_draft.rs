@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::attention::AttentionCheck;
 use super::lists::PassageList;
 use super::passages::{Passage, PassageError, built_in_passages, parse_plain_text};
 use super::study::{StudyConfig, StudyError};
@@ -174,6 +175,57 @@ pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
                     .filter(|id| !id.is_empty())
                     .map(String::from)
                     .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Attention checks one per line, `passage, after, answer: instruction`.
+///
+/// ```
+/// use clozelab::game::study_draft::{checks_text, parse_checks};
+/// let checks = parse_checks("storm, 3, purple: Type the word purple.\n").unwrap();
+/// assert_eq!((checks[0].after, checks[0].answer.as_str()), (3, "purple"));
+/// assert_eq!(checks_text(&checks), "storm, 3, purple: Type the word purple.");
+/// assert!(parse_checks("storm, three, purple: Type purple.").is_err());
+/// assert!(parse_checks("storm: Type purple.").is_err());
+/// ```
+pub fn checks_text(checks: &[AttentionCheck]) -> String {
+    checks
+        .iter()
+        .map(|c| {
+            format!(
+                "{}, {}, {}: {}",
+                c.passage, c.after, c.answer, c.instruction
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Reads checks written as [`checks_text`] writes them (blank lines skipped).
+pub fn parse_checks(text: &str) -> Result<Vec<AttentionCheck>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let wrong = || {
+                format!(
+                    "line {}: write it as \"passage id, answers before it, answer: instruction\"",
+                    i + 1
+                )
+            };
+            let (head, instruction) = line.split_once(':').ok_or_else(wrong)?;
+            let parts: Vec<&str> = head.split(',').map(str::trim).collect();
+            let [passage, after, answer] = parts[..] else {
+                return Err(wrong());
+            };
+            Ok(AttentionCheck {
+                id: String::new(),
+                passage: passage.to_string(),
+                after: after.parse().map_err(|_| wrong())?,
+                instruction: instruction.trim().to_string(),
+                answer: answer.to_string(),
             })
         })
         .collect()

@@ -175,10 +175,9 @@ pub struct AnalyseRequest {
     /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
     pub extra: Vec<crate::data::provo::SystemSamples>,
     pub options: Table1Options,
-    /// Leave out the answers of study participants who did not complete (see
-    /// [`crate::game::results::dataset_from_files`]).
+    /// Whose answers to leave out (see [`crate::game::results::dataset_from_files`]).
     #[serde(default)]
-    pub only_complete: bool,
+    pub exclude: crate::game::results::Exclusions,
 }
 
 /// The payload of [`Request::TokenLevel`].

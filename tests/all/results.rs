@@ -10,8 +10,8 @@ use clozelab::data::participant_run::RunState;
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
 use clozelab::game::imports::{Imported, import_file};
 use clozelab::game::results::{
-    ResultsError, StudyResults, dataset_from_files, is_results_text, study_result_id, texts_of,
-    unpack,
+    Exclusions, ResultsError, StudyResults, dataset_from_files, is_results_text, study_result_id,
+    texts_of, unpack,
 };
 use clozelab::game::study::StudyConfig;
 
@@ -211,7 +211,7 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
     assert!(read.not_text.is_empty());
     let texts = read.texts;
     let passages = [("s".to_string(), "One two three four".to_string())];
-    let data = dataset_from_files(&texts, &passages, false).unwrap();
+    let data = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
     let first = data.norms.iter().find(|c| c.word_num == 2).unwrap();
     assert_eq!(first.human, BTreeMap::from([("two".to_string(), 2)]));
     assert_eq!(
@@ -236,7 +236,7 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
             .any(|n| n.contains("2 participants (1 complete, 1 incomplete"))
     );
     // The study's own passage comes with its bundles: its answers count without being given.
-    let unaided = dataset_from_files(&texts, &[], false).unwrap();
+    let unaided = dataset_from_files(&texts, &[], Exclusions::default()).unwrap();
     assert_eq!(unaided.norms, data.norms);
 }
 
@@ -248,7 +248,15 @@ fn only_complete_participants_can_be_kept() {
     ]);
     let texts = texts_of("results.zip", archive).unwrap().texts;
     let passages = [("s".to_string(), "One two three four".to_string())];
-    let data = dataset_from_files(&texts, &passages, true).unwrap();
+    let data = dataset_from_files(
+        &texts,
+        &passages,
+        Exclusions {
+            incomplete: true,
+            failed_attention: false,
+        },
+    )
+    .unwrap();
     let answers: u32 = data
         .norms
         .iter()
@@ -261,7 +269,7 @@ fn only_complete_participants_can_be_kept() {
         "{:?}",
         data.notes
     );
-    let all = dataset_from_files(&texts, &passages, false).unwrap();
+    let all = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
     assert_eq!(
         all.norms
             .iter()
@@ -339,4 +347,76 @@ fn a_preview_is_listed_as_pilot_and_never_kept_with_the_complete() {
     results.only(&[RunState::Complete]);
     assert!(results.responses.iter().all(|r| r.participant == "P1"));
     assert_eq!(results.responses.len(), 3);
+}
+
+#[test]
+fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
+    use clozelab::game::attention::{AttentionCheck, AttentionResult};
+    let check = AttentionCheck {
+        id: "purple".into(),
+        passage: "s".into(),
+        after: 1,
+        instruction: "Type the word purple.".into(),
+        answer: "purple".into(),
+    };
+    // The bundle of a participant with their answer to the check in the manifest; an early
+    // bundle without it (sent before the check) is superseded by the later one.
+    let with_check = |participant: &str, typed: &str| {
+        let study = study();
+        let plan = study.plan(participant, &BTreeMap::new()).unwrap();
+        let result = AttentionResult::new(participant, &check, typed, Some(1200.0), "t");
+        let manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now")
+            .with_attention(vec![result]);
+        let records: Vec<_> = (2..=4)
+            .map(|p| answer(participant, p, ["two", "three", "four"][p as usize - 2]))
+            .collect();
+        ExportKind::Bundle
+            .render(&records, &[], Some(&manifest))
+            .unwrap()
+    };
+    let texts = vec![
+        ("early.json".to_string(), bundle("Good", 1)),
+        ("good.json".to_string(), with_check("Good", "Purple")),
+        ("bad.json".to_string(), with_check("Bad", "two")),
+        ("none.json".to_string(), bundle("Unchecked", 3)),
+    ];
+    let passages = [("s".to_string(), "One two three four".to_string())];
+    let all = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
+    let tally: Vec<_> = all
+        .runs
+        .iter()
+        .map(|p| {
+            (
+                p.participant.as_str(),
+                p.attention_passed,
+                p.attention_failed,
+            )
+        })
+        .collect();
+    assert_eq!(tally, [("Bad", 0, 1), ("Good", 1, 0), ("Unchecked", 0, 0)]);
+    let answers = |data: &clozelab::analysis::dataset::Dataset| -> u32 {
+        data.norms
+            .iter()
+            .map(|c| c.human.values().sum::<u32>())
+            .sum()
+    };
+    assert_eq!(answers(&all), 9);
+    let careful = dataset_from_files(
+        &texts,
+        &passages,
+        Exclusions {
+            incomplete: false,
+            failed_attention: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(answers(&careful), 6, "Bad's three answers left out");
+    assert!(
+        careful
+            .notes
+            .iter()
+            .any(|n| n.contains("1 participants who failed an attention check")),
+        "{:?}",
+        careful.notes
+    );
 }

@@ -88,6 +88,44 @@ fn config_validation() {
 }
 
 #[test]
+fn attention_checks_are_validated_like_the_rest_of_the_config() {
+    use clozelab::game::attention::AttentionError;
+    let with = |checks: &str| {
+        StudyConfig::from_json(&format!(
+            r#"{{"texts": [{{"id": "s", "title": "S", "text": "One two three"}}],
+                "attention_checks": {checks}}}"#
+        ))
+    };
+    let good = r#"[{"passage": "s", "after": 1, "instruction": "Type blue.", "answer": "blue"}]"#;
+    assert_eq!(with(good).unwrap().attention_checks[0].name(), "s@1");
+    assert_eq!(
+        with(r#"[{"passage": "t", "instruction": "Type blue.", "answer": "blue"}]"#),
+        Err(StudyError::Attention(AttentionError::UnknownPassage {
+            check: "t@0".into(),
+            passage: "t".into()
+        }))
+    );
+    assert_eq!(
+        with(r#"[{"passage": "s", "instruction": " ", "answer": "blue"}]"#),
+        Err(StudyError::Attention(AttentionError::Empty("s@0".into())))
+    );
+    assert_eq!(
+        with(r#"[{"passage": "s", "instruction": "Type blue.", "answer": "?!"}]"#),
+        Err(StudyError::Attention(AttentionError::Empty("s@0".into())))
+    );
+    let twice = r#"[{"id": "c", "passage": "s", "instruction": "Type blue.", "answer": "blue"},
+                    {"id": "c", "passage": "s", "instruction": "Type red.", "answer": "red"}]"#;
+    assert_eq!(
+        with(twice),
+        Err(StudyError::Attention(AttentionError::Duplicate("c".into())))
+    );
+    assert!(matches!(
+        with(r#"[{"passage": "s", "instruction": "x", "answer": "y", "place": 2}]"#),
+        Err(StudyError::Json(_))
+    ));
+}
+
+#[test]
 fn plans_are_seeded_per_participant() {
     let config = StudyConfig::from_json(
         r#"{"order": "random", "passages_per_participant": 3, "practice": "garden"}"#,

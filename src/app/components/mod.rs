@@ -1,8 +1,10 @@
-//! Components more than one page uses: the header and backend line, the model loader, consent
+//! Components more than one page uses: the header and backend line, the model loader, consent,
+//! attention checks
 //! and completion screens, declining and withdrawing ([`withdrawal`]), the progress bar, the charts of word and token distributions, the participants of imported results, and
 //! [`outcome`] for
 //! every asynchronous result's loading and error states.
 
+pub mod attention_check;
 pub mod backend_status;
 pub mod completion;
 pub mod consent;

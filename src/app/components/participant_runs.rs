@@ -1,5 +1,5 @@
 //! The participants of imported study results: each one's study, answers (of those planned)
-//! and state, so that a researcher sees who finished, who stopped and who withdrew.
+//! attention checks passed and state, so that a researcher sees who finished, who stopped and who withdrew.
 
 use leptos::prelude::*;
 
@@ -17,6 +17,7 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                         <th>"study"</th>
                         <th>"list"</th>
                         <th>"answers"</th>
+                        <th>"attention checks"</th>
                         <th>"state"</th>
                     </tr>
                 </thead>
@@ -28,6 +29,14 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                 let answers = match run.planned {
                                     Some(planned) => format!("{} of {planned}", run.answered),
                                     None => run.answered.to_string(),
+                                };
+                                let checks = run.attention_passed + run.attention_failed;
+                                let attention = if checks == 0 {
+                                    "—".to_string()
+                                } else if run.attention_failed == 0 {
+                                    format!("passed {checks} of {checks}")
+                                } else {
+                                    format!("failed {} of {checks}", run.attention_failed)
                                 };
                                 let state = run.state.to_string();
                                 let shown_state = if run.pilot {
@@ -42,11 +51,13 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                         data-state=state
                                         data-list=run.list.clone().unwrap_or_default()
                                         data-pilot=run.pilot.to_string()
+                                        data-attention-failed=run.attention_failed.to_string()
                                     >
                                         <td>{run.participant.clone()}</td>
                                         <td>{run.study}</td>
                                         <td>{run.list.clone().unwrap_or_default()}</td>
                                         <td>{answers}</td>
+                                        <td>{attention}</td>
                                         <td>{shown_state}</td>
                                     </tr>
                                 }

@@ -1,6 +1,6 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
 //! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
-//! downloads, IndexedDB, the running JATOS study, the outbox of a study's answers and the
+//! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study, the outbox of a study's answers and the
 //! participant id this browser plays as.
 
 pub mod clock;
@@ -9,6 +9,7 @@ pub mod error;
 pub mod fetch;
 pub mod files;
 pub mod idb;
+pub mod idb_attention;
 pub mod idb_delete;
 pub mod idb_requests;
 pub mod jatos_client;

@@ -13,14 +13,14 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         files,
         extra,
         options,
-        only_complete,
+        exclude,
     } = request;
     // Exports of the built-in passages are placed by the passages' texts.
     let passages: Vec<(String, String)> = crate::game::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut data = crate::game::results::dataset_from_files(&files, &passages, only_complete)?;
+    let mut data = crate::game::results::dataset_from_files(&files, &passages, exclude)?;
     data.systems.extend(extra);
     let (rows, per_context) = compute_on(&data, &options)?;
     let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);

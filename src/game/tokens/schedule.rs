@@ -102,6 +102,19 @@ impl Schedule {
         self.slots.iter().find(|s| !self.is_answered(s))
     }
 
+    /// Where the next slot stands in its passage: (passage, its slots answered, its slots in
+    /// all), for placing attention checks; `None` at the end.
+    pub fn place_in_passage(&self) -> Option<(String, usize, usize)> {
+        let next = self.current()?;
+        let same: Vec<&Slot> = self
+            .slots
+            .iter()
+            .filter(|s| s.passage == next.passage)
+            .collect();
+        let answered = same.iter().filter(|s| self.is_answered(s)).count();
+        Some((next.passage.clone(), answered, same.len()))
+    }
+
     /// Records an answer to `slot`.
     pub fn answer(&mut self, slot: &Slot) {
         self.answered
@@ -155,8 +168,10 @@ mod tests {
             ("a", 1, 0)
         );
         assert_eq!(resumed.progress(), (2, 6));
+        assert_eq!(resumed.place_in_passage(), Some(("a".to_string(), 0, 4)));
         let done = Schedule::new(&plan, 1).resume([("practice", 1, 0), ("a", 1, 0), ("a", 3, 0)]);
         assert!(done.is_finished());
+        assert_eq!(done.place_in_passage(), None);
     }
 
     #[test]

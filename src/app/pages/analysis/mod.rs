@@ -7,6 +7,7 @@ mod context;
 mod figure_card;
 mod files;
 mod model_samples;
+mod options;
 mod participant;
 mod probe_tables;
 mod production_variability;
@@ -23,6 +24,7 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
+use crate::game::results::Exclusions;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use class_tvd::ClassTvd;
 use context::ContextFigure;
@@ -30,6 +32,7 @@ use figure_card::FigureCard;
 use files::AnalysisFiles;
 pub(super) use files::read_texts;
 use model_samples::ModelSamples;
+use options::AnalysisOptions;
 use participant::ParticipantPanel;
 use production_variability::Probes;
 use table::Table1View;
@@ -47,7 +50,7 @@ pub fn AnalysisPage() -> impl IntoView {
     let resamples = RwSignal::new(10usize);
     let oracle = RwSignal::new("half".to_string());
     let paper_ece = RwSignal::new(false);
-    let only_complete = RwSignal::new(false);
+    let exclude = RwSignal::new(Exclusions::default());
     // Systems computed here (the loaded model's samples), analysed with the files' ones.
     let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
     let sampling_status = RwSignal::new(String::new());
@@ -69,7 +72,7 @@ pub fn AnalysisPage() -> impl IntoView {
                 files,
                 extra,
                 options,
-                only_complete: only_complete.get_untracked(),
+                exclude: exclude.get_untracked(),
             });
             match runtime.client().call(request).await {
                 Reply::Analysis(a) => Ok(*a),
@@ -121,51 +124,7 @@ pub fn AnalysisPage() -> impl IntoView {
                 " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."
             </p>
             <AnalysisFiles files problem />
-            <div class="analysis-options">
-                <label>
-                    "Oracle resamples "
-                    <input
-                        type="number"
-                        min="1"
-                        max="50"
-                        data-testid="analysis-resamples"
-                        prop:value=move || resamples.get().to_string()
-                        on:input=move |ev| {
-                            resamples
-                                .set(event_target_value(&ev).parse().unwrap_or(10).clamp(1, 50))
-                        }
-                    />
-                </label>
-                <label>
-                    "Oracle "
-                    <select
-                        data-testid="analysis-oracle"
-                        on:change=move |ev| oracle.set(event_target_value(&ev))
-                    >
-                        <option value="half" selected=true>
-                            "halves"
-                        </option>
-                        <option value="10">"2 × 10 responses"</option>
-                        <option value="20">"2 × 20 responses"</option>
-                    </select>
-                </label>
-                <label>
-                    <input
-                        type="checkbox"
-                        data-testid="analysis-paper-ece"
-                        on:change=move |ev| paper_ece.set(event_target_checked(&ev))
-                    />
-                    " ECE as the paper's code bins it (confidence 1 left out)"
-                </label>
-                <label>
-                    <input
-                        type="checkbox"
-                        data-testid="analysis-only-complete"
-                        on:change=move |ev| only_complete.set(event_target_checked(&ev))
-                    />
-                    " Of a study's results, only participants who completed"
-                </label>
-            </div>
+            <AnalysisOptions resamples oracle paper_ece exclude />
             <button
                 class="primary"
                 data-testid="analyse"

@@ -11,6 +11,7 @@ mod trial;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
+use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::outcome::Outcome;
@@ -189,8 +190,23 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                         .into_any()
                 }
                 Phase::Playing | Phase::Feedback => {
+                    let trial_or_check = move || match game.attention.pending.get() {
+                        Some(check) => {
+                            let context = game.trial.get_untracked().map(|t| t.context);
+                            view! {
+                                <AttentionCheckView
+                                    attention=game.attention
+                                    check
+                                    context=context.unwrap_or_default()
+                                    on_done=Callback::new(move |_| game.show_next())
+                                />
+                            }
+                                .into_any()
+                        }
+                        None => view! { <TrialView /> }.into_any(),
+                    };
                     view! {
-                        <TrialView />
+                        {trial_or_check}
                         {experiment
                             .then(|| {
                                 view! {

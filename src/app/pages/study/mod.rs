@@ -6,7 +6,7 @@
 
 mod fields;
 mod game_fields;
-mod list_fields;
+mod line_fields;
 mod load_config;
 mod packages;
 mod passage_fields;

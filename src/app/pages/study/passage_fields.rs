@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::fields::CountField;
-use super::list_fields::ListFields;
+use super::line_fields::{AttentionFields, ListFields};
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::read_file_list;
@@ -160,6 +160,7 @@ pub(super) fn PassageFields() -> impl IntoView {
             />
             <PracticeChoice />
             <ListFields />
+            <AttentionFields />
         </fieldset>
     }
 }

@@ -5,6 +5,7 @@
 use crate::app::web::clock::now_ms;
 use leptos::prelude::*;
 
+use crate::app::components::attention_check::Attention;
 use crate::app::state::RuntimeContext;
 use crate::app::worker_client::CallError;
 use crate::game::study::{GameKind, Plan, StudyConfig};
@@ -73,6 +74,8 @@ pub struct TokenGame {
     pub redirect_status: crate::app::components::completion::SubmitStatus,
     /// A second model playing the two-token game beside GPT-2, once loaded.
     pub opponent: RwSignal<Option<ModelScores>>,
+    /// The study's attention checks and this participant's answers to them.
+    pub attention: Attention,
 }
 
 pub fn use_token_game() -> TokenGame {
@@ -118,6 +121,7 @@ impl TokenGame {
             rounds,
             redirect_status: crate::app::components::completion::SubmitStatus::new(),
             opponent: RwSignal::new(None),
+            attention: Attention::new(),
         };
         provide_context(this);
         this
@@ -129,9 +133,17 @@ impl TokenGame {
 
     /// Shows the next unanswered round, or the end.
     pub fn show_current(self) {
-        let next = self
-            .schedule
-            .with_untracked(|s| s.as_ref().and_then(|s| s.current().cloned()));
+        let (next, place) = self.schedule.with_untracked(|s| {
+            s.as_ref()
+                .map(|s| (s.current().cloned(), s.place_in_passage()))
+                .unwrap_or_default()
+        });
+        match place {
+            Some((passage, answered, answers)) => {
+                self.attention.ask_if_due(&passage, answered, answers);
+            }
+            None => self.attention.pending.set(None),
+        }
         self.stage.set(match next.clone() {
             Some(slot) => Stage::Playing {
                 slot,

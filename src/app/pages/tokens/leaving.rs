@@ -15,6 +15,8 @@ impl TokenGame {
         self.stage.set(Stage::Scoring);
         leptos::task::spawn_local(async move {
             let message = leave_without_data(&study, &participant, leaving).await;
+            self.attention.results.set(Vec::new());
+            self.attention.pending.set(None);
             self.stage.set(Stage::Left(message));
         });
     }

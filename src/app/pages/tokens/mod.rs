@@ -21,6 +21,7 @@ mod two_token;
 
 use leptos::prelude::*;
 
+use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::progress_bar::ProgressBar;
@@ -118,6 +119,25 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                         .into_any()
                 }
                 Stage::Playing { slot, shown_ms } => {
+                    let context = tg.context_text(&slot);
+                    let check = move || {
+                        tg.attention
+                            .pending
+                            .get()
+                            .map(|check| {
+                                view! {
+                                    <AttentionCheckView
+                                        attention=tg.attention
+                                        check
+                                        context=context.clone()
+                                        on_done=Callback::new(move |_| tg.show_current())
+                                    />
+                                }
+                            })
+                    };
+                    if tg.attention.pending.get_untracked().is_some() {
+                        return view! { {check} }.into_any();
+                    }
                     let round = match game {
                         GameKind::TwoToken => {
                             view! { <TwoTokenRound round=slot shown_ms /> }.into_any()

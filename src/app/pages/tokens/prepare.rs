@@ -58,6 +58,12 @@ impl TokenGame {
             Ok(saved) => saved,
             Err(e) => return self.fail(format!("Your saved answers could not be read: {e}")),
         };
+        let (checks, preview) = self
+            .study
+            .with_value(|s| (s.attention_checks.clone(), s.preview));
+        self.attention
+            .start(checks, self.participant.get_value(), preview)
+            .await;
         let first_visit = saved.is_empty();
         let schedule = schedule.resume(saved.slots());
         match saved {

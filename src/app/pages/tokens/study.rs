@@ -72,6 +72,7 @@ impl TokenGame {
             Some(planned) => manifest.with_planned_answers(planned),
             None => manifest,
         }
+        .with_attention(self.attention.results.get_untracked())
     }
 
     /// The end of a study: reads every answer back from storage, and only when each scheduled

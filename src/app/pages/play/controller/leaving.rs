@@ -25,6 +25,8 @@ impl GameController {
             self.session.set_value(None);
             self.records.set(Vec::new());
             self.trial.set(None);
+            self.attention.results.set(Vec::new());
+            self.attention.pending.set(None);
             self.phase.set(Phase::Left(message));
         });
     }

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use crate::app::components::attention_check::Attention;
 use crate::app::data::{LabData, use_lab_data};
 use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::web::{self, idb::IdbStore};
@@ -42,6 +43,8 @@ pub struct GameController {
     feedback_call: StoredValue<Option<u64>, LocalStorage>,
     /// Saves one answer (its `pending()` disables the input meanwhile).
     pub submit: Action<String, ()>,
+    /// The study's attention checks and this participant's answers to them.
+    pub attention: Attention,
 }
 
 pub fn provide_game_controller() -> GameController {
@@ -87,6 +90,7 @@ pub fn provide_game_controller() -> GameController {
         first_key,
         feedback_call: StoredValue::new_local(None),
         submit,
+        attention: Attention::new(),
     };
     controller_cell.set_value(Some(controller));
     provide_context(controller);
@@ -143,6 +147,13 @@ impl GameController {
                 }
             };
             let stored = store.load(&participant).await.unwrap_or_default();
+            self.attention
+                .start(
+                    config.attention_checks.clone(),
+                    participant.clone(),
+                    config.preview,
+                )
+                .await;
             // A first visit starts on the consent/instructions screen when the study has either.
             let consent_needed = stored.is_empty()
                 && !(config.consent.trim().is_empty() && config.instructions.trim().is_empty());
@@ -166,7 +177,14 @@ impl GameController {
             .session
             .with_value(|s| s.as_ref().and_then(GameSession::current));
         let finished = current.is_none();
-        self.trial.set(current);
+        self.trial.set(current.clone());
+        if let Some(t) = &current {
+            self.attention.ask_if_due(
+                &t.passage_id,
+                t.position.saturating_sub(2),
+                t.positions_in_passage,
+            );
+        }
         self.entry_error.set(String::new());
         self.shown_at.set_value(now_ms());
         self.first_key.set_value(None);

@@ -31,13 +31,10 @@ impl GameController {
             .session
             .with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
         let info = ctx.model_info();
-        Some(Manifest::new(
-            &info,
-            &self.study.get_value(),
-            &plan,
-            0,
-            &timestamp(),
-        ))
+        Some(
+            Manifest::new(&info, &self.study.get_value(), &plan, 0, &timestamp())
+                .with_attention(self.attention.results.get_untracked()),
+        )
     }
 
     /// Offers one export as a download; problems are shown, never an empty file.

@@ -1,0 +1,151 @@
+//! A study's attention checks inside any game: [`Attention`] holds the checks, the answers
+//! given (saved in IndexedDB, in memory for a preview) and the one due now;
+//! [`AttentionCheckView`] asks it, over the passage so far.
+
+use leptos::prelude::*;
+
+use crate::app::web::clock::{now_ms, timestamp};
+use crate::app::web::idb::IdbStore;
+use crate::game::attention::{AttentionCheck, AttentionResult, due};
+
+/// The checks of one participant's run.
+#[derive(Clone, Copy)]
+pub struct Attention {
+    checks: StoredValue<Vec<AttentionCheck>>,
+    participant: StoredValue<String>,
+    /// A preview keeps its answers in this page only.
+    in_memory: StoredValue<bool>,
+    pub results: RwSignal<Vec<AttentionResult>>,
+    /// The check on screen, if one is due.
+    pub pending: RwSignal<Option<AttentionCheck>>,
+}
+
+impl Attention {
+    /// No checks (play mode), until [`Self::start`].
+    pub fn new() -> Self {
+        Self {
+            checks: StoredValue::new(Vec::new()),
+            participant: StoredValue::new(String::new()),
+            in_memory: StoredValue::new(true),
+            results: RwSignal::new(Vec::new()),
+            pending: RwSignal::new(None),
+        }
+    }
+
+    /// The study's checks for `participant`, with the answers an earlier visit saved.
+    pub async fn start(self, checks: Vec<AttentionCheck>, participant: String, in_memory: bool) {
+        self.checks.set_value(checks);
+        self.participant.set_value(participant);
+        self.in_memory.set_value(in_memory);
+        self.results.set(Vec::new());
+        self.pending.set(None);
+        if in_memory || self.checks.with_value(Vec::is_empty) {
+            return;
+        }
+        if let Ok(store) = IdbStore::open().await
+            && let Ok(saved) = store.attention_results(&self.participant.get_value()).await
+        {
+            self.results.set(saved);
+        }
+    }
+
+    /// Puts the check due once `answered` of `passage`'s `answers` are given on screen;
+    /// whether there is one.
+    pub fn ask_if_due(self, passage: &str, answered: usize, answers: usize) -> bool {
+        let done: Vec<String> = self
+            .results
+            .with_untracked(|r| r.iter().map(|r| r.check.clone()).collect());
+        let check = self
+            .checks
+            .with_value(|c| due(c, passage, answered, answers, &done).cloned());
+        let asked = check.is_some();
+        self.pending.set(check);
+        asked
+    }
+
+    /// Records the answer to the check on screen (saved before it counts).
+    pub async fn answer(self, text: String, response_time_ms: f64) -> Result<(), String> {
+        let Some(check) = self.pending.get_untracked() else {
+            return Ok(());
+        };
+        let result = AttentionResult::new(
+            &self.participant.get_value(),
+            &check,
+            &text,
+            Some(response_time_ms),
+            &timestamp(),
+        );
+        if !self.in_memory.get_value() {
+            let store = IdbStore::open().await.map_err(|e| e.to_string())?;
+            store
+                .save_attention(&result)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        self.results.update(|all| {
+            all.retain(|r| r.check != result.check);
+            all.push(result);
+        });
+        self.pending.set(None);
+        Ok(())
+    }
+}
+
+/// The check due now, over `context` (the passage so far); `on_done` runs once it is saved.
+#[component]
+pub fn AttentionCheckView(
+    attention: Attention,
+    check: AttentionCheck,
+    context: String,
+    on_done: Callback<()>,
+) -> impl IntoView {
+    let shown_at = now_ms();
+    let typed = RwSignal::new(String::new());
+    let problem = RwSignal::new(String::new());
+    let send = Action::new_local(move |text: &String| {
+        let text = text.clone();
+        async move {
+            match attention.answer(text, now_ms() - shown_at).await {
+                Ok(()) => on_done.run(()),
+                Err(e) => problem.set(format!("Your answer could not be saved ({e}).")),
+            }
+        }
+    });
+    let submit = move || {
+        let text = typed.get_untracked();
+        if text.trim().is_empty() {
+            problem.set("Type your answer first.".into());
+        } else {
+            send.dispatch(text);
+        }
+    };
+    view! {
+        <div class="attention-check" data-testid="attention-check">
+            <p class="context">{context}</p>
+            <p class="instruction" data-testid="attention-instruction">
+                {check.instruction}
+            </p>
+            <form on:submit=move |ev| {
+                ev.prevent_default();
+                submit();
+            }>
+                <input
+                    type="text"
+                    data-testid="attention-answer"
+                    autocomplete="off"
+                    autocapitalize="off"
+                    spellcheck="false"
+                    maxlength="100"
+                    prop:value=typed
+                    on:input=move |ev| typed.set(event_target_value(&ev))
+                />
+                <button type="submit" data-testid="attention-submit" disabled=send.pending()>
+                    "Continue"
+                </button>
+            </form>
+            <p class="error" role="alert">
+                {problem}
+            </p>
+        </div>
+    }
+}
