@@ -441,7 +441,26 @@ mod tests {
         let Command::Figures(args) = cli.command else {
             panic!("not figures");
         };
-        assert_eq!(args.data.files.len(), 2);
+        assert_eq!(args.data.source.files.len(), 2);
+        // A study's results among the files: whose answers to leave out.
+        let Command::Figures(study) = Cli::try_parse_from([
+            "clozelab",
+            "figures",
+            "--file",
+            "norms.jsonl",
+            "--file",
+            "results.zip",
+            "--only-complete",
+            "--exclude-failed-attention",
+            "--out",
+            "o",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("not figures");
+        };
+        assert!(study.data.only_complete && study.data.exclude_failed_attention);
         assert_eq!(args.context, Some(ContextKey::new(3, 7)));
         assert_eq!(args.table1.options().ece, EceConvention::DropCertain);
         assert_eq!(args.table1.oracle_size, OracleSize::Of(10));

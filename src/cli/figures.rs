@@ -42,10 +42,17 @@ fn known_passages() -> Vec<(String, String)> {
 /// The dataset from `--provo DIR` or the `--file`s, with the `responses` merged in.
 fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError> {
     let passages = known_passages();
-    let mut data = match (&flags.provo, flags.files.is_empty()) {
+    let source = &flags.source;
+    if source.provo.is_some() && (flags.only_complete || flags.exclude_failed_attention) {
+        return Err(CliError::usage(
+            "--only-complete and --exclude-failed-attention apply to a study's results given \
+             with --file, not to --provo",
+        ));
+    }
+    let mut data = match (&source.provo, source.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
         (None, false) => crate::game::results::dataset_from_files(
-            &read_texts(&flags.files)?,
+            &read_texts(&source.files)?,
             &passages,
             crate::game::results::Exclusions {
                 incomplete: flags.only_complete,

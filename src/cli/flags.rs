@@ -94,16 +94,12 @@ pub struct ClassFlags {
     pub backend: BackendKind,
 }
 
-/// Where the norms and systems' samples come from.
+/// Where the norms and systems' samples come from, and whose answers a study's results among
+/// them leave out.
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
 pub struct DataFlags {
-    /// The Provo folder (../shared/provo): norms and the paper's samples.
-    #[arg(long, value_name = "DIR")]
-    pub provo: Option<PathBuf>,
-    /// Norms and sample files, as the Analysis page reads them (repeat the flag).
-    #[arg(long = "file", value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub source: DataSource,
     /// Of a study's results among the files, count only participants who completed.
     #[arg(long)]
     pub only_complete: bool,
@@ -111,6 +107,18 @@ pub struct DataFlags {
     /// check.
     #[arg(long)]
     pub exclude_failed_attention: bool,
+}
+
+/// The Provo folder or the files: one of them.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct DataSource {
+    /// The Provo folder (../shared/provo): norms and the paper's samples.
+    #[arg(long, value_name = "DIR")]
+    pub provo: Option<PathBuf>,
+    /// Norms and sample files, as the Analysis page reads them (repeat the flag).
+    #[arg(long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// Which token is true in a simulated round.

@@ -1,13 +1,15 @@
 //! The games and the studies around them: passages ([`passages`]), study configs and plans
-//! ([`study`]) with their counterbalanced lists ([`lists`]) and the Study page's editing of them
-//! ([`study_draft`]), the next-word game's per-participant state machine ([`session`]) with its
-//! running score ([`score`]), attention checks placed in passages ([`attention`]), where responses are stored ([`store`]) and sent ([`outbox`]),
-//! people's answers per context ([`humans`]), what a dropped file is ([`imports`]), exports
-//! ([`export`]) and the results they come back as ([`results`]), the next-token games ([`tokens`]), a participant declining or withdrawing
-//! ([`withdrawal`]), and a study on JATOS ([`jatos_run`]: the run
-//! inside JATOS; [`jatos_archive`]: the study archive JATOS imports), and the packages a study goes out in
-//! ([`package`]: the JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos
-//! pages only wire it to the DOM.
+//! ([`study`]) with their counterbalanced lists ([`lists`]), attention checks ([`attention`]),
+//! the texts participants read in the study's language ([`participant_texts`]) and the Study
+//! page's editing of it all ([`study_draft`]); the next-word game's per-participant state
+//! machine ([`session`]) with its running score ([`score`]); where responses are stored
+//! ([`store`]) and sent ([`outbox`]); people's answers per context ([`humans`]); what a dropped
+//! file is ([`imports`]); exports ([`export`]) and the results they come back as
+//! ([`results`]); the next-token games ([`tokens`]); a participant declining or withdrawing
+//! ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS; [`jatos_archive`]:
+//! the study archive JATOS imports); and the packages a study goes out in ([`package`]: the
+//! JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos pages
+//! only wire it to the DOM.
 
 pub mod attention;
 pub mod export;
@@ -18,6 +20,7 @@ pub mod jatos_run;
 pub mod lists;
 pub mod outbox;
 pub mod package;
+pub mod participant_texts;
 pub mod passages;
 pub mod results;
 pub mod score;

@@ -632,9 +632,13 @@ pub fn dataset_from_files(
         ));
     }
     if exclude.failed_attention && failed_attention > 0 {
-        data.notes.push(format!(
-            "{failed_attention} participants who failed an attention check left out"
-        ));
+        let who = if failed_attention == 1 {
+            "participant who failed an attention check"
+        } else {
+            "participants who failed an attention check"
+        };
+        data.notes
+            .push(format!("{failed_attention} {who} left out"));
     }
     data.notes.extend(read.skipped.iter().cloned());
     data.runs = read.participants;

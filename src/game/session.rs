@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use super::participant_texts::{ParticipantTexts, Say};
 use super::store::{ResponseStore, StoreError};
 use super::study::Plan;
 use crate::data::ResponseRecord;
@@ -30,6 +31,17 @@ pub enum SubmitError {
     Store(#[from] StoreError),
     #[error("the game is already finished")]
     Finished,
+}
+
+impl EntryError {
+    /// What the participant reads, in the study's texts.
+    pub fn say(&self) -> Say {
+        match self {
+            EntryError::Empty => Say::EntryEmpty,
+            EntryError::Characters => Say::EntryCharacters,
+            EntryError::TooLong => Say::EntryTooLong,
+        }
+    }
 }
 
 /// Validates a typed word: trimmed; letters, digits, apostrophes and hyphens only.
@@ -226,6 +238,19 @@ pub enum NotConfirmed {
     Missing { saved: usize, total: usize },
     #[error("responses are only in memory here: download them below before leaving")]
     MemoryOnly,
+}
+
+impl NotConfirmed {
+    /// What the participant reads, in the study's texts.
+    pub fn in_texts(&self, texts: &ParticipantTexts) -> String {
+        match self {
+            NotConfirmed::Missing { saved, total } => texts.fill(
+                Say::NotAllSaved,
+                &[("saved", &saved.to_string()), ("total", &total.to_string())],
+            ),
+            NotConfirmed::MemoryOnly => texts.get(Say::MemoryOnly).to_string(),
+        }
+    }
 }
 
 /// The rule before a study's submission and redirect: every response of the plan must have been

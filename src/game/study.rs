@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::attention::{AttentionCheck, AttentionError, check_all};
 use super::lists::{AssignedList, PassageList, assign, check_names};
+use super::participant_texts::{ParticipantTexts, TextsError};
 use super::passages::{Passage, built_in_passages};
 use crate::rng::{SplitMix64, stable_hash};
 
@@ -45,6 +46,8 @@ pub enum StudyError {
     UnknownList(String),
     #[error(transparent)]
     Attention(#[from] AttentionError),
+    #[error(transparent)]
+    Texts(#[from] TextsError),
 }
 
 /// An http(s) address without control characters (where a participant may be sent).
@@ -91,6 +94,13 @@ pub struct StudyConfig {
     /// A passage played first, marked practice, never counted.
     #[serde(default)]
     pub practice: Option<String>,
+    /// The language participants read the app in: `en` (default), `de` or `nl`; see
+    /// [`super::participant_texts`].
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Any participant-facing text replaced, by name (the names of the English set).
+    #[serde(default)]
+    pub participant_texts: BTreeMap<String, String>,
     #[serde(default)]
     pub consent: String,
     #[serde(default)]
@@ -174,6 +184,7 @@ impl StudyConfig {
             .map_err(|e| StudyError::Json(e.to_string()))?;
         config.check_pools()?;
         check_all(&config.attention_checks, |id| config.find(id).is_ok())?;
+        ParticipantTexts::new(config.language.as_deref(), &config.participant_texts)?;
         if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
             return Err(StudyError::TokenGameCounts);
         }
@@ -215,6 +226,8 @@ impl StudyConfig {
             attention_checks: Vec::new(),
             passages_per_participant: None,
             practice: None,
+            language: None,
+            participant_texts: BTreeMap::new(),
             consent: String::new(),
             instructions: String::new(),
             completion_code: String::new(),
@@ -231,6 +244,12 @@ impl StudyConfig {
             jatos: None,
             preview: false,
         }
+    }
+
+    /// The texts participants read (English when the config's language or texts were never
+    /// validated, which [`Self::from_json`] does).
+    pub fn participant_texts(&self) -> ParticipantTexts {
+        ParticipantTexts::new(self.language.as_deref(), &self.participant_texts).unwrap_or_default()
     }
 
     /// Two-token game: rounds per position (1 unless the study says more).

@@ -2,6 +2,8 @@
 //! researcher would write (defaults left out, fields in alphabetical order) and checked by the same loader participants'
 //! browsers run ([`StudyConfig::from_json`]), so the page shows exactly the loader's errors.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use super::attention::AttentionCheck;
@@ -26,6 +28,7 @@ pub fn tidy_json(config: &StudyConfig) -> String {
             (_, Value::Null) | (_, Value::Bool(false)) => false,
             (_, Value::String(s)) if s.is_empty() => false,
             (_, Value::Array(a)) if a.is_empty() => false,
+            (_, Value::Object(o)) if o.is_empty() => false,
             ("seed", Value::Number(n)) => n.as_u64() != Some(0),
             ("order", Value::String(s)) => s != "fixed",
             ("game", Value::String(s)) => s != "next_word",
@@ -227,6 +230,37 @@ pub fn parse_checks(text: &str) -> Result<Vec<AttentionCheck>, String> {
                 instruction: instruction.trim().to_string(),
                 answer: answer.to_string(),
             })
+        })
+        .collect()
+}
+
+/// Replaced participant texts one per line, `name: text`.
+///
+/// ```
+/// use clozelab::game::study_draft::{overrides_text, parse_overrides};
+/// let texts = parse_overrides("withdraw: Stop\n\nfinished: Done: thanks!").unwrap();
+/// assert_eq!(texts["finished"], "Done: thanks!");
+/// assert_eq!(overrides_text(&texts), "finished: Done: thanks!\nwithdraw: Stop");
+/// assert!(parse_overrides("no colon here").is_err());
+/// ```
+pub fn overrides_text(texts: &BTreeMap<String, String>) -> String {
+    texts
+        .iter()
+        .map(|(name, text)| format!("{name}: {text}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Reads replaced texts written as [`overrides_text`] writes them (blank lines skipped).
+pub fn parse_overrides(text: &str) -> Result<BTreeMap<String, String>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let (name, text) = line
+                .split_once(':')
+                .ok_or_else(|| format!("line {}: write it as \"name: text\"", i + 1))?;
+            Ok((name.trim().to_string(), text.trim().to_string()))
         })
         .collect()
 }

@@ -3,6 +3,7 @@
 //! withdrawal notice (so that it, and the results reader, drop what it already holds), JATOS by
 //! aborting the run (JATOS then deletes the run's result data itself).
 
+use super::participant_texts::Say;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,17 +51,10 @@ impl WithdrawalNotice {
 }
 
 /// What the participant is told once they have left.
-pub fn farewell(leaving: Leaving, told_server: bool) -> String {
+pub fn farewell(leaving: Leaving, told_server: bool) -> Say {
     match (leaving, told_server) {
-        (Leaving::Declined, _) => {
-            "You did not agree to take part: nothing was stored. You may close this page.".into()
-        }
-        (Leaving::Withdrew, true) => "You have withdrawn: your answers were deleted from this \
-            browser, and the study's server was told to delete what it received. You may close \
-            this page."
-            .into(),
-        (Leaving::Withdrew, false) => "You have withdrawn: your answers were deleted from this \
-            browser. You may close this page."
-            .into(),
+        (Leaving::Declined, _) => Say::LeftDeclined,
+        (Leaving::Withdrew, true) => Say::LeftWithdrewTold,
+        (Leaving::Withdrew, false) => Say::LeftWithdrew,
     }
 }

@@ -15,6 +15,7 @@ mod loader;
 mod model_golden;
 mod package;
 mod participant;
+mod participant_texts;
 mod results;
 mod robustness;
 mod study_config;

@@ -415,7 +415,7 @@ fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
         careful
             .notes
             .iter()
-            .any(|n| n.contains("1 participants who failed an attention check")),
+            .any(|n| n.contains("1 participant who failed an attention check left out")),
         "{:?}",
         careful.notes
     );

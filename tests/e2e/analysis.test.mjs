@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
+import { ROOT, assertSameAsCli, cliTable, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 const FIXTURES = join(ROOT, "tests/fixtures/analysis");
@@ -17,32 +17,6 @@ const FILES = ["norms.jsonl", "samples_small_model.jsonl", "continuations_small_
 let served;
 before(async () => { served = await serveDist(); });
 after(() => served?.server.close());
-
-/** Table 1 from the CLI, same files and options: system → row of numbers. */
-async function cliTable(files = FILES, resamples = "3") {
-  const out = await mkdtemp(join(tmpdir(), "clozelab-figures-"));
-  try {
-    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", resamples, "--out", out, ...files.flatMap((f) => ["--file", f])]);
-    const [header, ...lines] = (await readFile(join(out, "table1.csv"), "utf8")).trim().split(/\r?\n/);
-    const cols = header.split(",");
-    return Object.fromEntries(lines.map((l) => {
-      const cells = l.split(",");
-      return [cells[0], Object.fromEntries(cols.map((c, i) => [c, cells[i]]))];
-    }));
-  } finally {
-    await rm(out, { recursive: true, force: true });
-  }
-}
-
-async function assertSameAsCli(page, cli, systems) {
-  for (const system of systems) {
-    for (const col of ["ece_original", "ece_human_majority", "ece_oracle_majority", "tvd_human", "w1_to_oracle", "top1_accuracy"]) {
-      const shown = (await page.locator(`[data-testid=table1] tr[data-system="${system}"] td[data-col=${col}]`).innerText()).trim();
-      const expected = cli[system][col] === "" ? "—" : Number(cli[system][col]).toFixed(3);
-      assert.equal(shown, expected, `${system} ${col}`);
-    }
-  }
-}
 
 test("analysis: the figures from given files, downloadable, equal to the CLI's", { timeout: 3 * TIMEOUT }, () =>
   withPage("analysis", {}, async (page) => {
@@ -72,7 +46,7 @@ test("analysis: the figures from given files, downloadable, equal to the CLI's",
     await screenshot(page, "analysis.png");
 
     // The numbers equal the CLI's (3 decimals shown).
-    await assertSameAsCli(page, await cliTable(), ["Oracle", "samples_small_model", "continuations_small_model"]);
+    await assertSameAsCli(page, await cliTable(FILES), ["Oracle", "samples_small_model", "continuations_small_model"]);
 
     // Downloads: SVG, PNG and CSV of a figure, and Table 1.
     const density = page.locator('[data-figure="tvd-density"]');

@@ -1,7 +1,8 @@
 // Shared helpers for the browser end-to-end tests: a static server for dist/ on loopback,
 // headless Chromium through playwright-core, and the native CLI for reference numbers.
 import { createServer } from "node:http";
-import { readFile, mkdir } from "node:fs/promises";
+import { readFile, mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { extname, join, normalize, resolve } from "node:path";
 import { chromium } from "playwright-core";
@@ -133,4 +134,35 @@ export async function answerTwoToken(page, timeout, answered) {
   ]);
   if (await button.count()) await button.click();
   await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: timeout });
+}
+
+/** Table 1 from the CLI, same files and options: system → row of numbers. */
+export async function cliTable(files, resamples = "3", flags = []) {
+  const out = await mkdtemp(join(tmpdir(), "clozelab-figures-"));
+  try {
+    execFileSync(process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab"), ["figures", "--resamples", resamples, "--out", out, ...flags, ...files.flatMap((f) => ["--file", f])]);
+    return parseTable1(await readFile(join(out, "table1.csv"), "utf8"));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+/** Table 1's CSV (the CLI's or the page's download): system → column → cell. */
+export function parseTable1(csv) {
+  const [header, ...lines] = csv.trim().split(/\r?\n/);
+  const cols = header.split(",");
+  return Object.fromEntries(lines.map((l) => {
+    const cells = l.split(",");
+    return [cells[0], Object.fromEntries(cols.map((c, i) => [c, cells[i]]))];
+  }));
+}
+
+export async function assertSameAsCli(page, cli, systems) {
+  for (const system of systems) {
+    for (const col of ["ece_original", "ece_human_majority", "ece_oracle_majority", "tvd_human", "w1_to_oracle", "top1_accuracy"]) {
+      const shown = (await page.locator(`[data-testid=table1] tr[data-system="${system}"] td[data-col=${col}]`).innerText()).trim();
+      const expected = cli[system][col] === "" ? "—" : Number(cli[system][col]).toFixed(3);
+      assert.equal(shown, expected, `${system} ${col}`);
+    }
+  }
 }

@@ -1,20 +1,24 @@
 // The Study page as a researcher without a toolchain uses it: a config built in the form and
-// checked as they type (the config loader's own errors), the JATOS archive and the website
+// checked as they type (the config loader's own errors) — two lists, an attention check in each
+// passage, German texts with one replaced — previewed, then the JATOS archive and the website
 // made in the page — byte for byte what `clozelab jatos-package`/`site-package` make from the
 // same study.json — then the archive imported into the JATOS stand-in (one participant reloads
-// and completes, one withdraws; JATOS's results archive then read by the Analysis page) and the
-// website unpacked on a static host (participants completing, declining and withdrawing).
+// and completes, one fails the attention check, one withdraws; JATOS's results archive then read
+// by the Analysis page, its Table 1 equal to the CLI's, with and without those who failed the
+// check) and the website unpacked on a static host (participants completing, declining and
+// withdrawing).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 120_000;
 const WORDS = ["two", "three", "four", "five"];
+const CHECK = "Um zu zeigen, dass Sie aufmerksam lesen, tippen Sie hier das Wort lila.";
 const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
 
 async function download(page, testid, dir) {
@@ -24,18 +28,35 @@ async function download(page, testid, dir) {
   return path;
 }
 
-/** Plays the one-passage study on `page` from its consent screen to the end, reloading after
- * `reloadAfter` answers, or withdrawing after `withdrawAfter`. */
-async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot } = {}) {
+/** Plays the one-passage study on `page` from its consent screen to the end, answering the
+ * attention check with `attention`, reloading after `reloadAfter` answers, or withdrawing after
+ * `withdrawAfter`; returns the positions the attention check came before. */
+async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot, attention = "lila" } = {}) {
+  const checked = [];
   await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
   await page.getByTestId("consent-accept").click();
   for (const [i, word] of WORDS.entries()) {
     if (i === reloadAfter) await page.reload();
     const input = page.getByTestId("guess");
+    const atPosition = (p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p;
+    await page.waitForFunction(
+      (p) => document.querySelector("[data-testid=attention-check]") || Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p,
+      i + 2, { timeout: TIMEOUT });
+    if (await page.getByTestId("attention-check").count()) {
+      assert.equal(await page.getByTestId("attention-instruction").innerText(), CHECK);
+      checked.push(i + 2);
+      if (shot) await screenshot(page, `${shot}-attention.png`);
+      await page.getByTestId("attention-answer").fill(attention);
+      await page.getByTestId("attention-submit").click();
+    }
     await input.waitFor({ timeout: TIMEOUT });
-    await page.waitForFunction((p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p, i + 2, { timeout: TIMEOUT });
+    await page.waitForFunction(atPosition, i + 2, { timeout: TIMEOUT });
     if (shot && i === 1) {
-      // What a participant sees: the passage, the progress bar, the way out.
+      // What a participant sees, in the study's language: the passage, the progress bar, the
+      // way out.
+      assert.equal(await page.evaluate(() => document.documentElement.lang), "de");
+      assert.match(await page.getByTestId("progress-bar").innerText(), /1 von 4 Wörtern beantwortet/);
+      assert.equal(await page.getByTestId("withdraw").innerText(), "Von der Studie zurücktreten");
       await screenshot(page, `${shot}.png`);
       await page.setViewportSize({ width: 390, height: 844 });
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
@@ -45,11 +66,12 @@ async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot } = {}) {
     if (i === withdrawAfter) {
       await page.getByTestId("withdraw").click();
       await page.getByTestId("withdraw-confirm").click();
-      return;
+      return checked;
     }
     await input.fill(word);
     await input.press("Enter");
   }
+  return checked;
 }
 
 /** The keys of every store of the app's IndexedDB that mention `text`. */
@@ -85,6 +107,19 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.getByTestId("study-lists").fill("A: p1\nB p2");
       assert.match(await page.locator("[role=alert]").first().innerText(), /line 2: write it as "name: id, id, …"/);
       await page.getByTestId("study-lists").fill("A: p1\nB: p2");
+      // An attention check in each passage (each list has one), after its first answer.
+      await page.getByTestId("study-attention").fill(`p1, eins, lila: ${CHECK}`);
+      assert.match(await page.locator("[role=alert]").first().innerText(), /line 1: write it as "passage id, answers before it, answer: instruction"/);
+      await page.getByTestId("study-attention").fill(`p1, 1, lila: ${CHECK}\np9, 1, lila: ${CHECK}`);
+      assert.match(await page.getByTestId("study-error").innerText(), /attention check "p9@1" is in passage "p9", which the study does not have/);
+      await page.getByTestId("study-attention").fill(`p1, 1, lila: ${CHECK}\np2, 1, lila: ${CHECK}`);
+      // German texts for participants, one of them worded by the researcher.
+      await page.getByTestId("study-language").selectOption("de");
+      await page.getByTestId("study-participant-texts").fill("progress_words: {done} Wörter");
+      assert.match(await page.getByTestId("study-error").innerText(), /participant_texts\.progress_words must keep the placeholders \{done\}, \{total\}/);
+      await page.getByTestId("study-participant-texts").fill("consent_agree: Ja, ich mache mit");
+      await page.locator("[data-testid=participant-texts] dd", { hasText: "Ja, ich mache mit" }).waitFor({ state: "attached" });
+      await page.locator("[data-testid=participant-texts] dd", { hasText: "Ich stimme nicht zu" }).waitFor({ state: "attached" });
       // Checked as typed, with the loader's own words.
       await page.getByTestId("study-per-participant").fill("3");
       assert.match(await page.getByTestId("study-error").innerText(), /passages_per_participant must be between 1 and 1, got 3/);
@@ -109,6 +144,9 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
           { id: "p2", title: "Lang", text: "Six seven eight nine ten", genre: "your text" },
         ],
         lists: [{ name: "A", passages: ["p1"] }, { name: "B", passages: ["p2"] }],
+        attention_checks: ["p1", "p2"].map((passage) => ({ passage, after: 1, instruction: CHECK, answer: "lila" })),
+        language: "de",
+        participant_texts: { consent_agree: "Ja, ich mache mit" },
         consent: "Ich stimme zu.",
         completion_code: "C0DES",
         redirect_url: PROLIFIC,
@@ -119,13 +157,17 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await screenshot(page, "study-page.png");
       // The preview plays the study as a participant would; nothing is sent, redirected or kept.
       await page.getByTestId("study-preview").click();
-      await playToTheEnd(page);
+      await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("consent-accept").innerText(), "Ja, ich mache mit");
+      assert.equal(await page.getByTestId("consent-decline").innerText(), "Ich stimme nicht zu");
+      assert.deepEqual(await playToTheEnd(page), [3], "the check came after the passage's first answer");
       await page.getByTestId("complete").waitFor({ timeout: TIMEOUT });
-      assert.match(await page.getByTestId("complete").innerText(), /C0DES/);
+      assert.match(await page.getByTestId("complete").innerText(), /Vielen Dank — Sie sind fertig\.\s+Abschlusscode: C0DES/);
       await screenshot(page, "study-preview-complete.png");
       assert.equal(new URL(page.url()).pathname, "/study", "the preview redirects nowhere");
       await page.getByTestId("study-preview-end").click();
       assert.equal(await page.getByTestId("study-title").inputValue(), "Lesestudie", "the form is as it was");
+      assert.equal(await page.evaluate(() => document.documentElement.lang), "en", "the page around the preview is English again");
       assert.equal(served.submissions.length, 0, "the preview sent nothing");
       assert.deepEqual(await storedKeys(page, "preview"), [], "the preview kept nothing in the browser");
       await page.setViewportSize({ width: 390, height: 844 });
@@ -151,7 +193,8 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     await jatos.importStudy(files.jzip);
     await withPage("study-page-jatos", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1&list=B`);
-      await playToTheEnd(page, { reloadAfter: 2 });
+      // The check, answered before the reload, is not asked again after it.
+      assert.deepEqual(await playToTheEnd(page, { reloadAfter: 2 }), [3]);
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS1");
       assert.equal(run.state, "FINISHED");
@@ -160,6 +203,16 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
       assert.deepEqual(bundle.responses.map((r) => r.passage), ["p2", "p2", "p2", "p2"], "list B's passage");
       assert.deepEqual(bundle.manifest.list, { name: "B", how: "url_parameter" });
+      assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p2@1", "lila", true]]);
+    });
+    // A participant who types something else at the check completes too, and is recorded as failing it.
+    await withPage("study-page-jatos-inattentive", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS3&list=A`);
+      await playToTheEnd(page, { attention: "blau" });
+      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS3");
+      const bundle = JSON.parse(run.resultData);
+      assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p1@1", "blau", false]]);
     });
     await withPage("study-page-jatos-withdraw", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS2`);
@@ -170,21 +223,36 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.match(run.abortMsg, /withdrew/);
       assert.ok(run.componentResults.every((cr) => cr.data === null), "JATOS kept none of PS2's data");
     });
-    // JATOS's results archive in the Analysis page: PS1 complete, PS2 withdrawn with nothing kept.
+    // JATOS's results archive in the Analysis page: PS1 complete and attentive, PS3 complete
+    // but failing the check, PS2 withdrawn with nothing kept; Table 1 the CLI's on the same files.
     const archive = await jatos.exportResults();
+    const analysed = [join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive];
     await withPage("study-page-results", {}, async (page) => {
       await page.goto(`${served.base}/analysis`);
-      await page.getByTestId("analysis-files").setInputFiles([join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive]);
+      await page.getByTestId("analysis-files").setInputFiles(analysed);
       await page.getByTestId("analysis-resamples").fill("1");
       await page.getByTestId("analyse").click();
       const row = (id) => page.locator(`[data-testid=participant-runs] tr[data-participant=${id}]`);
       await row("PS1").waitFor({ timeout: TIMEOUT });
       assert.equal(await row("PS1").getAttribute("data-state"), "complete");
       assert.equal(await row("PS1").getAttribute("data-list"), "B");
-      assert.match(await row("PS1").innerText(), /4 of 4/);
+      assert.match(await row("PS1").innerText(), /4 of 4\s+passed 1 of 1/);
+      assert.equal(await row("PS3").getAttribute("data-attention-failed"), "1");
+      assert.match(await row("PS3").innerText(), /failed 1 of 1/);
       assert.equal(await row("PS2").getAttribute("data-state"), "withdrawn");
-      assert.match(await page.getByTestId("analysis-notes").innerText(), /2 participants \(1 complete, 0 incomplete, 1 withdrawn\): 4 answers/);
+      assert.match(await page.getByTestId("analysis-notes").innerText(), /3 participants \(2 complete, 0 incomplete, 1 withdrawn\): 8 answers/);
+      await page.getByTestId("table1").waitFor({ timeout: TIMEOUT });
+      const pageTable = async (name) => parseTable1(await readFile(await download(page, "download-table1", join(dir, name)), "utf8"));
+      const all = await pageTable("all");
+      assert.ok(all.Human, "Table 1 has the humans' row");
+      assert.deepEqual(all, await cliTable(analysed, "1"), "the page's Table 1 is the CLI's");
       await screenshot(page, "study-page-results.png");
+      // Leaving out who failed the check: PS3's answers go, in the page as in the CLI.
+      await page.getByTestId("analysis-no-failed-attention").check();
+      await page.getByTestId("analyse").click();
+      await page.getByTestId("analysis-notes").filter({ hasText: "1 participant who failed an attention check left out" }).waitFor({ timeout: TIMEOUT });
+      const attentive = await pageTable("attentive");
+      assert.deepEqual(attentive, await cliTable(analysed, "1", ["--exclude-failed-attention"]), "and without PS3, too");
     });
     // The website on a static host: unpacked as it is, the participants' link from its README.
     const site = join(dir, "site");

@@ -4,9 +4,11 @@
 
 use leptos::prelude::*;
 
+use crate::app::texts::use_texts;
 use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::web::idb::IdbStore;
 use crate::game::attention::{AttentionCheck, AttentionResult, due};
+use crate::game::participant_texts::Say;
 
 /// The checks of one participant's run.
 #[derive(Clone, Copy)]
@@ -100,6 +102,7 @@ pub fn AttentionCheckView(
     on_done: Callback<()>,
 ) -> impl IntoView {
     let shown_at = now_ms();
+    let say = use_texts();
     let typed = RwSignal::new(String::new());
     let problem = RwSignal::new(String::new());
     let send = Action::new_local(move |text: &String| {
@@ -107,14 +110,14 @@ pub fn AttentionCheckView(
         async move {
             match attention.answer(text, now_ms() - shown_at).await {
                 Ok(()) => on_done.run(()),
-                Err(e) => problem.set(format!("Your answer could not be saved ({e}).")),
+                Err(e) => problem.set(say.fill(Say::AnswerNotSaved, &[("error", &e)])),
             }
         }
     });
     let submit = move || {
         let text = typed.get_untracked();
         if text.trim().is_empty() {
-            problem.set("Type your answer first.".into());
+            problem.set(say.get(Say::AttentionEmpty));
         } else {
             send.dispatch(text);
         }
@@ -140,7 +143,7 @@ pub fn AttentionCheckView(
                     on:input=move |ev| typed.set(event_target_value(&ev))
                 />
                 <button type="submit" data-testid="attention-submit" disabled=send.pending()>
-                    "Continue"
+                    {say.get(Say::AttentionContinue)}
                 </button>
             </form>
             <p class="error" role="alert">

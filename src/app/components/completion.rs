@@ -2,7 +2,9 @@
 
 use leptos::prelude::*;
 
+use crate::app::texts::{TextsContext, use_texts};
 use crate::game::outbox::Pending;
+use crate::game::participant_texts::Say;
 use crate::game::study::StudyConfig;
 
 /// How a finished study's results are doing, for the completion screen.
@@ -12,6 +14,8 @@ pub struct SubmitStatus {
     /// Set while the server has not acknowledged the results: the submission (also kept in
     /// IndexedDB when it can be) and where the study goes next, for "Try sending again".
     pub unconfirmed: RwSignal<Option<(Pending, Option<String>)>>,
+    /// The study's texts (in context where the status is made).
+    say: TextsContext,
 }
 
 impl SubmitStatus {
@@ -19,6 +23,7 @@ impl SubmitStatus {
         Self {
             text: RwSignal::new(String::new()),
             unconfirmed: RwSignal::new(None),
+            say: use_texts(),
         }
     }
 }
@@ -40,6 +45,7 @@ pub fn CompletionScreen(
     back_href: String,
     done_text: &'static str,
 ) -> impl IntoView {
+    let say = use_texts();
     let retry = move |_| {
         if let Some((pending, redirect)) = status.unconfirmed.get_untracked() {
             status.unconfirmed.set(None);
@@ -49,12 +55,12 @@ pub fn CompletionScreen(
     };
     view! {
         <div class="complete" data-testid="complete">
-            <p>{if experiment { "Thank you — you have finished." } else { done_text }}</p>
+            <p>{if experiment { say.get(Say::Finished) } else { done_text.to_string() }}</p>
             {(!code.is_empty())
                 .then(|| {
                     view! {
                         <p>
-                            "Completion code: "
+                            {say.get(Say::CompletionCode)} " "
                             <strong data-testid="completion-code">{code}</strong>
                         </p>
                     }
@@ -70,16 +76,17 @@ pub fn CompletionScreen(
                         view! {
                             <p class="warning" data-testid="unconfirmed">
                                 <button data-testid="submit-retry" on:click=retry>
-                                    "Try sending again"
+                                    {say.get(Say::TryAgain)}
                                 </button>
                                 {redirect
                                     .map(|url| {
                                         view! {
-                                            " or "
+                                            " "
                                             <a href=url data-testid="leave-unconfirmed">
-                                                "continue to the study's next page"
+                                                {say.get(Say::OrContinue)}
                                             </a>
-                                            " (the researcher may ask for your file)."
+                                            " "
+                                            {say.get(Say::MayAskFile)}
                                         }
                                     })}
                             </p>
@@ -96,15 +103,6 @@ pub fn CompletionScreen(
                 })}
         </div>
     }
-}
-
-/// `text` with its first letter upper-case (error messages start lower-case).
-pub fn capitalised(text: &str) -> String {
-    let mut chars = text.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 /// What a finished study does, for every game: once every response is confirmed in storage
@@ -129,9 +127,9 @@ pub async fn leave_study(
     let pending = match body() {
         Ok(body) => study.submission(key, body),
         Err(e) => {
-            return status.text.set(format!(
-                "Your responses could not be prepared ({e}): download them below."
-            ));
+            return status
+                .text
+                .set(status.say.fill(Say::CannotPrepare, &[("error", &e)]));
         }
     };
     if let Some(pending) = pending {
@@ -144,41 +142,30 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
     let kept = pending.clone();
     let on_attempt = move |attempt: u32| {
         status.text.set(if attempt == 0 {
-            "Sending your responses…".into()
+            status.say.get(Say::Sending)
         } else {
-            format!("Sending your responses… (try {})", attempt + 1)
+            let attempt = (attempt + 1).to_string();
+            status.say.fill(Say::SendingAgain, &[("attempt", &attempt)])
         });
     };
     match deliver(pending, WAIT_ON_COMPLETION_MS, on_attempt).await {
         Ok(()) => {
-            status
-                .text
-                .set("The study's server has your responses. Thank you!".into());
+            status.text.set(status.say.get(Say::Sent));
             go(status, redirect);
         }
         Err(e) if e.refused => {
-            status.text.set(format!(
-                "The study's server refused your responses ({}), so they are not sent again \
-                 by themselves. They are kept in this browser: please download them under \
-                 “Your data” below and send them to the researcher.",
-                e.reason
-            ));
+            status
+                .text
+                .set(status.say.fill(Say::Refused, &[("error", &e.reason)]));
             status.unconfirmed.set(Some((kept, redirect)));
         }
         Err(e) => {
             let keeping = match e.kept {
-                Ok(()) => "They are kept in this browser and sent again when you come back to \
-                    this site; you can also download them under “Your data” below."
-                    .to_string(),
-                Err(why) => format!(
-                    "This browser cannot keep them for later ({why}): please \
-                    download them under “Your data” below before you leave."
-                ),
+                Ok(()) => status.say.get(Say::KeptForLater),
+                Err(why) => status.say.fill(Say::CannotKeep, &[("error", &why)]),
             };
-            status.text.set(format!(
-                "The study's server has not confirmed your responses yet ({}). {keeping}",
-                e.reason
-            ));
+            let unconfirmed = status.say.fill(Say::NotConfirmed, &[("error", &e.reason)]);
+            status.text.set(format!("{unconfirmed} {keeping}"));
             status.unconfirmed.set(Some((kept, redirect)));
         }
     }
@@ -190,7 +177,7 @@ fn go(status: SubmitStatus, redirect: Option<String>) {
         if !t.is_empty() {
             t.push(' ');
         }
-        t.push_str("Redirecting…");
+        t.push_str(&status.say.get(Say::Redirecting));
     });
     if let Some(w) = web_sys::window() {
         let _ = w.location().assign(&url);

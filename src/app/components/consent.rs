@@ -2,6 +2,9 @@
 
 use leptos::prelude::*;
 
+use crate::app::texts::use_texts;
+use crate::game::participant_texts::Say;
+
 #[component]
 pub fn ConsentScreen(
     consent: String,
@@ -11,12 +14,13 @@ pub fn ConsentScreen(
     /// Runs when the participant does not agree (offered only when there is a consent text).
     on_decline: Callback<()>,
 ) -> impl IntoView {
+    let say = use_texts();
     let has_consent = !consent.trim().is_empty();
-    let button = if consent.trim().is_empty() {
-        "Start"
+    let button = say.get(if has_consent {
+        Say::ConsentAgree
     } else {
-        "I agree — start"
-    };
+        Say::ConsentStart
+    });
     view! {
         <div class="consent" data-testid="consent">
             <p class="study-text">{consent}</p>
@@ -28,7 +32,7 @@ pub fn ConsentScreen(
                 .then(|| {
                     view! {
                         <button data-testid="consent-decline" on:click=move |_| on_decline.run(())>
-                            "I do not agree"
+                            {say.get(Say::ConsentDecline)}
                         </button>
                     }
                 })}

@@ -6,18 +6,21 @@
 
 use leptos::prelude::*;
 
+use crate::app::texts::{TextsContext, use_texts};
 use crate::app::web::clock::timestamp;
 use crate::app::web::fetch::{fetch_text_uncached, post_json};
 use crate::app::web::idb::IdbStore;
+use crate::game::participant_texts::Say;
 use crate::game::study::StudyConfig;
 use crate::game::withdrawal::{Leaving, WithdrawalNotice, farewell};
 
-/// Leaves `study` as `participant` without keeping anything; returns what to tell them (when
-/// the study has no decline URL to go to).
+/// Leaves `study` as `participant` without keeping anything; returns what to tell them, in
+/// the study's texts `say` (when the study has no decline URL to go to).
 pub async fn leave_without_data(
     study: &StudyConfig,
     participant: &str,
     leaving: Leaving,
+    say: TextsContext,
 ) -> String {
     let run_key = study.jatos.as_ref().map(|run| run.result_key());
     let mut problems = Vec::new();
@@ -58,9 +61,9 @@ pub async fn leave_without_data(
         && let Some(window) = web_sys::window()
         && window.location().assign(url).is_ok()
     {
-        return "Leaving the study…".into();
+        return say.get(Say::Leaving);
     }
-    let mut message = farewell(leaving, told_server);
+    let mut message = say.get(farewell(leaving, told_server));
     if !problems.is_empty() {
         message.push_str(&format!(" But {}.", problems.join("; ")));
     }
@@ -71,6 +74,7 @@ pub async fn leave_without_data(
 #[component]
 pub fn WithdrawButton(on_withdraw: Callback<()>) -> impl IntoView {
     let confirming = RwSignal::new(false);
+    let say = use_texts();
     view! {
         <div class="withdraw">
             <Show
@@ -83,21 +87,21 @@ pub fn WithdrawButton(on_withdraw: Callback<()>) -> impl IntoView {
                             data-testid="withdraw"
                             on:click=move |_| confirming.set(true)
                         >
-                            "Withdraw from the study"
+                            {say.get(Say::Withdraw)}
                         </button>
                     }
                 }
             >
-                <p role="alert">"Withdraw, and delete every answer you gave?"</p>
+                <p role="alert">{say.get(Say::WithdrawConfirm)}</p>
                 <button
                     type="button"
                     data-testid="withdraw-confirm"
                     on:click=move |_| on_withdraw.run(())
                 >
-                    "Yes, withdraw"
+                    {say.get(Say::WithdrawYes)}
                 </button>
                 <button type="button" on:click=move |_| confirming.set(false)>
-                    "No, go on"
+                    {say.get(Say::WithdrawNo)}
                 </button>
             </Show>
         </div>

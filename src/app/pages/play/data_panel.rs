@@ -1,12 +1,15 @@
-//! "Your data": this participant's responses as downloads, and imports (passages, norms,
-//! exports, a study config, a study's results with its participants).
+//! "Your data": this participant's responses as downloads (in a study's language), and, outside
+//! a study, imports (passages, norms, exports, a study config, a study's results with its
+//! participants).
 
 use leptos::prelude::*;
 
 use super::controller::GameController;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::data::use_lab_data;
+use crate::app::texts::use_texts;
 use crate::game::export::ExportKind;
+use crate::game::participant_texts::Say;
 
 #[component]
 pub fn DataPanel() -> impl IntoView {
@@ -21,6 +24,9 @@ pub fn DataPanel() -> impl IntoView {
         }
     };
     let storage_problem = move || game.is_some_and(|g| g.storage_problem.get().is_some());
+    // A study's participant has nothing to import.
+    let in_study = move || game.is_some_and(|g| g.experiment.get());
+    let say = use_texts();
     let on_files = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(files) = input.files() {
@@ -29,32 +35,35 @@ pub fn DataPanel() -> impl IntoView {
     };
     view! {
         <details class="data-panel" open=storage_problem>
-            <summary>"Your data"</summary>
+            <summary>{say.get(Say::YourData)}</summary>
             {game
                 .map(|g| {
                     view! {
                         <p data-testid="record-count">
                             {move || {
-                                format!("{} responses stored on this device", g.records.get().len())
+                                say.fill(
+                                    Say::StoredCount,
+                                    &[("count", &g.records.get().len().to_string())],
+                                )
                             }}
                         </p>
                         <button
                             data-testid="download-long"
                             on:click=move |_| download(ExportKind::LongCsv)
                         >
-                            "Download responses (CSV)"
+                            {say.get(Say::DownloadCsv)}
                         </button>
                         <button
                             data-testid="download-provo"
                             on:click=move |_| download(ExportKind::ProvoCsv)
                         >
-                            "Download Provo-format counts (CSV)"
+                            {say.get(Say::DownloadProvo)}
                         </button>
                         <button
                             data-testid="download-json"
                             on:click=move |_| download(ExportKind::Bundle)
                         >
-                            "Download everything (JSON + manifest)"
+                            {say.get(Say::DownloadJson)}
                         </button>
                         <label class="inline">
                             <input
@@ -62,70 +71,70 @@ pub fn DataPanel() -> impl IntoView {
                                 data-testid="spreadsheet-safe"
                                 on:change=move |ev| spreadsheet_safe.set(event_target_checked(&ev))
                             />
-                            "CSV for a spreadsheet: cells starting with = + - @ get a leading ' \
-                                so they cannot run as formulas (keep the exact CSV for analysis \
-                                and re-import)"
+                            {say.get(Say::SpreadsheetSafe)}
                         </label>
                         <p aria-live="polite" data-testid="download-status">
                             {move || download_status.get()}
                         </p>
                     }
                 })}
-            <label for="import-data">
-                "Import passages (.txt), Provo norms (.csv), exports (.csv/.json), a study config \
-                    (.json) or a study's results (JATOS's results archive or text export, or \
-                    the bundles your study server saved)"
-            </label>
-            <input
-                id="import-data"
-                data-testid="import-data"
-                type="file"
-                multiple=true
-                accept=".txt,.csv,.tsv,.json,.zip,.jzip"
-                on:change=on_files
-            />
-            <p aria-live="polite" data-testid="import-status">
-                {move || lab.import_status.get()}
-            </p>
-            <ParticipantRuns runs=lab.participant_runs.into() />
-            <Show when=move || !lab.imported.with(Vec::is_empty)>
-                <table class="imported" data-testid="imported-responses">
-                    <caption>
-                        {move || {
-                            format!(
-                                "Imported responses (first 50 of {})",
-                                lab.imported.with(Vec::len),
-                            )
-                        }}
-                    </caption>
-                    <thead>
-                        <tr>
-                            <th>"participant"</th>
-                            <th>"passage"</th>
-                            <th>"position"</th>
-                            <th>"response"</th>
-                        </tr>
-                    </thead>
-                    <tbody>
-                        {move || {
-                            lab.imported
-                                .get()
-                                .into_iter()
-                                .take(50)
-                                .map(|r| {
-                                    view! {
-                                        <tr>
-                                            <td>{r.participant}</td>
-                                            <td>{r.passage}</td>
-                                            <td>{r.position}</td>
-                                            <td>{r.response}</td>
-                                        </tr>
-                                    }
-                                })
-                                .collect_view()
-                        }}
-                    </tbody>
-                </table>
+            <Show when=move || !in_study()>
+                <label for="import-data">
+                    "Import passages (.txt), Provo norms (.csv), exports (.csv/.json), a study config \
+                        (.json) or a study's results (JATOS's results archive or text export, or \
+                        the bundles your study server saved)"
+                </label>
+                <input
+                    id="import-data"
+                    data-testid="import-data"
+                    type="file"
+                    multiple=true
+                    accept=".txt,.csv,.tsv,.json,.zip,.jzip"
+                    on:change=on_files
+                />
+                <p aria-live="polite" data-testid="import-status">
+                    {move || lab.import_status.get()}
+                </p>
+                <ParticipantRuns runs=lab.participant_runs.into() />
+                <Show when=move || !lab.imported.with(Vec::is_empty)>
+                    <table class="imported" data-testid="imported-responses">
+                        <caption>
+                            {move || {
+                                format!(
+                                    "Imported responses (first 50 of {})",
+                                    lab.imported.with(Vec::len),
+                                )
+                            }}
+                        </caption>
+                        <thead>
+                            <tr>
+                                <th>"participant"</th>
+                                <th>"passage"</th>
+                                <th>"position"</th>
+                                <th>"response"</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {move || {
+                                lab.imported
+                                    .get()
+                                    .into_iter()
+                                    .take(50)
+                                    .map(|r| {
+                                        view! {
+                                            <tr>
+                                                <td>{r.participant}</td>
+                                                <td>{r.passage}</td>
+                                                <td>{r.position}</td>
+                                                <td>{r.response}</td>
+                                            </tr>
+                                        }
+                                    })
+                                    .collect_view()
+                            }}
+                        </tbody>
+                    </table>
+                </Show>
             </Show>
         </details>
     }

@@ -128,6 +128,7 @@ pub fn PlayPassage() -> impl IntoView {
 /// One game over `config`, from the first screen to completion.
 #[component]
 pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
+    crate::app::texts::provide_texts_context(config.participant_texts());
     if config.game != crate::game::study::GameKind::NextWord {
         return view! { <TokenStudy config /> }.into_any();
     }

@@ -4,6 +4,7 @@ use leptos::html::{Button, Input};
 use leptos::prelude::*;
 
 use crate::app::components::progress_bar::ProgressBar;
+use crate::game::participant_texts::Say;
 
 use super::controller::{Phase, use_game};
 use super::feedback::Feedback;
@@ -45,10 +46,11 @@ pub fn TrialView() -> impl IntoView {
     };
     let (done, total) = game.progress();
     let practice = trial.as_ref().is_some_and(|t| t.practice);
+    let say = game.say;
     view! {
         <p class="game-progress" data-testid="game-progress">
-            <ProgressBar done total unit="words" />
-            {practice.then_some("Practice")}
+            <ProgressBar done total counted=Say::ProgressWords />
+            {practice.then(|| say.get(Say::Practice))}
         </p>
         <p
             class="passage"
@@ -70,7 +72,7 @@ pub fn TrialView() -> impl IntoView {
             }}
         </p>
         <Show when=playing>
-            <label for="guess">"Your guess for the next word"</label>
+            <label for="guess">{say.get(Say::GuessLabel)}</label>
             <input
                 id="guess"
                 data-testid="guess"
@@ -87,7 +89,7 @@ pub fn TrialView() -> impl IntoView {
                 on:keydown=on_keydown
             />
             <button data-testid="submit-guess" on:click=move |_| submit()>
-                "Submit (Enter)"
+                {say.get(Say::GuessSubmit)}
             </button>
             <p class="error" aria-live="assertive" data-testid="entry-error">
                 {move || game.entry_error.get()}
@@ -96,7 +98,7 @@ pub fn TrialView() -> impl IntoView {
         <Show when=move || !playing()>
             <Feedback />
             <button data-testid="next-context" node_ref=next_ref on:click=move |_| game.show_next()>
-                "Next (Enter)"
+                {say.get(Say::NextContext)}
             </button>
         </Show>
     }

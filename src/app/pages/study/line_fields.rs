@@ -1,24 +1,27 @@
 //! The Study page's fields written one item per line: counterbalanced lists (`name: id, id,
 //! …`; each participant plays one list, named in their link as `?list=name`, else picked by
-//! their id) and attention checks (`passage, after, answer: instruction`).
+//! their id), attention checks (`passage, after, answer: instruction`) and replaced
+//! participant texts (`name: text`).
 
 use leptos::prelude::*;
 
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
 use crate::game::study::StudyConfig;
-use crate::game::study_draft::{checks_text, lists_text, parse_checks, parse_lists};
+use crate::game::study_draft::{
+    checks_text, lists_text, overrides_text, parse_checks, parse_lists, parse_overrides,
+};
 
-/// A textarea over one of the config's lists of items, kept in step both ways: typing updates
-/// the config when the text parses (else the parse error shows), and a config loaded into the
-/// form brings its items into the field.
-fn line_items<T: Clone + PartialEq + Send + Sync + 'static>(
+/// A textarea over one of the config's collections of items, kept in step both ways: typing
+/// updates the config when the text parses (else the parse error shows), and a config loaded
+/// into the form brings its items into the field.
+pub(super) fn line_items<T: Clone + PartialEq + Send + Sync + 'static>(
     testid: &'static str,
     placeholder: &'static str,
-    get: fn(&StudyConfig) -> &Vec<T>,
-    set: fn(&mut StudyConfig, Vec<T>),
-    print: fn(&[T]) -> String,
-    parse: fn(&str) -> Result<Vec<T>, String>,
+    get: fn(&StudyConfig) -> &T,
+    set: fn(&mut StudyConfig, T),
+    print: fn(&T) -> String,
+    parse: fn(&str) -> Result<T, String>,
 ) -> impl IntoView {
     let draft = use_study_draft();
     let text = RwSignal::new(draft.config.with_untracked(|c| print(get(c))));
@@ -65,7 +68,7 @@ pub(super) fn ListFields() -> impl IntoView {
             "A: storm, bees\nB: letter, river",
             |c| &c.lists,
             |c, lists| c.lists = lists,
-            lists_text,
+            |lists| lists_text(lists),
             parse_lists,
         )}
     }
@@ -84,8 +87,26 @@ pub(super) fn AttentionFields() -> impl IntoView {
             "storm, 5, purple: To show that you are reading, type the word purple.",
             |c| &c.attention_checks,
             |c, checks| c.attention_checks = checks,
-            checks_text,
+            |checks| checks_text(checks),
             parse_checks,
+        )}
+    }
+}
+
+#[component]
+pub(super) fn TextOverrideFields() -> impl IntoView {
+    view! {
+        <label for="study-participant-texts">
+            "Replace texts (optional): one per line, \"name: text\", with the names below; keep \
+             the {placeholders} a text has."
+        </label>
+        {line_items(
+            "study-participant-texts",
+            "consent_agree: Yes, I take part",
+            |c| &c.participant_texts,
+            |c, texts| c.participant_texts = texts,
+            overrides_text,
+            parse_overrides,
         )}
     }
 }

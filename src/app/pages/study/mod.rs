@@ -1,11 +1,13 @@
 //! "/study": the Study page. A form that builds a study config for any of the three games
-//! ([`passage_fields`], [`screen_fields`], [`game_fields`]), checked as you type by the same
-//! loader participants' browsers run; an existing config can be loaded ([`load_config`]); the
-//! study can be played as a participant would ([`preview`]) and goes out as `study.json`, a
-//! JATOS archive or a static site ([`packages`]).
+//! ([`passage_fields`], [`line_fields`], [`screen_fields`], [`language_fields`],
+//! [`game_fields`]), checked as you type by the same loader participants' browsers run; an
+//! existing config can be loaded ([`load_config`]); the study can be played as a participant
+//! would ([`preview`]) and goes out as `study.json`, a JATOS archive or a static site
+//! ([`packages`]).
 
 mod fields;
 mod game_fields;
+mod language_fields;
 mod line_fields;
 mod load_config;
 mod packages;
@@ -18,6 +20,7 @@ use leptos::prelude::*;
 use crate::game::study::StudyConfig;
 use crate::game::study_draft::validated_json;
 use game_fields::GameFields;
+use language_fields::LanguageFields;
 use load_config::LoadConfig;
 use packages::StudyPackages;
 use passage_fields::PassageFields;
@@ -92,6 +95,7 @@ fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
             <GameFields />
             <PassageFields />
             <ScreenFields />
+            <LanguageFields />
         </form>
         {move || match checked.get() {
             Ok(_) => {

@@ -7,7 +7,9 @@ use leptos::prelude::*;
 
 use crate::app::components::attention_check::Attention;
 use crate::app::state::RuntimeContext;
+use crate::app::texts::{TextsContext, use_texts};
 use crate::app::worker_client::CallError;
+use crate::game::participant_texts::Say;
 use crate::game::study::{GameKind, Plan, StudyConfig};
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
@@ -76,6 +78,8 @@ pub struct TokenGame {
     pub opponent: RwSignal<Option<ModelScores>>,
     /// The study's attention checks and this participant's answers to them.
     pub attention: Attention,
+    /// The texts participants read.
+    pub say: TextsContext,
 }
 
 pub fn use_token_game() -> TokenGame {
@@ -116,12 +120,13 @@ impl TokenGame {
             schedule: RwSignal::new(None),
             top1: RwSignal::new(Vec::new()),
             two_token: RwSignal::new(Vec::new()),
-            stage: RwSignal::new(Stage::Preparing("Waiting for GPT-2…".into())),
+            stage: RwSignal::new(Stage::Preparing(use_texts().get(Say::WaitingForModel))),
             last: RwSignal::new(None),
             rounds,
             redirect_status: crate::app::components::completion::SubmitStatus::new(),
             opponent: RwSignal::new(None),
             attention: Attention::new(),
+            say: use_texts(),
         };
         provide_context(this);
         this

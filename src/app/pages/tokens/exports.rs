@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use super::controller::{TokenGame, game_name, use_token_game};
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::download_text;
+use crate::game::participant_texts::Say;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -50,30 +51,35 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
 pub fn TokenExports() -> impl IntoView {
     let game = use_token_game();
     let problem = RwSignal::new(None::<String>);
+    let say = game.say;
     let offer = move |kind: Kind| {
         let result = render(game, kind).and_then(|(name, mime, text)| {
             download_text(&name, mime, &text).map_err(|e| e.to_string())
         });
-        problem.set(result.err().map(|e| format!("Cannot export: {e}")));
+        problem.set(
+            result
+                .err()
+                .map(|e| say.fill(Say::CannotExport, &[("error", &e)])),
+        );
     };
     view! {
         <section class="data-panel" aria-labelledby="token-data-heading">
-            <h3 id="token-data-heading">"Your data"</h3>
-            <p>"Every answer is kept in this browser only. Download it:"</p>
+            <h3 id="token-data-heading">{say.get(Say::YourData)}</h3>
+            <p>{say.get(Say::KeptHere)}</p>
             <button data-testid="export-token-csv" on:click=move |_| offer(Kind::Csv)>
-                "Long format (CSV)"
+                {say.get(Say::ExportCsv)}
             </button>
             <button
                 data-testid="export-token-spreadsheet"
                 on:click=move |_| offer(Kind::SpreadsheetCsv)
             >
-                "Long format for a spreadsheet (CSV, formulas inert)"
+                {say.get(Say::ExportSpreadsheet)}
             </button>
             <button data-testid="export-token-json" on:click=move |_| offer(Kind::Json)>
-                "Long format (JSON)"
+                {say.get(Say::ExportJson)}
             </button>
             <button data-testid="export-token-bundle" on:click=move |_| offer(Kind::Bundle)>
-                "Everything, with manifest (JSON)"
+                {say.get(Say::ExportBundle)}
             </button>
             <ErrorNote message=problem />
         </section>

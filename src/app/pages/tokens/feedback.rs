@@ -4,6 +4,8 @@ use leptos::prelude::*;
 
 use super::controller::{LastRound, use_token_game};
 use crate::analysis::perplexity::{PTrue, reward};
+use crate::app::texts::TextsContext;
+use crate::game::participant_texts::{Say, TextPart};
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::running_score;
 use crate::game::tokens::two_token::total_reward;
@@ -42,41 +44,57 @@ fn top_list(stats: &TokenStats) -> impl IntoView + use<> {
     }
 }
 
+/// The study's text `text` with an element in each placeholder (`slot` gives it by name).
+fn sentence(say: TextsContext, text: Say, slot: impl Fn(&str) -> AnyView) -> Vec<AnyView> {
+    say.with(|t| {
+        t.parts(text)
+            .into_iter()
+            .map(|part| match part {
+                TextPart::Text(words) => words.to_string().into_any(),
+                TextPart::Slot(name) => slot(name),
+            })
+            .collect()
+    })
+}
+
 #[component]
 pub fn RoundFeedback() -> impl IntoView {
     let game = use_token_game();
+    let say = game.say;
     move || {
         let last = game.last.get()?;
         Some(match last {
             LastRound::Top1(r, stats) => {
-                let verdict = if r.correct {
-                    "Right!"
+                let verdict = say.get(if r.correct {
+                    Say::RoundRight
                 } else {
-                    "Not this time."
+                    Say::RoundWrong
+                });
+                let rank = match (r.guess_rank, r.g_guess) {
+                    (Some(rank), Some(g)) => say.fill(
+                        Say::Top1Rank,
+                        &[("rank", &rank.to_string()), ("gpt2_guess", &percent(g))],
+                    ),
+                    _ => say.get(Say::Top1NotAToken),
                 };
-                let guess = match (r.guess_rank, r.g_guess) {
-                    (Some(rank), Some(g)) => {
-                        format!("GPT-2 ranks your guess {rank} ({}).", percent(g))
+                let g_true = r.g_true.map(percent).unwrap_or_default();
+                let text = sentence(say, Say::Top1Feedback, |name| match name {
+                    "verdict" => view! { <strong>{verdict.clone()}</strong> }.into_any(),
+                    "true_token" => view! {
+                        <span class="token" data-testid="true-token">
+                            {shown(&r.true_token_text)}
+                        </span>
                     }
-                    _ => "Your guess is not a single GPT-2 token.".to_string(),
-                };
+                    .into_any(),
+                    "gpt2_true" => g_true.clone().into_any(),
+                    "guess" => view! { <span class="token">{shown(&r.guess)}</span> }.into_any(),
+                    "rank" => rank.clone().into_any(),
+                    other => format!("{{{other}}}").into_any(),
+                });
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
-                        <h3>"Last round"</h3>
-                        <p>
-                            <strong>{verdict}</strong>
-                            " The next token was "
-                            <span class="token" data-testid="true-token">
-                                {shown(&r.true_token_text)}
-                            </span>
-                            {format!(
-                                " (GPT-2: {}). You typed ",
-                                r.g_true.map(percent).unwrap_or_default(),
-                            )}
-                            <span class="token">{shown(&r.guess)}</span>
-                            ". "
-                            {guess}
-                        </p>
+                        <h3>{say.get(Say::LastRound)}</h3>
+                        <p>{text}</p>
                         {(!game.experiment)
                             .then(|| {
                                 view! {
@@ -90,27 +108,40 @@ pub fn RoundFeedback() -> impl IntoView {
             }
             LastRound::TwoToken(r, stats) => {
                 let gpt2 = PTrue::from_model(r.g_true.ln(), r.g_other.ln());
-                let side = if r.true_left { "left" } else { "right" };
+                let side = say.get(if r.true_left {
+                    Say::SideLeft
+                } else {
+                    Say::SideRight
+                });
+                let text = sentence(say, Say::TwoTokenFeedback, |name| match name {
+                    "side" => side.clone().into_any(),
+                    "true_token" => view! {
+                        <span class="token" data-testid="true-token">
+                            {shown(&r.true_token_text)}
+                        </span>
+                    }
+                    .into_any(),
+                    "gpt2_true" => percent(r.g_true).into_any(),
+                    "other_token" => {
+                        view! { <span class="token">{shown(&r.other_token_text)}</span> }.into_any()
+                    }
+                    "gpt2_other" => percent(r.g_other).into_any(),
+                    other => format!("{{{other}}}").into_any(),
+                });
+                let points = say.fill(
+                    Say::TwoTokenReward,
+                    &[
+                        ("you_percent", &format!("{:.0} %", 100.0 * r.p_true)),
+                        ("you_points", &format!("{:+.1}", r.reward)),
+                        ("gpt2_percent", &format!("{:.0} %", 100.0 * gpt2.get())),
+                        ("gpt2_points", &format!("{:+.1}", reward(r.g_true, gpt2))),
+                    ],
+                );
                 view! {
                     <section class="feedback" data-testid="token-feedback" aria-live="polite">
-                        <h3>"Last round"</h3>
-                        <p>
-                            "The original was the " {side} " token, "
-                            <span class="token" data-testid="true-token">
-                                {shown(&r.true_token_text)}
-                            </span> {format!(" (GPT-2: {}); the other, ", percent(r.g_true))}
-                            <span class="token">{shown(&r.other_token_text)}</span>
-                            {format!(", was drawn by GPT-2 ({}).", percent(r.g_other))}
-                        </p>
-                        <p data-testid="round-reward">
-                            {format!(
-                                "You gave the original {:.0} %: {:+.1} points. GPT-2 would have said {:.0} %: {:+.1} points.",
-                                100.0 * r.p_true,
-                                r.reward,
-                                100.0 * gpt2.get(),
-                                reward(r.g_true, gpt2),
-                            )}
-                        </p>
+                        <h3>{say.get(Say::LastRound)}</h3>
+                        <p>{text}</p>
+                        <p data-testid="round-reward">{points}</p>
                         {(!game.experiment).then(|| top_list(&stats))}
                     </section>
                 }
@@ -124,6 +155,7 @@ pub fn RoundFeedback() -> impl IntoView {
 #[component]
 pub fn RunningScore() -> impl IntoView {
     let game = use_token_game();
+    let say = game.say;
     move || match game.game {
         crate::game::study::GameKind::TwoToken => {
             let records = game.two_token.get();
@@ -135,12 +167,18 @@ pub fn RunningScore() -> impl IntoView {
                 + 0.0;
             view! {
                 <p class="score" data-testid="running-score">
-                    {format!(
-                        "Score: you {:+.1} · GPT-2 {:+.1} (over {} scored rounds)",
-                        total_reward(&records),
-                        gpt2,
-                        records.iter().filter(|r| !r.practice).count(),
-                    )}
+                    {say
+                        .fill(
+                            Say::ScoreTwoToken,
+                            &[
+                                ("you", &format!("{:+.1}", total_reward(&records))),
+                                ("gpt2", &format!("{gpt2:+.1}")),
+                                (
+                                    "rounds",
+                                    &records.iter().filter(|r| !r.practice).count().to_string(),
+                                ),
+                            ],
+                        )}
                 </p>
             }
             .into_any()
@@ -149,7 +187,15 @@ pub fn RunningScore() -> impl IntoView {
             let (you, gpt2, n) = running_score(&game.top1.get());
             view! {
                 <p class="score" data-testid="running-score">
-                    {format!("Top-1 accuracy: you {you}/{n} · GPT-2 {gpt2}/{n}")}
+                    {say
+                        .fill(
+                            Say::ScoreTop1,
+                            &[
+                                ("you", &you.to_string()),
+                                ("gpt2", &gpt2.to_string()),
+                                ("rounds", &n.to_string()),
+                            ],
+                        )}
                 </p>
             }
             .into_any()

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use super::controller::{Stage, TokenGame};
 use crate::app::components::withdrawal::leave_without_data;
+use crate::game::participant_texts::Say;
 use crate::game::withdrawal::Leaving;
 
 impl TokenGame {
@@ -12,9 +13,10 @@ impl TokenGame {
     pub fn leave(self, leaving: Leaving) {
         let study = self.study.get_value();
         let participant = self.participant.get_value();
-        self.stage.set(Stage::Scoring);
+        // The game's stage that says only what is going on, with no round on screen.
+        self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
         leptos::task::spawn_local(async move {
-            let message = leave_without_data(&study, &participant, leaving).await;
+            let message = leave_without_data(&study, &participant, leaving, self.say).await;
             self.attention.results.set(Vec::new());
             self.attention.pending.set(None);
             self.stage.set(Stage::Left(message));

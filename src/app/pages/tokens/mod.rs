@@ -27,6 +27,7 @@ use crate::app::components::consent::ConsentScreen;
 use crate::app::components::progress_bar::ProgressBar;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::state::ModelState;
+use crate::game::participant_texts::Say;
 use crate::game::study::GameKind;
 use crate::game::withdrawal::Leaving;
 use bias::BiasSimulation;
@@ -58,22 +59,19 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
             leptos::task::spawn_local(tg.prepare());
         }
     });
+    let say = tg.say;
     let model_line = move || match runtime.model.get() {
-        ModelState::Loading {
-            step,
-            loaded,
-            total,
-        } => Some(match total {
-            Some(t) if t > 0 => format!(
-                "Loading the language model ({step}): {} of {} MB",
-                loaded / 1_000_000,
-                t / 1_000_000
+        ModelState::Loading { loaded, total, .. } => Some(match total {
+            Some(t) if t > 0 => say.fill(
+                Say::LoadingModel,
+                &[
+                    ("loaded", &(loaded / 1_000_000).to_string()),
+                    ("total", &(t / 1_000_000).to_string()),
+                ],
             ),
-            _ => format!("Loading the language model ({step})…"),
+            _ => say.get(Say::LoadingModelSteps),
         }),
-        ModelState::Failed(e) if experiment => Some(format!(
-            "The language model could not be loaded ({e}). Please tell the researcher."
-        )),
+        ModelState::Failed(e) if experiment => Some(say.fill(Say::ModelFailed, &[("error", &e)])),
         _ => None,
     };
     view! {
@@ -155,7 +153,7 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                 Stage::Scoring => {
                     view! {
                         <p class="status" data-testid="scoring">
-                            "Saving and scoring…"
+                            {say.get(Say::Saving)}
                         </p>
                     }
                         .into_any()
@@ -197,12 +195,12 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                             s.as_ref()
                                 .map(|s| {
                                     let (done, total) = s.progress();
-                                    let unit = if game == GameKind::TwoToken && tg.rounds > 1 {
-                                        "rounds"
+                                    let counted = if game == GameKind::TwoToken && tg.rounds > 1 {
+                                        Say::ProgressRounds
                                     } else {
-                                        "positions"
+                                        Say::ProgressPositions
                                     };
-                                    view! { <ProgressBar done total unit /> }
+                                    view! { <ProgressBar done total counted /> }
                                 })
                         })
                 }}

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::controller::{PRACTICE_ROUNDS, Stage, TokenGame};
 use crate::app::worker_client::CallError;
+use crate::game::participant_texts::Say;
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{PlannedPassage, Schedule};
@@ -14,9 +15,8 @@ impl TokenGame {
     /// Cuts the plan's passages into tokens in the worker, loads this player's saved answers,
     /// and shows the consent screen (a study's first visit) or the first unanswered round.
     pub async fn prepare(self) {
-        self.stage.set(Stage::Preparing(
-            "Cutting the passages into GPT-2 tokens…".into(),
-        ));
+        self.stage
+            .set(Stage::Preparing(self.say.get(Say::CuttingTokens)));
         let items = self.plan.with_value(|p| p.items.clone());
         let mut all = Vec::new();
         for (passage, _) in &items {

@@ -7,13 +7,15 @@ use leptos::prelude::*;
 
 use super::TokenGameBody;
 use super::controller::TokenGame;
-use crate::app::components::completion::{capitalised, leave_study};
+use crate::app::components::completion::leave_study;
 use crate::app::components::model_loader::{LOCAL_GPT2_URL, load_from_url};
 use crate::app::state::use_runtime;
+use crate::app::texts::use_texts;
 use crate::app::web::clock::timestamp;
 use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_params;
 use crate::game::export::Manifest;
+use crate::game::participant_texts::Say;
 use crate::game::session::confirm_saved;
 use crate::game::study::StudyConfig;
 
@@ -30,7 +32,7 @@ pub fn TokenStudy(config: StudyConfig) -> impl IntoView {
         Err(e) => {
             return view! {
                 <p class="error" role="alert" data-testid="game-error">
-                    {format!("This study cannot start: {e}")}
+                    {use_texts().fill(Say::StudyCannotStart, &[("error", &e.to_string())])}
                 </p>
             }
             .into_any();
@@ -92,11 +94,9 @@ impl TokenGame {
                         .map(|s| (s.saved_count(records.slots()), s.progress().1))
                 })
                 .map_or(Err("The game has no plan".to_string()), |(n, total)| {
-                    confirm_saved(n, total, true).map_err(|e| capitalised(&e.to_string()))
+                    confirm_saved(n, total, true).map_err(|e| self.say.with(|t| e.in_texts(t)))
                 }),
-            Err(e) => Err(format!(
-                "Cannot confirm your answers were saved ({e}): download them below."
-            )),
+            Err(e) => Err(self.say.fill(Say::CannotConfirm, &[("error", e)])),
         };
         let body = || {
             saved

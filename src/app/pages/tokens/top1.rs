@@ -7,6 +7,7 @@ use super::controller::{LastRound, Stage, TokenGame, use_token_game};
 use super::strip::TokenStrip;
 use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::worker_client::CallError;
+use crate::game::participant_texts::Say;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::{Top1Record, is_correct};
@@ -61,9 +62,10 @@ async fn submit(game: TokenGame, slot: Slot, shown_ms: f64, guess: String) {
         practice: slot.practice,
     };
     if let Err(e) = game.save(&slot, &record).await {
-        return game.fail(format!(
-            "Your answer could not be saved ({e}); nothing was lost before it."
-        ));
+        return game.fail(
+            game.say
+                .fill(Say::AnswerNotSaved, &[("error", &e.to_string())]),
+        );
     }
     game.top1.update(|r| r.push(record.clone()));
     game.last.set(Some(LastRound::Top1(record, stats)));
@@ -99,11 +101,12 @@ pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
         }
     };
     let go_key = go.clone();
+    let say = game.say;
     view! {
         <div class="token-round" data-testid="top1-round" data-position=position>
-            {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
+            {practice.then(|| view! { <p class="practice">{say.get(Say::PracticeRound)}</p> })}
             <TokenStrip passage=slot.passage.clone() position />
-            <label for="token-guess">"Your guess for the next token"</label>
+            <label for="token-guess">{say.get(Say::TokenGuessLabel)}</label>
             <textarea
                 id="token-guess"
                 rows="1"
@@ -120,48 +123,37 @@ pub fn Top1Round(round: Slot, shown_ms: f64) -> impl IntoView {
             ></textarea>
             <div class="whitespace-buttons">
                 <button type="button" on:click=move |_| guess.update(|g| g.push(' '))>
-                    "· space"
+                    {say.get(Say::TokenSpace)}
                 </button>
                 <button type="button" on:click=move |_| guess.update(|g| g.push('\n'))>
-                    "↵ newline"
+                    {say.get(Say::TokenNewline)}
                 </button>
                 <button type="button" on:click=move |_| guess.update(|g| g.push('\t'))>
-                    "⇥ tab"
+                    {say.get(Say::TokenTab)}
                 </button>
                 <button type="button" on:click=move |_| guess.set(String::new())>
-                    "clear"
+                    {say.get(Say::TokenClear)}
                 </button>
             </div>
             <p class="token-check" data-testid="token-check" aria-live="polite">
                 {move || {
                     let text = guess.get();
                     if text.is_empty() {
-                        return "Type a token; spaces and newlines count (· ↵).".to_string();
+                        return say.get(Say::TokenHint);
                     }
                     let shown = show_token(text.as_bytes());
-                    match check.get() {
-                        None => format!("“{shown}” …"),
-                        Some((Some(_), Some(_))) => {
-                            format!(
-                                "“{shown}” is one GPT-2 token ✓ (“·{shown}”, with a leading space, is another one)",
-                            )
-                        }
-                        Some((Some(_), None)) => format!("“{shown}” is one GPT-2 token ✓"),
-                        Some((None, Some(_))) => {
-                            format!(
-                                "“{shown}” is not one token as typed, but “·{shown}” is: add a leading space?",
-                            )
-                        }
-                        Some((None, None)) => {
-                            format!(
-                                "“{shown}” is not a single GPT-2 token: it can never be exactly right",
-                            )
-                        }
-                    }
+                    let verdict = match check.get() {
+                        None => return format!("“{shown}” …"),
+                        Some((Some(_), Some(_))) => Say::TokenIsOneBoth,
+                        Some((Some(_), None)) => Say::TokenIsOne,
+                        Some((None, Some(_))) => Say::TokenNeedsSpace,
+                        Some((None, None)) => Say::TokenNotOne,
+                    };
+                    say.fill(verdict, &[("token", &shown)])
                 }}
             </p>
             <button class="primary" data-testid="token-submit" on:click=move |_| go()>
-                "Guess"
+                {say.get(Say::TokenGuess)}
             </button>
         </div>
     }

@@ -9,6 +9,7 @@ use super::strip::TokenStrip;
 use crate::analysis::perplexity::BUTTONS;
 use crate::app::components::outcome::Outcome;
 use crate::app::web::clock::{now_ms, timestamp};
+use crate::game::participant_texts::Say;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::two_token::{Answer, RoundSetup};
@@ -83,9 +84,10 @@ async fn answer(game: TokenGame, slot: Slot, drawn: Drawn, button: u8, shown_ms:
         Err(e) => return game.fail(e.to_string()),
     };
     if let Err(e) = game.save(&slot, &record).await {
-        return game.fail(format!(
-            "Your answer could not be saved ({e}); nothing was lost before it."
-        ));
+        return game.fail(
+            game.say
+                .fill(Say::AnswerNotSaved, &[("error", &e.to_string())]),
+        );
     }
     game.two_token.update(|r| r.push(record.clone()));
     game.last
@@ -104,6 +106,7 @@ pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
     let position = slot.position;
     let round_number = slot.round;
     let practice = slot.practice;
+    let say = game.say;
     view! {
         <div
             class="token-round"
@@ -111,23 +114,20 @@ pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
             data-position=position
             data-round=round_number
         >
-            {practice.then(|| view! { <p class="practice">"Practice round: not scored."</p> })}
+            {practice.then(|| view! { <p class="practice">{say.get(Say::PracticeRound)}</p> })}
             <TokenStrip passage=slot.passage.clone() position />
             <Outcome
                 result=move || drawn.get()
-                pending=|| {
+                pending=move || {
                     view! {
                         <p class="status" data-testid="drawing">
-                            "GPT-2 is drawing a token…"
+                            {say.get(Say::TwoTokenDrawing)}
                         </p>
                     }
                 }
                 failure="This round could not be prepared"
                 render=move |drawn| match drawn {
-                    None => {
-                        view! { <p class="status">"Both tokens were the same: answered 50 %."</p> }
-                            .into_any()
-                    }
+                    None => view! { <p class="status">{say.get(Say::TwoTokenSame)}</p> }.into_any(),
                     Some(d) => {
                         let (left, right) = if d.true_left {
                             (&d.true_bytes, &d.other_bytes)
@@ -155,24 +155,21 @@ pub fn TwoTokenRound(round: Slot, shown_ms: f64) -> impl IntoView {
                             })
                             .collect_view();
                         view! {
-                            <p>"Which token came next in the original text?"</p>
+                            <p>{say.get(Say::TwoTokenQuestion)}</p>
                             <div class="token-pair">
                                 <span class="token big" data-testid="left-token">
                                     {left}
                                 </span>
-                                <span class="versus">"or"</span>
+                                <span class="versus">{say.get(Say::TokenOr)}</span>
                                 <span class="token big" data-testid="right-token">
                                     {right}
                                 </span>
                             </div>
-                            <p>
-                                "How likely is it that the " <strong>"left"</strong>
-                                " token is the original?"
-                            </p>
+                            <p>{say.get(Say::TwoTokenHowLikely)}</p>
                             <div
                                 class="p-buttons"
                                 role="group"
-                                aria-label="Probability that the left token is the original"
+                                aria-label=say.get(Say::TwoTokenHowLikely)
                             >
                                 {buttons}
                             </div>

@@ -19,7 +19,7 @@ impl GameController {
         };
         self.phase.set(Phase::Loading);
         leptos::task::spawn_local(async move {
-            let message = leave_without_data(&study, &participant, leaving).await;
+            let message = leave_without_data(&study, &participant, leaving, self.say).await;
             // What this page still held goes too (the in-memory store of a preview, say).
             self.store.set_value(None);
             self.session.set_value(None);

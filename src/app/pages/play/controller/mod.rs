@@ -6,8 +6,10 @@ use leptos::prelude::*;
 use crate::app::components::attention_check::Attention;
 use crate::app::data::{LabData, use_lab_data};
 use crate::app::state::{RuntimeContext, use_runtime};
+use crate::app::texts::{TextsContext, use_texts};
 use crate::app::web::{self, idb::IdbStore};
 use crate::data::ResponseRecord;
+use crate::game::participant_texts::Say;
 use crate::game::passages::Passage;
 use crate::game::score::Score;
 use crate::game::session::{GameSession, Reveal, SubmitError, Timing, Trial};
@@ -45,6 +47,8 @@ pub struct GameController {
     pub submit: Action<String, ()>,
     /// The study's attention checks and this participant's answers to them.
     pub attention: Attention,
+    /// The texts participants read.
+    pub say: TextsContext,
 }
 
 pub fn provide_game_controller() -> GameController {
@@ -91,6 +95,7 @@ pub fn provide_game_controller() -> GameController {
         feedback_call: StoredValue::new_local(None),
         submit,
         attention: Attention::new(),
+        say: use_texts(),
     };
     controller_cell.set_value(Some(controller));
     provide_context(controller);
@@ -138,11 +143,10 @@ impl GameController {
                 Ok(None) => AnyStore::Memory(MemoryStore::default()),
                 Ok(Some(s)) => AnyStore::Idb(s),
                 Err(e) => {
-                    self.storage_problem.set(Some(format!(
-                        "Responses cannot be stored in this \
-                        browser ({e}); they are kept in memory only: download them below before \
-                        closing the page."
-                    )));
+                    self.storage_problem.set(Some(
+                        self.say
+                            .fill(Say::MemoryOnlyStorage, &[("error", &e.to_string())]),
+                    ));
                     AnyStore::Memory(MemoryStore::default())
                 }
             };
@@ -255,11 +259,12 @@ impl GameController {
                 }
             }
             Err(SubmitError::Store(e)) => {
-                self.storage_problem.set(Some(format!(
-                    "Your last answer could not be saved ({e}). \
-                    Download your responses below; nothing already saved is lost."
-                )));
+                self.storage_problem.set(Some(
+                    self.say
+                        .fill(Say::AnswerNotSaved, &[("error", &e.to_string())]),
+                ));
             }
+            Err(SubmitError::Entry(e)) => self.entry_error.set(self.say.get(e.say())),
             Err(e) => self.entry_error.set(e.to_string()),
         }
     }

@@ -4,11 +4,12 @@
 use leptos::prelude::*;
 
 use super::{AnyStore, GameController};
-use crate::app::components::completion::{capitalised, leave_study};
+use crate::app::components::completion::leave_study;
 use crate::app::web::WebError;
 use crate::app::web::clock::timestamp;
 use crate::app::web::files::download_text;
 use crate::game::export::{ExportError, ExportKind, Manifest};
+use crate::game::participant_texts::Say;
 use crate::game::session::confirm_saved;
 use crate::game::store::ResponseStore;
 
@@ -97,11 +98,11 @@ impl GameController {
             let confirmed = match &saved {
                 Ok(saved) => {
                     confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
-                        .map_err(|e| capitalised(&e.to_string()))
+                        .map_err(|e| self.say.with(|t| e.in_texts(t)))
                 }
-                Err(e) => Err(format!(
-                    "Cannot confirm your responses were saved ({e}): download them below."
-                )),
+                Err(e) => Err(self
+                    .say
+                    .fill(Say::CannotConfirm, &[("error", &e.to_string())])),
             };
             let saved = saved.unwrap_or_default();
             let body = || {
