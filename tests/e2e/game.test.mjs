@@ -72,7 +72,7 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
     // A rejected entry stores nothing and says why.
     await page.getByTestId("next-context").click();
     await guess(page, "two words");
-    assert.match(await page.getByTestId("entry-error").innerText(), /one word/);
+    assert.match(await page.getByTestId("entry-error").innerText(), /^One word only/);
     await screenshot(page, "game-desktop.png");
 
     // Reload mid-passage: same place, three responses, none doubled.

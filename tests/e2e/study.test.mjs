@@ -95,6 +95,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
   const jatos = await startJatos();
   const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DES`;
   const DECLINED = `${jatos.base}/prolific/submissions/complete?cc=NOCONSENT`;
+  // How long each of the researcher's steps took here (machine time, printed at the end).
+  let since = Date.now();
+  const took = [];
+  const step = (name) => { took.push(`${name}: ${((Date.now() - since) / 1000).toFixed(1)} s`); since = Date.now(); };
   let files;
   try {
     await withPage("study-page", {}, async (page) => {
@@ -156,6 +160,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       });
       await screenshot(page, "study-page.png");
       // The preview plays the study as a participant would; nothing is sent, redirected or kept.
+      step("the study built on the Study page (form filled as the test types, every check shown)");
       await page.getByTestId("study-preview").click();
       await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
       assert.equal(await page.getByTestId("consent-accept").innerText(), "Ja, ich mache mit");
@@ -165,6 +170,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.match(await page.getByTestId("complete").innerText(), /Vielen Dank — Sie sind fertig\.\s+Abschlusscode: C0DES/);
       await screenshot(page, "study-preview-complete.png");
       assert.equal(new URL(page.url()).pathname, "/study", "the preview redirects nowhere");
+      step("preview played to the completion code");
       await page.getByTestId("study-preview-end").click();
       assert.equal(await page.getByTestId("study-title").inputValue(), "Lesestudie", "the form is as it was");
       assert.equal(await page.evaluate(() => document.documentElement.lang), "en", "the page around the preview is English again");
@@ -174,11 +180,13 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "no sideways scrolling at 390 px");
       await screenshot(page, "study-page-phone.png");
       await page.setViewportSize({ width: 1100, height: 900 });
+      since = Date.now();
       files = {
         config: await download(page, "study-download-config", dir),
         jzip: await download(page, "study-download-jatos", dir),
         site: await download(page, "study-download-site", dir),
       };
+      step("study.json, the JATOS archive and the website ZIP made in the page and downloaded");
       assert.match(await page.getByTestId("study-package-progress").innerText(), /_site\.zip: [\d.]+ MB/);
     });
     assert.deepEqual(JSON.parse(await readFile(files.config, "utf8")).title, "Lesestudie");
@@ -190,7 +198,9 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     }
     // The archive in JATOS: one participant plays it to Prolific, reloading on the way; another
     // withdraws after one answer (JATOS's abort deletes what it had) and goes to the decline URL.
+    since = Date.now();
     await jatos.importStudy(files.jzip);
+    step("the archive imported into JATOS (the stand-in)");
     await withPage("study-page-jatos", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1&list=B`);
       // The check, answered before the reload, is not asked again after it.
@@ -225,11 +235,25 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     });
     // JATOS's results archive in the Analysis page: PS1 complete and attentive, PS3 complete
     // but failing the check, PS2 withdrawn with nothing kept; Table 1 the CLI's on the same files.
+    step("three participants in JATOS (one reloading, one failing the check, one withdrawing)");
     const archive = await jatos.exportResults();
+    step("JATOS's results archive exported");
     const analysed = [join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive];
     await withPage("study-page-results", {}, async (page) => {
       await page.goto(`${served.base}/analysis`);
+      // Every step of reading the files is shown as it happens (an archive of 500 participants
+      // takes seconds).
+      await page.evaluate(() => {
+        window.readingSteps = [];
+        const status = document.querySelector("[data-testid=analysis-reading]");
+        new MutationObserver(() => window.readingSteps.push(status.innerText)).observe(status, { childList: true, subtree: true, characterData: true });
+      });
       await page.getByTestId("analysis-files").setInputFiles(analysed);
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length > 2, null, { timeout: TIMEOUT });
+      const steps = await page.evaluate(() => window.readingSteps);
+      assert.ok(steps.some((s) => /^Reading file 2 of 2: jatos_results\.zip \(0\.\d MB\)…$/.test(s)), steps.join(" | "));
+      assert.ok(steps.some((s) => /^Unpacking jatos_results\.zip/.test(s)), steps.join(" | "));
+      assert.equal(await page.getByTestId("analysis-reading").innerText(), "", "nothing left once read");
       await page.getByTestId("analysis-resamples").fill("1");
       await page.getByTestId("analyse").click();
       const row = (id) => page.locator(`[data-testid=participant-runs] tr[data-participant=${id}]`);
@@ -246,6 +270,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const all = await pageTable("all");
       assert.ok(all.Human, "Table 1 has the humans' row");
       assert.deepEqual(all, await cliTable(analysed, "1"), "the page's Table 1 is the CLI's");
+      step("the results archive read in the Analysis page, to Table 1 and the figures, checked against the CLI");
       await screenshot(page, "study-page-results.png");
       // Leaving out who failed the check: PS3's answers go, in the page as in the CLI.
       await page.getByTestId("analysis-no-failed-attention").check();
@@ -287,6 +312,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     } finally {
       host.server.close();
     }
+    console.log(`Study page, step by step:\n  ${took.join("\n  ")}`);
   } finally {
     served.server.close();
     jatos.server.close();

@@ -172,7 +172,7 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
   }
 });
 
-test("top-1 study: every position of a practice passage and one scored, completion code", { timeout: 3 * TIMEOUT }, async () => {
+test("top-1 study in Dutch: every position of a practice passage and one scored, an attention check, completion code", { timeout: 3 * TIMEOUT }, async () => {
   const study = {
     game: "top1",
     texts: [{ id: "warm", title: "Warm-up", text: "One two three" }, { id: "main", title: "Main", text: "Red green blue" }],
@@ -180,6 +180,8 @@ test("top-1 study: every position of a practice passage and one scored, completi
     practice: "warm",
     model: "models/test/",
     completion_code: "TOP1OK",
+    language: "nl",
+    attention_checks: [{ passage: "main", after: 1, instruction: "Typ het woord paars.", answer: "paars" }],
   };
   const file = join(DIST, "study-top1.json");
   await writeFile(file, JSON.stringify(study));
@@ -187,26 +189,45 @@ test("top-1 study: every position of a practice passage and one scored, completi
     await withPage("top1-study", {}, async (page) => {
       await page.goto(`${served.base}/?study=study-top1.json&PROLIFIC_PID=T-2`);
       let answered = 0;
+      const checkedAfter = [];
       for (;;) {
         const state = await Promise.race([
           page.getByTestId("top1-round").waitFor({ timeout: TIMEOUT }).then(() => "round"),
+          page.getByTestId("attention-check").waitFor({ timeout: TIMEOUT }).then(() => "check"),
           page.getByTestId("complete").waitFor({ timeout: TIMEOUT }).then(() => "done"),
         ]);
         if (state === "done") break;
+        if (state === "check") {
+          checkedAfter.push(answered);
+          assert.equal(await page.getByTestId("attention-instruction").innerText(), "Typ het woord paars.");
+          assert.equal(await page.getByTestId("attention-submit").innerText(), "Doorgaan");
+          await page.getByTestId("attention-answer").fill("Paars");
+          await page.getByTestId("attention-submit").click();
+          await page.getByTestId("attention-check").waitFor({ state: "detached", timeout: TIMEOUT });
+          continue;
+        }
+        assert.equal(await page.getByTestId("token-submit").innerText(), "Gokken", "the study's language");
         await page.getByTestId("token-guess").fill(" two");
         await page.getByTestId("token-guess").press("Enter");
         answered += 1;
-        await page.waitForFunction((n) => new RegExp(`^${n} of`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: TIMEOUT });
+        await page.waitForFunction((n) => new RegExp(`^${n} van`).test(document.querySelector("[data-testid=token-progress]")?.innerText ?? ""), answered, { timeout: TIMEOUT });
       }
-      const total = Number((await page.getByTestId("token-progress").innerText()).match(/of (\d+)/)[1]);
+      const total = Number((await page.getByTestId("token-progress").innerText()).match(/van (\d+)/)[1]);
       assert.equal(answered, total);
       assert.ok(total >= 4, `${total} positions over the two passages`);
+      // The warm-up's positions first, then the check after the main passage's first answer.
+      assert.equal(checkedAfter.length, 1);
       assert.equal(await page.getByTestId("completion-code").innerText(), "TOP1OK");
+      assert.match(await page.getByTestId("complete").innerText(), /Dank u wel — u bent klaar\./);
       await screenshot(page, "top1-study-complete.png");
       const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-token-json").click()]);
       const rows = JSON.parse(await readFile(await download.path(), "utf8"));
       assert.equal(rows.length, total);
       assert.deepEqual([...new Set(rows.map((r) => `${r.passage}:${r.practice}`))], ["warm:true", "main:false"]);
+      assert.equal(checkedAfter[0], rows.filter((r) => r.practice).length + 1, "after the main passage's first answer");
+      const [bundle] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-token-bundle").click()]);
+      const manifest = JSON.parse(await readFile(await bundle.path(), "utf8")).manifest;
+      assert.deepEqual(manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["main@1", "Paars", true]]);
     });
   } finally {
     await rm(file, { force: true });

@@ -8,16 +8,19 @@ use super::WebError;
 pub async fn read_file_list(files: &web_sys::FileList) -> Result<Vec<(String, Vec<u8>)>, WebError> {
     let mut out = Vec::new();
     for file in gloo_file::FileList::from(files.clone()).iter() {
-        let bytes =
-            gloo_file::futures::read_as_bytes(file)
-                .await
-                .map_err(|e| WebError::ReadFile {
-                    name: file.name(),
-                    message: e.to_string(),
-                })?;
-        out.push((file.name(), bytes));
+        out.push((file.name(), read_file(file).await?));
     }
     Ok(out)
+}
+
+/// One file's bytes.
+pub async fn read_file(file: &gloo_file::File) -> Result<Vec<u8>, WebError> {
+    gloo_file::futures::read_as_bytes(file)
+        .await
+        .map_err(|e| WebError::ReadFile {
+            name: file.name(),
+            message: e.to_string(),
+        })
 }
 
 /// Offers `text` as a download named `name` (nothing leaves the machine: a local blob URL).

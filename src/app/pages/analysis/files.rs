@@ -5,25 +5,41 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::app::components::error_note::ErrorNote;
-use crate::app::web::files::read_file_list;
+use crate::app::web::files::read_file;
 
 /// The files' texts (UTF-8 required: every format here is text); a ZIP (JATOS's results
 /// archive) gives its text files, and an error names what else it held (files participants
 /// uploaded), which is left out.
 pub(crate) async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
-    Ok(read_texts_noting(list).await?.0)
+    Ok(read_texts_noting(list, |_| ()).await?.0)
 }
 
+/// The files' texts and what was left out, saying each step to `step` (a study's results
+/// archive can take seconds to read and unpack).
 async fn read_texts_noting(
     list: web_sys::FileList,
+    step: impl Fn(String),
 ) -> Result<(Vec<(String, String)>, Vec<String>), String> {
-    let files = read_file_list(&list).await.map_err(|e| e.to_string())?;
     let (mut texts, mut left_out) = (Vec::new(), Vec::new());
-    for (name, bytes) in files {
+    let files = gloo_file::FileList::from(list);
+    for (i, file) in files.iter().enumerate() {
+        let (name, mb) = (file.name(), file.size() as f64 / 1e6);
+        step(format!(
+            "Reading file {} of {}: {name} ({mb:.1} MB)…",
+            i + 1,
+            files.len()
+        ));
+        let bytes = read_file(file).await.map_err(|e| e.to_string())?;
+        if crate::game::results::is_zip(&bytes) {
+            step(format!("Unpacking {name} ({mb:.1} MB)…"));
+            // Lets the page show the step before the unpacking holds the thread.
+            gloo_timers::future::TimeoutFuture::new(0).await;
+        }
         let mut inside = crate::game::results::texts_of(&name, bytes).map_err(|e| e.to_string())?;
         texts.append(&mut inside.texts);
         left_out.append(&mut inside.not_text);
     }
+    step(String::new());
     Ok((texts, left_out))
 }
 
@@ -36,10 +52,11 @@ pub(super) fn AnalysisFiles(
     files: RwSignal<Vec<(String, String)>>,
     problem: RwSignal<Option<String>>,
 ) -> impl IntoView {
+    let reading = RwSignal::new(String::new());
     let add_files = move |list: Option<web_sys::FileList>| {
         let Some(list) = list else { return };
         leptos::task::spawn_local(async move {
-            match read_texts_noting(list).await {
+            match read_texts_noting(list, move |step| reading.set(step)).await {
                 Ok((mut new, left_out)) => {
                     problem.set(
                         (!left_out.is_empty())
@@ -50,7 +67,10 @@ pub(super) fn AnalysisFiles(
                         all.append(&mut new);
                     });
                 }
-                Err(e) => problem.set(Some(e)),
+                Err(e) => {
+                    reading.set(String::new());
+                    problem.set(Some(e));
+                }
             }
         });
     };
@@ -84,6 +104,9 @@ pub(super) fn AnalysisFiles(
                 )
             />
         </div>
+        <p class="status" aria-live="polite" data-testid="analysis-reading">
+            {move || reading.get()}
+        </p>
         <ul data-testid="analysis-file-list">
             {move || {
                 let all = files.get();
