@@ -161,26 +161,37 @@ pub fn lists_text(lists: &[PassageList]) -> String {
         .join("\n")
 }
 
-/// Reads lists written as [`lists_text`] writes them (blank lines skipped).
-pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
+/// Reads one item per non-blank line as `head: rest`; a line `item` refuses is named with the
+/// `form` it should have.
+fn parse_lines<T, C: FromIterator<T>>(
+    text: &str,
+    form: &str,
+    item: impl Fn(&str, &str) -> Option<T>,
+) -> Result<C, String> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            let (name, ids) = line
-                .split_once(':')
-                .ok_or_else(|| format!("line {}: write it as \"name: id, id, …\"", i + 1))?;
-            Ok(PassageList {
-                name: name.trim().to_string(),
-                passages: ids
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|id| !id.is_empty())
-                    .map(String::from)
-                    .collect(),
-            })
+            line.split_once(':')
+                .and_then(|(head, rest)| item(head.trim(), rest.trim()))
+                .ok_or_else(|| format!("line {}: write it as \"{form}\"", i + 1))
         })
         .collect()
+}
+
+/// Reads lists written as [`lists_text`] writes them (blank lines skipped).
+pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
+    parse_lines(text, "name: id, id, …", |name, ids| {
+        Some(PassageList {
+            name: name.to_string(),
+            passages: ids
+                .split(',')
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .map(String::from)
+                .collect(),
+        })
+    })
 }
 
 /// Attention checks one per line, `passage, after, answer: instruction`.
@@ -208,30 +219,20 @@ pub fn checks_text(checks: &[AttentionCheck]) -> String {
 
 /// Reads checks written as [`checks_text`] writes them (blank lines skipped).
 pub fn parse_checks(text: &str) -> Result<Vec<AttentionCheck>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| {
-            let wrong = || {
-                format!(
-                    "line {}: write it as \"passage id, answers before it, answer: instruction\"",
-                    i + 1
-                )
-            };
-            let (head, instruction) = line.split_once(':').ok_or_else(wrong)?;
-            let parts: Vec<&str> = head.split(',').map(str::trim).collect();
-            let [passage, after, answer] = parts[..] else {
-                return Err(wrong());
-            };
-            Ok(AttentionCheck {
-                id: String::new(),
-                passage: passage.to_string(),
-                after: after.parse().map_err(|_| wrong())?,
-                instruction: instruction.trim().to_string(),
-                answer: answer.to_string(),
-            })
+    let form = "passage id, answers before it, answer: instruction";
+    parse_lines(text, form, |head, instruction| {
+        let parts: Vec<&str> = head.split(',').map(str::trim).collect();
+        let [passage, after, answer] = parts[..] else {
+            return None;
+        };
+        Some(AttentionCheck {
+            id: String::new(),
+            passage: passage.to_string(),
+            after: after.parse().ok()?,
+            instruction: instruction.to_string(),
+            answer: answer.to_string(),
         })
-        .collect()
+    })
 }
 
 /// Replaced participant texts one per line, `name: text`.
@@ -253,16 +254,9 @@ pub fn overrides_text(texts: &BTreeMap<String, String>) -> String {
 
 /// Reads replaced texts written as [`overrides_text`] writes them (blank lines skipped).
 pub fn parse_overrides(text: &str) -> Result<BTreeMap<String, String>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| {
-            let (name, text) = line
-                .split_once(':')
-                .ok_or_else(|| format!("line {}: write it as \"name: text\"", i + 1))?;
-            Ok((name.trim().to_string(), text.trim().to_string()))
-        })
-        .collect()
+    parse_lines(text, "name: text", |name, text| {
+        Some((name.to_string(), text.to_string()))
+    })
 }
 
 #[cfg(test)]

@@ -243,6 +243,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.goto(`${served.base}/analysis`);
       // Every step of reading the files is shown as it happens (an archive of 500 participants
       // takes seconds).
+      await page.getByTestId("analysis-reading").waitFor({ state: "attached", timeout: TIMEOUT });
       await page.evaluate(() => {
         window.readingSteps = [];
         const status = document.querySelector("[data-testid=analysis-reading]");

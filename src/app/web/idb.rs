@@ -138,8 +138,9 @@ impl IdbStore {
             .transaction_with_str(store_name)
             .map_err(unavailable)?;
         let store = tx.object_store(store_name).map_err(unavailable)?;
-        let keys = wait(&store.get_all_keys().map_err(unavailable)?).await?;
-        let values = wait(&store.get_all().map_err(unavailable)?).await?;
+        let range = prefix_range(prefix)?;
+        let keys = wait(&store.get_all_keys_with_key(&range).map_err(unavailable)?).await?;
+        let values = wait(&store.get_all_with_key(&range).map_err(unavailable)?).await?;
         let keys: js_sys::Array = keys.dyn_into().map_err(unavailable)?;
         let values: js_sys::Array = values.dyn_into().map_err(unavailable)?;
         Ok(keys
@@ -147,6 +148,44 @@ impl IdbStore {
             .zip(values.iter())
             .filter_map(|(k, v)| Some((k.as_string()?, v.as_string()?)))
             .filter(|(k, _)| k.starts_with(prefix))
+            .collect())
+    }
+}
+
+/// The keys that start with `prefix` (every key is a string here): from `prefix` itself up to
+/// `prefix` followed by the highest UTF-16 unit, so the store reads only those.
+fn prefix_range(prefix: &str) -> Result<JsValue, StoreError> {
+    web_sys::IdbKeyRange::bound(
+        &JsValue::from_str(prefix),
+        &JsValue::from_str(&format!("{prefix}\u{ffff}")),
+    )
+    .map(JsValue::from)
+    .map_err(unavailable)
+}
+
+impl IdbStore {
+    /// The keys of `store_name` that start with `prefix`, without reading their values.
+    pub(super) async fn keys_with_prefix(
+        &self,
+        store_name: &str,
+        prefix: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let tx = self
+            .db
+            .transaction_with_str(store_name)
+            .map_err(unavailable)?;
+        let store = tx.object_store(store_name).map_err(unavailable)?;
+        let keys = wait(
+            &store
+                .get_all_keys_with_key(&prefix_range(prefix)?)
+                .map_err(unavailable)?,
+        )
+        .await?;
+        let keys: js_sys::Array = keys.dyn_into().map_err(unavailable)?;
+        Ok(keys
+            .iter()
+            .filter_map(|k| k.as_string())
+            .filter(|k| k.starts_with(prefix))
             .collect())
     }
 }

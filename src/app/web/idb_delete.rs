@@ -15,10 +15,9 @@ impl IdbStore {
         doomed: impl Fn(&str) -> bool,
     ) -> Result<usize, StoreError> {
         let keys: Vec<String> = self
-            .texts_with_prefix(store_name, "")
+            .keys_with_prefix(store_name, "")
             .await?
             .into_iter()
-            .map(|(k, _)| k)
             .filter(|k| doomed(k))
             .collect();
         if keys.is_empty() {

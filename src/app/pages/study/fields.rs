@@ -1,5 +1,5 @@
-//! The Study page's small inputs: a text field, a text area and a count field, each bound to
-//! one part of the config being edited.
+//! The Study page's small inputs: a text field (one line, or several), an optional text and a
+//! count field, each bound to one part of the config being edited.
 
 use leptos::prelude::*;
 
@@ -7,7 +7,8 @@ use super::use_study_draft;
 use crate::game::study::StudyConfig;
 use crate::game::study_draft::optional_count;
 
-/// A one-line text input showing `get(config)` and writing `set(config, text)`.
+/// A text input showing `get(config)` and writing `set(config, text)`: one line, or a text
+/// area of `rows` lines (consent, instructions).
 #[component]
 pub(super) fn TextField(
     label: &'static str,
@@ -15,18 +16,39 @@ pub(super) fn TextField(
     get: fn(&StudyConfig) -> String,
     set: fn(&mut StudyConfig, String),
     #[prop(optional)] placeholder: &'static str,
+    #[prop(optional)] rows: Option<u32>,
 ) -> impl IntoView {
     let draft = use_study_draft();
+    let value = move || draft.config.with(get);
+    let write =
+        move |ev: leptos::ev::Event| draft.config.update(|c| set(c, event_target_value(&ev)));
+    let input = match rows {
+        Some(rows) => view! {
+            <textarea
+                id=id
+                data-testid=id
+                rows=rows
+                placeholder=placeholder
+                prop:value=value
+                on:input=write
+            />
+        }
+        .into_any(),
+        None => view! {
+            <input
+                id=id
+                data-testid=id
+                type="text"
+                placeholder=placeholder
+                prop:value=value
+                on:input=write
+            />
+        }
+        .into_any(),
+    };
     view! {
         <label for=id>{label}</label>
-        <input
-            id=id
-            data-testid=id
-            type="text"
-            placeholder=placeholder
-            prop:value=move || draft.config.with(get)
-            on:input=move |ev| draft.config.update(|c| set(c, event_target_value(&ev)))
-        />
+        {input}
     }
 }
 
@@ -52,27 +74,6 @@ pub(super) fn OptionalTextField(
                 let text = event_target_value(&ev);
                 draft.config.update(|c| *field_mut(c) = (!text.trim().is_empty()).then_some(text));
             }
-        />
-    }
-}
-
-/// A text area (consent, instructions).
-#[component]
-pub(super) fn TextArea(
-    label: &'static str,
-    id: &'static str,
-    get: fn(&StudyConfig) -> String,
-    set: fn(&mut StudyConfig, String),
-) -> impl IntoView {
-    let draft = use_study_draft();
-    view! {
-        <label for=id>{label}</label>
-        <textarea
-            id=id
-            data-testid=id
-            rows="3"
-            prop:value=move || draft.config.with(get)
-            on:input=move |ev| draft.config.update(|c| set(c, event_target_value(&ev)))
         />
     }
 }

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::fields::{OptionalTextField, TextArea, TextField};
+use super::fields::{OptionalTextField, TextField};
 use super::use_study_draft;
 
 #[component]
@@ -12,15 +12,17 @@ pub(super) fn ScreenFields() -> impl IntoView {
     view! {
         <fieldset>
             <legend>"Participants"</legend>
-            <TextArea
+            <TextField
                 label="Consent (shown first; empty: no consent screen)"
                 id="study-consent"
+                rows=3
                 get=|c| c.consent.clone()
                 set=|c, v| c.consent = v
             />
-            <TextArea
+            <TextField
                 label="Instructions"
                 id="study-instructions"
+                rows=3
                 get=|c| c.instructions.clone()
                 set=|c, v| c.instructions = v
             />
