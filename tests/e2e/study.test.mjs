@@ -44,6 +44,7 @@ async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot, attention 
       i + 2, { timeout: TIMEOUT });
     if (await page.getByTestId("attention-check").count()) {
       assert.equal(await page.getByTestId("attention-instruction").innerText(), CHECK);
+      assert.equal(await page.getByTestId("attention-answer").getAttribute("aria-label"), CHECK, "the answer box is named by the instruction");
       checked.push(i + 2);
       if (shot) await screenshot(page, `${shot}-attention.png`);
       await page.getByTestId("attention-answer").fill(attention);

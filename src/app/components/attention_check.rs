@@ -126,7 +126,7 @@ pub fn AttentionCheckView(
         <div class="attention-check" data-testid="attention-check">
             <p class="context">{context}</p>
             <p class="instruction" data-testid="attention-instruction">
-                {check.instruction}
+                {check.instruction.clone()}
             </p>
             <form on:submit=move |ev| {
                 ev.prevent_default();
@@ -135,6 +135,7 @@ pub fn AttentionCheckView(
                 <input
                     type="text"
                     data-testid="attention-answer"
+                    aria-label=check.instruction
                     autocomplete="off"
                     autocapitalize="off"
                     spellcheck="false"
