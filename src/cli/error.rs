@@ -72,7 +72,7 @@ pub enum CliError {
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
-    AnalysisFiles(#[from] crate::game::results::AnalysisFilesError),
+    AnalysisFiles(#[from] crate::game::results_dataset::AnalysisFilesError),
     #[error(transparent)]
     Results(#[from] crate::game::results::ResultsError),
     #[error(transparent)]

@@ -51,10 +51,10 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
     }
     let mut data = match (&source.provo, source.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
-        (None, false) => crate::game::results::dataset_from_files(
+        (None, false) => crate::game::results_dataset::dataset_from_files(
             &read_texts(&source.files)?,
             &passages,
-            crate::game::results::Exclusions {
+            crate::game::results_dataset::Exclusions {
                 incomplete: flags.only_complete,
                 failed_attention: flags.exclude_failed_attention,
             },

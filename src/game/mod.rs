@@ -5,7 +5,7 @@
 //! machine ([`session`]) with its running score ([`score`]); where responses are stored
 //! ([`store`]) and sent ([`outbox`]); people's answers per context ([`humans`]); what a dropped
 //! file is ([`imports`]); exports ([`export`]) and the results they come back as
-//! ([`results`]); the next-token games ([`tokens`]); a participant declining or withdrawing
+//! ([`results`]), made the Analysis page's dataset ([`results_dataset`]); the next-token games ([`tokens`]); a participant declining or withdrawing
 //! ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS; [`jatos_archive`]:
 //! the study archive JATOS imports); and the packages a study goes out in ([`package`]: the
 //! JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos pages
@@ -23,6 +23,7 @@ pub mod package;
 pub mod participant_texts;
 pub mod passages;
 pub mod results;
+pub mod results_dataset;
 pub mod score;
 pub mod session;
 pub mod store;

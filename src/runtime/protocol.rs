@@ -175,9 +175,9 @@ pub struct AnalyseRequest {
     /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
     pub extra: Vec<crate::data::provo::SystemSamples>,
     pub options: Table1Options,
-    /// Whose answers to leave out (see [`crate::game::results::dataset_from_files`]).
+    /// Whose answers to leave out (see [`crate::game::results_dataset::dataset_from_files`]).
     #[serde(default)]
-    pub exclude: crate::game::results::Exclusions,
+    pub exclude: crate::game::results_dataset::Exclusions,
 }
 
 /// The payload of [`Request::TokenLevel`].

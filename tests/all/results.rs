@@ -10,9 +10,9 @@ use clozelab::data::participant_run::RunState;
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
 use clozelab::game::imports::{Imported, import_file};
 use clozelab::game::results::{
-    Exclusions, ResultsError, StudyResults, dataset_from_files, is_results_text, study_result_id,
-    texts_of, unpack,
+    ResultsError, StudyResults, is_results_text, study_result_id, texts_of, unpack,
 };
+use clozelab::game::results_dataset::{Exclusions, dataset_from_files};
 use clozelab::game::study::StudyConfig;
 
 fn study() -> StudyConfig {

@@ -20,7 +20,7 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut data = crate::game::results::dataset_from_files(&files, &passages, exclude)?;
+    let mut data = crate::game::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     data.systems.extend(extra);
     let (rows, per_context) = compute_on(&data, &options)?;
     let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);

@@ -24,7 +24,7 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
-use crate::game::results::Exclusions;
+use crate::game::results_dataset::Exclusions;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use class_tvd::ClassTvd;
 use context::ContextFigure;

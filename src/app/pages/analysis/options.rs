@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::game::results::Exclusions;
+use crate::game::results_dataset::Exclusions;
 
 /// A checkbox bound to a part of a signal.
 fn check_box(

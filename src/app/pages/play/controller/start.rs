@@ -1,0 +1,71 @@
+//! Starting a game: the participant and plan from the URL, the store (IndexedDB, or memory for
+//! a preview or a browser without storage), the answers saved before, the attention checks,
+//! then the consent screen or the next trial.
+
+use leptos::prelude::*;
+
+use super::{AnyStore, GameController, Phase};
+use crate::app::web::{self, idb::IdbStore};
+use crate::game::participant_texts::Say;
+use crate::game::session::GameSession;
+use crate::game::store::{MemoryStore, ResponseStore};
+use crate::game::study::StudyConfig;
+
+impl GameController {
+    /// Starts (or resumes from storage) `config` for this browser's participant.
+    pub fn start(self, config: StudyConfig, experiment: bool) {
+        leptos::task::spawn_local(async move {
+            let params = web::query_params();
+            let participant = match config.participant_id(
+                &params,
+                &crate::app::web::participant::local_participant_id(),
+            ) {
+                Ok(id) => id,
+                Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
+            };
+            let plan = match config.plan(&participant, &params) {
+                Ok(p) => p,
+                Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
+            };
+            // A preview's answers live in this page only: gone when the preview ends.
+            let opened = if config.preview {
+                Ok(None)
+            } else {
+                IdbStore::open().await.map(Some)
+            };
+            let store = match opened {
+                Ok(None) => AnyStore::Memory(MemoryStore::default()),
+                Ok(Some(s)) => AnyStore::Idb(s),
+                Err(e) => {
+                    self.storage_problem.set(Some(
+                        self.say
+                            .fill(Say::MemoryOnlyStorage, &[("error", &e.to_string())]),
+                    ));
+                    AnyStore::Memory(MemoryStore::default())
+                }
+            };
+            let stored = store.load(&participant).await.unwrap_or_default();
+            self.attention
+                .start(
+                    config.attention_checks.clone(),
+                    participant.clone(),
+                    config.preview,
+                )
+                .await;
+            // A first visit starts on the consent/instructions screen when the study has either.
+            let consent_needed = stored.is_empty()
+                && !(config.consent.trim().is_empty() && config.instructions.trim().is_empty());
+            self.records.set(stored.clone());
+            self.session
+                .set_value(Some(GameSession::resume(plan, &stored)));
+            self.store.set_value(Some(store));
+            self.study.set_value(config);
+            self.experiment.set(experiment);
+            if consent_needed {
+                self.phase.set(Phase::Consent)
+            } else {
+                self.show_next()
+            }
+        });
+    }
+}
