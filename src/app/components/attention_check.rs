@@ -39,8 +39,7 @@ impl Attention {
         self.checks.set_value(checks);
         self.participant.set_value(participant);
         self.in_memory.set_value(in_memory);
-        self.results.set(Vec::new());
-        self.pending.set(None);
+        self.clear();
         if in_memory || self.checks.with_value(Vec::is_empty) {
             return;
         }
@@ -51,18 +50,22 @@ impl Attention {
         }
     }
 
-    /// Puts the check due once `answered` of `passage`'s `answers` are given on screen;
-    /// whether there is one.
-    pub fn ask_if_due(self, passage: &str, answered: usize, answers: usize) -> bool {
+    /// Puts the check due once `answered` of `passage`'s `answers` are given on screen (none
+    /// when nothing is due).
+    pub fn ask_if_due(self, passage: &str, answered: usize, answers: usize) {
         let done: Vec<String> = self
             .results
             .with_untracked(|r| r.iter().map(|r| r.check.clone()).collect());
         let check = self
             .checks
             .with_value(|c| due(c, passage, answered, answers, &done).cloned());
-        let asked = check.is_some();
         self.pending.set(check);
-        asked
+    }
+
+    /// Forgets the answers and the check on screen (the participant left the study).
+    pub fn clear(self) {
+        self.results.set(Vec::new());
+        self.pending.set(None);
     }
 
     /// Records the answer to the check on screen (saved before it counts).

@@ -103,6 +103,7 @@ impl TokenGame {
         rounds: u32,
         runtime: RuntimeContext,
     ) -> Self {
+        let say = use_texts();
         let rounds = if experiment {
             study.rounds()
         } else {
@@ -120,13 +121,13 @@ impl TokenGame {
             schedule: RwSignal::new(None),
             top1: RwSignal::new(Vec::new()),
             two_token: RwSignal::new(Vec::new()),
-            stage: RwSignal::new(Stage::Preparing(use_texts().get(Say::WaitingForModel))),
+            stage: RwSignal::new(Stage::Preparing(say.get(Say::WaitingForModel))),
             last: RwSignal::new(None),
             rounds,
             redirect_status: crate::app::components::completion::SubmitStatus::new(),
             opponent: RwSignal::new(None),
             attention: Attention::new(),
-            say: use_texts(),
+            say,
         };
         provide_context(this);
         this

@@ -17,8 +17,7 @@ impl TokenGame {
         self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
         leptos::task::spawn_local(async move {
             let message = leave_without_data(&study, &participant, leaving, self.say).await;
-            self.attention.results.set(Vec::new());
-            self.attention.pending.set(None);
+            self.attention.clear();
             self.stage.set(Stage::Left(message));
         });
     }

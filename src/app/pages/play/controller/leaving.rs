@@ -25,8 +25,7 @@ impl GameController {
             self.session.set_value(None);
             self.records.set(Vec::new());
             self.trial.set(None);
-            self.attention.results.set(Vec::new());
-            self.attention.pending.set(None);
+            self.attention.clear();
             self.phase.set(Phase::Left(message));
         });
     }
