@@ -44,11 +44,12 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup targe
 # optimised build serves (opt_level: 1 for trunk, 2 for wasm-bindgen, which rewrites the
 # debug wasm on every build). No TLS either: nothing here downloads (Trunk.toml pins the tools).
 quick_install() { # opt_level cargo-install-arguments...
-  local opt_level=$1; shift
+  local opt_level=$1 started=$SECONDS; shift
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL="$opt_level" CARGO_PROFILE_RELEASE_DEBUG=false \
     CARGO_PROFILE_RELEASE_INCREMENTAL=false \
     cargo install -q --no-default-features "$@"
+  echo "setup: $1 installed in $((SECONDS - started)) s"
 }
 # wasm-bindgen-cli must be exactly the wasm-bindgen in Cargo.lock. (`cargo install --locked`
 # fails on this registry mirror for one of its dependencies; a plain install works.)

@@ -48,8 +48,15 @@ cargo fmt --check
 leptosfmt --check -q src/app >/dev/null || { leptosfmt --check src/app | grep -v '^✅'; exit 1; }
 python3 scripts/check_cycles.py
 
+# Each build writes cargo's timing report (which crate took how long, how many ran at once) to
+# test-artifacts/timings/: where a fresh machine's time goes.
+timings_dir=test-artifacts/timings
+mkdir -p "$timings_dir"
+keep_timings() { cp "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" "$timings_dir/$1.html"; }
+
 phase "native build + clippy (all targets)"
-cargo test --locked -q --no-run --all-targets 2>&1
+cargo test --locked -q --no-run --all-targets --timings 2>&1
+keep_timings native
 
 phase "cargo test"
 cargo test --locked --all-targets 2>&1
@@ -59,6 +66,10 @@ phase "wasm32 build + clippy (trunk: the app and the worker)"
 # The clozelab binary cargo test built above (a `cargo build` could differ in features).
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
+# Both wasm binaries in one cargo run (the library once, then the two in parallel); Trunk's own
+# cargo runs, with the same flags, then find them built and only bind and copy.
+cargo build --locked -q --target wasm32-unknown-unknown --bin clozelab --bin worker --timings 2>&1
+keep_timings wasm32
 trunk_log=$(mktemp)
 trunk build --locked >"$trunk_log" 2>&1 || { cat "$trunk_log"; exit 1; }
 tail -n 3 "$trunk_log"; rm -f "$trunk_log"
