@@ -30,6 +30,10 @@ pub struct JatosRun {
     /// `initData`; empty until it is read.
     #[serde(default)]
     pub url_parameters: BTreeMap<String, String>,
+    /// The list JATOS's batch session gave this participant ([`super::jatos_batch`]); `None`
+    /// until it is asked, and when the batch channel could not be reached.
+    #[serde(default)]
+    pub batch_list: Option<String>,
 }
 
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
@@ -83,6 +87,7 @@ impl JatosRun {
             base_path,
             ids,
             url_parameters: BTreeMap::new(),
+            batch_list: None,
         })
     }
 
@@ -129,6 +134,32 @@ impl JatosRun {
             })
             .collect();
         format!("{}../abort?message={message}", self.base_path)
+    }
+
+    /// The batch channel's path (a WebSocket on the page's host): under JATOS's URL base path
+    /// from the ID cookie (`urlBasePath`), else under the folder `publix/` is in.
+    ///
+    /// ```
+    /// use clozelab::game::jatos_run::JatosRun;
+    /// let run = JatosRun::detect(
+    ///     "/lab/publix/8a2c-01/5b1d-02/start",
+    ///     "JATOS_IDS_1=studyResultUuid=8a2c-01&urlBasePath=/lab/",
+    /// ).unwrap();
+    /// assert_eq!(run.batch_channel_path(), "/lab/publix/8a2c-01/batch/open");
+    /// ```
+    pub fn batch_channel_path(&self) -> String {
+        let from_cookie = self.ids.get("urlBasePath").filter(|b| b.starts_with('/'));
+        let base = from_cookie.cloned().unwrap_or_else(|| {
+            let folder = self.base_path.trim_end_matches('/');
+            let publix = folder.rfind("/publix/").unwrap_or(0);
+            format!("{}/", &folder[..publix])
+        });
+        let base = if base.ends_with('/') {
+            base
+        } else {
+            format!("{base}/")
+        };
+        format!("{base}publix/{}/batch/open", self.study_result_uuid)
     }
 
     /// The one key this run's results are kept and sent under (each send replaces the last).

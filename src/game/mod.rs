@@ -5,17 +5,19 @@
 //! machine ([`session`]) with its running score ([`score`]); where responses are stored
 //! ([`store`]) and sent ([`outbox`]); people's answers per context ([`humans`]); what a dropped
 //! file is ([`imports`]); exports ([`export`]) and the results they come back as
-//! ([`results`]), made the Analysis page's dataset ([`results_dataset`]); the next-token games ([`tokens`]); a participant declining or withdrawing
-//! ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS; [`jatos_archive`]:
-//! the study archive JATOS imports); and the packages a study goes out in ([`package`]: the
-//! JATOS archive and a static site, from the built app's files). Pure Rust; the Leptos pages
-//! only wire it to the DOM.
+//! ([`results`]), made the Analysis page's dataset ([`results_dataset`]); the next-token games
+//! ([`tokens`]); a participant declining or withdrawing ([`withdrawal`]); a study on JATOS
+//! ([`jatos_run`]: the run inside JATOS; [`jatos_batch`]: its batch session as the lists'
+//! ledger; [`jatos_archive`]: the study archive JATOS imports); and the packages a study goes
+//! out in ([`package`]: the JATOS archive and a static site, from the built app's files). Pure
+//! Rust; the Leptos pages only wire it to the DOM.
 
 pub mod attention;
 pub mod export;
 pub mod humans;
 pub mod imports;
 pub mod jatos_archive;
+pub mod jatos_batch;
 pub mod jatos_run;
 pub mod lists;
 pub mod outbox;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::attention::{AttentionCheck, AttentionError, check_all};
-use super::lists::{AssignedList, PassageList, assign, check_names};
+use super::lists::{AssignedList, LIST_PARAM, PassageList, assign, check_names};
 use super::participant_texts::{ParticipantTexts, TextsError};
 use super::passages::{Passage, built_in_passages};
 use crate::rng::{SplitMix64, stable_hash};
@@ -403,17 +403,37 @@ impl StudyConfig {
         Ok(id)
     }
 
-    /// The plan for a participant (order shuffled from a seed derived from their id).
+    /// Inside JATOS, for a study with lists: the claim of `participant`'s list in JATOS's
+    /// batch session, and the batch channel's path to open it on (the list it gives goes in
+    /// [`super::jatos_run::JatosRun::batch_list`]). `None` elsewhere.
+    pub fn batch_list_claim(
+        &self,
+        participant: &str,
+        params: &BTreeMap<String, String>,
+    ) -> Option<(String, super::jatos_batch::ListClaim)> {
+        let run = self.jatos.as_ref().filter(|_| !self.preview)?;
+        if self.lists.is_empty() {
+            return None;
+        }
+        let wanted = self.parameters(params).get(LIST_PARAM).cloned();
+        let claim = super::jatos_batch::ListClaim::new(self.lists.clone(), participant, wanted);
+        Some((run.batch_channel_path(), claim))
+    }
+
+    /// The plan for a participant (order shuffled from a seed derived from their id); inside
+    /// JATOS, their list is the one the batch session gave them, unless the URL names one.
     pub fn plan(
         &self,
         participant: &str,
         params: &BTreeMap<String, String>,
     ) -> Result<Plan, StudyError> {
         let params = &self.parameters(params);
-        // JATOS's batch session is reached only over its WebSocket batch channel, which the
-        // app does not speak yet: inside JATOS the list comes from the URL or the hash too.
-        let list =
-            assign(&self.lists, participant, params, None).map_err(StudyError::UnknownList)?;
+        let from_batch = self
+            .jatos
+            .as_ref()
+            .and_then(|run| run.batch_list.as_deref());
+        let list = assign(&self.lists, participant, params, from_batch)
+            .map_err(StudyError::UnknownList)?;
         let ids = match &list {
             Some(chosen) => self
                 .lists

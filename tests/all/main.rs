@@ -11,6 +11,7 @@ mod data;
 mod estimators;
 mod figures;
 mod game;
+mod jatos_batch;
 mod loader;
 mod model_golden;
 mod package;

@@ -140,7 +140,11 @@ test("JATOS: a two-token study with its model in the package; a participant who 
     seed: 3,
     model: "models/test/",
     redirect_url: `${jatos.base}/prolific/done`,
+    // Two lists, and a proxy before JATOS that refuses WebSockets: no batch session, so the
+    // list comes from the participant's id, and the study goes on.
+    lists: [{ name: "L1", passages: ["tok"] }, { name: "L2", passages: ["tok"] }],
   };
+  jatos.faults.noWebSockets = true;
   try {
     await jatos.importStudy(await jatosPackage(study));
     await withPage("jatos-tokens", {}, async (page) => {
@@ -151,12 +155,16 @@ test("JATOS: a two-token study with its model in the package; a participant who 
       await until("the first round in JATOS", () => run.resultData && JSON.parse(run.resultData).records.length === 1);
       const records = JSON.parse(run.resultData).records;
       assert.equal(records[0].participant, "PT1");
+      assert.ok(jatos.log.some((l) => l.startsWith("WS ") && l.endsWith("/batch/open")), "the batch channel was tried");
+      assert.deepEqual(jatos.batch.data, {}, "and nothing reached the batch session");
       assert.equal(records[0].idempotency_key, `PT1/tok/${records[0].position}/0`);
       assert.ok(jatos.log.some((l) => l.endsWith("/models/test/model.safetensors")));
       // They close the tab here: the round they answered is on the server, the run unfinished.
       await page.close();
       assert.equal(run.state, "STARTED");
-      assert.equal(JSON.parse(run.resultData).game, "two_token");
+      const sent = JSON.parse(run.resultData);
+      assert.equal(sent.game, "two_token");
+      assert.equal(sent.manifest.list.how, "participant_hash");
     });
   } finally {
     jatos.server.close();

@@ -21,6 +21,12 @@
 //   result's data, the run ABORTED: PublixUtils.abortStudy), study assets under `/publix/<uuid>/<component uuid>/<file>`;
 // - a finished, failed or aborted run takes no more result data (Publix: the study is done → forbidden), nor
 //   result data over 5 MB (413, jatos.resultData.maxSize);
+// - the batch channel (ChannelInterceptor.openBatch, BatchChannel, BatchDispatcher,
+//   BatchActionHandler): a WebSocket at `/publix/<uuid>/batch/open` for a run with its ID cookie,
+//   a run's older channel closed with CLOSED, `OPENED` with the batch session and its version,
+//   `{"heartbeat":"ping"}` answered with a pong, and `SESSION` patches (JSON Patch) applied only
+//   if versioning is off or the version is still the session's, answered with the patch to every
+//   channel then `SESSION_ACK` (or `SESSION_FAIL`) to the sender;
 // - the results export (ResultStreamer, "JATOS Results Archive": `study_result_<id>/
 //   comp-result_<id>/data.txt` per component result, and `metadata.json` with each study
 //   result's `studyState` and `urlQueryParameters`).
@@ -30,6 +36,7 @@ import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { extname, join, normalize } from "node:path";
 import { randomUUID } from "node:crypto";
+import { WebSocketServer } from "ws";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
 const RESERVED = ["jatos", "publix", "public", "assets", "study_assets_root", "study_assets"];
@@ -73,6 +80,27 @@ async function importArchive(jzip) {
   return { study, assets };
 }
 
+/** RFC 6902's add, replace and remove on `doc` (throws where JATOS's diffson would fail). */
+function applyPatch(doc, patches) {
+  for (const { op, path, value } of patches) {
+    if (op === "remove" && path === "/") { doc = {}; continue; }
+    const tokens = path.split("/").slice(1).map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+    const last = tokens.pop();
+    let parent = doc;
+    for (const t of tokens) {
+      if (parent === null || typeof parent !== "object" || !(t in parent)) throw new Error(`no ${path}`);
+      parent = parent[t];
+    }
+    if (parent === null || typeof parent !== "object") throw new Error(`no parent of ${path}`);
+    if (op === "add") parent[last] = value;
+    else if (op === "replace" || op === "remove") {
+      if (!(last in parent)) throw new Error(`no ${path}`);
+      if (op === "replace") parent[last] = value; else delete parent[last];
+    } else throw new Error(`unsupported op ${op}`);
+  }
+  return doc;
+}
+
 /**
  * A JATOS server; `await jatos.importStudy(jzip)` imports an archive and serves it as JATOS
  * would, its study link at `jatos.studyLink`. `faults.failPuts` answers the next PUTs of result
@@ -83,7 +111,11 @@ export async function startJatos() {
   let study, assets, component;
   const code = "c0de4b1e";
   const runs = new Map(); // study result uuid → run
-  const faults = { failPuts: 0, lostAcks: 0 };
+  // `batchRaces`: the next session patches find the version moved on (another run wrote first);
+  // `noWebSockets`: a proxy in front of JATOS that does not pass WebSockets (502 to upgrades).
+  const faults = { failPuts: 0, lostAcks: 0, batchRaces: 0, noWebSockets: false };
+  // The study's one batch: its session, its version, the open channels by study result id.
+  const batch = { data: {}, version: 1, channels: new Map(), opened: 0 };
   const log = [];
   let nextId = 1;
   let nextComponentResultId = 1;
@@ -208,9 +240,55 @@ export async function startJatos() {
     }
   }
 
+  const sockets = new WebSocketServer({ noServer: true });
+  server.on("upgrade", (req, socket, head) => {
+    const parts = new URL(req.url, "http://x").pathname.split("/").filter(Boolean);
+    const run = parts.length === 4 && parts[0] === "publix" && parts[2] === "batch" && parts[3] === "open" ? runs.get(parts[1]) : undefined;
+    log.push(`WS ${req.url}`);
+    if (faults.noWebSockets) { socket.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"); return; }
+    // StudyAuthorisation.checkWorkerAllowedToDoStudy: a run that has ended opens no channel.
+    if (!run || !cookieFor(req, run) || ["FINISHED", "FAIL", "ABORTED"].includes(run.state)) {
+      socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+      return;
+    }
+    sockets.handleUpgrade(req, socket, head, (ws) => openBatchChannel(run, ws));
+  });
+  function openBatchChannel(run, ws) {
+    const older = batch.channels.get(run.id);
+    if (older) { older.send(JSON.stringify({ action: "CLOSED" })); older.close(); }
+    batch.channels.set(run.id, ws);
+    batch.opened++;
+    ws.on("close", () => { if (batch.channels.get(run.id) === ws) batch.channels.delete(run.id); });
+    ws.send(JSON.stringify({ action: "OPENED", data: batch.data, version: batch.version }));
+    ws.on("message", (raw) => {
+      let msg;
+      try { msg = JSON.parse(String(raw)); } catch { return; }
+      if ("heartbeat" in msg) { ws.send(JSON.stringify({ heartbeat: "pong" })); return; }
+      if (msg.action !== "SESSION") { ws.send(JSON.stringify({ action: "ERROR", errorMsg: `Unknown action ${msg.action}` })); return; }
+      if (faults.batchRaces > 0) { faults.batchRaces--; batch.version++; }
+      let patched;
+      try { patched = applyPatch(structuredClone(batch.data), msg.patches); } catch { patched = null; }
+      if (patched === null || (msg.versioning && msg.version !== batch.version)) {
+        ws.send(JSON.stringify({ action: "SESSION_FAIL", id: msg.id, version: batch.version }));
+        return;
+      }
+      batch.data = patched;
+      batch.version++;
+      for (const channel of batch.channels.values()) channel.send(JSON.stringify({ action: "SESSION", patches: msg.patches, version: batch.version }));
+      ws.send(JSON.stringify({ action: "SESSION_ACK", id: msg.id, version: batch.version }));
+    });
+  }
+
+  // Closing the server ends its batch channels too (open WebSockets would keep it alive).
+  const closeServer = server.close.bind(server);
+  server.close = (done) => {
+    for (const channel of batch.channels.values()) channel.terminate();
+    sockets.close();
+    return closeServer(done);
+  };
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${server.address().port}`;
-  const jatos = { server, runs, faults, log, base, studyLink: `${base}/publix/${code}` };
+  const jatos = { server, runs, faults, log, base, batch, studyLink: `${base}/publix/${code}` };
   /** JATOS's results archive of every run so far, written to a new temporary file; its path. */
   jatos.exportResults = async () => {
     const dir = await mkdtemp(join(tmpdir(), "jatos-results-"));

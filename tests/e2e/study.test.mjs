@@ -2,8 +2,9 @@
 // checked as they type (the config loader's own errors) — two lists, an attention check in each
 // passage, German texts with one replaced — previewed, then the JATOS archive and the website
 // made in the page — byte for byte what `clozelab jatos-package`/`site-package` make from the
-// same study.json — then the archive imported into the JATOS stand-in (one participant reloads
-// and completes, one fails the attention check, one withdraws; JATOS's results archive then read
+// same study.json — then the archive imported into the JATOS stand-in (lists from the link or
+// from JATOS's batch session, the least used; one participant reloads and completes, one fails
+// the attention check, one withdraws; JATOS's results archive then read
 // by the Analysis page, its Table 1 equal to the CLI's, with and without those who failed the
 // check) and the website unpacked on a static host (participants completing, declining and
 // withdrawing).
@@ -197,13 +198,30 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       execFileSync(bin, [command, "--study", files.config, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
       assert.ok((await readFile(made)).equals(await readFile(out)), `the page's ${command} is the CLI's`);
     }
-    // The archive in JATOS: one participant plays it to Prolific, reloading on the way; another
-    // withdraws after one answer (JATOS's abort deletes what it had) and goes to the decline URL.
+    // The archive in JATOS: one participant sent to list A by their link fails the check; one
+    // given list B by JATOS's batch session (the least used) plays to Prolific, reloading on the
+    // way; another withdraws after one answer (JATOS's abort deletes what it had) and goes to the
+    // decline URL.
     since = Date.now();
     await jatos.importStudy(files.jzip);
     step("the archive imported into JATOS (the stand-in)");
+    // A participant who types something else at the check completes too, and is recorded as failing it.
+    await withPage("study-page-jatos-inattentive", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS3&list=A`);
+      await playToTheEnd(page, { attention: "blau" });
+      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
+      const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS3");
+      const bundle = JSON.parse(run.resultData);
+      assert.deepEqual(bundle.manifest.list, { name: "A", how: "url_parameter" });
+      // The link's list counts towards the balance too: it is in JATOS's batch session.
+      assert.deepEqual(jatos.batch.data.clozelabLists, { PS3: "A" });
+      assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p1@1", "blau", false]]);
+    });
     await withPage("study-page-jatos", {}, async (page) => {
-      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1&list=B`);
+      // No list in the link: JATOS's batch session gives the least-used one (B), after one
+      // write that another run beat (the claim starts over on a new channel).
+      jatos.faults.batchRaces = 1;
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS1`);
       // The check, answered before the reload, is not asked again after it.
       assert.deepEqual(await playToTheEnd(page, { reloadAfter: 2 }), [3]);
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
@@ -213,17 +231,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const bundle = JSON.parse(run.resultData);
       assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
       assert.deepEqual(bundle.responses.map((r) => r.passage), ["p2", "p2", "p2", "p2"], "list B's passage");
-      assert.deepEqual(bundle.manifest.list, { name: "B", how: "url_parameter" });
+      assert.deepEqual(bundle.manifest.list, { name: "B", how: "jatos_batch" });
+      assert.deepEqual(jatos.batch.data.clozelabLists, { PS3: "A", PS1: "B" }, "the reload kept PS1's list");
+      assert.equal(jatos.batch.opened, 4, "PS3 once, PS1 twice (the race), once more after the reload");
       assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p2@1", "lila", true]]);
-    });
-    // A participant who types something else at the check completes too, and is recorded as failing it.
-    await withPage("study-page-jatos-inattentive", {}, async (page) => {
-      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS3&list=A`);
-      await playToTheEnd(page, { attention: "blau" });
-      await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
-      const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS3");
-      const bundle = JSON.parse(run.resultData);
-      assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p1@1", "blau", false]]);
     });
     await withPage("study-page-jatos-withdraw", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PS2`);
@@ -233,6 +244,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.equal(run.state, "ABORTED");
       assert.match(run.abortMsg, /withdrew/);
       assert.ok(run.componentResults.every((cr) => cr.data === null), "JATOS kept none of PS2's data");
+      assert.equal(jatos.batch.data.clozelabLists.PS2, "A", "A and B were even: the first");
     });
     // JATOS's results archive in the Analysis page: PS1 complete and attentive, PS3 complete
     // but failing the check, PS2 withdrawn with nothing kept; Table 1 the CLI's on the same files.

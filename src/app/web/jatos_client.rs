@@ -1,5 +1,6 @@
 //! The page's side of running inside JATOS ([`crate::game::jatos_run`]): finding the run this page
-//! belongs to, reading the study config from JATOS, and the heartbeat.
+//! belongs to, reading the study config from JATOS, the participant's list from its batch
+//! session, and the heartbeat.
 
 use std::cell::OnceCell;
 
@@ -52,7 +53,18 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
     };
     let config = StudyConfig::from_json(&text).map_err(|e| e.to_string())?;
     start_heartbeat(&run);
-    Ok(config.in_jatos(run))
+    let mut config = config.in_jatos(run);
+    // The list comes before the plan: from the batch session, shared by the batch's runs.
+    let params = super::query_params();
+    if let Ok(participant) =
+        config.participant_id(&params, &super::participant::local_participant_id())
+    {
+        let list = super::jatos_batch::batch_list(&config, &participant, &params).await;
+        if let Some(run) = config.jatos.as_mut() {
+            run.batch_list = list;
+        }
+    }
+    Ok(config)
 }
 
 /// JATOS tells a participant still at work from one who left by a heartbeat (jatos.js sends

@@ -1,7 +1,8 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
 //! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
-//! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study, the outbox of a study's answers and the
-//! participant id this browser plays as.
+//! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study and
+//! its batch channel, the outbox of a study's answers and the participant id this browser plays
+//! as.
 
 pub mod clock;
 pub mod digest;
@@ -12,6 +13,7 @@ pub mod idb;
 pub mod idb_attention;
 pub mod idb_delete;
 pub mod idb_requests;
+pub mod jatos_batch;
 pub mod jatos_client;
 pub mod outbox;
 pub mod participant;

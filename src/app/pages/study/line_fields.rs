@@ -1,6 +1,6 @@
 //! The Study page's fields written one item per line: counterbalanced lists (`name: id, id,
-//! …`; each participant plays one list, named in their link as `?list=name`, else picked by
-//! their id), attention checks (`passage, after, answer: instruction`) and replaced
+//! …`; each participant plays one list, named in their link as `?list=name`, else the least
+//! used in JATOS's batch, else picked by their id), attention checks (`passage, after, answer: instruction`) and replaced
 //! participant texts (`name: text`).
 
 use leptos::prelude::*;
@@ -61,7 +61,8 @@ pub(super) fn ListFields() -> impl IntoView {
         <label for="study-lists">
             "Lists for counterbalancing (optional): one per line, \"name: passage id, passage id, …\". \
              Each participant plays one list instead of the ticked passages: the one their link \
-             names (?list=name), else one picked from their id."
+             names (?list=name), else in JATOS the one its batch has given least so far, else \
+             one picked from their id."
         </label>
         {line_items(
             "study-lists",

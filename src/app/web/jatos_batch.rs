@@ -1,0 +1,82 @@
+//! The page's side of JATOS's batch channel: carries [`ListClaim`]'s messages over the WebSocket
+//! JATOS opens for a run, so that a participant gets the least-used list of the study's batch.
+
+use std::collections::BTreeMap;
+
+use futures::future::Either;
+use futures::{SinkExt, StreamExt};
+use gloo_net::websocket::{Message, futures::WebSocket};
+
+use crate::game::jatos_batch::{ClaimStep, ListClaim};
+use crate::game::study::StudyConfig;
+
+/// How long a participant waits for JATOS's batch channel before the list comes from the URL
+/// or the hash of their id instead (a proxy without WebSockets never answers).
+const CLAIM_TIMEOUT_MS: u32 = 10_000;
+
+/// The list JATOS's batch session gives `participant`, or `None` outside JATOS, for a study
+/// without lists, or when the batch channel fails (said in the console; the export then records
+/// how the list was chosen instead).
+pub async fn batch_list(
+    config: &StudyConfig,
+    participant: &str,
+    params: &BTreeMap<String, String>,
+) -> Option<String> {
+    let (path, claim) = config.batch_list_claim(participant, params)?;
+    let location = web_sys::window()?.location();
+    let scheme = if location.protocol().ok()? == "https:" {
+        "wss"
+    } else {
+        "ws"
+    };
+    let url = format!("{scheme}://{}{path}", location.host().ok()?);
+    let timeout = gloo_timers::future::TimeoutFuture::new(CLAIM_TIMEOUT_MS);
+    let claiming = std::pin::pin!(claim_over(&url, claim));
+    let outcome = match futures::future::select(claiming, timeout).await {
+        Either::Left((outcome, _)) => outcome,
+        Either::Right(_) => Err("JATOS's batch channel did not answer in time".to_string()),
+    };
+    match outcome {
+        Ok(name) => Some(name),
+        Err(why) => {
+            leptos::logging::warn!("no list from JATOS's batch session: {why}");
+            None
+        }
+    }
+}
+
+/// Runs `claim` to its end over (re)opened channels at `url`.
+async fn claim_over(url: &str, mut claim: ListClaim) -> Result<String, String> {
+    'channel: loop {
+        let mut socket = WebSocket::open(url).map_err(|e| e.to_string())?;
+        while let Some(message) = socket.next().await {
+            let text = match message {
+                Ok(Message::Text(text)) => text,
+                Ok(Message::Bytes(_)) => continue,
+                Err(e) => return Err(e.to_string()),
+            };
+            match claim.on_message(&text) {
+                ClaimStep::Wait => {}
+                ClaimStep::Send(out) => {
+                    socket
+                        .send(Message::Text(out))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                }
+                ClaimStep::Reopen => {
+                    let _ = socket.close(None, None);
+                    continue 'channel;
+                }
+                ClaimStep::Chosen(name) => {
+                    let _ = socket.close(None, None);
+                    return Ok(name);
+                }
+                ClaimStep::Failed(e) => {
+                    let _ = socket.close(None, None);
+                    return Err(e.to_string());
+                }
+            }
+        }
+        return Err("JATOS closed the batch channel".to_string());
+    }
+}
