@@ -41,8 +41,9 @@ rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup targe
 
 # The two build tools are compiled from crates.io. Trunk's own release profile asks for fat LTO
 # and one codegen unit (~10 minutes on 2 cores) for a tool that mostly moves files; a quick
-# optimised build serves (opt_level: 1 for trunk, 2 for wasm-bindgen, which rewrites the
-# debug wasm on every build). No TLS either: nothing here downloads (Trunk.toml pins the tools).
+# build serves: opt_level 0 for trunk and leptosfmt (they hash, copy and format a few files;
+# at 1 trunk took 272 s to install on a fresh machine), 2 for wasm-bindgen, which rewrites the
+# debug wasm on every build. No TLS either: nothing here downloads (Trunk.toml pins the tools).
 quick_install() { # opt_level cargo-install-arguments...
   local opt_level=$1 started=$SECONDS; shift
   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
@@ -62,14 +63,14 @@ fi
 # only with its own lock file (newer lightningcss/cssparser releases do not compile together).
 if ! command -v trunk >/dev/null; then
   echo "setup: cargo install trunk 0.21.14"
-  quick_install 1 trunk --version 0.21.14 --locked
+  quick_install 0 trunk --version 0.21.14 --locked
 fi
 # The view! macros' formatter, checked by the test command beside rustfmt (only the test
 # command asks for it: running the app does not need it).
 if [ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] \
   && [ "$(leptosfmt --version 2>/dev/null | awk '{print $2}')" != "0.1.33" ]; then
   echo "setup: cargo install leptosfmt 0.1.33"
-  quick_install 1 leptosfmt --version 0.1.33 --locked
+  quick_install 0 leptosfmt --version 0.1.33 --locked
 fi
 
 failed=0
