@@ -21,7 +21,7 @@ if $here; then
   export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/clozelab/target}
   rm -rf "$CARGO_HOME/registry" "$CARGO_HOME/git" "$CARGO_HOME/.crates.toml" "$CARGO_HOME/.crates2.json" \
     "$CARGO_TARGET_DIR" "$HOME/.npm"
-  for tool in trunk wasm-bindgen wasm-bindgen-test-runner wasm2es6js; do rm -f "$CARGO_HOME/bin/$tool"; done
+  for tool in trunk wasm-bindgen wasm-bindgen-test-runner wasm2es6js leptosfmt; do rm -f "$CARGO_HOME/bin/$tool"; done
   rustup target remove wasm32-unknown-unknown >/dev/null 2>&1
 else
   RUSTUP="$(command -v rustup)"
