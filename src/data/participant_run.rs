@@ -34,6 +34,9 @@ pub struct ParticipantRun {
     /// The counterbalanced list they played, when the study had lists. (Never skipped when
     /// empty: the worker's messages use a format that has no field names.)
     pub list: Option<String>,
+    /// How that list was chosen, in words: "link", "JATOS batch" or "id hash".
+    #[serde(default)]
+    pub list_chosen_by: Option<String>,
     /// Whether their answers came from a preview of the study (the researcher's), not a
     /// participant.
     #[serde(default)]

@@ -32,6 +32,22 @@ pub enum ListAssignment {
     ParticipantHash,
 }
 
+impl ListAssignment {
+    /// How the list was chosen, in a few words for a researcher's table.
+    ///
+    /// ```
+    /// use clozelab::game::lists::ListAssignment;
+    /// assert_eq!(ListAssignment::JatosBatch.label(), "JATOS batch");
+    /// ```
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::UrlParameter => "link",
+            Self::JatosBatch => "JATOS batch",
+            Self::ParticipantHash => "id hash",
+        }
+    }
+}
+
 /// The list a participant plays, and how it was chosen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AssignedList {

@@ -256,6 +256,7 @@ struct Person {
     /// JATOS study results their bundles came from.
     run_ids: Vec<u64>,
     list: Option<String>,
+    list_chosen_by: Option<&'static str>,
     pilot: bool,
 }
 
@@ -323,6 +324,7 @@ impl Merging {
             person.run_ids.extend(study_result_id(path));
             if let Some(list) = &manifest.list {
                 person.list = Some(list.name.clone());
+                person.list_chosen_by = Some(list.how.label());
             }
             person.pilot |= manifest.pilot;
         }
@@ -376,6 +378,7 @@ impl Merging {
                     participant: participant.clone(),
                     study: person.study.clone(),
                     list: person.list.clone(),
+                    list_chosen_by: person.list_chosen_by.map(String::from),
                     pilot: person.pilot,
                     answered: count,
                     planned: person.planned,
@@ -409,6 +412,7 @@ impl Merging {
                     participant,
                     study: String::new(),
                     list: None,
+                    list_chosen_by: None,
                     pilot: false,
                     answered: 0,
                     planned: None,

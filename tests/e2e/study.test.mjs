@@ -274,6 +274,8 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await row("PS1").waitFor({ timeout: TIMEOUT });
       assert.equal(await row("PS1").getAttribute("data-state"), "complete");
       assert.equal(await row("PS1").getAttribute("data-list"), "B");
+      assert.equal(await row("PS1").getAttribute("data-list-chosen-by"), "JATOS batch");
+      assert.equal(await row("PS3").getAttribute("data-list-chosen-by"), "link");
       assert.match(await row("PS1").innerText(), /4 of 4\s+passed 1 of 1/);
       assert.equal(await row("PS3").getAttribute("data-attention-failed"), "1");
       assert.match(await row("PS3").innerText(), /failed 1 of 1/);

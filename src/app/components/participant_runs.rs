@@ -50,12 +50,22 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                         data-participant=run.participant.clone()
                                         data-state=state
                                         data-list=run.list.clone().unwrap_or_default()
+                                        data-list-chosen-by=run
+                                            .list_chosen_by
+                                            .clone()
+                                            .unwrap_or_default()
                                         data-pilot=run.pilot.to_string()
                                         data-attention-failed=run.attention_failed.to_string()
                                     >
                                         <td>{run.participant.clone()}</td>
                                         <td>{run.study}</td>
-                                        <td>{run.list.clone().unwrap_or_default()}</td>
+                                        <td>
+                                            {run.list.clone().unwrap_or_default()}
+                                            {run
+                                                .list_chosen_by
+                                                .clone()
+                                                .map(|how| view! { <small>{format!(" ({how})")}</small> })}
+                                        </td>
                                         <td>{answers}</td>
                                         <td>{attention}</td>
                                         <td>{shown_state}</td>
