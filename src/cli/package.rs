@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::commands::PackageArgs;
 use super::error::CliError;
 use crate::game::package::{
-    AppFile, PackageError, jatos_study_archive, package_file_names, static_site_archive,
+    APP_FILES_LIST, AppFile, PackageError, jatos_study_archive, package_file_names,
+    parse_file_list, static_site_archive,
 };
 use crate::game::study::StudyConfig;
 
@@ -46,7 +47,7 @@ fn build(
     let study_json = std::fs::read_to_string(study).map_err(CliError::io("read", study))?;
     let config = StudyConfig::from_json(&study_json)
         .map_err(|e| CliError::usage(format!("{}: {e}", study.display())))?;
-    let names = package_file_names(&list_files(dist)?, &config);
+    let names = package_file_names(&app_files(dist)?, &config);
     let files = names
         .iter()
         .map(|name| {
@@ -62,6 +63,20 @@ fn build(
         .map_err(|e| CliError::usage(format!("{}: {e}", dist.display())))?;
     std::fs::write(out, &archive).map_err(CliError::io("write", out))?;
     Ok((config, archive.len(), files.len()))
+}
+
+/// The app's files: the build's own list ([`APP_FILES_LIST`], which the Study page reads too)
+/// where the folder has one, so that files put beside the app later (a study's config, a
+/// test's pages) are not packaged; otherwise every file under `dist`.
+fn app_files(dist: &Path) -> Result<Vec<String>, CliError> {
+    let list = dist.join(APP_FILES_LIST);
+    match std::fs::read_to_string(&list) {
+        Ok(text) => {
+            parse_file_list(&text).map_err(|e| CliError::usage(format!("{}: {e}", list.display())))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => list_files(dist),
+        Err(e) => Err(CliError::io("read", &list)(e)),
+    }
 }
 
 /// Every file under `dist`, relative with `/` separators.

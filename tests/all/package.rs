@@ -188,3 +188,66 @@ fn the_file_list_takes_only_paths_inside_the_app() {
         );
     }
 }
+
+/// `clozelab site-package` on a built app folder holding a file put there after the build.
+fn cli_site_package(dist: &std::path::Path, out: &std::path::Path) -> std::process::Output {
+    let study = dist.join("study.json");
+    std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args(["site-package", "--study"])
+        .arg(&study)
+        .arg("--dist")
+        .arg(dist)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_command_line_packages_the_files_the_build_listed_as_the_page_does() {
+    let dist = crate::common::repo_root()
+        .join("target")
+        .join(format!("package-test-{}", std::process::id()));
+    let built: Vec<AppFile> = built_app()
+        .into_iter()
+        .filter(|f| f.name != "app-files.json")
+        .collect();
+    for file in &built {
+        let path = dist.join(&file.name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &file.bytes).unwrap();
+    }
+    let listed: Vec<&str> = built.iter().map(|f| f.name.as_str()).collect();
+    std::fs::write(
+        dist.join("app-files.json"),
+        serde_json::to_string(&listed).unwrap(),
+    )
+    .unwrap();
+    // Put beside the app after the build: the config itself and a page of the researcher's.
+    std::fs::write(dist.join("study.json"), r#"{"title": "Beside"}"#).unwrap();
+    std::fs::write(dist.join("thanks.html"), "<p>thanks</p>").unwrap();
+    let out = dist.join("site.zip");
+
+    let made = cli_site_package(&dist, &out);
+    assert!(made.status.success(), "{made:?}");
+    let from_cli = std::fs::read(&out).unwrap();
+    let in_page = static_site_archive(r#"{"title": "Beside"}"#, &built_app()).unwrap();
+    assert!(
+        from_cli == in_page,
+        "the CLI's package equals the page's: {:?}",
+        names(&unzip(&from_cli))
+    );
+
+    // A folder without the build's list (copied by hand): every file in it goes.
+    std::fs::remove_file(dist.join("app-files.json")).unwrap();
+    assert!(cli_site_package(&dist, &out).status.success());
+    assert!(names(&unzip(&std::fs::read(&out).unwrap())).contains(&"thanks.html"));
+
+    // A list naming a path outside the folder is refused, naming the list.
+    std::fs::write(dist.join("app-files.json"), r#"["../secret"]"#).unwrap();
+    let refused = cli_site_package(&dist, &out);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("app-files.json"), "{stderr}");
+    std::fs::remove_dir_all(&dist).unwrap();
+}

@@ -288,6 +288,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.deepEqual(all, await cliTable(analysed, "1"), "the page's Table 1 is the CLI's");
       step("the results archive read in the Analysis page, to Table 1 and the figures, checked against the CLI");
       await screenshot(page, "study-page-results.png");
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), "the results fit a phone: wide tables scroll inside their box");
+      await screenshot(page, "study-page-results-phone.png");
+      await page.setViewportSize({ width: 1100, height: 900 });
       // Leaving out who failed the check: PS3's answers go, in the page as in the CLI.
       await page.getByTestId("analysis-no-failed-attention").check();
       await page.getByTestId("analyse").click();

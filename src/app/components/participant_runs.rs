@@ -9,73 +9,75 @@ use crate::data::participant_run::ParticipantRun;
 pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
     view! {
         <Show when=move || !runs.with(Vec::is_empty)>
-            <table class="imported" data-testid="participant-runs">
-                <caption>"Participants in the imported results"</caption>
-                <thead>
-                    <tr>
-                        <th>"participant"</th>
-                        <th>"study"</th>
-                        <th>"list"</th>
-                        <th>"answers"</th>
-                        <th>"attention checks"</th>
-                        <th>"state"</th>
-                    </tr>
-                </thead>
-                <tbody>
-                    {move || {
-                        runs.get()
-                            .into_iter()
-                            .map(|run| {
-                                let answers = match run.planned {
-                                    Some(planned) => format!("{} of {planned}", run.answered),
-                                    None => run.answered.to_string(),
-                                };
-                                let checks = run.attention_passed + run.attention_failed;
-                                let attention = if checks == 0 {
-                                    "—".to_string()
-                                } else if run.attention_failed == 0 {
-                                    format!("passed {checks} of {checks}")
-                                } else {
-                                    format!("failed {} of {checks}", run.attention_failed)
-                                };
-                                let state = run.state.to_string();
-                                let shown_state = if run.pilot {
-                                    format!("{state} (pilot)")
-                                } else {
-                                    state.clone()
-                                };
-                                // A preview's answers are the researcher's, never a participant's.
-                                view! {
-                                    <tr
-                                        data-participant=run.participant.clone()
-                                        data-state=state
-                                        data-list=run.list.clone().unwrap_or_default()
-                                        data-list-chosen-by=run
-                                            .list_chosen_by
-                                            .clone()
-                                            .unwrap_or_default()
-                                        data-pilot=run.pilot.to_string()
-                                        data-attention-failed=run.attention_failed.to_string()
-                                    >
-                                        <td>{run.participant.clone()}</td>
-                                        <td>{run.study}</td>
-                                        <td>
-                                            {run.list.clone().unwrap_or_default()}
-                                            {run
+            <div class="table-scroll">
+                <table class="imported" data-testid="participant-runs">
+                    <caption>"Participants in the imported results"</caption>
+                    <thead>
+                        <tr>
+                            <th>"participant"</th>
+                            <th>"study"</th>
+                            <th>"list"</th>
+                            <th>"answers"</th>
+                            <th>"attention checks"</th>
+                            <th>"state"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {move || {
+                            runs.get()
+                                .into_iter()
+                                .map(|run| {
+                                    let answers = match run.planned {
+                                        Some(planned) => format!("{} of {planned}", run.answered),
+                                        None => run.answered.to_string(),
+                                    };
+                                    let checks = run.attention_passed + run.attention_failed;
+                                    let attention = if checks == 0 {
+                                        "—".to_string()
+                                    } else if run.attention_failed == 0 {
+                                        format!("passed {checks} of {checks}")
+                                    } else {
+                                        format!("failed {} of {checks}", run.attention_failed)
+                                    };
+                                    let state = run.state.to_string();
+                                    let shown_state = if run.pilot {
+                                        format!("{state} (pilot)")
+                                    } else {
+                                        state.clone()
+                                    };
+                                    // A preview's answers are the researcher's, never a participant's.
+                                    view! {
+                                        <tr
+                                            data-participant=run.participant.clone()
+                                            data-state=state
+                                            data-list=run.list.clone().unwrap_or_default()
+                                            data-list-chosen-by=run
                                                 .list_chosen_by
                                                 .clone()
-                                                .map(|how| view! { <small>{format!(" ({how})")}</small> })}
-                                        </td>
-                                        <td>{answers}</td>
-                                        <td>{attention}</td>
-                                        <td>{shown_state}</td>
-                                    </tr>
-                                }
-                            })
-                            .collect_view()
-                    }}
-                </tbody>
-            </table>
+                                                .unwrap_or_default()
+                                            data-pilot=run.pilot.to_string()
+                                            data-attention-failed=run.attention_failed.to_string()
+                                        >
+                                            <td>{run.participant.clone()}</td>
+                                            <td>{run.study}</td>
+                                            <td>
+                                                {run.list.clone().unwrap_or_default()}
+                                                {run
+                                                    .list_chosen_by
+                                                    .clone()
+                                                    .map(|how| view! { <small>{format!(" ({how})")}</small> })}
+                                            </td>
+                                            <td>{answers}</td>
+                                            <td>{attention}</td>
+                                            <td>{shown_state}</td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()
+                        }}
+                    </tbody>
+                </table>
+            </div>
         </Show>
     }
 }
