@@ -79,7 +79,15 @@ python3 scripts/prune_target.py unused
 du -sh "$CARGO_TARGET_DIR" | awk '{ print "target directory: " $1 }'
 
 phase "browser end-to-end"
-node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ 2>&1
+# Three test files at a time, each with its own Chromium and servers: the tests mostly wait
+# (on timers, retries, the worker), so one at a time left the two cores idle most of the run.
+# The longest files start first, so that none of them is left to run alone at the end.
+longest=(tests/e2e/responsive.test.mjs tests/e2e/analysis.test.mjs tests/e2e/faults.test.mjs)
+files=("${longest[@]}")
+for file in tests/e2e/*.test.mjs; do
+  [[ " ${longest[*]} " == *" $file "* ]] || files+=("$file")
+done
+node --test --test-reporter=spec --test-concurrency=3 "${files[@]}" 2>&1
 
 phase ""
 read_cpu
