@@ -29,6 +29,10 @@ CLOZELAB_DEV_TOOLS=1 bash scripts/setup.sh
 source scripts/cargo_env.sh
 python3 scripts/prune_target.py stale
 
+# One rayon thread per process: the test binary already runs two tests at a time and the
+# browser tests three files at a time on two cores, and rayon's extra threads only contended
+# (the integration tests took 84 s instead of 61). One test gives the CPU backend two threads.
+export RAYON_NUM_THREADS=1
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
 export CLOZELAB_REQUIRE_WGPU=1
 # Tests that read ../shared fail instead of skipping when it is there.
