@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Counts the GPU kernels clozelab launches on the wgpu backend (each one a dispatch): for one
+# next-token distribution (one forward pass over the context, then its softmax) and for one
+# word distribution of 100 samples. GPU time cannot be measured on a machine without a GPU; the
+# number of dispatches can, on lavapipe, and it is what a browser pays 10-40 µs each for.
+# cubecl's profiling logger at level "minimal" writes one line per kernel executed; it is
+# configured by a cubecl.toml in the working directory.
+#
+#   scripts/count_dispatches.sh MODEL_DIR [CLOZELAB_BINARY]
+set -euo pipefail
+model=$(realpath "${1:?usage: count_dispatches.sh MODEL_DIR [CLOZELAB_BINARY]}")
+bin=$(realpath "${2:-${CLOZELAB_BIN:-target/release/clozelab}}")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+printf '[profiling.logger]\nlevel = "minimal"\nfile = "%s/kernels.log"\nappend = false\n' "$work" >cubecl.toml
+count() {
+  rm -f kernels.log
+  "$bin" "$@" --model "$model" --backend wgpu >/dev/null 2>&1
+  grep -c '^Executing ' kernels.log
+}
+context="The quick brown fox jumps over the"
+echo "next-token (one forward pass over $(echo "$context" | wc -w) words, softmax): $(count next-token --context "$context" --top 5) dispatches"
+echo "word-dist, 100 samples: $(count word-dist --context "$context" --samples 100 --seed 1 --json) dispatches"
