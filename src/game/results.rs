@@ -19,6 +19,7 @@ use crate::data::participant_run::{ParticipantRun, RunState};
 use crate::data::{DataError, ResponseRecord};
 use crate::game::attention::{AttentionResult, tally};
 use crate::game::export::Manifest;
+use crate::game::lists::AssignedList;
 use crate::game::outbox::response_key;
 use crate::game::passages::Passage;
 use crate::game::tokens::records::TokenRecords;
@@ -255,8 +256,7 @@ struct Person {
     bundles: usize,
     /// JATOS study results their bundles came from.
     run_ids: Vec<u64>,
-    list: Option<String>,
-    list_chosen_by: Option<&'static str>,
+    list: Option<AssignedList>,
     pilot: bool,
 }
 
@@ -323,8 +323,7 @@ impl Merging {
             person.bundles += 1;
             person.run_ids.extend(study_result_id(path));
             if let Some(list) = &manifest.list {
-                person.list = Some(list.name.clone());
-                person.list_chosen_by = Some(list.how.label());
+                person.list = Some(list.clone());
             }
             person.pilot |= manifest.pilot;
         }
@@ -377,8 +376,8 @@ impl Merging {
                 ParticipantRun {
                     participant: participant.clone(),
                     study: person.study.clone(),
-                    list: person.list.clone(),
-                    list_chosen_by: person.list_chosen_by.map(String::from),
+                    list: person.list.as_ref().map(|list| list.name.clone()),
+                    list_chosen_by: person.list.as_ref().map(|list| list.how.label().into()),
                     pilot: person.pilot,
                     answered: count,
                     planned: person.planned,
