@@ -9,16 +9,19 @@
 #   scripts/count_dispatches.sh MODEL_DIR [CLOZELAB_BINARY]
 set -euo pipefail
 model=$(realpath "${1:?usage: count_dispatches.sh MODEL_DIR [CLOZELAB_BINARY]}")
-bin=$(realpath "${2:-${CLOZELAB_BIN:-target/release/clozelab}}")
+bin=$(realpath "${2:-${CLOZELAB_BIN:-${CARGO_TARGET_DIR:-target}/release/clozelab}}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 printf '[profiling.logger]\nlevel = "minimal"\nfile = "%s/kernels.log"\nappend = false\n' "$work" >cubecl.toml
 count() {
   rm -f kernels.log
-  "$bin" "$@" --model "$model" --backend wgpu >/dev/null 2>&1
+  "$bin" "$@" --model "$model" --backend wgpu >run.log 2>&1 || { cat run.log >&2; exit 1; }
   grep -c '^Executing ' kernels.log
 }
 context="The quick brown fox jumps over the"
-echo "next-token (one forward pass over $(echo "$context" | wc -w) words, softmax): $(count next-token --context "$context" --top 5) dispatches"
-echo "word-dist, 100 samples: $(count word-dist --context "$context" --samples 100 --seed 1 --json) dispatches"
+# Counted first, so that a failing run stops the script (set -e) before anything is printed.
+forward=$(count next-token --context "$context" --top 5)
+words=$(count word-dist --context "$context" --samples 100 --seed 1 --json)
+echo "next-token (one forward pass over $(echo "$context" | wc -w) words, softmax): $forward dispatches"
+echo "word-dist, 100 samples: $words dispatches"
