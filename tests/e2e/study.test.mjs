@@ -37,9 +37,14 @@ async function playToTheEnd(page, { reloadAfter, withdrawAfter, shot, attention 
   await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
   await page.getByTestId("consent-accept").click();
   for (const [i, word] of WORDS.entries()) {
-    if (i === reloadAfter) await page.reload();
     const input = page.getByTestId("guess");
     const atPosition = (p) => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p;
+    if (i === reloadAfter) {
+      // The page shows the next word only once the last answer is stored; a reload before that
+      // would lose an answer the participant never saw taken (and type again).
+      await page.waitForFunction(atPosition, i + 2, { timeout: TIMEOUT });
+      await page.reload();
+    }
     await page.waitForFunction(
       (p) => document.querySelector("[data-testid=attention-check]") || Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === p,
       i + 2, { timeout: TIMEOUT });
