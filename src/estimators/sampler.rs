@@ -415,8 +415,9 @@ impl Monitor for OffsetMonitor<'_> {
     }
 }
 
-/// The reference sampler: one row per sample, every row run at every step (finished rows
-/// included, though nothing is drawn for them), each token drawn on the host from the decoding strategy's distribution in f64.
+/// The reference sampler: one row per sample, every row run through the model at every step
+/// (finished rows included; only open rows go through the LM head and get a draw), each token
+/// drawn on the host from the decoding strategy's distribution in f64.
 /// Slow by design; the tests check that [`sample_words`] draws from the same distribution.
 pub async fn sample_words_naive(
     model: &Gpt2,
@@ -440,25 +441,26 @@ pub async fn sample_words_naive(
         n,
         ..Default::default()
     };
+    let device = hidden.device();
     for depth in 0..budget {
-        let mut tokens = Vec::with_capacity(n);
-        for start in (0..n).step_by(HEAD_ROWS) {
-            let rows = HEAD_ROWS.min(n - start);
+        // A finished row's token is never read: it keeps END_OF_TEXT_ID, and neither its logits
+        // nor a draw are computed (rows in order, so the draws are those of every row run).
+        let mut tokens = vec![END_OF_TEXT_ID; n];
+        let open_rows: Vec<usize> = (0..n).filter(|&row| open[row]).collect();
+        for chunk in open_rows.chunks(HEAD_ROWS) {
+            let index = Tensor::<1, Int>::from_data(
+                TensorData::new(chunk.iter().map(|&row| row as i64).collect(), [chunk.len()]),
+                &device,
+            );
             let logits = model
-                .logits(hidden.clone().slice([start..start + rows, 0..1, 0..n_embd]))
-                .reshape([rows, vocab]);
+                .logits(hidden.clone().select(0, index))
+                .reshape([chunk.len(), vocab]);
             let host = read_f32(logits).await?;
-            for r in 0..rows {
-                if !open[start + r] {
-                    // A finished row's token is never read; drawing it would only cost time.
-                    tokens.push(END_OF_TEXT_ID);
-                    continue;
-                }
-                let probs = config.strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
-                let token = multinomial(&probs, 1, &mut rng)
+            for (k, &row) in chunk.iter().enumerate() {
+                let probs = config.strategy.apply(&host[k * vocab..(k + 1) * vocab])?;
+                tokens[row] = multinomial(&probs, 1, &mut rng)
                     .first()
                     .map_or(END_OF_TEXT_ID, |d| d.0);
-                tokens.push(token);
             }
         }
         for (row, &token) in tokens.iter().enumerate() {
