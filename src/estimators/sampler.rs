@@ -202,6 +202,67 @@ fn blocked_cdf(probs: Tensor<2>) -> Tensor<2> {
     (within + before).reshape([rows, padded_len])
 }
 
+/// The inverse CDF on the device, in two passes over a [`blocked_cdf`]: the sums rise, so whole
+/// blocks that end at or below a threshold are counted first (`[slots, padded / CDF_BLOCK]`
+/// comparisons), then the sums inside the block where it falls (`[slots, CDF_BLOCK]`), instead
+/// of comparing each slot with the whole vocabulary.
+struct CdfSearch {
+    /// Each block's last sum `[rows, blocks]`, taken from the sums themselves so that both
+    /// passes compare against the same numbers.
+    block_ends: Tensor<2>,
+    /// The sums, a block per row `[rows · blocks, CDF_BLOCK]`.
+    block_rows: Tensor<2>,
+    blocks: usize,
+}
+
+impl CdfSearch {
+    /// # Shapes
+    /// - cdf `[rows, padded_len]`, `padded_len` a multiple of `CDF_BLOCK`
+    fn new(cdf: Tensor<2>) -> Self {
+        let [rows, padded_len] = cdf.dims();
+        let blocks = padded_len / CDF_BLOCK;
+        let by_block = cdf.reshape([rows, blocks, CDF_BLOCK]);
+        let block_ends = by_block
+            .clone()
+            .slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK])
+            .reshape([rows, blocks]);
+        Self {
+            block_ends,
+            block_rows: by_block.reshape([rows * blocks, CDF_BLOCK]),
+            blocks,
+        }
+    }
+
+    /// For each slot, how many sums of its row are at or below its threshold: the drawn token.
+    /// A threshold at the very top counts every block: the last block is then searched, and all
+    /// of it counts.
+    ///
+    /// # Shapes
+    /// - rows `[slots]` (row of each slot), thresholds `[slots, 1]`
+    /// - returns `[slots, 1]`
+    fn count_at_or_below(&self, rows: Tensor<1, Int>, thresholds: Tensor<2>) -> Tensor<2, Int> {
+        let [slots] = rows.dims();
+        let blocks = self.blocks as i64;
+        let whole_blocks = self
+            .block_ends
+            .clone()
+            .select(0, rows.clone())
+            .lower_equal(thresholds.clone())
+            .int()
+            .sum_dim(1)
+            .clamp_max(blocks - 1);
+        let block_row = rows.reshape([slots, 1]).mul_scalar(blocks) + whole_blocks.clone();
+        let inside = self
+            .block_rows
+            .clone()
+            .select(0, block_row.reshape([slots]))
+            .lower_equal(thresholds)
+            .int()
+            .sum_dim(1);
+        whole_blocks.mul_scalar(CDF_BLOCK as i64) + inside
+    }
+}
+
 /// Draws `counts[r]` tokens from each row's next-token distribution; returns (token, count)
 /// per row, by increasing token id.
 ///
@@ -240,6 +301,7 @@ async fn draw_next(
         let cdf = blocked_cdf(softmax(logits / strategy.temperature(), 1));
         let padded_len = cdf.dims()[1];
         let totals = cdf.clone().slice([0..rows, padded_len - 1..padded_len]);
+        let search = CdfSearch::new(cdf);
         let slot_rows: Vec<i64> = chunk
             .iter()
             .enumerate()
@@ -247,7 +309,7 @@ async fn draw_next(
             .collect();
         let uniforms: Vec<f32> = slot_rows.iter().map(|_| rng.next_unit()).collect();
         let mut ids = Vec::with_capacity(slot_rows.len());
-        // Slots in groups, so the `[slots, vocab]` comparison stays small.
+        // Slots in groups, so the comparisons' buffers stay small.
         for group in (0..slot_rows.len()).step_by(HEAD_ROWS) {
             let end = (group + HEAD_ROWS).min(slot_rows.len());
             let index = Tensor::<1, Int>::from_data(
@@ -259,14 +321,7 @@ async fn draw_next(
                 &device,
             );
             let thresholds = u * totals.clone().select(0, index.clone());
-            // Inverse CDF: the token is the number of cumulative sums at or below the threshold.
-            let below = cdf
-                .clone()
-                .select(0, index)
-                .lower_equal(thresholds)
-                .int()
-                .sum_dim(1);
-            ids.extend(read_i64(below).await?);
+            ids.extend(read_i64(search.count_at_or_below(index, thresholds)).await?);
         }
         let mut slot = 0;
         for &count in chunk {
@@ -514,6 +569,54 @@ mod tests {
             SamplerConfig::new(5, 1).unwrap().with_token_budget(0),
             Err(SamplerError::NoBudget)
         );
+    }
+
+    #[test]
+    fn the_two_pass_search_counts_every_sum_at_or_below_the_threshold() {
+        let device = burn::tensor::Device::flex();
+        let vocab: usize = 300;
+        // Zeros make runs of equal sums, which a threshold can hit exactly.
+        let values: Vec<f32> = (0..2 * vocab)
+            .map(|i| ((i * 37 % 11) as f32) / 1000.0)
+            .collect();
+        let cdf = blocked_cdf(Tensor::<2>::from_data(
+            TensorData::new(values, [2, vocab]),
+            &device,
+        ));
+        let sums = cdf.clone().into_data().try_to_vec::<f32>().unwrap();
+        let padded = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
+        let mut rows = Vec::new();
+        let mut thresholds = Vec::new();
+        for row in 0..2usize {
+            let row_sums = &sums[row * padded..(row + 1) * padded];
+            // Below everything, between sums, exactly on sums (block ends among them), the top.
+            let mut picks = vec![0.0, row_sums[padded - 1], row_sums[padded - 1] * 2.0];
+            for j in [0, 5, 127, 128, 200, 255, 256, 299] {
+                picks.extend([row_sums[j], row_sums[j] + 1e-4, row_sums[j] - 1e-4]);
+            }
+            for t in picks {
+                rows.push(row as i64);
+                thresholds.push(t);
+            }
+        }
+        let slots = rows.len();
+        let got = CdfSearch::new(cdf)
+            .count_at_or_below(
+                Tensor::<1, Int>::from_data(TensorData::new(rows.clone(), [slots]), &device),
+                Tensor::<2>::from_data(TensorData::new(thresholds.clone(), [slots, 1]), &device),
+            )
+            .into_data()
+            .convert::<i64>()
+            .try_into_vec::<i64>()
+            .unwrap();
+        for s in 0..slots {
+            let row = rows[s] as usize;
+            let want = sums[row * padded..(row + 1) * padded]
+                .iter()
+                .filter(|&&v| v <= thresholds[s])
+                .count() as i64;
+            assert_eq!(got[s], want, "row {row}, threshold {}", thresholds[s]);
+        }
     }
 
     #[test]
