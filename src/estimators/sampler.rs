@@ -571,20 +571,26 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_two_pass_search_counts_every_sum_at_or_below_the_threshold() {
-        let device = burn::tensor::Device::flex();
+    /// Two rows of 300 probabilities with zeros among them (runs of equal sums) and their
+    /// [`blocked_cdf`]; returns the probabilities, the sums and their padded row length.
+    fn two_row_cdf(device: &burn::tensor::Device) -> (Vec<f32>, Tensor<2>, usize) {
         let vocab: usize = 300;
-        // Zeros make runs of equal sums, which a threshold can hit exactly.
         let values: Vec<f32> = (0..2 * vocab)
             .map(|i| ((i * 37 % 11) as f32) / 1000.0)
             .collect();
         let cdf = blocked_cdf(Tensor::<2>::from_data(
-            TensorData::new(values, [2, vocab]),
-            &device,
+            TensorData::new(values.clone(), [2, vocab]),
+            device,
         ));
+        (values, cdf, vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK)
+    }
+
+    #[test]
+    fn the_two_pass_search_counts_every_sum_at_or_below_the_threshold() {
+        let device = burn::tensor::Device::flex();
+        // Zeros make runs of equal sums, which a threshold can hit exactly.
+        let (_, cdf, padded) = two_row_cdf(&device);
         let sums = cdf.clone().into_data().try_to_vec::<f32>().unwrap();
-        let padded = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
         let mut rows = Vec::new();
         let mut thresholds = Vec::new();
         for row in 0..2usize {
@@ -621,17 +627,9 @@ mod tests {
 
     #[test]
     fn blocked_cdf_equals_running_sum() {
-        let device = burn::tensor::Device::flex();
-        let vocab: usize = 300;
-        let values: Vec<f32> = (0..2 * vocab)
-            .map(|i| ((i * 37 % 11) as f32) / 1000.0)
-            .collect();
-        let cdf = blocked_cdf(Tensor::<2>::from_data(
-            TensorData::new(values.clone(), [2, vocab]),
-            &device,
-        ));
+        let (values, cdf, padded) = two_row_cdf(&burn::tensor::Device::flex());
+        let vocab = values.len() / 2;
         let got = cdf.into_data().try_to_vec::<f32>().unwrap();
-        let padded = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
         for r in 0..2 {
             let mut run = 0.0f32;
             for j in 0..padded {
