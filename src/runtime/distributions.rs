@@ -2,6 +2,7 @@
 //! browser both call (all reads from the device are async, as WebGPU requires).
 
 use burn::tensor::activation::log_softmax;
+use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::analysis::perplexity::{BiasPoint, BiasSetup, PerplexityError, simulate};
 pub use crate::model::readback::{read_f32, read_i64};
@@ -259,9 +260,15 @@ pub async fn token_stats(
     })
 }
 
-/// Appendix D over `norms`: one forward pass per context, compared with the humans' first
-/// tokens (see [`crate::analysis::token_level`]). `before_each(i)` runs before context i (the
-/// caller's progress and cancel point; `false` stops and returns what is done).
+/// Appendix D over `norms`: the model's next-token distribution after each context, compared
+/// with the humans' first tokens (see [`crate::analysis::token_level`]). `before_each(i)` runs
+/// before context i (the caller's progress and cancel point; `false` stops and returns what is
+/// done).
+///
+/// A passage's contexts are prefixes of one another, so one forward pass over its longest
+/// context gives every shorter one's distribution at that context's last position (attention
+/// is causal: no position sees what follows it). A context whose tokens are not such a prefix
+/// (the empty first one, which is `<|endoftext|>`) gets a pass of its own.
 pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
     model: &Gpt2,
     tokenizer: &Gpt2Tokenizer,
@@ -269,18 +276,125 @@ pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
     mut before_each: F,
 ) -> Result<Vec<crate::analysis::token_level::TokenContext>, InferenceError> {
     use crate::analysis::token_level::{TokenContext, human_first_tokens, original_first_token};
+    let vocab = model.vocab_size;
     let mut out = Vec::with_capacity(norms.len());
-    for (i, c) in norms.iter().enumerate() {
-        if !before_each(i) {
-            break;
+    let mut first_index = 0;
+    for passage in norms.chunk_by(|a, b| a.text_id == b.text_id) {
+        let mut scored = Vec::with_capacity(passage.len());
+        for (offset, c) in passage.iter().enumerate() {
+            if let Some(humans) = human_first_tokens(tokenizer, &c.human)? {
+                scored.push((offset, humans, tokenizer.encode_context(&c.context)?));
+            }
         }
-        let Some(humans) = human_first_tokens(tokenizer, &c.human)? else {
-            continue;
-        };
-        let ids = tokenizer.encode_context(&c.context)?;
-        let logprobs = next_token_logprobs(model, &ids).await?;
-        let original = original_first_token(tokenizer, &c.original)?;
-        out.extend(TokenContext::new(c.key(), &logprobs, &humans, original));
+        let shared = PrefixRows::new(model, scored.iter().map(|(o, _, ids)| (*o, &ids[..])))?;
+        let mut rows = shared.rows.iter().peekable();
+        let mut scored = scored.iter().peekable();
+        // Log-probabilities of rows `chunk_start..` of `shared`, flattened `[rows, vocab]`.
+        let mut chunk: Vec<f32> = Vec::new();
+        let mut chunk_start = 0;
+        for (offset, c) in passage.iter().enumerate() {
+            if !before_each(first_index + offset) {
+                return Ok(out);
+            }
+            let Some((_, humans, ids)) = scored.next_if(|(o, _, _)| *o == offset) else {
+                continue;
+            };
+            let original = original_first_token(tokenizer, &c.original)?;
+            let own;
+            let logprobs = if let Some(row) = rows.next_if(|r| r.context == offset) {
+                if chunk.is_empty() || row.index >= chunk_start + chunk.len() / vocab {
+                    chunk_start = row.index;
+                    chunk = shared.logprobs(model, chunk_start).await?;
+                }
+                let at = (row.index - chunk_start) * vocab;
+                &chunk[at..at + vocab]
+            } else {
+                own = next_token_logprobs(model, ids).await?;
+                &own[..]
+            };
+            out.extend(TokenContext::new(c.key(), logprobs, humans, original));
+        }
+        first_index += passage.len();
     }
     Ok(out)
+}
+
+/// The contexts of one passage whose tokens are a prefix of its longest context's, with the
+/// final hidden states of one forward pass over that longest context.
+struct PrefixRows {
+    /// One per such context, in the passage's order.
+    rows: Vec<PrefixRow>,
+    /// `[positions, n_embd]`; `None` when no context is a prefix.
+    hidden: Option<Tensor<2>>,
+}
+
+struct PrefixRow {
+    /// The context's offset in its passage.
+    context: usize,
+    /// Its index in [`PrefixRows::rows`].
+    index: usize,
+    /// The position whose output predicts the token after the context: its last.
+    position: usize,
+}
+
+impl PrefixRows {
+    /// `contexts`: (offset in the passage, token ids) of the contexts to score.
+    fn new<'a>(
+        model: &Gpt2,
+        contexts: impl Iterator<Item = (usize, &'a [u32])> + Clone,
+    ) -> Result<Self, ModelError> {
+        let longest = contexts
+            .clone()
+            .map(|(_, ids)| ids)
+            .max_by_key(|ids| ids.len())
+            .unwrap_or_default();
+        let rows: Vec<PrefixRow> = if longest.len() > model.n_positions {
+            Vec::new()
+        } else {
+            contexts
+                .filter(|(_, ids)| !ids.is_empty() && longest.starts_with(ids))
+                .enumerate()
+                .map(|(index, (context, ids))| PrefixRow {
+                    context,
+                    index,
+                    position: ids.len() - 1,
+                })
+                .collect()
+        };
+        if rows.is_empty() {
+            return Ok(Self { rows, hidden: None });
+        }
+        let hidden = model.forward_cached(
+            model.token_tensor(&[longest.to_vec()])?,
+            &mut model.new_cache(None, 1, longest.len()),
+        )?;
+        let [_, positions, n_embd] = hidden.dims();
+        Ok(Self {
+            rows,
+            hidden: Some(hidden.reshape([positions, n_embd])),
+        })
+    }
+
+    /// Log-probabilities over the vocabulary for up to [`HEAD_ROWS`] rows from row `first`.
+    ///
+    /// # Shapes
+    /// - returns `[rows, vocab]`, flattened
+    async fn logprobs(&self, model: &Gpt2, first: usize) -> Result<Vec<f32>, ModelError> {
+        let Some(hidden) = &self.hidden else {
+            return Ok(Vec::new());
+        };
+        let rows = &self.rows[first..(first + HEAD_ROWS).min(self.rows.len())];
+        let positions: Vec<i64> = rows.iter().map(|r| r.position as i64).collect();
+        let index =
+            Tensor::<1, Int>::from_data(TensorData::new(positions, [rows.len()]), &hidden.device());
+        let n_embd = hidden.dims()[1];
+        let selected = hidden
+            .clone()
+            .select(0, index)
+            .reshape([1, rows.len(), n_embd]);
+        let logits = model
+            .logits(selected)
+            .reshape([rows.len(), model.vocab_size]);
+        read_f32(log_softmax(logits, 1)).await
+    }
 }

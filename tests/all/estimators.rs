@@ -544,12 +544,16 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
     let text =
         std::fs::read_to_string(common::repo_root().join("tests/fixtures/analysis/norms.jsonl"))
             .unwrap();
-    let norms: Vec<clozelab::data::provo::ProvoContext> =
+    let mut norms: Vec<clozelab::data::provo::ProvoContext> =
         parse_jsonl("norms.jsonl", &text).unwrap();
-    let norms = &norms[..4];
+    // Two passages, read in one pass each, and a context that is no prefix of its passage's
+    // longest: its own pass.
+    norms[5].context = "A lighthouse of another story".into();
+    let norms = &norms[..];
     let got = pollster::block_on(token_level_contexts(&model, &tok, norms, |_| true)).unwrap();
-    assert_eq!(got.len(), 4);
+    assert_eq!(got.len(), norms.len());
     for (c, g) in norms.iter().zip(&got) {
+        assert_eq!((g.text_id, g.word_num), (c.text_id, c.word_num));
         let lp = pollster::block_on(next_token_logprobs(
             &model,
             &tok.encode_context(&c.context).unwrap(),
@@ -580,8 +584,8 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
         assert_eq!(g.hit_original, original == Some(top));
     }
     let row = summarise(&got, EceConvention::LastBin).unwrap();
-    assert_eq!(row.contexts, 4);
-    assert!((row.tvd - got.iter().map(|g| g.tvd).sum::<f64>() / 4.0).abs() < 1e-12);
+    assert_eq!(row.contexts, norms.len());
+    assert!((row.tvd - got.iter().map(|g| g.tvd).sum::<f64>() / norms.len() as f64).abs() < 1e-12);
     // The figure: the token level's density beside the word level's, each from its own TVDs.
     let word_level: Vec<clozelab::analysis::table1::PerContext> = Vec::new();
     let report = clozelab::analysis::token_level::TokenLevelReport::new(
@@ -609,4 +613,6 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
     // Stopping early keeps what was done.
     let two = pollster::block_on(token_level_contexts(&model, &tok, norms, |i| i < 2)).unwrap();
     assert_eq!(two.len(), 2);
+    let into_second = pollster::block_on(token_level_contexts(&model, &tok, norms, |i| i < 15));
+    assert_eq!(into_second.unwrap(), got[..15]);
 }
