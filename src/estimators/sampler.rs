@@ -32,8 +32,10 @@ pub const DEFAULT_SAMPLES: usize = 1000;
 pub const DEFAULT_TOKEN_BUDGET: usize = 8;
 /// Rows per LM-head call: bounds the `[rows, vocab]` buffers (WebGPU's 128 MiB bindings).
 const HEAD_ROWS: usize = 128;
-/// Vocabulary block for the two-level cumulative sum on the device.
+/// Vocabulary block for the two-pass inverse CDF on the device ([`CdfSearch`]).
 const CDF_BLOCK: usize = 128;
+/// Block of each level of the cumulative sum on the device ([`scan`]).
+const SCAN_BLOCK: usize = 16;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SamplerError {
@@ -176,30 +178,61 @@ struct Branch {
     count: usize,
 }
 
-/// Cumulative sums along the vocabulary in two levels (within blocks, then over block totals),
-/// so that no device kernel scans the whole vocabulary per element.
+/// Cumulative sums along the vocabulary, padded with zeros to a multiple of [`CDF_BLOCK`] (the
+/// block [`CdfSearch`] searches by), computed by [`scan`].
 ///
 /// # Shapes
 /// - probs `[rows, vocab]` → `[rows, vocab padded to a multiple of CDF_BLOCK]`
 fn blocked_cdf(probs: Tensor<2>) -> Tensor<2> {
-    let [rows, vocab] = probs.dims();
-    let padded_len = vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK;
-    let device = probs.device();
-    let padded = if padded_len > vocab {
-        Tensor::cat(
-            vec![probs, Tensor::zeros([rows, padded_len - vocab], &device)],
-            1,
-        )
-    } else {
-        probs
-    };
-    let blocks = padded_len / CDF_BLOCK;
-    let within = padded.reshape([rows, blocks, CDF_BLOCK]).cumsum(2);
+    let vocab = probs.dims()[1];
+    scan(pad_columns(probs, vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK))
+}
+
+/// Inclusive cumulative sums along each row, in levels: within blocks of [`SCAN_BLOCK`], then
+/// each block's exclusive prefix from the same scan over the block totals. The device's cumulative
+/// kernel reads an element's whole prefix along the scanned dimension, so that dimension is kept
+/// short: ~`SCAN_BLOCK / 2` reads per element over the vocabulary instead of half a 128-block
+/// (a third of a word distribution's device time went there on lavapipe).
+///
+/// # Shapes
+/// - `[rows, len]` → `[rows, len]`
+fn scan(values: Tensor<2>) -> Tensor<2> {
+    let [rows, len] = values.dims();
+    if len <= SCAN_BLOCK {
+        return values.cumsum(1);
+    }
+    let padded_len = len.div_ceil(SCAN_BLOCK) * SCAN_BLOCK;
+    let blocks = padded_len / SCAN_BLOCK;
+    let within = pad_columns(values, padded_len)
+        .reshape([rows, blocks, SCAN_BLOCK])
+        .cumsum(2);
     let totals = within
         .clone()
-        .slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK]);
-    let before = totals.clone().cumsum(1) - totals;
-    (within + before).reshape([rows, padded_len])
+        .slice([0..rows, 0..blocks, SCAN_BLOCK - 1..SCAN_BLOCK])
+        .reshape([rows, blocks]);
+    let before = scan(totals.clone()) - totals;
+    let sums = (within + before.reshape([rows, blocks, 1])).reshape([rows, padded_len]);
+    if padded_len > len {
+        sums.slice([0..rows, 0..len])
+    } else {
+        sums
+    }
+}
+
+/// `values` with zero columns appended up to `len` columns.
+///
+/// # Shapes
+/// - `[rows, columns ≤ len]` → `[rows, len]`
+fn pad_columns(values: Tensor<2>, len: usize) -> Tensor<2> {
+    let [rows, columns] = values.dims();
+    if columns == len {
+        return values;
+    }
+    let device = values.device();
+    Tensor::cat(
+        vec![values, Tensor::zeros([rows, len - columns], &device)],
+        1,
+    )
 }
 
 /// The inverse CDF on the device, in two passes over a [`blocked_cdf`]: the sums rise, so whole
