@@ -62,21 +62,38 @@ phase "native build + clippy (all targets)"
 cargo test --locked -q --no-run --all-targets --timings 2>&1
 keep_timings native
 
-phase "cargo test"
-cargo test --locked --all-targets 2>&1
-cargo test --locked --doc 2>&1
-
-phase "wasm32 build + clippy (trunk: the app and the worker)"
+phase "cargo test, and beside it the wasm32 build + clippy (trunk: the app and the worker)"
 # The clozelab binary cargo test built above (a `cargo build` could differ in features).
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
+# The native tests run while the wasm32 build compiles: alone, each left part of the two cores
+# idle (the tests' slowest few at the end, the build's single-threaded front end and links).
+# Cargo locks the build directory only while it checks and builds, not while tests run, so
+# the wasm32 build starts once the tests are running; their output is shown when both are done.
+test_log=$(mktemp)
+(
+  tests_started=$SECONDS
+  cargo test --locked --all-targets && cargo test --locked --doc
+  echo "== cargo test (beside the wasm32 build): $((SECONDS - tests_started)) s"
+) >"$test_log" 2>&1 &
+tests_pid=$!
+until grep -q '^ *Running ' "$test_log" || ! kill -0 "$tests_pid" 2>/dev/null; do sleep 0.2; done
+wasm_started=$SECONDS
 # Both wasm binaries in one cargo run (the library once, then the two in parallel); Trunk's own
 # cargo runs, with the same flags, then find them built and only bind and copy.
-cargo build --locked -q --target wasm32-unknown-unknown --bin clozelab --bin worker --timings 2>&1
-keep_timings wasm32
-trunk_log=$(mktemp)
-trunk build --locked >"$trunk_log" 2>&1 || { cat "$trunk_log"; exit 1; }
-tail -n 3 "$trunk_log"; rm -f "$trunk_log"
+wasm_status=0
+cargo build --locked -q --target wasm32-unknown-unknown --bin clozelab --bin worker --timings 2>&1 || wasm_status=$?
+if [ "$wasm_status" -eq 0 ]; then
+  keep_timings wasm32
+  trunk_log=$(mktemp)
+  trunk build --locked >"$trunk_log" 2>&1 || { wasm_status=$?; cat "$trunk_log"; }
+  tail -n 3 "$trunk_log"; rm -f "$trunk_log"
+fi
+echo "== wasm32 build (beside cargo test): $((SECONDS - wasm_started)) s"
+tests_status=0
+wait "$tests_pid" || tests_status=$?
+cat "$test_log"; rm -f "$test_log"
+[ "$tests_status" -eq 0 ] && [ "$wasm_status" -eq 0 ] || exit 1
 
 phase "prune the shared cargo target directory"
 python3 scripts/prune_target.py unused
