@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { extname, join, normalize, resolve } from "node:path";
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
+import { after } from "node:test";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 // CLOZELAB_DIST serves another build (e.g. `trunk build --release --dist dist-release`).
@@ -71,11 +72,28 @@ export async function serveDist(root = DIST) {
 
 const BASE_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-/** Chromium with WebGPU (SwiftShader) or with WebGPU absent. */
+// One Chromium per test file and WebGPU setting, started on first use: each test gets a
+// fresh context (its own storage, caches and service workers, as a new incognito window),
+// which costs a fraction of a browser start (~0.5 CPU-s each, ~40 in the suite).
+// They are closed when the file's tests are done (only under `node --test`: the fault-injection
+// script imports this module too, and a hook there would print an empty test report).
+const browsers = new Map();
+if (process.env.NODE_TEST_CONTEXT) {
+  after(async () => {
+    for (const started of browsers.values()) await (await started).close();
+    browsers.clear();
+  });
+}
+
+/** A fresh context and page in Chromium with WebGPU (SwiftShader) or with WebGPU absent;
+ * `browser.close()` closes that context. */
 export async function launch({ webgpu }) {
-  const args = webgpu ? [...BASE_ARGS, "--enable-unsafe-webgpu"] : [...BASE_ARGS, "--disable-webgpu"];
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  if (!browsers.has(webgpu)) {
+    const args = webgpu ? [...BASE_ARGS, "--enable-unsafe-webgpu"] : [...BASE_ARGS, "--disable-webgpu"];
+    browsers.set(webgpu, chromium.launch({ executablePath: "/usr/bin/chromium", args }));
+  }
+  const context = await (await browsers.get(webgpu)).newContext({ viewport: { width: 1100, height: 900 } });
+  const browser = { close: () => context.close() };
   if (!webgpu) {
     // Make "no WebGPU" unambiguous whatever the browser build does with the flag.
     await context.addInitScript(() => { delete Navigator.prototype.gpu; });
