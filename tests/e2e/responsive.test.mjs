@@ -1,5 +1,5 @@
 // GPT-2 runs in a Web Worker: with a GPT-2-small-shaped model (12 layers, 768 dims, ~500 MB of
-// f32) on the CPU backend, the page has no main-thread task over 400 ms once the model is loaded,
+// f32) on the CPU backend, the page has no main-thread task over 1 s once the model is loaded,
 // and keys typed while GPT-2 computes its feedback show in the input within 100 ms (the median
 // of five; none over 400). The same check runs on WebGPU (SwiftShader) with the small test
 // model (the big one takes minutes there: `CLOZELAB_RESPONSIVE_GPU_MODEL=big` measures it, with
@@ -120,12 +120,13 @@ async function playTwoWords(webgpu, model) {
     const sorted = keyLatencies.map((k) => k.ms).sort((a, b) => a - b);
     assert.ok(sorted[2] < 100, `typed keys took ${sorted.join(", ")} ms to appear`);
     for (const k of keyLatencies) assert.ok(k.ms <= 400, `a typed key took ${k.ms} ms to appear`);
-    // The page does no heavy work itself (a forward pass there would block it for a second or
-    // more), but its drawing can take tens of milliseconds, stretched on a loaded 2-core machine
-    // where the worker's and SwiftShader's threads compete with the page's: the same build gave
-    // 71, 162 and 286 ms in three runs (the last inside the whole suite). Hence 400: well above
-    // that noise, well below any model work on the main thread.
-    assert.ok(worst <= 400, `main-thread task of ${worst} ms after the model loaded`);
+    // The page does no heavy work itself, but its drawing and first runs of new code take tens
+    // of milliseconds, stretched on a loaded machine where the worker's and SwiftShader's threads
+    // compete with the page's: 50-113 ms in this build's normal runs (three of them under load),
+    // 498 and 696 ms while the host ran this VM at half speed. Hence 1000: a whole feedback
+    // computed on the main thread takes seconds; a single model step there (0.1-0.2 s with wasm
+    // SIMD) is caught by the keys above, which would wait for it.
+    assert.ok(worst <= 1000, `main-thread task of ${worst} ms after the model loaded`);
     // The page itself never holds the weights: they live in the worker.
     assert.ok(!(heapMb > 200), `page JS heap ${heapMb} MB`);
   } catch (e) {
