@@ -287,7 +287,7 @@ pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
             }
         }
         let shared = PrefixRows::new(model, scored.iter().map(|(o, _, ids)| (*o, &ids[..])))?;
-        let mut rows = shared.rows.iter().peekable();
+        let mut rows = shared.rows.iter().enumerate().peekable();
         let mut scored = scored.iter().peekable();
         // Log-probabilities of rows `chunk_start..` of `shared`, flattened `[rows, vocab]`.
         let mut chunk: Vec<f32> = Vec::new();
@@ -301,12 +301,12 @@ pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
             };
             let original = original_first_token(tokenizer, &c.original)?;
             let own;
-            let logprobs = if let Some(row) = rows.next_if(|r| r.context == offset) {
-                if chunk.is_empty() || row.index >= chunk_start + chunk.len() / vocab {
-                    chunk_start = row.index;
+            let logprobs = if let Some((index, _)) = rows.next_if(|(_, r)| r.context == offset) {
+                if chunk.is_empty() || index >= chunk_start + chunk.len() / vocab {
+                    chunk_start = index;
                     chunk = shared.logprobs(model, chunk_start).await?;
                 }
-                let at = (row.index - chunk_start) * vocab;
+                let at = (index - chunk_start) * vocab;
                 &chunk[at..at + vocab]
             } else {
                 own = next_token_logprobs(model, ids).await?;
@@ -331,8 +331,6 @@ struct PrefixRows {
 struct PrefixRow {
     /// The context's offset in its passage.
     context: usize,
-    /// Its index in [`PrefixRows::rows`].
-    index: usize,
     /// The position whose output predicts the token after the context: its last.
     position: usize,
 }
@@ -353,10 +351,8 @@ impl PrefixRows {
         } else {
             contexts
                 .filter(|(_, ids)| !ids.is_empty() && longest.starts_with(ids))
-                .enumerate()
-                .map(|(index, (context, ids))| PrefixRow {
+                .map(|(context, ids)| PrefixRow {
                     context,
-                    index,
                     position: ids.len() - 1,
                 })
                 .collect()
