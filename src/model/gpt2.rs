@@ -95,9 +95,31 @@ pub struct Gpt2 {
 }
 
 /// `gelu_new`, GPT-2's tanh approximation of GELU:
-/// `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`.
+/// `0.5 · x · (1 + tanh(u))` with `u = √(2/π) · (x + 0.044715 · x³)`.
+///
+/// Computed as `x · (b + a · x²)` for `u` (no `powf`), and on the CPU backend through the identity
+/// `0.5 · (1 + tanh(u)) = σ(2u)`: burn-flex's sigmoid is one pass with one `exp`, where its
+/// `tanh` calls `tanhf`/`expm1f` per element. GPU backends keep `tanh` (one kernel), because
+/// burn-cubecl composes its sigmoid of six.
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// let x = Tensor::<1>::from_floats([-3.0, 0.0, 1.0], &Device::flex());
+/// let y = clozelab::model::gpt2::gelu_new(x).into_data().try_to_vec::<f32>().unwrap();
+/// assert!((y[0] + 0.003_637).abs() < 1e-5 && y[1] == 0.0 && (y[2] - 0.841_192).abs() < 1e-5);
+/// ```
 pub fn gelu_new<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    burn::tensor::activation::gelu_approximate(x)
+    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+    const CUBIC: f64 = 0.044_715;
+    let on_cpu = x.device() == Device::flex();
+    // The sigmoid form needs 2u.
+    let scale = if on_cpu { 2.0 } else { 1.0 } * SQRT_2_OVER_PI;
+    let u = (x.clone() * x.clone() * (scale * CUBIC) + scale) * x.clone();
+    if on_cpu {
+        burn::tensor::activation::sigmoid(u) * x
+    } else {
+        (u.tanh() + 1.0) * x * 0.5
+    }
 }
 
 impl Gpt2Config {

@@ -202,6 +202,36 @@ fn check_against_golden(compute: &ComputeDevice) {
     eprintln!("{backend}: worst |log-prob − Hugging Face| = {worst:e}");
 }
 
+/// GPT-2's tanh GELU, whichever form each backend computes it in, against the formula in f64
+/// from deep in the negative tail (where `1 + tanh` cancels) to large inputs.
+fn check_gelu(compute: &ComputeDevice) {
+    let xs: Vec<f32> = (-400..=400).map(|i| i as f32 * 0.03).collect();
+    let y = Tensor::<1>::from_floats(xs.as_slice(), &compute.device);
+    let y = clozelab::model::gpt2::gelu_new(y)
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap();
+    for (&x, &got) in xs.iter().zip(&y) {
+        let x = f64::from(x);
+        let u = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x.powi(3));
+        let want = 0.5 * x * (1.0 + u.tanh());
+        let err = (f64::from(got) - want).abs();
+        assert!(
+            err <= 1e-6 + 1e-6 * want.abs(),
+            "{}: gelu({x}) = {got}, want {want}",
+            compute.adapter
+        );
+    }
+}
+
+#[test]
+fn gelu_matches_the_formula_on_every_backend() {
+    check_gelu(&cpu_device());
+    if let Some(device) = common::wgpu_or_skip() {
+        check_gelu(&device);
+    }
+}
+
 #[test]
 fn cpu_matches_hugging_face() {
     check_against_golden(&cpu_device());
