@@ -279,7 +279,18 @@ test("study: a failing server gets the results by retries, an unreachable one la
       const deadline = Date.now() + TIMEOUT;
       while (sentBy("P-later").length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
       assert.equal(sentBy("P-later").length, 1, "sent on the next visit");
-      // And only once, however often the outbox is drained again.
+      // And only once, however often the outbox is drained again, once this page has heard the
+      // acknowledgement (a reload before it arrives sends again, which the key makes harmless:
+      // seen once in a clean clone's run).
+      await page.waitForFunction(() => new Promise((resolve) => {
+        const open = indexedDB.open("clozelab");
+        open.onsuccess = () => {
+          const req = open.result.transaction("outbox").objectStore("outbox").count();
+          req.onsuccess = () => { resolve(req.result === 0); open.result.close(); };
+          req.onerror = () => resolve(false);
+        };
+        open.onerror = () => resolve(false);
+      }), null, { timeout: TIMEOUT });
       await page.reload();
       await page.waitForTimeout(1500);
       assert.equal(sentBy("P-later").length, 1);
