@@ -1,4 +1,5 @@
-//! GPT-2 (Radford et al. 2019) as burn modules, one code path for every backend.
+//! GPT-2 (Radford et al. 2019) as burn modules, one code path for every backend (only
+//! [`gelu_new`] picks, per backend, the cheaper of two equal formulas).
 //!
 //! Field names mirror the Hugging Face checkpoint keys (`wte`, `wpe`, `h.{i}.ln_1`,
 //! `h.{i}.attn.c_attn`, `h.{i}.attn.c_proj`, `h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `ln_f`), so the
@@ -113,7 +114,7 @@ pub fn gelu_new<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     const CUBIC: f64 = 0.044_715;
     let on_cpu = x.device() == Device::flex();
     // The sigmoid form needs 2u.
-    let scale = if on_cpu { 2.0 } else { 1.0 } * SQRT_2_OVER_PI;
+    let scale = SQRT_2_OVER_PI * if on_cpu { 2.0 } else { 1.0 };
     let u = (x.clone() * x.clone() * (scale * CUBIC) + scale) * x.clone();
     if on_cpu {
         burn::tensor::activation::sigmoid(u) * x

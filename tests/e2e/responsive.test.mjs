@@ -118,7 +118,6 @@ async function playTwoWords(webgpu, model) {
     }
     await page.getByTestId("next-context").click();
     // Word 2: move on while GPT-2 computes, and type while it works.
-    const keyLatencies = [];
     await input.fill("my");
     await input.press("Enter");
     await page.getByTestId("feedback").waitFor({ timeout: TIMEOUT });
@@ -139,25 +138,21 @@ async function playTwoWords(webgpu, model) {
         });
       });
     }, IDLE_PROBE);
+    const typed = [];
     for (const key of ["v", "w", "x", "y", "z"]) {
       const computing = (await game.getAttribute("data-gpt2")) === "computing";
       await page.keyboard.press(key);
-      await page.waitForFunction((n) => window.__keys.length >= n, keyLatencies.length + 1, { timeout: 5000 });
+      await page.waitForFunction((n) => window.__keys.length >= n, typed.length + 1, { timeout: 5000 });
       const last = await page.evaluate(() => window.__keys.at(-1));
       assert.ok(last.value.endsWith(key), `the input shows ${key}`);
-      keyLatencies.push({ ms: last.ms, from: last.from, to: last.to, duringComputation: computing });
+      typed.push({ ...last, computing });
     }
     const ticks = await page.evaluate(() => new Promise((resolve) => {
       window.__probe.onmessage = (e) => resolve(e.data);
       window.__probe.postMessage(null);
     }));
     assert.ok(ticks.length > 10, "the idle probe ticked");
-    for (const k of keyLatencies) {
-      k.idleLagMs = Math.round(idleLagMs(ticks, k.from, k.to));
-      k.ms = Math.round(k.ms);
-      delete k.from;
-      delete k.to;
-    }
+    const keyLatencies = typed.map((k) => ({ ms: Math.round(k.ms), duringComputation: k.computing, idleLagMs: Math.round(idleLagMs(ticks, k.from, k.to)) }));
     await page.waitForFunction(() => document.querySelector("section.game")?.dataset.gpt2 !== "computing", null, { timeout: TIMEOUT });
     const heapMb = await page.evaluate(() => (performance.memory?.usedJSHeapSize ?? NaN) / 1048576);
     const longTasks = await page.evaluate((after) => window.__longTasks.filter((t) => t.start >= after), readyAt);
