@@ -12,6 +12,20 @@ import torch
 from transformers import GPT2LMHeadModel
 
 
+def decode_from_prefix(model, ids, batch, steps, tensor, sync):
+    """Seconds to decode `steps` tokens in `batch` rows sharing the prefix `ids` (untimed)."""
+    out = model(ids, use_cache=True)
+    past = out.past_key_values
+    t = time.perf_counter()
+    past.batch_repeat_interleave(batch)  # transformers copies the prefix per row
+    for step in range(steps):
+        rows = tensor([[500 + b * 31 + step] for b in range(batch)])
+        out = model(rows, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        sync(out.logits)
+    return time.perf_counter() - t
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", required=True)
@@ -29,7 +43,8 @@ def main():
     def sync(logits):
         # Reading the arg-max back ends the timed region, as the Rust side does.
         logits[:, -1].argmax(-1).tolist()
-    prefill, decode1, decode_b = [], [], []
+    prefill, decode1 = [], []
+    decode_b = {batch: [] for batch in w["batches"]}
     with torch.inference_mode():
         for rnd in range(w["repeats"] + 1):
             t = time.perf_counter()
@@ -43,26 +58,18 @@ def main():
                 past = out.past_key_values
                 sync(out.logits)
             t_decode1 = time.perf_counter() - t
-            out = model(ids, use_cache=True)
-            prefix = out.past_key_values
-            t = time.perf_counter()
-            past = prefix
-            past.batch_repeat_interleave(w["batch"])  # transformers copies the prefix per row
-            for step in range(w["decode_steps_batched"]):
-                rows = tensor([[500 + b * 31 + step] for b in range(w["batch"])])
-                out = model(rows, past_key_values=past, use_cache=True)
-                past = out.past_key_values
-                sync(out.logits)
-            t_decode_b = time.perf_counter() - t
+            t_batched = [decode_from_prefix(model, ids, batch, w["decode_steps_batched"], tensor, sync)
+                         for batch in w["batches"]]
             if rnd > 0:
                 prefill.append(w["prefill"] / t_prefill)
                 decode1.append(w["decode_steps_batch1"] / t_decode1)
-                decode_b.append(w["batch"] * w["decode_steps_batched"] / t_decode_b)
+                for batch, t_b in zip(w["batches"], t_batched):
+                    decode_b[batch].append(batch * w["decode_steps_batched"] / t_b)
     print(json.dumps({
         "system": f"transformers {__import__('transformers').__version__} (torch {torch.__version__}, " + (f"CPU, {torch.get_num_threads()} threads)" if device == "cpu" else f"{torch.cuda.get_device_name()})"),
         "prefill": statistics.median(prefill),
         "decode_batch1": statistics.median(decode1),
-        "decode_batched": statistics.median(decode_b),
+        **{f"decode_batch{batch}": statistics.median(v) for batch, v in decode_b.items()},
     }))
 
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{median, model_on, script_path, sync, write_report};
+use super::{median, model_on, process_cpu_seconds, script_path, sync, write_report};
 use crate::cli::commands::BenchForwardArgs;
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, to_safetensors};
@@ -18,7 +18,11 @@ pub struct ForwardFigures {
     pub system: String,
     pub prefill_64_tokens_per_s: f64,
     pub decode_batch1_tokens_per_s: f64,
+    pub decode_batch64_tokens_per_s: f64,
     pub decode_batch256_tokens_per_s: f64,
+    /// CPU seconds the process used per wall-clock second while decoding at batch 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_batch1_cpu_per_wall: Option<f64>,
 }
 
 /// Workload sizes (the `--quick` variant keeps a smoke run short).
@@ -26,7 +30,8 @@ pub struct ForwardFigures {
 pub struct Workload {
     pub prefill: usize,
     pub decode_steps_batch1: usize,
-    pub batch: usize,
+    /// The batch sizes decoded from one shared prefix (the sampler's rows).
+    pub batches: [usize; 2],
     pub decode_steps_batched: usize,
     pub repeats: usize,
 }
@@ -36,11 +41,14 @@ fn prompt(len: usize) -> Vec<u32> {
     (0..len as u32).map(|i| 262 + (i * 7919) % 40000).collect()
 }
 
-fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
+/// Tokens/s for prefill, decode at batch 1 and at each of `w.batches`, and the CPU seconds used
+/// per wall second while decoding at batch 1 (see [`process_cpu_seconds`]).
+fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliError> {
     let ids = prompt(w.prefill);
     let mut prefill = Vec::new();
     let mut decode1 = Vec::new();
-    let mut decode_b = Vec::new();
+    let mut decode_batched = [Vec::new(), Vec::new()];
+    let mut cpu_per_wall = Vec::new();
     // One untimed round first: shader compilation and autotuning are not throughput.
     for round in 0..=w.repeats {
         let start = Instant::now();
@@ -51,37 +59,57 @@ fn measure(model: &Gpt2, w: Workload) -> Result<[f64; 3], CliError> {
         let t_prefill = start.elapsed().as_secs_f64();
 
         let start = Instant::now();
+        let cpu_start = process_cpu_seconds();
         for step in 0..w.decode_steps_batch1 {
             let token = model.token_tensor(&[vec![1000 + step as u32]])?;
             let hidden = model.forward_cached(token, &mut cache)?;
             sync(model.last_logits(hidden))?;
         }
         let t_decode1 = start.elapsed().as_secs_f64();
-
-        let mut prefix_cache = model.new_cache(None, 1, w.prefill);
-        let hidden = model.forward_cached(
-            model.token_tensor(std::slice::from_ref(&ids))?,
-            &mut prefix_cache,
-        )?;
-        sync(model.last_logits(hidden))?;
-        let prefix = prefix_cache.into_shared_prefix()?;
-        let start = Instant::now();
-        let mut cache = model.new_cache(Some(prefix), w.batch, w.decode_steps_batched);
-        for step in 0..w.decode_steps_batched {
-            let rows: Vec<Vec<u32>> = (0..w.batch)
-                .map(|b| vec![(500 + b * 31 + step) as u32])
-                .collect();
-            let hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
-            sync(model.last_logits(hidden))?;
+        let cpu_decode1 = process_cpu_seconds().zip(cpu_start).map(|(end, s)| end - s);
+        let mut t_batched = [0.0; 2];
+        for (t, &batch) in t_batched.iter_mut().zip(&w.batches) {
+            *t = decode_from_prefix(model, &ids, batch, w.decode_steps_batched)?;
         }
-        let t_decode_b = start.elapsed().as_secs_f64();
         if round > 0 {
             prefill.push(w.prefill as f64 / t_prefill);
             decode1.push(w.decode_steps_batch1 as f64 / t_decode1);
-            decode_b.push((w.batch * w.decode_steps_batched) as f64 / t_decode_b);
+            cpu_per_wall.extend(cpu_decode1.map(|cpu| cpu / t_decode1));
+            for ((figures, t), batch) in decode_batched.iter_mut().zip(t_batched).zip(w.batches) {
+                figures.push((batch * w.decode_steps_batched) as f64 / t);
+            }
         }
     }
-    Ok([median(prefill), median(decode1), median(decode_b)])
+    let [b0, b1] = decode_batched;
+    let cpu_per_wall = (!cpu_per_wall.is_empty()).then(|| median(cpu_per_wall));
+    Ok((
+        [median(prefill), median(decode1), median(b0), median(b1)],
+        cpu_per_wall,
+    ))
+}
+
+/// Seconds to decode `steps` tokens in `batch` rows that share the prefix `ids` (prefilled
+/// once, untimed), as the word sampler does.
+fn decode_from_prefix(
+    model: &Gpt2,
+    ids: &[u32],
+    batch: usize,
+    steps: usize,
+) -> Result<f64, CliError> {
+    let mut prefix_cache = model.new_cache(None, 1, ids.len());
+    let hidden = model.forward_cached(model.token_tensor(&[ids.to_vec()])?, &mut prefix_cache)?;
+    sync(model.last_logits(hidden))?;
+    let prefix = prefix_cache.into_shared_prefix()?;
+    let start = Instant::now();
+    let mut cache = model.new_cache(Some(prefix), batch, steps);
+    for step in 0..steps {
+        let rows: Vec<Vec<u32>> = (0..batch)
+            .map(|b| vec![(500 + b * 31 + step) as u32])
+            .collect();
+        let hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
+        sync(model.last_logits(hidden))?;
+    }
+    Ok(start.elapsed().as_secs_f64())
 }
 
 pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
@@ -101,7 +129,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     let w = Workload {
         prefill: 64,
         decode_steps_batch1: if quick { 4 } else { 32 },
-        batch: 256,
+        batches: [64, 256],
         decode_steps_batched: if quick { 1 } else { 8 },
         repeats: if quick { 1 } else { 3 },
     };
@@ -117,12 +145,14 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
             continue;
         };
         eprintln!("measuring burn {} ({adapter})…", kind.name());
-        let [p, d1, db] = measure(&model, w)?;
+        let ([p, d1, d64, d256], cpu_per_wall) = measure(&model, w)?;
         results.push(ForwardFigures {
             system: format!("burn {} ({adapter})", kind.name()),
             prefill_64_tokens_per_s: p,
             decode_batch1_tokens_per_s: d1,
-            decode_batch256_tokens_per_s: db,
+            decode_batch64_tokens_per_s: d64,
+            decode_batch256_tokens_per_s: d256,
+            decode_batch1_cpu_per_wall: cpu_per_wall,
         });
     }
     let mut baseline = None;
@@ -145,49 +175,52 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         w.repeats
     );
     println!(
-        "{:<58} {:>12} {:>12} {:>14}",
+        "{:<58} {:>16} {:>16} {:>16} {:>16}",
         "system",
         "prefill 64",
         "decode b=1",
-        format!("decode b={}", w.batch)
+        format!("decode b={}", w.batches[0]),
+        format!("decode b={}", w.batches[1])
     );
-    let ratio = |x: f64, base: Option<f64>| {
-        base.map(|b| format!(" ({:.2}×)", x / b))
-            .unwrap_or_default()
+    let cell = |x: f64, base: Option<f64>| {
+        let ratio = base
+            .map(|b| format!(" ({:.2}×)", x / b))
+            .unwrap_or_default();
+        format!("{x:.1}{ratio}")
     };
+    let b = baseline.as_ref();
     for f in results.iter().chain(baseline.iter()) {
-        let b = baseline.as_ref();
         println!(
-            "{:<58} {:>12} {:>12} {:>14}",
+            "{:<58} {:>16} {:>16} {:>16} {:>16}",
             f.system,
-            format!(
-                "{:.1}{}",
+            cell(
                 f.prefill_64_tokens_per_s,
-                ratio(
-                    f.prefill_64_tokens_per_s,
-                    b.map(|b| b.prefill_64_tokens_per_s)
-                )
+                b.map(|b| b.prefill_64_tokens_per_s)
             ),
-            format!(
-                "{:.1}{}",
+            cell(
                 f.decode_batch1_tokens_per_s,
-                ratio(
-                    f.decode_batch1_tokens_per_s,
-                    b.map(|b| b.decode_batch1_tokens_per_s)
-                )
+                b.map(|b| b.decode_batch1_tokens_per_s)
             ),
-            format!(
-                "{:.1}{}",
+            cell(
+                f.decode_batch64_tokens_per_s,
+                b.map(|b| b.decode_batch64_tokens_per_s)
+            ),
+            cell(
                 f.decode_batch256_tokens_per_s,
-                ratio(
-                    f.decode_batch256_tokens_per_s,
-                    b.map(|b| b.decode_batch256_tokens_per_s)
-                )
+                b.map(|b| b.decode_batch256_tokens_per_s)
             ),
         );
     }
     if baseline.is_some() {
         println!("(ratios: against transformers measured in this run)");
+    }
+    for f in &results {
+        if let Some(r) = f.decode_batch1_cpu_per_wall {
+            println!(
+                "{}: while decoding at batch 1 the process used {r:.2} CPU-seconds per second",
+                f.system
+            );
+        }
     }
     let out = &args.out;
     let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
@@ -229,6 +262,8 @@ fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> 
         system: v["system"].as_str().unwrap_or("transformers").to_string(),
         prefill_64_tokens_per_s: get("prefill")?,
         decode_batch1_tokens_per_s: get("decode_batch1")?,
-        decode_batch256_tokens_per_s: get("decode_batched")?,
+        decode_batch64_tokens_per_s: get("decode_batch64")?,
+        decode_batch256_tokens_per_s: get("decode_batch256")?,
+        decode_batch1_cpu_per_wall: None,
     })
 }

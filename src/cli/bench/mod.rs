@@ -32,6 +32,18 @@ fn sync(t: Tensor<2>) -> Result<(), CliError> {
 
 /// A baseline script: `scripts/` of the checkout the command runs in (a copied binary, e.g.
 /// on a GPU machine), else of the checkout it was built from.
+/// CPU seconds this process has used, all threads together (Linux; `None` elsewhere). Beside
+/// the wall time of a GPU run it says whether the host's side (building and submitting the
+/// kernels) or the device sets the pace: a ratio near one thread's worth is the host.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is parenthesised and may hold spaces.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime (fields 14 and 15 of proc(5)), in clock ticks of 1/100 s on Linux.
+    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 fn script_path(name: &str) -> PathBuf {
     let here = PathBuf::from("scripts").join(name);
     if here.is_file() {
