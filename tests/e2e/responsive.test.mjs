@@ -125,9 +125,17 @@ async function playTwoWords(webgpu, model) {
     await input.waitFor({ timeout: TIMEOUT });
     // Measured in the page: from the key event's timestamp to the next frame after the input
     // shows it (the test driver's own round trips are not the page's latency).
-    await page.evaluate((probe) => {
+    await page.evaluate(async (probe) => {
       window.__keys = [];
       window.__probe = new Worker(`/${probe}`);
+      // A worker starts when the browser gets to it, which on a loaded host can take longer
+      // than five keys: type only once the probe is ticking.
+      await new Promise((resolve, reject) => {
+        window.__probe.onerror = () => reject(new Error("the idle probe did not load"));
+        const ask = () => window.__probe.postMessage(null);
+        window.__probe.onmessage = (e) => (e.data.length > 2 ? resolve() : setTimeout(ask, 20));
+        ask();
+      });
       const input = document.querySelector("[data-testid=guess]");
       input.addEventListener("keydown", (e) => { window.__down = e.timeStamp; });
       input.addEventListener("input", () => {
