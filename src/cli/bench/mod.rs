@@ -30,8 +30,6 @@ fn sync(t: Tensor<2>) -> Result<(), CliError> {
         .map_err(CliError::from)
 }
 
-/// A baseline script: `scripts/` of the checkout the command runs in (a copied binary, e.g.
-/// on a GPU machine), else of the checkout it was built from.
 /// CPU seconds this process has used, all threads together (Linux; `None` elsewhere). Beside
 /// the wall time of a GPU run it says whether the host's side (building and submitting the
 /// kernels) or the device sets the pace: a ratio near one thread's worth is the host.
@@ -44,6 +42,8 @@ fn process_cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// A baseline script: `scripts/` of the checkout the command runs in (a copied binary, e.g.
+/// on a GPU machine), else of the checkout it was built from.
 fn script_path(name: &str) -> PathBuf {
     let here = PathBuf::from("scripts").join(name);
     if here.is_file() {
