@@ -1,6 +1,7 @@
 //! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
-//! runs ([`productions`], shared by the CLI and the worker) and the typed messages between the
+//! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
+//! on its device ([`speed`]) and the typed messages between the
 //! page and the inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder
 //! from disk.
 
@@ -12,6 +13,7 @@ pub mod protocol;
 /// Test support: sample values of every variant of the protocol's enums.
 #[cfg(test)]
 pub(crate) mod sample_values;
+pub mod speed;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod modeldir;

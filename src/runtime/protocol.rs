@@ -77,6 +77,9 @@ pub enum Request {
     /// Production probes of the loaded model: progress per (strategy, context), then
     /// [`Reply::Probes`].
     Probes(crate::runtime::productions::ProbeRequest),
+    /// How fast the loaded model runs on the worker's device: progress per operation, then
+    /// [`Reply::Speed`].
+    MeasureSpeed(crate::runtime::speed::SpeedSetup),
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel(CancelRequest),
 }
@@ -274,6 +277,7 @@ pub enum Reply {
         figures: Vec<Figure>,
     },
     Probes(Box<crate::runtime::productions::ProbeReport>),
+    Speed(crate::runtime::speed::SpeedReport),
     /// The WebGPU device was lost (driver reset, GPU memory pressure…): the worker now runs on
     /// the CPU, with the model loaded again there, and the request goes on. Not final.
     SwitchedToCpu {

@@ -19,6 +19,7 @@ mod participant;
 mod participant_texts;
 mod results;
 mod robustness;
+mod speed;
 mod study_config;
 mod table1;
 mod token_games;

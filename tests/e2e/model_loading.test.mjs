@@ -1,5 +1,5 @@
-// Loading a model in the browser: a second visit works offline from Cache Storage, and local
-// files load through the file picker.
+// Loading a model in the browser: a second visit works offline from Cache Storage, local
+// files load through the file picker, and the Model page times the loaded model.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -23,6 +23,20 @@ test("a second visit loads the model from the browser cache with the network cut
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     assert.match(await page.getByTestId("model-state").innerText(), /Loaded models\/test\//);
     assert.ok(blocked <= 1, `only the optional tokenizer.json probe may touch the network, saw ${blocked}`);
+
+    // The speed check: four figures from the worker, a longer context never faster by much
+    // than a shorter one, and the word distribution (many forward passes) the slowest.
+    await page.getByTestId("speed-run").click();
+    await page.getByTestId("speed-table").waitFor({ timeout: TIMEOUT });
+    const ms = {};
+    for (const op of ["prefill-16", "prefill-64", "decode", "words"]) {
+      ms[op] = Number(await page.locator(`[data-testid=speed-table] tr[data-op=${op}] td`).getAttribute("data-ms"));
+      assert.ok(Number.isFinite(ms[op]) && ms[op] >= 0, `${op}: ${ms[op]}`);
+    }
+    assert.ok(ms.words > ms["prefill-16"], JSON.stringify(ms));
+    assert.match(await page.getByTestId("speed-table").innerText(), /100 sampled continuations/);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "model-speed-phone.png");
   } catch (e) {
     console.error(logs.join("\n"));
     throw e;

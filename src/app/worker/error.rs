@@ -71,4 +71,6 @@ pub enum WorkerError {
     Sampler(#[from] SamplerError),
     #[error(transparent)]
     WordProb(#[from] WordProbError),
+    #[error(transparent)]
+    Speed(#[from] crate::runtime::speed::SpeedError),
 }

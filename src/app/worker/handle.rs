@@ -3,7 +3,7 @@
 
 use super::{
     Responder, Shared, WorkerError, analyse, backend_reply, beyond_words, device, games, load,
-    token_requests, word_requests,
+    speed, token_requests, word_requests,
 };
 use crate::runtime::protocol::{Reply, Request};
 
@@ -72,6 +72,7 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
         }
         Request::ClassTvd(request) => beyond_words::class_tvd(state, responder, &request).await,
         Request::Probes(request) => beyond_words::probes(state, responder, &request).await,
+        Request::MeasureSpeed(setup) => speed::measure(state, responder, &setup).await,
         Request::Cancel(_) => Err(WorkerError::NotQueued("Cancel")),
         Request::UploadBegin(_) | Request::UploadChunk(_) => {
             Err(WorkerError::NotQueued("an upload message"))

@@ -11,6 +11,7 @@ mod handle;
 mod load;
 mod lost;
 mod monitor;
+mod speed;
 mod token_requests;
 mod word_requests;
 

@@ -11,6 +11,7 @@ use crate::cli::commands::BenchForwardArgs;
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config};
+use crate::runtime::speed::prompt_ids;
 
 /// One backend's throughput, tokens per second.
 #[derive(Debug, Serialize)]
@@ -36,15 +37,10 @@ pub struct Workload {
     pub repeats: usize,
 }
 
-fn prompt(len: usize) -> Vec<u32> {
-    // Fixed, ordinary ids (no special token) so every system runs the same input.
-    (0..len as u32).map(|i| 262 + (i * 7919) % 40000).collect()
-}
-
 /// Tokens/s for prefill, decode at batch 1 and at each of `w.batches`, and the CPU seconds used
 /// per wall second while decoding at batch 1 (see [`process_cpu_seconds`]).
 fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliError> {
-    let ids = prompt(w.prefill);
+    let ids = prompt_ids(w.prefill);
     let mut prefill = Vec::new();
     let mut decode1 = Vec::new();
     let mut decode_batched = [Vec::new(), Vec::new()];

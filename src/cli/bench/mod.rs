@@ -18,9 +18,8 @@ use crate::model::readback::read_f32;
 use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
 use crate::runtime::backend::{BackendKind, device_for};
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
+fn median(xs: Vec<f64>) -> f64 {
+    crate::runtime::speed::median(xs).unwrap_or(f64::NAN)
 }
 
 /// Ends a timed region: reading a tensor back forces the device to finish its queue.

@@ -1,0 +1,20 @@
+//! The speed check: the loaded model timed on the worker's device, with progress per operation.
+
+use super::monitor::PageMonitor;
+use super::{Responder, Shared, WorkerError, engine};
+use crate::runtime::protocol::Reply;
+use crate::runtime::speed::{SpeedError, SpeedSetup, measure_speed};
+
+pub(super) async fn measure(
+    state: &Shared,
+    responder: &Responder,
+    setup: &SpeedSetup,
+) -> Result<Reply, WorkerError> {
+    let engine = engine(state)?;
+    let mut monitor = PageMonitor::new(state, responder);
+    match measure_speed(&engine.model, &engine.tokenizer, setup, &mut monitor).await {
+        Ok(report) => Ok(Reply::Speed(report)),
+        Err(SpeedError::Cancelled) => Ok(Reply::Cancelled),
+        Err(e) => Err(e.into()),
+    }
+}
