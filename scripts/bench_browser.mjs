@@ -1,0 +1,193 @@
+// The browser benchmark: clozelab's worker on its CPU backend (wasm, SIMD, one thread) beside
+// onnxruntime-web (the engine under transformers.js) on the same weights, in the same headless
+// Chromium, WebGPU off. Both run the same fixed prompt ids: a forward pass over 16 and over 64
+// tokens, and a decode step after the 64 (the mean of 8); clozelab also its 100-sample word
+// distribution (the game's feedback). Each figure is the median of 3 timed runs after an
+// untimed one. onnxruntime-web runs with 1 thread (clozelab's count: a page's worker has no
+// threads without cross-origin isolation) and, for reference, with 2 (served cross-origin
+// isolated). Ratios are onnxruntime-web's time over clozelab's: above 1, clozelab is faster.
+//
+// Usage: node scripts/bench_browser.mjs [--model big|test] [--out FILE.json]
+// Needs: a built app (CLOZELAB_DIST, default dist/; `bash scripts/release.sh` builds the
+// participants' dist-release/), CLOZELAB_BIN (to write the test model), CLOZELAB_PYTHON (torch
+// + transformers + onnx, for scripts/export_onnx.py) and Chromium. onnxruntime-web (pinned
+// below) is installed from npm into ~/.cache/clozelab/ on first use, not into the project: the
+// test command's installs stay as they are. The ONNX export is kept in ~/.cache/clozelab/onnx/
+// and redone when the weights change.
+import { createServer } from "node:http";
+import { execFileSync } from "node:child_process";
+import { existsSync, statSync, mkdirSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { extname, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+import { serveDist, DIST, ROOT } from "../tests/e2e/harness.mjs";
+
+const { values: args } = parseArgs({ options: { model: { type: "string", default: "big" }, out: { type: "string" } } });
+const MODELS = {
+  big: { dir: "models/gpt2-small-shape/", make: ["--layers", "12", "--dim", "768", "--heads", "12"] },
+  test: { dir: "models/test/", make: [] },
+};
+const model = MODELS[args.model];
+if (!model) throw new Error(`--model is big or test, not ${args.model}`);
+const ROUNDS = 3;
+const DECODE_STEPS = 8;
+const PREFILLS = [16, 64];
+const TIMEOUT = 30 * 60 * 1000;
+const ORT_VERSION = "1.24.3";
+const CACHE = join(homedir(), ".cache", "clozelab");
+
+function ensureOrt() {
+  const prefix = join(CACHE, `onnxruntime-web-${ORT_VERSION}`);
+  const dir = join(prefix, "node_modules", "onnxruntime-web");
+  if (!existsSync(join(dir, "dist", "ort.wasm.min.mjs"))) {
+    execFileSync("npm", ["install", "--prefix", prefix, "--no-audit", "--no-fund", `onnxruntime-web@${ORT_VERSION}`], { stdio: "inherit" });
+  }
+  return dir;
+}
+
+function ensureModel() {
+  const dir = join(DIST, model.dir);
+  if (!existsSync(join(dir, "model.safetensors"))) {
+    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    execFileSync(bin, ["make-test-model", "--out", dir, ...model.make], { stdio: "inherit" });
+  }
+  return dir;
+}
+
+function ensureOnnx(modelDir) {
+  const out = join(CACHE, "onnx", args.model);
+  const onnx = join(out, "gpt2.onnx");
+  const weights = join(modelDir, "model.safetensors");
+  if (!existsSync(onnx) || statSync(onnx).mtimeMs < statSync(weights).mtimeMs) {
+    mkdirSync(out, { recursive: true });
+    const python = process.env.CLOZELAB_PYTHON ?? "python3";
+    execFileSync(python, [join(ROOT, "scripts", "export_onnx.py"), modelDir, out], { stdio: ["ignore", "inherit", "ignore"] });
+  }
+  return onnx;
+}
+
+// onnxruntime-web's page: cross-origin isolated (its threads need SharedArrayBuffer).
+const ORT_PAGE = `<!doctype html><meta charset="utf-8"><title>onnxruntime-web</title>
+<script type="module">
+import * as ort from "/ort/ort.wasm.min.mjs";
+window.runOrt = async ({ threads, config, rounds, prefills, decodeSteps }) => {
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.wasmPaths = "/ort/";
+  const session = await ort.InferenceSession.create("/model/gpt2.onnx", { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+  const headDim = config.n_embd / config.n_head;
+  const empty = () => new ort.Tensor("float32", new Float32Array(0), [config.n_layer, 1, config.n_head, 0, headDim]);
+  const ids = (list) => new ort.Tensor("int64", BigInt64Array.from(list.map(BigInt)), [1, list.length]);
+  const prompt = (n) => Array.from({ length: n }, (_, i) => 262 + (i * 7919) % 40000);
+  const run = async (list, keys, values) => {
+    const out = await session.run({ input_ids: ids(list), past_keys: keys, past_values: values });
+    out.logits.data; // on the wasm backend the outputs are already in JS memory
+    return out;
+  };
+  const times = { prefill: prefills.map(() => []), decode: [] };
+  for (let round = 0; round <= rounds; round++) {
+    for (const [i, n] of prefills.entries()) {
+      const t0 = performance.now();
+      let out = await run(prompt(n), empty(), empty());
+      const t1 = performance.now();
+      if (round > 0) times.prefill[i].push(t1 - t0);
+      if (i === prefills.length - 1) {
+        const t2 = performance.now();
+        for (let s = 0; s < decodeSteps; s++) out = await run([1000 + s], out.keys, out.values);
+        if (round > 0) times.decode.push((performance.now() - t2) / decodeSteps);
+      }
+    }
+  }
+  return { isolated: self.crossOriginIsolated, times };
+};
+</script>`;
+
+async function serveOrt(onnx, ortPackage) {
+  const ortDir = join(ortPackage, "dist");
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url, "http://x").pathname;
+    const headers = { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" };
+    try {
+      let body, type;
+      if (path === "/") [body, type] = [ORT_PAGE, "text/html"];
+      else if (path === "/model/gpt2.onnx") [body, type] = [await readFile(onnx), "application/octet-stream"];
+      else if (path.startsWith("/ort/") && !path.includes("..")) {
+        body = await readFile(join(ortDir, path.slice(5)));
+        type = { ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm" }[extname(path)] ?? "application/octet-stream";
+      } else { res.writeHead(404, headers).end(); return; }
+      res.writeHead(200, { ...headers, "content-type": type }).end(body);
+    } catch {
+      res.writeHead(404, headers).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { server, base: `http://127.0.0.1:${server.address().port}` };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+async function clozelab(browser, base) {
+  const context = await browser.newContext();
+  await context.addInitScript(() => { delete Navigator.prototype.gpu; });
+  const page = await context.newPage();
+  await page.goto(`${base}/model?model=${model.dir}&backend=cpu`);
+  await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+  await page.getByTestId("speed-run").click();
+  await page.getByTestId("speed-table").waitFor({ timeout: TIMEOUT });
+  const ms = async (op) => Number(await page.locator(`[data-testid=speed-table] tr[data-op=${op}] td`).getAttribute("data-ms"));
+  const figures = { prefill16: await ms("prefill-16"), prefill64: await ms("prefill-64"), decode: await ms("decode"), words100: await ms("words") };
+  const backend = await page.getByTestId("backend-status").locator("[data-backend]").getAttribute("data-backend");
+  if (backend !== "cpu") throw new Error(`clozelab ran on ${backend}, not the CPU`);
+  await context.close();
+  return figures;
+}
+
+async function onnxruntime(browser, base, threads, config) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${base}/`);
+  await page.waitForFunction(() => typeof window.runOrt === "function");
+  const { isolated, times } = await page.evaluate((a) => window.runOrt(a), { threads, config, rounds: ROUNDS, prefills: PREFILLS, decodeSteps: DECODE_STEPS });
+  if (threads > 1 && !isolated) throw new Error("the onnxruntime-web page is not cross-origin isolated: it would run one thread");
+  await context.close();
+  return { prefill16: median(times.prefill[0]), prefill64: median(times.prefill[1]), decode: median(times.decode) };
+}
+
+const modelDir = ensureModel();
+const config = JSON.parse(await readFile(join(modelDir, "config.json"), "utf8"));
+const onnx = ensureOnnx(modelDir);
+const ortPackage = ensureOrt();
+const app = await serveDist();
+const ort = await serveOrt(onnx, ortPackage);
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-webgpu", "--disable-background-networking", "--disable-component-update"] });
+try {
+  console.error(`clozelab (${DIST}) on ${config.n_layer} layers, ${config.n_embd} dims…`);
+  const ours = await clozelab(browser, app.base);
+  console.error("onnxruntime-web, 1 thread…");
+  const ort1 = await onnxruntime(browser, ort.base, 1, config);
+  console.error("onnxruntime-web, 2 threads…");
+  const ort2 = await onnxruntime(browser, ort.base, 2, config);
+  const ortVersion = JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version;
+  const rows = [
+    ["clozelab worker, CPU (wasm SIMD, 1 thread)", ours],
+    [`onnxruntime-web ${ortVersion}, wasm, 1 thread`, ort1],
+    [`onnxruntime-web ${ortVersion}, wasm, 2 threads`, ort2],
+  ];
+  const cols = [["prefill16", "prefill 16"], ["prefill64", "prefill 64"], ["decode", "decode step"]];
+  console.log(`browser CPU, ms (median of ${ROUNDS} after an untimed run; ${config.n_layer} layers, ${config.n_embd} dims; ratio: onnxruntime-web 1 thread over this row)`);
+  console.log(["engine".padEnd(48), ...cols.map(([, h]) => h.padStart(18)), "100-sample words".padStart(18)].join(""));
+  for (const [name, f] of rows) {
+    const cells = cols.map(([k]) => `${f[k].toFixed(1)} (${(ort1[k] / f[k]).toFixed(2)}×)`.padStart(18));
+    console.log([name.padEnd(48), ...cells, (f.words100 ? `${(f.words100 / 1000).toFixed(2)} s` : "—").padStart(18)].join(""));
+  }
+  if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dist: DIST, config, rounds: ROUNDS, clozelab: ours, ort_1_thread: ort1, ort_2_threads: ort2, ort_version: ortVersion }, null, 2));
+} finally {
+  await browser.close();
+  app.server.close();
+  ort.server.close();
+}
