@@ -11,5 +11,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
+    clozelab::cli::allocator::keep_freed_memory();
     clozelab::cli::main()
 }

@@ -1,6 +1,7 @@
 //! The native `clozelab` command line: batch runs and checks for researchers. The commands and
 //! their flags are defined once, in [`commands`]; each command lives in its own file.
 
+pub mod allocator;
 pub mod bench;
 pub mod classes;
 pub mod commands;
