@@ -35,6 +35,7 @@ test("a second visit loads the model from the browser cache with the network cut
     }
     assert.ok(ms.words > ms["prefill-16"], JSON.stringify(ms));
     assert.match(await page.getByTestId("speed-table").innerText(), /100 sampled continuations/);
+    await screenshot(page, "model-speed-desktop.png");
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "model-speed-phone.png");
   } catch (e) {
