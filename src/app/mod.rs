@@ -5,6 +5,7 @@ mod components;
 mod data;
 mod pages;
 mod state;
+mod stoppable_call;
 mod texts;
 mod web;
 pub mod worker;

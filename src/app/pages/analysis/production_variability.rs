@@ -10,31 +10,22 @@ use crate::app::components::error_note::ErrorNote;
 use crate::app::components::outcome::Outcome;
 use crate::app::components::run_stop::RunStop;
 use crate::app::components::with_model::WithModel;
-use crate::app::state::use_runtime;
+use crate::app::stoppable_call::StoppableCall;
 use crate::app::worker_client::CallError;
+use crate::estimators::progress::Progress;
 use crate::runtime::productions::{DEFAULT_STRATEGIES, ProbeReport, ProbeRequest};
 use crate::runtime::protocol::{Reply, Request};
 
 #[component]
 pub fn Probes() -> impl IntoView {
-    let runtime = use_runtime();
     let chosen = RwSignal::new(DEFAULT_STRATEGIES.map(String::from).to_vec());
     let contexts = RwSignal::new(20usize);
     let samples = RwSignal::new(40usize);
-    let progress = RwSignal::new(String::new());
     // Multi-reference data (file name, JSON Lines) probed instead of the analysed norms.
     let references = RwSignal::new(None::<(String, String)>);
     let problem = RwSignal::new(None::<String>);
-    let call = StoredValue::new(None::<u64>);
+    let call = StoppableCall::new();
     let run = Action::new_local(move |_: &()| async move {
-        let on_progress = Box::new(move |reply: &Reply| {
-            if let Reply::Progress(p) = reply {
-                progress.set(format!(
-                    "{} of {} (strategy, context) pairs",
-                    p.contexts_done, p.contexts_total
-                ));
-            }
-        });
         let request = Request::Probes(ProbeRequest {
             // The choices are the fixed, valid DEFAULT_STRATEGIES: none fails to parse.
             strategies: chosen
@@ -48,12 +39,13 @@ pub fn Probes() -> impl IntoView {
             lexicon_url: lexicon_url(),
             references: references.get_untracked().map(|(_, text)| text),
         });
-        let started = runtime.client().start(request, Some(on_progress));
-        call.set_value(Some(started.id));
-        let reply = started.reply().await;
-        call.set_value(None);
-        progress.set(String::new());
-        match reply {
+        let describe = |p: &Progress| {
+            format!(
+                "{} of {} (strategy, context) pairs",
+                p.contexts_done, p.contexts_total
+            )
+        };
+        match call.run(request, describe).await {
             Reply::Probes(report) => Ok(*report),
             other => {
                 let why = CallError::from_reply(other).to_string();
@@ -64,12 +56,6 @@ pub fn Probes() -> impl IntoView {
             }
         }
     });
-    let stop = move || {
-        if let Some(id) = call.get_value() {
-            runtime.cancel(id);
-        }
-    };
-    on_cleanup(stop);
     let toggle = move |name: &'static str, on: bool| {
         chosen.update(|all| {
             all.retain(|s| s != name);
@@ -198,13 +184,13 @@ pub fn Probes() -> impl IntoView {
                             on_run=Callback::new(move |()| {
                                 run.dispatch(());
                             })
-                            on_stop=Callback::new(move |()| stop())
+                            on_stop=Callback::new(move |()| call.stop())
                         />
                     }
                 }
             />
             <p class="status" aria-live="polite">
-                {move || progress.get()}
+                {move || call.progress.get()}
             </p>
             <Outcome
                 result=move || result.get()

@@ -12,7 +12,9 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::run_stop::RunStop;
 use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
+use crate::app::stoppable_call::StoppableCall;
 use crate::app::worker_client::CallError;
+use crate::estimators::progress::Progress;
 use crate::runtime::protocol::{Reply, Request, TokenLevelRequest};
 
 fn cell(x: Option<f64>) -> String {
@@ -76,8 +78,7 @@ fn Levels(report: TokenLevelReport, model: String, rows: Vec<Row>) -> impl IntoV
 pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
     let rows = StoredValue::new(rows);
     let runtime = use_runtime();
-    let progress = RwSignal::new(String::new());
-    let call = StoredValue::new(None::<u64>);
+    let call = StoppableCall::new();
     let model_name = move || {
         runtime
             .model_summary()
@@ -85,37 +86,18 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
             .unwrap_or_else(|| "GPT-2".into())
     };
     let run = Action::new_local(move |_: &()| async move {
-        let on_progress = Box::new(move |reply: &Reply| {
-            if let Reply::Progress(p) = reply {
-                progress.set(format!(
-                    "{} of {} contexts",
-                    p.contexts_done, p.contexts_total
-                ));
-            }
+        let request = Request::TokenLevel(TokenLevelRequest {
+            ece,
+            model: model_name(),
         });
-        let started = runtime.client().start(
-            Request::TokenLevel(TokenLevelRequest {
-                ece,
-                model: model_name(),
-            }),
-            Some(on_progress),
-        );
-        call.set_value(Some(started.id));
-        let reply = started.reply().await;
-        call.set_value(None);
-        progress.set(String::new());
-        match reply {
+        let describe =
+            |p: &Progress| format!("{} of {} contexts", p.contexts_done, p.contexts_total);
+        match call.run(request, describe).await {
             Reply::TokenLevel(Some(report)) => Ok(*report),
             Reply::TokenLevel(None) => Err("no context has a response with a token".to_string()),
             other => Err(CallError::from_reply(other).to_string()),
         }
     });
-    let stop = move || {
-        if let Some(id) = call.get_value() {
-            runtime.cancel(id);
-        }
-    };
-    on_cleanup(stop);
     let result: Signal<Option<Result<TokenLevelReport, String>>> = run.value().into();
     view! {
         <section class="token-level" data-testid="token-level">
@@ -140,13 +122,13 @@ pub fn TokenLevel(ece: EceConvention, rows: Vec<Row>) -> impl IntoView {
                             on_run=Callback::new(move |()| {
                                 run.dispatch(());
                             })
-                            on_stop=Callback::new(move |()| stop())
+                            on_stop=Callback::new(move |()| call.stop())
                         />
                     }
                 }
             />
             <p class="status" aria-live="polite">
-                {move || progress.get()}
+                {move || call.progress.get()}
             </p>
             <Outcome
                 result=move || result.get()

@@ -7,8 +7,9 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::run_stop::RunStop;
 use crate::app::components::with_model::WithModel;
 use crate::app::pages::play::controller::FEEDBACK_SAMPLES;
-use crate::app::state::use_runtime;
+use crate::app::stoppable_call::StoppableCall;
 use crate::app::worker_client::CallError;
+use crate::estimators::progress::Progress;
 use crate::runtime::protocol::{Reply, Request};
 use crate::runtime::speed::{DECODE_STEPS, PREFILL_LENGTHS, SpeedReport, SpeedSetup};
 
@@ -17,37 +18,20 @@ const ROUNDS: usize = 3;
 
 #[component]
 pub fn SpeedCheck() -> impl IntoView {
-    let runtime = use_runtime();
-    let progress = RwSignal::new(String::new());
-    let call = StoredValue::new(None::<u64>);
+    let call = StoppableCall::new();
     let run = Action::new_local(move |_: &()| async move {
-        let on_progress = Box::new(move |reply: &Reply| {
-            if let Reply::Progress(p) = reply {
-                progress.set(format!(
-                    "Measuring: {} of {} steps",
-                    p.contexts_done, p.contexts_total
-                ));
-            }
-        });
         let setup = SpeedSetup::new(ROUNDS, FEEDBACK_SAMPLES, 0).map_err(|e| e.to_string())?;
-        let started = runtime
-            .client()
-            .start(Request::MeasureSpeed(setup), Some(on_progress));
-        call.set_value(Some(started.id));
-        let reply = started.reply().await;
-        call.set_value(None);
-        progress.set(String::new());
-        match reply {
+        let describe = |p: &Progress| {
+            format!(
+                "Measuring: {} of {} steps",
+                p.contexts_done, p.contexts_total
+            )
+        };
+        match call.run(Request::MeasureSpeed(setup), describe).await {
             Reply::Speed(report) => Ok(report),
             other => Err(CallError::from_reply(other).to_string()),
         }
     });
-    let stop = move || {
-        if let Some(id) = call.get_value() {
-            runtime.cancel(id);
-        }
-    };
-    on_cleanup(stop);
     let result: Signal<Option<Result<SpeedReport, String>>> = run.value().into();
     view! {
         <section class="speed-check" data-testid="speed-check" aria-labelledby="speed-heading">
@@ -68,13 +52,13 @@ pub fn SpeedCheck() -> impl IntoView {
                             on_run=Callback::new(move |()| {
                                 run.dispatch(());
                             })
-                            on_stop=Callback::new(move |()| stop())
+                            on_stop=Callback::new(move |()| call.stop())
                         />
                     }
                 }
             />
             <p class="status" aria-live="polite">
-                {move || progress.get()}
+                {move || call.progress.get()}
             </p>
             <Outcome
                 result=move || result.get()
