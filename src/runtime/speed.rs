@@ -1,5 +1,5 @@
-//! How fast the loaded model runs on this device, measured where it runs (the browser's worker
-//! or the CLI): one forward pass over 16 and over 64 tokens, one decode step after 64 tokens,
+//! How fast the loaded model runs on this device, measured where it runs (the browser's worker,
+//! for the Model page's speed check): one forward pass over 16 and over 64 tokens, one decode step after 64 tokens,
 //! and a word distribution as the game's feedback samples it. Every figure is the median of
 //! timed rounds that follow an untimed one, since shaders compile and kernels are chosen on
 //! first use. The prompt is fixed ids, so another engine (onnxruntime-web in the browser
