@@ -141,15 +141,19 @@ async fn time_forward(
 
 /// Measures [`SpeedReport`] with `monitor`'s clock; reports a step after each operation
 /// (`contexts_done` of `contexts_total` operations) and stops when the monitor says so.
+/// `batch_buckets`: as [`SamplerConfig::with_batch_buckets`], set as the game's feedback sets it
+/// on this device (on for WebGPU, off on the CPU).
 pub async fn measure_speed(
     model: &Gpt2,
     tokenizer: &Gpt2Tokenizer,
     setup: &SpeedSetup,
+    batch_buckets: bool,
     monitor: &mut dyn Monitor,
 ) -> Result<SpeedReport, SpeedError> {
     const OPERATIONS_PER_ROUND: usize = 3;
     let sampler = SamplerConfig::new(setup.word_samples, setup.seed)?
-        .with_token_budget(DEFAULT_TOKEN_BUDGET)?;
+        .with_token_budget(DEFAULT_TOKEN_BUDGET)?
+        .with_batch_buckets(batch_buckets);
     let mut progress = Progress {
         contexts_done: 0,
         contexts_total: (setup.rounds + 1) * OPERATIONS_PER_ROUND,

@@ -45,6 +45,7 @@ fn measures_every_operation_by_the_clock_given() {
         &engine.model,
         &engine.tokenizer,
         &setup,
+        false,
         &mut monitor,
     ))
     .unwrap();
@@ -77,6 +78,7 @@ fn stops_when_the_monitor_cancels() {
         &engine.model,
         &engine.tokenizer,
         &setup,
+        false,
         &mut monitor,
     ));
     assert_eq!(result, Err(SpeedError::Cancelled));

@@ -6,8 +6,8 @@
 use std::rc::Rc;
 
 use super::device::{lost_gpu, lost_gpu_within};
-use super::{Responder, Shared, WorkerError, load};
-use crate::runtime::backend::{BackendKind, cpu_device};
+use super::{Responder, Shared, WorkerError, load, on_gpu};
+use crate::runtime::backend::cpu_device;
 use crate::runtime::protocol::Reply;
 
 /// How long a request whose readback failed waits to hear whether the device was lost. Its
@@ -37,12 +37,7 @@ pub(super) async fn fall_back_to_cpu(
     responder: &Responder,
     grace_ms: Option<u32>,
 ) -> Option<Result<(), WorkerError>> {
-    let on_gpu = state
-        .borrow()
-        .device
-        .as_ref()
-        .is_some_and(|(d, _)| d.kind == BackendKind::Wgpu);
-    if !on_gpu {
+    if !on_gpu(state) {
         return None;
     }
     let reason = match grace_ms {

@@ -169,6 +169,15 @@ fn backend_reply(device: &(ComputeDevice, Option<String>)) -> Reply {
     }
 }
 
+/// Whether the worker computes on WebGPU now (not yet initialised or on the CPU: false).
+fn on_gpu(state: &Shared) -> bool {
+    state
+        .borrow()
+        .device
+        .as_ref()
+        .is_some_and(|(d, _)| d.kind == crate::runtime::backend::BackendKind::Wgpu)
+}
+
 fn engine(state: &Shared) -> Result<Rc<Engine>, WorkerError> {
     state.borrow().engine.clone().ok_or(WorkerError::NoModel)
 }

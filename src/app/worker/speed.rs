@@ -1,7 +1,7 @@
 //! The speed check: the loaded model timed on the worker's device, with progress per operation.
 
 use super::monitor::PageMonitor;
-use super::{Responder, Shared, WorkerError, engine};
+use super::{Responder, Shared, WorkerError, engine, on_gpu};
 use crate::runtime::protocol::Reply;
 use crate::runtime::speed::{SpeedError, SpeedSetup, measure_speed};
 
@@ -12,7 +12,17 @@ pub(super) async fn measure(
 ) -> Result<Reply, WorkerError> {
     let engine = engine(state)?;
     let mut monitor = PageMonitor::new(state, responder);
-    match measure_speed(&engine.model, &engine.tokenizer, setup, &mut monitor).await {
+    // The word distribution pads its batches exactly where the game's feedback does.
+    let buckets = on_gpu(state);
+    match measure_speed(
+        &engine.model,
+        &engine.tokenizer,
+        setup,
+        buckets,
+        &mut monitor,
+    )
+    .await
+    {
         Ok(report) => Ok(Reply::Speed(report)),
         Err(SpeedError::Cancelled) => Ok(Reply::Cancelled),
         Err(e) => Err(e.into()),

@@ -2,11 +2,10 @@
 //! words. Both report progress and stop when the page cancels.
 
 use super::monitor::PageMonitor;
-use super::{Responder, Shared, WorkerError, engine};
+use super::{Responder, Shared, WorkerError, engine, on_gpu};
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
 use crate::estimators::wordprob::{WordProbError, WordScorer};
-use crate::runtime::backend::BackendKind;
 use crate::runtime::protocol::{Reply, SampleWordsRequest};
 
 /// Samples continuations of the context and counts their first words.
@@ -16,16 +15,11 @@ pub(super) async fn sample(
     request: SampleWordsRequest,
 ) -> Result<Reply, WorkerError> {
     let engine = engine(state)?;
-    let on_gpu = state
-        .borrow()
-        .device
-        .as_ref()
-        .is_some_and(|(d, _)| d.kind == BackendKind::Wgpu);
     let config = SamplerConfig::new(request.samples, request.seed)
         .and_then(|c| c.with_token_budget(request.token_budget))?
         .with_strategy(request.decoding)
         // Fixed batch sizes pay off only where kernels are compiled per shape.
-        .with_batch_buckets(on_gpu);
+        .with_batch_buckets(on_gpu(state));
     let mut monitor = PageMonitor::new(state, responder);
     let mut progress = Progress {
         contexts_done: 0,
