@@ -8,11 +8,12 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
-import { serveDist } from "../tests/e2e/harness.mjs";
+import { serveDist, ensureGpt2SmallShape } from "../tests/e2e/harness.mjs";
 
 const { values: args } = parseArgs({ options: { model: { type: "string", default: "big" }, out: { type: "string" } } });
-const dir = { big: "models/gpt2-small-shape/", test: "models/test/" }[args.model];
-if (!dir) throw new Error(`--model is big or test, not ${args.model}`);
+const models = { big: ensureGpt2SmallShape, test: () => "models/test/" };
+if (!models[args.model]) throw new Error(`--model is big or test, not ${args.model}`);
+const dir = models[args.model]();
 const TIMEOUT = 30 * 60 * 1000;
 
 const app = await serveDist();

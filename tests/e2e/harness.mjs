@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import { readFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { extname, join, normalize, resolve } from "node:path";
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
@@ -68,6 +69,19 @@ export async function serveDist(root = DIST) {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { server, submissions, submit, base: `http://127.0.0.1:${server.address().port}` };
+}
+
+/** The GPT-2-small-shaped random model (12 layers, 768 dims, ~500 MB of f32), written into
+ * the served folder (not public/, which Trunk copies on every build) on first use; returns its
+ * path from the app's root. */
+export const GPT2_SMALL_SHAPE = "models/gpt2-small-shape/";
+export function ensureGpt2SmallShape(root = DIST) {
+  const dir = join(root, GPT2_SMALL_SHAPE);
+  if (!existsSync(join(dir, "model.safetensors"))) {
+    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    execFileSync(bin, ["make-test-model", "--out", dir, "--layers", "12", "--dim", "768", "--heads", "12"], { stdio: "ignore" });
+  }
+  return GPT2_SMALL_SHAPE;
 }
 
 const BASE_ARGS = ["--headless", "--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];

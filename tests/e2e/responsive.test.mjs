@@ -10,15 +10,15 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { writeFile, rm, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { chromium } from "playwright-core";
 import { join } from "node:path";
-import { DIST, serveDist, launch, screenshot } from "./harness.mjs";
+import { DIST, GPT2_SMALL_SHAPE, ensureGpt2SmallShape, serveDist, launch, screenshot } from "./harness.mjs";
 
 const TIMEOUT = 1000 * Number(process.env.CLOZELAB_RESPONSIVE_TIMEOUT_S ?? 600);
-const BIG = "models/gpt2-small-shape/";
+const BIG = GPT2_SMALL_SHAPE;
 const GPU_MODEL = process.env.CLOZELAB_RESPONSIVE_GPU_MODEL === "big" ? BIG : "models/test/";
 
 // A worker that only ticks every 4 ms: how late its ticks come is what the OS alone adds to a
@@ -31,12 +31,7 @@ before(async () => {
   await writeFile(join(DIST, IDLE_PROBE), `const ticks = [];
 setInterval(() => ticks.push(performance.timeOrigin + performance.now()), ${TICK_MS});
 onmessage = () => postMessage(ticks);`);
-  // Written into dist/ (not public/, which Trunk copies on every build): 500 MB.
-  const dir = join(DIST, BIG);
-  if (!existsSync(join(dir, "model.safetensors"))) {
-    const bin = process.env.CLOZELAB_BIN;
-    execFileSync(bin, ["make-test-model", "--out", dir, "--layers", "12", "--dim", "768", "--heads", "12"], { stdio: "ignore" });
-  }
+  ensureGpt2SmallShape();
   served = await serveDist();
 });
 after(async () => {
