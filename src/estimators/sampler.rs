@@ -6,10 +6,12 @@
 //! tokens are one multinomial draw from the prefix's distribution, and only distinct token
 //! prefixes are expanded, each carrying how many samples share it. Every row attends to one
 //! shared KV cache of the context; finished branches are dropped between steps; batches are
-//! padded to a few fixed sizes so kernels are reused. With temperature-only decoding the draws
-//! happen on the device (inverse CDF against uniforms from the seeded host generator) and only
-//! token ids are read back. [`sample_words_naive`] is the one-row-per-sample reference the tests
-//! compare it with.
+//! padded to a few fixed sizes so kernels are reused. Several contexts can share every forward
+//! pass ([`sample_words_together`]): their prefixes are joined, each row sees its own, and each
+//! context keeps its own seeded generator. With temperature-only decoding the draws happen on
+//! the device ([`crate::estimators::inverse_cdf`], uniforms from the seeded host generator) and
+//! only token ids are read back. [`sample_words_naive`] is the one-row-per-sample reference the
+//! tests compare it with.
 
 use std::collections::BTreeMap;
 
@@ -18,8 +20,9 @@ use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
+use crate::estimators::inverse_cdf::{CdfSearch, blocked_cdf};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
-use crate::estimators::tree::{bucket, extend_branches, run_prefix};
+use crate::estimators::tree::{bucket, extend_branches, run_prefix, run_prefixes};
 use crate::model::readback::{read_f32, read_i64};
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
@@ -32,10 +35,6 @@ pub const DEFAULT_SAMPLES: usize = 1000;
 pub const DEFAULT_TOKEN_BUDGET: usize = 8;
 /// Rows per LM-head call: bounds the `[rows, vocab]` buffers (WebGPU's 128 MiB bindings).
 const HEAD_ROWS: usize = 128;
-/// Vocabulary block for the two-pass inverse CDF on the device ([`CdfSearch`]).
-const CDF_BLOCK: usize = 128;
-/// Block of each level of the cumulative sum on the device ([`scan`]).
-const SCAN_BLOCK: usize = 16;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SamplerError {
@@ -43,6 +42,8 @@ pub enum SamplerError {
     NoSamples,
     #[error("the token budget must be at least 1")]
     NoBudget,
+    #[error("contexts are sampled at least one at a time")]
+    NoContexts,
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
@@ -61,6 +62,7 @@ pub struct SamplerConfig {
     strategy: DecodingStrategy,
     token_budget: usize,
     batch_buckets: bool,
+    contexts_per_pass: usize,
 }
 
 impl SamplerConfig {
@@ -75,6 +77,7 @@ impl SamplerConfig {
             strategy: DecodingStrategy::default(),
             token_budget: DEFAULT_TOKEN_BUDGET,
             batch_buckets: true,
+            contexts_per_pass: 1,
         })
     }
 
@@ -95,6 +98,19 @@ impl SamplerConfig {
     pub fn with_batch_buckets(mut self, on: bool) -> Self {
         self.batch_buckets = on;
         self
+    }
+
+    /// How many contexts [`sample_words_for_contexts`] runs together (default 1: one at a time).
+    pub fn with_contexts_per_pass(mut self, contexts: usize) -> Result<Self, SamplerError> {
+        if contexts == 0 {
+            return Err(SamplerError::NoContexts);
+        }
+        self.contexts_per_pass = contexts;
+        Ok(self)
+    }
+
+    pub fn contexts_per_pass(&self) -> usize {
+        self.contexts_per_pass
     }
 
     pub fn samples(&self) -> usize {
@@ -178,126 +194,9 @@ struct Branch {
     count: usize,
 }
 
-/// Cumulative sums along the vocabulary, padded with zeros to a multiple of [`CDF_BLOCK`] (the
-/// block [`CdfSearch`] searches by), computed by [`scan`].
-///
-/// # Shapes
-/// - probs `[rows, vocab]` → `[rows, vocab padded to a multiple of CDF_BLOCK]`
-fn blocked_cdf(probs: Tensor<2>) -> Tensor<2> {
-    let vocab = probs.dims()[1];
-    scan(pad_columns(probs, vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK))
-}
-
-/// Inclusive cumulative sums along each row, in levels: within blocks of [`SCAN_BLOCK`], then
-/// each block's exclusive prefix from the same scan over the block totals. The device's cumulative
-/// kernel reads an element's whole prefix along the scanned dimension, so that dimension is kept
-/// short: ~`SCAN_BLOCK / 2` reads per element over the vocabulary instead of half a 128-block
-/// (a third of a word distribution's device time went there on lavapipe).
-///
-/// # Shapes
-/// - `[rows, len]` → `[rows, len]`
-fn scan(values: Tensor<2>) -> Tensor<2> {
-    let [rows, len] = values.dims();
-    if len <= SCAN_BLOCK {
-        return values.cumsum(1);
-    }
-    let padded_len = len.div_ceil(SCAN_BLOCK) * SCAN_BLOCK;
-    let blocks = padded_len / SCAN_BLOCK;
-    let within = pad_columns(values, padded_len)
-        .reshape([rows, blocks, SCAN_BLOCK])
-        .cumsum(2);
-    let totals = within
-        .clone()
-        .slice([0..rows, 0..blocks, SCAN_BLOCK - 1..SCAN_BLOCK])
-        .reshape([rows, blocks]);
-    let before = scan(totals.clone()) - totals;
-    let sums = (within + before.reshape([rows, blocks, 1])).reshape([rows, padded_len]);
-    if padded_len > len {
-        sums.slice([0..rows, 0..len])
-    } else {
-        sums
-    }
-}
-
-/// `values` with zero columns appended up to `len` columns.
-///
-/// # Shapes
-/// - `[rows, columns ≤ len]` → `[rows, len]`
-fn pad_columns(values: Tensor<2>, len: usize) -> Tensor<2> {
-    let [rows, columns] = values.dims();
-    if columns == len {
-        return values;
-    }
-    let device = values.device();
-    Tensor::cat(
-        vec![values, Tensor::zeros([rows, len - columns], &device)],
-        1,
-    )
-}
-
-/// The inverse CDF on the device, in two passes over a [`blocked_cdf`]: the sums rise, so whole
-/// blocks that end at or below a threshold are counted first (`[slots, padded / CDF_BLOCK]`
-/// comparisons), then the sums inside the block where it falls (`[slots, CDF_BLOCK]`), instead
-/// of comparing each slot with the whole vocabulary.
-struct CdfSearch {
-    /// Each block's last sum `[rows, blocks]`, taken from the sums themselves so that both
-    /// passes compare against the same numbers.
-    block_ends: Tensor<2>,
-    /// The sums, a block per row `[rows · blocks, CDF_BLOCK]`.
-    block_rows: Tensor<2>,
-    blocks: usize,
-}
-
-impl CdfSearch {
-    /// # Shapes
-    /// - cdf `[rows, padded_len]`, `padded_len` a multiple of `CDF_BLOCK`
-    fn new(cdf: Tensor<2>) -> Self {
-        let [rows, padded_len] = cdf.dims();
-        let blocks = padded_len / CDF_BLOCK;
-        let by_block = cdf.reshape([rows, blocks, CDF_BLOCK]);
-        let block_ends = by_block
-            .clone()
-            .slice([0..rows, 0..blocks, CDF_BLOCK - 1..CDF_BLOCK])
-            .reshape([rows, blocks]);
-        Self {
-            block_ends,
-            block_rows: by_block.reshape([rows * blocks, CDF_BLOCK]),
-            blocks,
-        }
-    }
-
-    /// For each slot, how many sums of its row are at or below its threshold: the drawn token.
-    /// A threshold at the very top counts every block: the last block is then searched, and all
-    /// of it counts.
-    ///
-    /// # Shapes
-    /// - rows `[slots]` (row of each slot), thresholds `[slots, 1]`
-    /// - returns `[slots, 1]`
-    fn count_at_or_below(&self, rows: Tensor<1, Int>, thresholds: Tensor<2>) -> Tensor<2, Int> {
-        let [slots] = rows.dims();
-        let blocks = self.blocks as i64;
-        let whole_blocks = self
-            .block_ends
-            .clone()
-            .select(0, rows.clone())
-            .lower_equal(thresholds.clone())
-            .int()
-            .sum_dim(1)
-            .clamp_max(blocks - 1);
-        let block_row = rows.reshape([slots, 1]).mul_scalar(blocks) + whole_blocks.clone();
-        let inside = self
-            .block_rows
-            .clone()
-            .select(0, block_row.reshape([slots]))
-            .lower_equal(thresholds)
-            .int()
-            .sum_dim(1);
-        whole_blocks.mul_scalar(CDF_BLOCK as i64) + inside
-    }
-}
-
-/// Draws `counts[r]` tokens from each row's next-token distribution; returns (token, count)
-/// per row, by increasing token id.
+/// Draws `counts[r]` tokens from each row's next-token distribution, with the generator of the
+/// row's context (`rngs[contexts[r]]`, each consumed in row order, so a context's draws do not
+/// depend on the rows of others); returns (token, count) per row, by increasing token id.
 ///
 /// # Shapes
 /// - hidden `[rows ≥ counts.len(), 1, n_embd]` (extra padded rows are ignored)
@@ -305,8 +204,9 @@ async fn draw_next(
     model: &Gpt2,
     hidden: Tensor<3>,
     counts: &[usize],
+    contexts: &[usize],
     strategy: &DecodingStrategy,
-    rng: &mut SplitMix64,
+    rngs: &mut [SplitMix64],
 ) -> Result<Vec<Vec<(u32, usize)>>, SamplerError> {
     let [_, _, n_embd] = hidden.dims();
     let vocab = model.vocab_size;
@@ -327,7 +227,11 @@ async fn draw_next(
             let host = read_f32(logits).await?;
             for (r, &count) in chunk.iter().enumerate() {
                 let probs = strategy.apply(&host[r * vocab..(r + 1) * vocab])?;
-                draws.push(multinomial(&probs, count, rng));
+                draws.push(multinomial(
+                    &probs,
+                    count,
+                    &mut rngs[contexts[chunk_start + r]],
+                ));
             }
             continue;
         }
@@ -340,7 +244,10 @@ async fn draw_next(
             .enumerate()
             .flat_map(|(r, &c)| std::iter::repeat_n(r as i64, c))
             .collect();
-        let uniforms: Vec<f32> = slot_rows.iter().map(|_| rng.next_unit()).collect();
+        let uniforms: Vec<f32> = slot_rows
+            .iter()
+            .map(|&r| rngs[contexts[chunk_start + r as usize]].next_unit())
+            .collect();
         let mut ids = Vec::with_capacity(slot_rows.len());
         // Slots in groups, so the comparisons' buffers stay small.
         for group in (0..slot_rows.len()).step_by(HEAD_ROWS) {
@@ -382,29 +289,91 @@ pub async fn sample_words(
     monitor: &mut dyn Monitor,
     progress: &mut Progress,
 ) -> Result<WordSamples, SamplerError> {
-    let ids = tokenizer.encode_context(context)?;
-    let lead: &[u8] = if context.is_empty() { b"" } else { b" " };
+    let mut words = sample_words_together(
+        model,
+        tokenizer,
+        &[(context, config.seed)],
+        config,
+        monitor,
+        progress,
+    )
+    .await?;
+    Ok(words.pop().unwrap_or_default())
+}
+
+/// [`sample_words`] for several contexts at once, each with its own seed (which replaces
+/// `config.seed()`): the contexts run in one forward pass, then every level of their sampling
+/// trees is one batch over all of them, each row attending to its own context only. A context's
+/// result is the one [`sample_words`] gives it alone, up to the rounding of a larger batch.
+/// Narrow trees (few samples, low temperature) fill a batch only together.
+pub async fn sample_words_together(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    contexts: &[(&str, u64)],
+    config: &SamplerConfig,
+    monitor: &mut dyn Monitor,
+    progress: &mut Progress,
+) -> Result<Vec<WordSamples>, SamplerError> {
+    if contexts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = contexts
+        .iter()
+        .map(|(context, _)| tokenizer.encode_context(context))
+        .collect::<Result<Vec<_>, _>>()?;
+    let leads: Vec<&[u8]> = contexts
+        .iter()
+        .map(|(context, _)| {
+            if context.is_empty() {
+                &b""[..]
+            } else {
+                &b" "[..]
+            }
+        })
+        .collect();
     let budget = config.token_budget;
-    let (prefix, root) = run_prefix(model, &ids, budget)?;
-    let mut rng = SplitMix64::new(config.seed);
-    let mut result = WordSamples {
-        n: config.samples,
-        ..Default::default()
-    };
-    let mut frontier = vec![Branch {
-        bytes: Vec::new(),
-        count: config.samples,
-    }];
-    let mut hidden = root;
+    let (prefix, roots) = run_prefixes(model, &ids, budget)?;
+    let mut rngs: Vec<SplitMix64> = contexts
+        .iter()
+        .map(|&(_, seed)| SplitMix64::new(seed))
+        .collect();
+    let mut results: Vec<WordSamples> = contexts
+        .iter()
+        .map(|_| WordSamples {
+            n: config.samples,
+            ..Default::default()
+        })
+        .collect();
+    // Open branches of every context, in context order (a row's context never changes).
+    let mut frontier: Vec<(usize, Branch)> = (0..contexts.len())
+        .map(|c| {
+            let root = Branch {
+                bytes: Vec::new(),
+                count: config.samples,
+            };
+            (c, root)
+        })
+        .collect();
+    let mut hidden = roots;
     let mut cache: Option<KvCache> = None;
     let started = progress.samples_done;
+    let total = config.samples * contexts.len();
     for depth in 0..budget {
-        let counts: Vec<usize> = frontier.iter().map(|b| b.count).collect();
-        let draws = draw_next(model, hidden, &counts, &config.strategy, &mut rng).await?;
+        let counts: Vec<usize> = frontier.iter().map(|(_, b)| b.count).collect();
+        let row_contexts: Vec<usize> = frontier.iter().map(|&(c, _)| c).collect();
+        let draws = draw_next(
+            model,
+            hidden,
+            &counts,
+            &row_contexts,
+            &config.strategy,
+            &mut rngs,
+        )
+        .await?;
         let mut next = Vec::new();
         let mut parents = Vec::new();
         let mut tokens = Vec::new();
-        for (row, (branch, row_draws)) in frontier.iter().zip(draws).enumerate() {
+        for (row, ((c, branch), row_draws)) in frontier.iter().zip(draws).enumerate() {
             for (token, count) in row_draws {
                 let mut bytes = branch.bytes.clone();
                 let ended = token == END_OF_TEXT_ID;
@@ -413,15 +382,15 @@ pub async fn sample_words(
                 }
                 match continuation_status(&bytes, ended) {
                     ContinuationStatus::Pending if depth + 1 < budget => {
-                        next.push(Branch { bytes, count });
+                        next.push((*c, Branch { bytes, count }));
                         parents.push(row);
                         tokens.push(token);
                     }
-                    status => result.record(status, count, &bytes, lead),
+                    status => results[*c].record(status, count, &bytes, leads[*c]),
                 }
             }
         }
-        progress.samples_done = started + result.n - next.iter().map(|b| b.count).sum::<usize>();
+        progress.samples_done = started + total - next.iter().map(|(_, b)| b.count).sum::<usize>();
         progress.elapsed_s = monitor.now_s();
         if !checkpoint(monitor, progress).await {
             return Err(SamplerError::Cancelled);
@@ -447,12 +416,13 @@ pub async fn sample_words(
         cache = Some(step_cache);
         frontier = next;
     }
-    progress.samples_done = started + result.n;
-    Ok(result)
+    progress.samples_done = started + total;
+    Ok(results)
 }
 
-/// Word distributions for several contexts, one after another, reporting contexts done.
-/// Context i uses seed `config.seed() + i`, so each context's result does not depend on the others.
+/// Word distributions for several contexts, reporting contexts done. Context i uses seed
+/// `config.seed() + i`, so each context's result does not depend on the others; contexts run
+/// together ([`sample_words_together`]) in groups of up to `config.contexts_per_pass()`.
 pub async fn sample_words_for_contexts(
     model: &Gpt2,
     tokenizer: &Gpt2Tokenizer,
@@ -471,12 +441,18 @@ pub async fn sample_words_for_contexts(
         inner: monitor,
         start,
     };
+    let seeded: Vec<(&str, u64)> = contexts
+        .iter()
+        .enumerate()
+        .map(|(i, context)| (context.as_str(), config.seed.wrapping_add(i as u64)))
+        .collect();
     let mut out = Vec::with_capacity(contexts.len());
-    for (i, context) in contexts.iter().enumerate() {
-        let mut per = config.clone();
-        per.seed = config.seed.wrapping_add(i as u64);
-        out.push(sample_words(model, tokenizer, context, &per, &mut offset, &mut progress).await?);
-        progress.contexts_done = i + 1;
+    for group in seeded.chunks(config.contexts_per_pass) {
+        out.extend(
+            sample_words_together(model, tokenizer, group, config, &mut offset, &mut progress)
+                .await?,
+        );
+        progress.contexts_done = out.len();
         progress.elapsed_s = offset.now_s();
         if !checkpoint(&mut offset, &progress).await {
             return Err(SamplerError::Cancelled);
@@ -602,77 +578,5 @@ mod tests {
             SamplerConfig::new(5, 1).unwrap().with_token_budget(0),
             Err(SamplerError::NoBudget)
         );
-    }
-
-    /// Two rows of 300 probabilities with zeros among them (runs of equal sums) and their
-    /// [`blocked_cdf`]; returns the probabilities, the sums and their padded row length.
-    fn two_row_cdf(device: &burn::tensor::Device) -> (Vec<f32>, Tensor<2>, usize) {
-        let vocab: usize = 300;
-        let values: Vec<f32> = (0..2 * vocab)
-            .map(|i| ((i * 37 % 11) as f32) / 1000.0)
-            .collect();
-        let cdf = blocked_cdf(Tensor::<2>::from_data(
-            TensorData::new(values.clone(), [2, vocab]),
-            device,
-        ));
-        (values, cdf, vocab.div_ceil(CDF_BLOCK) * CDF_BLOCK)
-    }
-
-    #[test]
-    fn the_two_pass_search_counts_every_sum_at_or_below_the_threshold() {
-        let device = burn::tensor::Device::flex();
-        // Zeros make runs of equal sums, which a threshold can hit exactly.
-        let (_, cdf, padded) = two_row_cdf(&device);
-        let sums = cdf.clone().into_data().try_to_vec::<f32>().unwrap();
-        let mut rows = Vec::new();
-        let mut thresholds = Vec::new();
-        for row in 0..2usize {
-            let row_sums = &sums[row * padded..(row + 1) * padded];
-            // Below everything, between sums, exactly on sums (block ends among them), the top.
-            let mut picks = vec![0.0, row_sums[padded - 1], row_sums[padded - 1] * 2.0];
-            for j in [0, 5, 127, 128, 200, 255, 256, 299] {
-                picks.extend([row_sums[j], row_sums[j] + 1e-4, row_sums[j] - 1e-4]);
-            }
-            for t in picks {
-                rows.push(row as i64);
-                thresholds.push(t);
-            }
-        }
-        let slots = rows.len();
-        let got = CdfSearch::new(cdf)
-            .count_at_or_below(
-                Tensor::<1, Int>::from_data(TensorData::new(rows.clone(), [slots]), &device),
-                Tensor::<2>::from_data(TensorData::new(thresholds.clone(), [slots, 1]), &device),
-            )
-            .into_data()
-            .convert::<i64>()
-            .try_into_vec::<i64>()
-            .unwrap();
-        for s in 0..slots {
-            let row = rows[s] as usize;
-            let want = sums[row * padded..(row + 1) * padded]
-                .iter()
-                .filter(|&&v| v <= thresholds[s])
-                .count() as i64;
-            assert_eq!(got[s], want, "row {row}, threshold {}", thresholds[s]);
-        }
-    }
-
-    #[test]
-    fn blocked_cdf_equals_running_sum() {
-        let (values, cdf, padded) = two_row_cdf(&burn::tensor::Device::flex());
-        let vocab = values.len() / 2;
-        let got = cdf.into_data().try_to_vec::<f32>().unwrap();
-        for r in 0..2 {
-            let mut run = 0.0f32;
-            for j in 0..padded {
-                run += if j < vocab {
-                    values[r * vocab + j]
-                } else {
-                    0.0
-                };
-                assert!((got[r * padded + j] - run).abs() < 1e-5, "row {r} col {j}");
-            }
-        }
     }
 }

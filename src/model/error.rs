@@ -17,6 +17,8 @@ pub enum ModelError {
     CacheFull { needed: usize, capacity: usize },
     #[error("batch of {got} rows does not match the cache's {expected}")]
     BatchMismatch { got: usize, expected: usize },
+    #[error("row continues prefix segment {segment}, but the prefix has {segments}")]
+    NoSuchSegment { segment: usize, segments: usize },
     #[error("rows of a token batch must have equal length")]
     RaggedBatch,
     #[error("reading a tensor back from the device failed: {0}")]

@@ -12,12 +12,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
 use super::error::ModelError;
-use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
-
-/// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
-/// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
-/// underflows to exactly 0 in f32.
-const MASKED_SCORE: f32 = -1.0e9;
+use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
 #[derive(Module, Debug)]
@@ -189,13 +184,38 @@ impl Gpt2 {
     }
 
     /// An empty cache for `batch` rows of up to `capacity` tokens each, optionally continuing
-    /// a shared prefix.
+    /// a shared prefix (every row its first segment).
     pub fn new_cache(
         &self,
         prefix: Option<SharedPrefix>,
         batch: usize,
         capacity: usize,
     ) -> KvCache {
+        self.cache_on_segments(prefix, vec![0; batch], capacity)
+    }
+
+    /// An empty cache whose row r continues segment `row_segments[r]` of a joined `prefix`
+    /// ([`KvCache::into_joined_prefix`]): several contexts' continuations in one batch.
+    pub fn new_cache_on_segments(
+        &self,
+        prefix: SharedPrefix,
+        row_segments: Vec<usize>,
+        capacity: usize,
+    ) -> Result<KvCache, ModelError> {
+        let segments = prefix.segments().len();
+        if let Some(&segment) = row_segments.iter().find(|&&s| s >= segments) {
+            return Err(ModelError::NoSuchSegment { segment, segments });
+        }
+        Ok(self.cache_on_segments(Some(prefix), row_segments, capacity))
+    }
+
+    fn cache_on_segments(
+        &self,
+        prefix: Option<SharedPrefix>,
+        row_segments: Vec<usize>,
+        capacity: usize,
+    ) -> KvCache {
+        let batch = row_segments.len();
         let device = self.device();
         let layers = self
             .h
@@ -212,6 +232,7 @@ impl Gpt2 {
             .collect();
         KvCache {
             prefix,
+            row_segments,
             layers,
             batch,
             capacity,
@@ -279,10 +300,11 @@ impl Gpt2 {
                 expected: cache.batch,
             });
         }
-        let start = cache.position();
-        if start + seq > self.n_positions {
+        let starts = cache.positions();
+        let latest = starts.iter().copied().max().unwrap_or(0);
+        if latest + seq > self.n_positions {
             return Err(ModelError::ContextTooLong {
-                needed: start + seq,
+                needed: latest + seq,
                 max: self.n_positions,
             });
         }
@@ -292,15 +314,13 @@ impl Gpt2 {
                 capacity: cache.capacity,
             });
         }
-        let n_embd = self.wpe.val().dims()[1];
-        let positions = self
-            .wpe
-            .val()
-            .slice([start..start + seq, 0..n_embd])
-            .unsqueeze::<3>();
-        let mut x = self.wte.forward(tokens) + positions;
+        let mut x = self.wte.forward(tokens) + self.position_embeddings(&starts, seq);
 
         let mask = causal_mask(cache.len, seq, &self.device());
+        let prefix_mask = cache
+            .prefix
+            .as_ref()
+            .and_then(|p| p.mask(&cache.row_segments, &self.device()));
         let layers = std::mem::take(&mut cache.layers);
         let mut updated = Vec::with_capacity(layers.len());
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
@@ -308,6 +328,7 @@ impl Gpt2 {
             let step = CacheStep {
                 past: cache.len,
                 prefix,
+                prefix_mask: prefix_mask.clone(),
                 mask: mask.clone(),
             };
             let (out, layer) = block.forward_cached(x, layer, step);
@@ -317,6 +338,32 @@ impl Gpt2 {
         cache.layers = updated;
         cache.len += seq;
         Ok(self.ln_f.forward(x))
+    }
+
+    /// Position embeddings of `seq` tokens per row from each row's start.
+    ///
+    /// # Shapes
+    /// - `[1, seq, n_embd]` when every row starts at the same position, else `[batch, seq, n_embd]`
+    fn position_embeddings(&self, starts: &[usize], seq: usize) -> Tensor<3> {
+        let wpe = self.wpe.val();
+        let n_embd = wpe.dims()[1];
+        match starts {
+            [first, rest @ ..] if rest.iter().any(|s| s != first) => {
+                let index: Vec<i64> = starts
+                    .iter()
+                    .flat_map(|&s| (s..s + seq).map(|p| p as i64))
+                    .collect();
+                let index = Tensor::<1, Int>::from_data(
+                    TensorData::new(index, [starts.len() * seq]),
+                    &self.device(),
+                );
+                wpe.select(0, index).reshape([starts.len(), seq, n_embd])
+            }
+            _ => {
+                let start = starts.first().copied().unwrap_or(0);
+                wpe.slice([start..start + seq, 0..n_embd]).unsqueeze::<3>()
+            }
+        }
     }
 
     /// The tied LM head: hidden states times `wteᵀ`.
@@ -363,6 +410,8 @@ struct CacheStep<'a> {
     past: usize,
     /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
     prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
+    /// Hides other contexts' segments of a joined prefix, `[batch, 1, 1, prefix_len]`.
+    prefix_mask: Option<Tensor<4>>,
     /// Causal mask over own keys (see [`causal_mask`]).
     mask: Option<Tensor<4>>,
 }
@@ -397,7 +446,12 @@ impl Attention {
         layer: LayerCache,
         step: CacheStep,
     ) -> (Tensor<3>, LayerCache) {
-        let CacheStep { past, prefix, mask } = step;
+        let CacheStep {
+            past,
+            prefix,
+            prefix_mask,
+            mask,
+        } = step;
         let [batch, seq, n_embd] = x.dims();
         let n_head = self.n_head;
         let head_dim = n_embd / n_head;
@@ -428,7 +482,10 @@ impl Attention {
             None => softmax(own_scores, 3).matmul(own_v),
             Some((prefix_k, prefix_v)) => {
                 let prefix_len = prefix_k.dims()[2];
-                let prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
+                let mut prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
+                if let Some(mask) = prefix_mask {
+                    prefix_scores = prefix_scores + mask;
+                }
                 let weights = softmax(Tensor::cat(vec![prefix_scores, own_scores], 3), 3);
                 let to_prefix = weights
                     .clone()

@@ -1,29 +1,73 @@
 //! The KV cache of incremental decoding: preallocated per-row buffers over a prefix that many
-//! rows share without copying it.
+//! rows share without copying it. A prefix may join several contexts (segments) so that their
+//! continuations share one forward pass; each row then sees only its own context's segment.
 
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
 
+/// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
+/// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
+/// underflows to exactly 0 in f32.
+pub(super) const MASKED_SCORE: f32 = -1.0e9;
+
 /// Keys and values of a prefix for every block, `[1, n_head, prefix_len, head_dim]` each.
+/// The prefix is one or more contexts' keys side by side (its segments, in order); a row that
+/// continues segment s attends to segment s only.
 ///
 /// Cloning is cheap (tensor handles are reference counted): a batch of continuations reads
 /// the same device buffers instead of a copy per sequence.
 #[derive(Clone, Debug)]
 pub struct SharedPrefix {
     pub(super) layers: Vec<(Tensor<4>, Tensor<4>)>,
-    pub(super) len: usize,
+    /// Token count of each segment.
+    pub(super) segments: Vec<usize>,
 }
 
 impl SharedPrefix {
-    /// Number of prefix tokens.
+    /// Number of prefix tokens, all segments together.
     pub fn len(&self) -> usize {
-        self.len
+        self.segments.iter().sum()
     }
 
     /// Whether the prefix holds no token.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
+    }
+
+    /// Token count of each context joined in this prefix.
+    pub fn segments(&self) -> &[usize] {
+        &self.segments
+    }
+
+    /// Where segment `segment` starts along the key axis.
+    fn offset(&self, segment: usize) -> usize {
+        self.segments[..segment].iter().sum()
+    }
+
+    /// Additive mask `[rows, 1, 1, prefix_len]` that hides from each row every segment but its
+    /// own; `None` for a single segment (nothing to hide).
+    pub(super) fn mask(&self, row_segments: &[usize], device: &Device) -> Option<Tensor<4>> {
+        if self.segments.len() < 2 {
+            return None;
+        }
+        let len = self.len();
+        let mut data = Vec::with_capacity(row_segments.len() * len);
+        for &segment in row_segments {
+            let start = self.offset(segment);
+            let end = start + self.segments[segment];
+            data.extend((0..len).map(|j| {
+                if (start..end).contains(&j) {
+                    0.0
+                } else {
+                    MASKED_SCORE
+                }
+            }));
+        }
+        Some(Tensor::from_data(
+            TensorData::new(data, [row_segments.len(), 1, 1, len]),
+            device,
+        ))
     }
 }
 
@@ -40,6 +84,8 @@ pub(super) struct LayerCache {
 #[derive(Debug)]
 pub struct KvCache {
     pub(super) prefix: Option<SharedPrefix>,
+    /// The prefix segment each row continues (all 0 without a joined prefix).
+    pub(super) row_segments: Vec<usize>,
     pub(super) layers: Vec<LayerCache>,
     pub(super) batch: usize,
     pub(super) capacity: usize,
@@ -52,9 +98,20 @@ impl KvCache {
         self.batch
     }
 
-    /// Tokens seen so far by each row, prefix included: the position of the next token.
-    pub fn position(&self) -> usize {
-        self.prefix.as_ref().map_or(0, SharedPrefix::len) + self.len
+    /// Tokens seen so far by each row, its prefix segment included: the position of each
+    /// row's next token.
+    pub fn positions(&self) -> Vec<usize> {
+        self.row_segments
+            .iter()
+            .map(|&s| {
+                self.prefix
+                    .as_ref()
+                    .and_then(|p| p.segments.get(s))
+                    .copied()
+                    .unwrap_or(0)
+                    + self.len
+            })
+            .collect()
     }
 
     /// A cache whose row r is row `rows[r]` of this one (rows may repeat): how a sampling tree
@@ -90,6 +147,7 @@ impl KvCache {
             .collect();
         Ok(KvCache {
             prefix: self.prefix.clone(),
+            row_segments: rows.iter().map(|&r| self.row_segments[r]).collect(),
             layers,
             batch: rows.len(),
             capacity: self.capacity,
@@ -107,27 +165,58 @@ impl KvCache {
             });
         }
         let len = self.len;
-        let prefix_len = self.prefix.as_ref().map_or(0, SharedPrefix::len);
+        self.into_joined_prefix(&[len])
+    }
+
+    /// Joins the rows into one prefix of as many segments: segment i is row i's prefix segment
+    /// followed by its first `lengths[i]` own tokens (rows right-padded to one call keep only
+    /// their real tokens).
+    pub fn into_joined_prefix(self, lengths: &[usize]) -> Result<SharedPrefix, ModelError> {
+        if lengths.len() != self.batch {
+            return Err(ModelError::BatchMismatch {
+                got: lengths.len(),
+                expected: self.batch,
+            });
+        }
+        if let Some(&needed) = lengths.iter().find(|&&l| l > self.len) {
+            return Err(ModelError::CacheFull {
+                needed,
+                capacity: self.len,
+            });
+        }
+        let segments: Vec<usize> = self
+            .positions()
+            .iter()
+            .zip(lengths)
+            .map(|(position, &own)| position - self.len + own)
+            .collect();
+        if segments.iter().sum::<usize>() == 0 {
+            return Err(ModelError::EmptyInput);
+        }
         let layers = self
             .layers
             .into_iter()
             .enumerate()
             .map(|(i, layer)| {
-                let [b, h, _, d] = layer.keys.dims();
-                let own_k = layer.keys.slice([0..b, 0..h, 0..len, 0..d]);
-                let own_v = layer.values.slice([0..b, 0..h, 0..len, 0..d]);
-                match &self.prefix {
-                    Some(p) => (
-                        Tensor::cat(vec![p.layers[i].0.clone(), own_k], 2),
-                        Tensor::cat(vec![p.layers[i].1.clone(), own_v], 2),
-                    ),
-                    None => (own_k, own_v),
+                let [_, h, _, d] = layer.keys.dims();
+                let mut keys = Vec::new();
+                let mut values = Vec::new();
+                for (row, (&own, &segment)) in lengths.iter().zip(&self.row_segments).enumerate() {
+                    if let Some(p) = self.prefix.as_ref().filter(|p| p.segments[segment] > 0) {
+                        let start = p.offset(segment);
+                        let range = [0..1, 0..h, start..start + p.segments[segment], 0..d];
+                        keys.push(p.layers[i].0.clone().slice(range.clone()));
+                        values.push(p.layers[i].1.clone().slice(range));
+                    }
+                    if own > 0 {
+                        let range = [row..row + 1, 0..h, 0..own, 0..d];
+                        keys.push(layer.keys.clone().slice(range.clone()));
+                        values.push(layer.values.clone().slice(range));
+                    }
                 }
+                (Tensor::cat(keys, 2), Tensor::cat(values, 2))
             })
             .collect();
-        Ok(SharedPrefix {
-            layers,
-            len: prefix_len + len,
-        })
+        Ok(SharedPrefix { layers, segments })
     }
 }

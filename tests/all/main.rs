@@ -12,6 +12,7 @@ mod estimators;
 mod figures;
 mod game;
 mod jatos_batch;
+mod joined_contexts;
 mod loader;
 mod model_golden;
 mod package;
