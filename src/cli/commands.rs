@@ -370,6 +370,9 @@ pub struct BenchWordsArgs {
     /// Samples per context (default: both 1000 and 40).
     #[arg(long, value_name = "N")]
     pub samples: Option<usize>,
+    /// Contexts run together per forward pass, measured beside one at a time.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub contexts_per_pass: usize,
     /// Without the transformers baseline.
     #[arg(long)]
     pub no_python: bool,

@@ -33,6 +33,25 @@ use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 pub const DEFAULT_SAMPLES: usize = 1000;
 /// Default bound on a continuation's tokens; samples whose first word is still open after it fail.
 pub const DEFAULT_TOKEN_BUDGET: usize = 8;
+/// Samples that contexts run together may hold between them: one context at the paper's
+/// N = 1000 fills it alone, so joining never asks for more memory than that context does.
+const SAMPLES_PER_PASS: usize = 1000;
+/// Most contexts joined in one pass: each row attends to every joined prefix (the others'
+/// masked), so the attention's work grows with their number.
+const MAX_CONTEXTS_PER_PASS: usize = 8;
+
+/// How many contexts of `samples` samples each to run together: as many as fit
+/// `SAMPLES_PER_PASS` samples, between 1 and `MAX_CONTEXTS_PER_PASS`.
+///
+/// ```
+/// use clozelab::estimators::sampler::contexts_to_join;
+/// assert_eq!(contexts_to_join(40), 8);
+/// assert_eq!(contexts_to_join(250), 4);
+/// assert_eq!(contexts_to_join(1000), 1);
+/// ```
+pub fn contexts_to_join(samples: usize) -> usize {
+    (SAMPLES_PER_PASS / samples.max(1)).clamp(1, MAX_CONTEXTS_PER_PASS)
+}
 /// Rows per LM-head call: bounds the `[rows, vocab]` buffers (WebGPU's 128 MiB bindings).
 const HEAD_ROWS: usize = 128;
 

@@ -12,7 +12,9 @@ use crate::analysis::variability::{
 use crate::data::provo::ProvoContext;
 use crate::estimators::decoding::{DecodingStrategy, SamplingError};
 use crate::estimators::progress::{Progress, Unmonitored};
-use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
+use crate::estimators::sampler::{
+    SamplerConfig, SamplerError, contexts_to_join, sample_words, sample_words_together,
+};
 use crate::runtime::distributions::InferenceError;
 use crate::runtime::engine::Engine;
 use crate::text::pos::Tagger;
@@ -210,50 +212,79 @@ async fn sample_productions(
     samples: usize,
     seed: u64,
 ) -> Result<Vec<String>, ProbeRunError> {
-    let draw = |context: String, n: usize, seed: u64| {
-        let strategy = strategy.clone();
-        async move {
-            let config = SamplerConfig::new(n, seed)?.with_strategy(strategy);
-            let mut progress = Progress {
-                contexts_done: 0,
-                contexts_total: 1,
-                samples_done: 0,
-                elapsed_s: 0.0,
-            };
-            sample_words(
-                &engine.model,
-                &engine.tokenizer,
-                &context,
-                &config,
-                &mut Unmonitored,
-                &mut progress,
-            )
-            .await
-        }
+    let config = SamplerConfig::new(samples, seed)?.with_strategy(strategy.clone());
+    let mut progress = Progress {
+        contexts_done: 0,
+        contexts_total: 1,
+        samples_done: 0,
+        elapsed_s: 0.0,
     };
     if item.words_per_production <= 1 {
-        let drawn = draw(item.context.clone(), samples, seed).await?;
+        let drawn = sample_words(
+            &engine.model,
+            &engine.tokenizer,
+            &item.context,
+            &config,
+            &mut Unmonitored,
+            &mut progress,
+        )
+        .await?;
         return Ok(drawn
             .words
             .iter()
             .flat_map(|(w, k)| std::iter::repeat_n(w.clone(), *k))
             .collect());
     }
-    let mut out = Vec::with_capacity(samples);
-    for s in 0..samples {
-        let mut words: Vec<String> = Vec::new();
-        for step in 0..item.words_per_production {
-            let context = format!("{} {}", item.context, words.join(" "));
-            let seed = seed ^ ((s as u64) << 20) ^ step as u64;
-            let drawn = draw(context.trim_end().to_string(), 1, seed).await?;
-            match drawn.surface.keys().next() {
-                Some(word) => words.push(word.clone()),
-                None => break,
+    // Multi-word productions grow one word at a time, every production's next word drawn in
+    // one pass over all of them (each its own context and seed).
+    let one_each = SamplerConfig::new(1, seed)?.with_strategy(strategy.clone());
+    let mut productions: Vec<Vec<String>> = vec![Vec::new(); samples];
+    let mut open: Vec<usize> = (0..samples).collect();
+    for step in 0..item.words_per_production {
+        if open.is_empty() {
+            break;
+        }
+        let contexts: Vec<String> = open
+            .iter()
+            .map(|&s| {
+                format!("{} {}", item.context, productions[s].join(" "))
+                    .trim_end()
+                    .to_string()
+            })
+            .collect();
+        let seeded: Vec<(&str, u64)> = open
+            .iter()
+            .zip(&contexts)
+            .map(|(&s, context)| (context.as_str(), seed ^ ((s as u64) << 20) ^ step as u64))
+            .collect();
+        let mut drawn = Vec::with_capacity(seeded.len());
+        for group in seeded.chunks(contexts_to_join(1)) {
+            drawn.extend(
+                sample_words_together(
+                    &engine.model,
+                    &engine.tokenizer,
+                    group,
+                    &one_each,
+                    &mut Unmonitored,
+                    &mut progress,
+                )
+                .await?,
+            );
+        }
+        let mut still_open = Vec::with_capacity(open.len());
+        for (&s, words) in open.iter().zip(drawn) {
+            // A production whose next word failed ends where it is.
+            if let Some(word) = words.surface.keys().next() {
+                productions[s].push(word.clone());
+                still_open.push(s);
             }
         }
-        out.push(words.join(" "));
+        open = still_open;
     }
-    Ok(out)
+    Ok(productions
+        .into_iter()
+        .map(|words| words.join(" "))
+        .collect())
 }
 
 /// Each text as a production after `context`: its normalised words, its tags in the context and

@@ -124,14 +124,23 @@ pub struct SequenceLogProbsRequest {
     pub tokens: Vec<u32>,
 }
 
-/// The payload of [`Request::SampleWords`].
+/// The payload of [`Request::SampleWords`]: one or more contexts, which the worker runs
+/// together (one forward pass per tree level for all of them); [`Reply::Words`] answers in
+/// the same order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleWordsRequest {
-    pub context: String,
+    pub contexts: Vec<SeededContext>,
     pub samples: usize,
-    pub seed: u64,
     pub decoding: DecodingStrategy,
     pub token_budget: usize,
+}
+
+/// A context to sample and the seed of its draws (its result does not depend on the contexts
+/// sampled beside it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeededContext {
+    pub context: String,
+    pub seed: u64,
 }
 
 /// The payload of [`Request::WordProbs`].
@@ -256,7 +265,8 @@ pub enum Reply {
     LogProbs(Vec<f64>),
     /// Estimator progress (after every tree level).
     Progress(Progress),
-    Words(WordSamples),
+    /// Each context's samples, in the request's order.
+    Words(Vec<WordSamples>),
     WordProbs(Vec<WordProb>),
     /// Token ids and each token's raw bytes.
     Tokens(Vec<(u32, Vec<u8>)>),

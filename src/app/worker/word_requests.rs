@@ -1,21 +1,22 @@
-//! Word-level requests: a sampled next-word distribution, and exact probabilities of given
-//! words. Both report progress and stop when the page cancels.
+//! Word-level requests: sampled next-word distributions (of several contexts at once), and
+//! exact probabilities of given words. Both report progress and stop when the page cancels.
 
 use super::monitor::PageMonitor;
 use super::{Responder, Shared, WorkerError, engine, on_gpu};
 use crate::estimators::progress::Progress;
-use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words};
+use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words_together};
 use crate::estimators::wordprob::{WordProbError, WordScorer};
 use crate::runtime::protocol::{Reply, SampleWordsRequest};
 
-/// Samples continuations of the context and counts their first words.
+/// Samples continuations of each context and counts their first words, the contexts together.
 pub(super) async fn sample(
     state: &Shared,
     responder: &Responder,
     request: SampleWordsRequest,
 ) -> Result<Reply, WorkerError> {
     let engine = engine(state)?;
-    let config = SamplerConfig::new(request.samples, request.seed)
+    // Each context brings its own seed; the configuration's is not used.
+    let config = SamplerConfig::new(request.samples, 0)
         .and_then(|c| c.with_token_budget(request.token_budget))?
         .with_strategy(request.decoding)
         // Fixed batch sizes pay off only where kernels are compiled per shape.
@@ -23,14 +24,19 @@ pub(super) async fn sample(
     let mut monitor = PageMonitor::new(state, responder);
     let mut progress = Progress {
         contexts_done: 0,
-        contexts_total: 1,
+        contexts_total: request.contexts.len(),
         samples_done: 0,
         elapsed_s: 0.0,
     };
-    match sample_words(
+    let contexts: Vec<(&str, u64)> = request
+        .contexts
+        .iter()
+        .map(|c| (c.context.as_str(), c.seed))
+        .collect();
+    match sample_words_together(
         &engine.model,
         &engine.tokenizer,
-        &request.context,
+        &contexts,
         &config,
         &mut monitor,
         &mut progress,

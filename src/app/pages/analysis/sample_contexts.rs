@@ -1,6 +1,6 @@
-//! Sampling every context of a dataset in the worker, one request per context, each result
-//! cached in IndexedDB under the model's weight hash and the settings (a reload goes on where
-//! it stopped); what the Model samples panel runs.
+//! Sampling every context of a dataset in the worker, a few contexts per request (the worker
+//! runs them together), each result cached in IndexedDB under the model's weight hash and the
+//! settings (a reload goes on where it stopped); what the Model samples panel runs.
 
 use std::collections::BTreeMap;
 
@@ -11,9 +11,9 @@ use crate::app::web::idb::IdbStore;
 use crate::app::worker_client::CallError;
 use crate::data::provo::{ContextKey, Samples, SystemSamples};
 use crate::estimators::decoding::DecodingStrategy;
-use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
+use crate::estimators::sampler::{DEFAULT_TOKEN_BUDGET, contexts_to_join};
 use crate::rng::stable_hash;
-use crate::runtime::protocol::{Reply, Request, SampleWordsRequest};
+use crate::runtime::protocol::{Reply, Request, SampleWordsRequest, SeededContext};
 
 /// Where a run stands.
 #[derive(Clone, Copy)]
@@ -21,6 +21,12 @@ pub(super) struct Run {
     pub(super) status: RwSignal<String>,
     pub(super) stop: StoredValue<bool>,
     pub(super) call: StoredValue<Option<u64>>,
+}
+
+fn stopped(done: usize, total: usize) -> String {
+    format!(
+        "Stopped after {done} of {total} contexts; what was computed is kept: run again to go on."
+    )
 }
 
 pub(super) fn minutes(seconds: f64) -> String {
@@ -59,28 +65,40 @@ pub(super) async fn sample_all(
             }
         }
     }
-    let started = js_sys::Date::now();
-    let (mut computed, total) = (0usize, contexts.len());
+    let total = contexts.len();
     let mut out = BTreeMap::new();
-    for (i, (key, context)) in contexts.into_iter().enumerate() {
-        if run.stop.get_value() {
-            run.status.set(format!("Stopped after {i} of {total} contexts; what was computed is kept: run again to go on."));
-            return None;
-        }
+    let mut pending = Vec::new();
+    for (key, context) in contexts {
         let cache_key = format!(
             "{prefix}{}:{}\u{1f}{:016x}",
             key.text_id,
             key.word_num,
             stable_hash(&context)
         );
-        if let Some(samples) = cached.remove(&cache_key) {
-            out.insert(key, samples);
-            continue;
+        match cached.remove(&cache_key) {
+            Some(samples) => {
+                out.insert(key, samples);
+            }
+            None => pending.push((key, context, cache_key)),
+        }
+    }
+    let from_cache = out.len();
+    let started = js_sys::Date::now();
+    let mut computed = 0usize;
+    for group in pending.chunks(contexts_to_join(per_context)) {
+        if run.stop.get_value() {
+            run.status.set(stopped(from_cache + computed, total));
+            return None;
         }
         let request = Request::SampleWords(SampleWordsRequest {
-            context,
+            contexts: group
+                .iter()
+                .map(|(_, context, cache_key)| SeededContext {
+                    context: context.clone(),
+                    seed: stable_hash(cache_key),
+                })
+                .collect(),
             samples: per_context,
-            seed: stable_hash(&cache_key),
             decoding: decoding.clone(),
             token_budget: DEFAULT_TOKEN_BUDGET,
         });
@@ -88,15 +106,16 @@ pub(super) async fn sample_all(
         run.call.set_value(Some(call.id));
         let reply = call.reply().await;
         run.call.set_value(None);
-        let words = match reply {
-            Reply::Words(w) => w,
+        let all = match reply {
+            Reply::Words(all) if all.len() == group.len() => all,
             Reply::Cancelled => {
-                run.status.set(format!("Stopped after {i} of {total} contexts; what was computed is kept: run again to go on."));
+                run.status.set(stopped(from_cache + computed, total));
                 return None;
             }
             other => {
+                let (key, _, _) = &group[0];
                 run.status.set(format!(
-                    "GPT-2 could not sample context {}:{}: {}",
+                    "GPT-2 could not sample contexts from {}:{} on: {}",
                     key.text_id,
                     key.word_num,
                     CallError::from_reply(other)
@@ -104,25 +123,27 @@ pub(super) async fn sample_all(
                 return None;
             }
         };
-        let samples = Samples {
-            words: words
-                .words
-                .into_iter()
-                .map(|(w, n)| (w, n as f64))
-                .collect(),
-            failed: words.failed as u64,
-        };
-        if let (Some(store), Ok(json)) = (&store, serde_json::to_string(&samples)) {
-            // A failed write only costs a recomputation after a reload.
-            let _ = store.cache_put(&cache_key, &json).await;
+        for ((key, _, cache_key), words) in group.iter().zip(all) {
+            let samples = Samples {
+                words: words
+                    .words
+                    .into_iter()
+                    .map(|(w, n)| (w, n as f64))
+                    .collect(),
+                failed: words.failed as u64,
+            };
+            if let (Some(store), Ok(json)) = (&store, serde_json::to_string(&samples)) {
+                // A failed write only costs a recomputation after a reload.
+                let _ = store.cache_put(cache_key, &json).await;
+            }
+            out.insert(*key, samples);
         }
-        out.insert(key, samples);
-        computed += 1;
+        computed += group.len();
         let per = (js_sys::Date::now() - started) / 1000.0 / computed as f64;
         run.status.set(format!(
             "{} of {total} contexts sampled; about {} left",
-            i + 1,
-            minutes(per * (total - i - 1) as f64)
+            from_cache + computed,
+            minutes(per * (pending.len() - computed) as f64)
         ));
     }
     run.status.set(format!(

@@ -7,7 +7,7 @@ use super::{FEEDBACK_SAMPLES, GameController, ModelFeedback};
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
 use crate::game::session::Reveal;
-use crate::runtime::protocol::{Reply, Request, SampleWordsRequest};
+use crate::runtime::protocol::{Reply, Request, SampleWordsRequest, SeededContext};
 
 impl GameController {
     pub(super) fn cancel_feedback(self) {
@@ -39,9 +39,8 @@ impl GameController {
             reveal.record.passage, reveal.record.position
         ));
         let request = Request::SampleWords(SampleWordsRequest {
-            context,
+            contexts: vec![SeededContext { context, seed }],
             samples: FEEDBACK_SAMPLES,
-            seed,
             decoding: DecodingStrategy::default(),
             token_budget: DEFAULT_TOKEN_BUDGET,
         });
@@ -51,10 +50,13 @@ impl GameController {
             let reply = call.reply().await;
             let (model, shown) = match reply {
                 Reply::Cancelled => return,
-                Reply::Words(samples) => (
-                    samples.distribution().ok(),
-                    ModelFeedback::Ready(samples.relative_frequencies()),
-                ),
+                Reply::Words(mut all) if all.len() == 1 => {
+                    let samples = all.remove(0);
+                    (
+                        samples.distribution().ok(),
+                        ModelFeedback::Ready(samples.relative_frequencies()),
+                    )
+                }
                 Reply::Failed(e) => (None, ModelFeedback::Failed(e)),
                 other => (
                     None,
