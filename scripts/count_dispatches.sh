@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Counts the GPU kernels clozelab launches on the wgpu backend (each one a dispatch): for one
-# next-token distribution (one forward pass over the context, then its softmax) and for one
-# word distribution of 100 samples. GPU time cannot be measured on a machine without a GPU; the
+# next-token distribution (one forward pass over the context, then its softmax), for one
+# word distribution of 100 samples, and per context for 8 contexts' distributions, one context
+# at a time and all 8 in each pass. GPU time cannot be measured on a machine without a GPU; the
 # number of dispatches can, on lavapipe, and it is what a browser pays 10-40 µs each for.
 # cubecl's profiling logger at level "minimal" writes one line per kernel executed; it is
 # configured by a cubecl.toml in the working directory.
@@ -23,5 +24,13 @@ context="The quick brown fox jumps over the"
 # Counted first, so that a failing run stops the script (set -e) before anything is printed.
 forward=$(count next-token --context "$context" --top 5)
 words=$(count word-dist --context "$context" --samples 100 --seed 1 --json)
+eight=()
+for words_before in "The" "The quick" "The quick brown" "The quick brown fox" "The quick brown fox jumps" \
+  "The quick brown fox jumps over" "The quick brown fox jumps over the" "The quick brown fox jumps over the lazy"; do
+  eight+=(--context "$words_before")
+done
+alone=$(count word-dist "${eight[@]}" --samples 100 --seed 1 --contexts-per-pass 1 --json)
+together=$(count word-dist "${eight[@]}" --samples 100 --seed 1 --contexts-per-pass 8 --json)
 echo "next-token (one forward pass over $(echo "$context" | wc -w) words, softmax): $forward dispatches"
 echo "word-dist, 100 samples: $words dispatches"
+echo "word-dist, 8 contexts of 100 samples, per context: one at a time $((alone / 8)), all 8 in each pass $((together / 8))"

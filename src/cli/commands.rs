@@ -112,15 +112,19 @@ pub struct NextTokenArgs {
 pub struct WordDistArgs {
     #[command(flatten)]
     pub model: ModelFlags,
-    /// The text before the word.
-    #[arg(long)]
-    pub context: String,
-    /// Continuations to sample.
+    /// The text before the word; repeat the flag for several contexts (sampled together).
+    #[arg(long, required = true)]
+    pub context: Vec<String>,
+    /// Continuations to sample per context.
     #[arg(long, default_value_t = DEFAULT_SAMPLES)]
     pub samples: usize,
-    /// Seed of the sampler.
+    /// Seed of the sampler; the i-th context (from 0) uses SEED + i.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Contexts run together in each forward pass (default: as many as fit 1000 samples, at
+    /// most 8).
+    #[arg(long, value_name = "N")]
+    pub contexts_per_pass: Option<usize>,
     /// Sampling temperature.
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,

@@ -4,7 +4,7 @@ use super::commands::{NextTokenArgs, WordDistArgs, WordProbArgs};
 use super::error::CliError;
 use super::load_engine;
 use crate::estimators::decoding::DecodingStrategy;
-use crate::estimators::sampler::{SamplerConfig, sample_words};
+use crate::estimators::sampler::{SamplerConfig, contexts_to_join, sample_words_for_contexts};
 use crate::runtime::backend::BackendKind;
 
 pub fn next_token(args: &NextTokenArgs) -> Result<(), CliError> {
@@ -52,32 +52,37 @@ fn stderr_monitor() -> impl crate::estimators::progress::Monitor {
 pub fn word_dist(args: &WordDistArgs) -> Result<(), CliError> {
     let strategy = DecodingStrategy::new(args.temperature, args.top_k, args.top_p, args.typical)?;
     let config = SamplerConfig::new(args.samples, args.seed)
-        .and_then(|c| c.with_token_budget(args.budget))?
+        .and_then(|c| c.with_token_budget(args.budget))
+        .and_then(|c| {
+            c.with_contexts_per_pass(
+                args.contexts_per_pass
+                    .unwrap_or_else(|| contexts_to_join(args.samples)),
+            )
+        })?
         .with_strategy(strategy);
     let (engine, _) = load_engine(&args.model)?;
     let backend = args.model.backend;
     // Fixed batch sizes only pay off where kernels are compiled per shape.
     let config = config.with_batch_buckets(backend == BackendKind::Wgpu);
-    let mut progress = crate::estimators::progress::Progress {
-        contexts_done: 0,
-        contexts_total: 1,
-        samples_done: 0,
-        elapsed_s: 0.0,
-    };
-    let samples = pollster::block_on(sample_words(
+    let all = pollster::block_on(sample_words_for_contexts(
         &engine.model,
         &engine.tokenizer,
         &args.context,
         &config,
         &mut stderr_monitor(),
-        &mut progress,
     ))?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({"n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()})
-        );
-    } else {
+    for (context, samples) in args.context.iter().zip(all) {
+        if args.json {
+            // One line per context (JSON Lines).
+            println!(
+                "{}",
+                serde_json::json!({"context": context, "n": samples.n, "failed": samples.failed, "words": samples.relative_frequencies()})
+            );
+            continue;
+        }
+        if args.context.len() > 1 {
+            println!("{context}");
+        }
         println!("{} samples, {} failed", samples.n, samples.failed);
         let mut words: Vec<(String, f64)> = samples.relative_frequencies().into_iter().collect();
         words.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

@@ -304,6 +304,43 @@ fn word_dist_and_word_prob_print_the_issue_json() {
     ]);
     assert_eq!(out.stdout, again.stdout, "same seed, same output");
 
+    // Several contexts: a JSON line each, in order; context i draws with seed + i, so one at a
+    // time each line is that context's run alone.
+    let dist = |contexts: &[&str], seed: &str, per_pass: &str| {
+        let mut args = vec![
+            "word-dist",
+            "--model",
+            model,
+            "--samples",
+            "60",
+            "--seed",
+            seed,
+        ];
+        for c in contexts {
+            args.extend(["--context", c]);
+        }
+        args.extend(["--contexts-per-pass", per_pass, "--json"]);
+        let out = clozelab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let contexts = ["The cat sat on the", "Once upon a"];
+    let one_at_a_time = dist(&contexts, "7", "1");
+    assert_eq!(one_at_a_time.len(), 2);
+    assert_eq!(one_at_a_time[1]["context"], "Once upon a");
+    assert_eq!(one_at_a_time[1], dist(&contexts[1..], "8", "1")[0]);
+    let together = dist(&contexts, "7", "2");
+    assert_eq!(together.len(), 2);
+    assert!(together.iter().all(|line| line["n"] == 60));
+
     let out = clozelab(&[
         "word-prob",
         "--model",
