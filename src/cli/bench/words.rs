@@ -323,7 +323,10 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
                 format!("{:.1}×", b.seconds / ours)
             }
             // Contexts run together share their time: contexts per second over all of them.
-            (Some(b), _) => format!("{:.1}×*", f.contexts_per_s / b.contexts_per_s),
+            (Some(b), _) if f.contexts_per_pass > 1 => {
+                format!("{:.1}×*", f.contexts_per_s / b.contexts_per_s)
+            }
+            (Some(b), _) => format!("{:.1}×", f.contexts_per_s / b.contexts_per_s),
             _ => String::new(),
         };
         println!(
