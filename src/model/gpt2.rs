@@ -440,6 +440,7 @@ impl Attention {
     /// # Shapes
     /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
     /// - prefix keys/values `[1, n_head, prefix_len, head_dim]`, broadcast over the batch
+    /// - prefix mask (joined contexts) `[batch, 1, 1, prefix_len]`, broadcast over heads and queries
     fn forward_cached(
         &self,
         x: Tensor<3>,
