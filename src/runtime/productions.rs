@@ -212,7 +212,6 @@ async fn sample_productions(
     samples: usize,
     seed: u64,
 ) -> Result<Vec<String>, ProbeRunError> {
-    let config = SamplerConfig::new(samples, seed)?.with_strategy(strategy.clone());
     let mut progress = Progress {
         contexts_done: 0,
         contexts_total: 1,
@@ -220,6 +219,7 @@ async fn sample_productions(
         elapsed_s: 0.0,
     };
     if item.words_per_production <= 1 {
+        let config = SamplerConfig::new(samples, seed)?.with_strategy(strategy.clone());
         let drawn = sample_words(
             &engine.model,
             &engine.tokenizer,
