@@ -475,17 +475,7 @@ impl Attention {
             .clone()
             .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
 
-        // One new token per row (every level of a sampling tree): its few own keys are a
-        // multiply and a sum, not a tiny matrix product per row and head.
-        let one_query = seq == 1;
-        let mut own_scores = if one_query {
-            (q.clone() * own_k)
-                .sum_dim(3)
-                .reshape([batch, n_head, 1, total])
-                * scale
-        } else {
-            q.clone().matmul(own_k.swap_dims(2, 3)) * scale
-        };
+        let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
         if let Some(mask) = mask {
             own_scores = own_scores + mask;
         }
@@ -493,21 +483,7 @@ impl Attention {
             None => softmax(own_scores, 3).matmul(own_v),
             Some((prefix_k, prefix_v)) => {
                 let prefix_len = prefix_k.dims()[2];
-                // Every row's queries meet the one shared prefix in a single product per head,
-                // `[n_head, rows, head_dim] · [n_head, head_dim, prefix_len]`, not in a tiny
-                // product per row and head (a broadcast over the batch).
-                let by_head = |t: Tensor<4>, width: usize| {
-                    t.swap_dims(0, 1).reshape([n_head, batch * seq, width])
-                };
-                let from_head = |t: Tensor<3>, width: usize| {
-                    t.reshape([n_head, batch, seq, width]).swap_dims(0, 1)
-                };
-                let prefix_k = prefix_k.clone().reshape([n_head, prefix_len, head_dim]);
-                let prefix_v = prefix_v.clone().reshape([n_head, prefix_len, head_dim]);
-                let mut prefix_scores = from_head(
-                    by_head(q, head_dim).matmul(prefix_k.swap_dims(1, 2)),
-                    prefix_len,
-                ) * scale;
+                let mut prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
                 if let Some(mask) = prefix_mask {
                     prefix_scores = prefix_scores + mask;
                 }
@@ -517,14 +493,7 @@ impl Attention {
                     .slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
                 let to_own =
                     weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
-                let from_own = if one_query {
-                    (to_own.reshape([batch, n_head, total, 1]) * own_v)
-                        .sum_dim(2)
-                        .reshape([batch, n_head, 1, head_dim])
-                } else {
-                    to_own.matmul(own_v)
-                };
-                from_head(by_head(to_prefix, prefix_len).matmul(prefix_v), head_dim) + from_own
+                to_prefix.matmul(prefix_v.clone()) + to_own.matmul(own_v)
             }
         };
         let merged = context.swap_dims(1, 2).reshape([batch, seq, n_embd]);
