@@ -103,15 +103,17 @@ impl KvCache {
     pub fn positions(&self) -> Vec<usize> {
         self.row_segments
             .iter()
-            .map(|&s| {
-                self.prefix
-                    .as_ref()
-                    .and_then(|p| p.segments.get(s))
-                    .copied()
-                    .unwrap_or(0)
-                    + self.len
-            })
+            .map(|&s| self.segment_len(s) + self.len)
             .collect()
+    }
+
+    /// Tokens of prefix segment `segment` (0 without a prefix).
+    fn segment_len(&self, segment: usize) -> usize {
+        self.prefix
+            .as_ref()
+            .and_then(|p| p.segments.get(segment))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// A cache whose row r is row `rows[r]` of this one (rows may repeat): how a sampling tree
@@ -185,10 +187,10 @@ impl KvCache {
             });
         }
         let segments: Vec<usize> = self
-            .positions()
+            .row_segments
             .iter()
             .zip(lengths)
-            .map(|(position, &own)| position - self.len + own)
+            .map(|(&segment, &own)| self.segment_len(segment) + own)
             .collect();
         if segments.iter().sum::<usize>() == 0 {
             return Err(ModelError::EmptyInput);
