@@ -4,6 +4,8 @@
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
+use super::threaded_product;
+
 /// Largest tensor, in bytes, the model keeps in one device buffer. WebGPU guarantees only
 /// 128 MiB per storage binding (lavapipe and many browsers grant no more), while GPT-2's `wte`
 /// alone is 154 MB in f32, so `wte` is stored as row chunks under this budget.
@@ -95,7 +97,7 @@ impl TokenEmbedding {
         let parts: Vec<Tensor<2>> = self
             .chunks
             .iter()
-            .map(|chunk| chunk.val().matmul(rows_t.clone()))
+            .map(|chunk| threaded_product::matmul(chunk.val(), rows_t.clone()))
             .collect();
         let vocab: usize = parts.iter().map(|p| p.dims()[0]).sum();
         let stacked = if parts.len() == 1 {

@@ -13,6 +13,7 @@ use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
 use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
+use super::threaded_product;
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
 #[derive(Module, Debug)]
@@ -49,7 +50,7 @@ impl Conv1D {
     /// # Shapes
     /// - input `[..., in]` → output `[..., out]`
     pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        burn::tensor::module::linear(input, self.weight.val(), Some(self.bias.val()))
+        threaded_product::linear(input, self.weight.val(), self.bias.val())
     }
 }
 

@@ -1,7 +1,8 @@
 //! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
 //! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async
 //! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), and the
-//! deterministic random test model ([`testmodel`]: real vocabulary, random weights).
+//! deterministic random test model ([`testmodel`]: real vocabulary, random weights), and
+//! products with few rows split over the CPU's threads ([`threaded_product`]).
 
 pub mod config;
 pub mod embedding;
@@ -11,6 +12,7 @@ pub mod kv_cache;
 pub mod loader;
 pub mod readback;
 pub mod testmodel;
+pub mod threaded_product;
 
 pub use config::{ConfigError, Gpt2Config};
 pub use error::{ModelError, READBACK_FAILED};

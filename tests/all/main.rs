@@ -23,5 +23,6 @@ mod robustness;
 mod speed;
 mod study_config;
 mod table1;
+mod threaded_product;
 mod token_games;
 mod tokenizer;

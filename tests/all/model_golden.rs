@@ -237,8 +237,9 @@ fn cpu_matches_hugging_face() {
     check_against_golden(&cpu_device());
 }
 
-/// Natively the CPU backend runs gemm (above 192³ multiply-adds: here the LM head) and its
-/// element-wise kernels on rayon's threads. The test command gives each test one rayon thread
+/// Natively the CPU backend runs gemm (above 192³ multiply-adds), its element-wise kernels and
+/// the split products of one-row steps (`threaded_product`: the incremental cases) on rayon's
+/// threads. The test command gives each test one rayon thread
 /// (two test threads already share the two cores), so this test hands the model a pool of two.
 #[test]
 fn cpu_on_two_threads_matches_hugging_face() {
