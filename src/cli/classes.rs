@@ -51,7 +51,8 @@ pub fn class_rows(
                 "--semantic needs --model DIR: the words' embeddings are GPT-2's",
             ));
         };
-        let (engine, _) = super::load_engine_from(dir, flags.backend)?;
+        let (engine, _) =
+            super::load_engine_from(dir, flags.backend, crate::model::Precision::F32)?;
         let words: Vec<&str> = data.words().into_iter().collect();
         let table = pollster::block_on(engine.embedding_table(&words, 2000, |_, _| true))?
             .unwrap_or_default();

@@ -41,6 +41,8 @@ pub enum CliError {
     #[error(transparent)]
     Model(#[from] ModelError),
     #[error(transparent)]
+    Precision(#[from] crate::model::PrecisionError),
+    #[error(transparent)]
     WriteWeights(#[from] SafetensorsWriteError),
     /// A file the command needs from the setup is not there.
     #[error("{0}")]

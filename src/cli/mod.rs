@@ -21,6 +21,7 @@ pub use test_model::write_test_model;
 use clap::Parser;
 use clap::error::ErrorKind;
 
+use crate::model::Precision;
 use crate::runtime::backend::{BackendKind, device_for};
 use crate::runtime::engine::Engine;
 use crate::runtime::modeldir::read_model_dir;
@@ -86,13 +87,15 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// The model folder of `--model` on the `--backend`, and the adapter's name.
 fn load_engine(flags: &ModelFlags) -> Result<(Engine, String), CliError> {
-    load_engine_from(&flags.model, flags.backend)
+    load_engine_from(&flags.model, flags.backend, flags.precision)
 }
 
-/// The model folder `dir` on `backend`, and the adapter's name.
+/// The model folder `dir` on `backend` with its blocks' weights in `precision`, and the
+/// adapter's name (with the precision when it is f16).
 pub(crate) fn load_engine_from(
     dir: &std::path::Path,
     backend: BackendKind,
+    precision: Precision,
 ) -> Result<(Engine, String), CliError> {
     let files = read_model_dir(dir)?;
     let compute = device_for(backend)?;
@@ -101,12 +104,17 @@ pub(crate) fn load_engine_from(
         &files.weights,
         files.tokenizer,
         &compute.device,
-    )?;
+    )?
+    .with_precision(precision)?;
     if engine.random_test_model {
         eprintln!(
             "note: {} holds the random test model; its predictions are noise",
             dir.display()
         );
     }
-    Ok((engine, compute.adapter))
+    let adapter = match precision {
+        Precision::F32 => compute.adapter,
+        Precision::F16 => format!("{}, f16 weights", compute.adapter),
+    };
+    Ok((engine, adapter))
 }

@@ -199,7 +199,7 @@ pub fn perplexity(args: &PerplexityArgs) -> Result<(), CliError> {
     if args.players || args.opponent.is_some() {
         let mut players = model_players("generator", &pairs, &order, &g)?;
         if let Some(dir) = &args.opponent {
-            let (other, _) = load_engine_from(dir, args.model.backend)?;
+            let (other, _) = load_engine_from(dir, args.model.backend, args.model.precision)?;
             let m = logprobs_of(&other, &wanted)?;
             let name = dir.display().to_string();
             players.extend(model_players(&name, &pairs, &order, &m)?);

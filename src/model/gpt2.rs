@@ -7,12 +7,13 @@
 
 use burn::module::{Module, Param};
 use burn::tensor::activation::softmax;
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
 use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
 use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
+use super::precision::{Precision, PrecisionError, to_dtype_of, to_f32};
 use super::threaded_product;
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
@@ -47,10 +48,18 @@ pub struct Conv1D {
 }
 
 impl Conv1D {
+    /// With f16 weights ([`Precision::F16`]) the product runs in f16 and its result, the bias
+    /// and everything after are f32.
+    ///
     /// # Shapes
     /// - input `[..., in]` → output `[..., out]`
     pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        threaded_product::linear(input, self.weight.val(), self.bias.val())
+        let weight = self.weight.val();
+        if weight.dtype() != DType::F32 {
+            let product = burn::tensor::module::linear(to_dtype_of(input, &weight), weight, None);
+            return to_f32(product) + self.bias.val().unsqueeze::<D>();
+        }
+        threaded_product::linear(input, weight, self.bias.val())
     }
 }
 
@@ -177,6 +186,33 @@ impl Gpt2 {
     /// The device the weights live on.
     pub fn device(&self) -> Device {
         self.wte.device()
+    }
+
+    /// The model with its products' weights in `precision` (see [`Precision`]), or why
+    /// its device cannot run that.
+    pub fn with_precision(mut self, precision: Precision) -> Result<Self, PrecisionError> {
+        precision.check(&self.device())?;
+        let dtype = precision.float_dtype();
+        let cast = |p: &Param<Tensor<2>>| Param::from_tensor(to_f32(p.val()).cast(dtype));
+        for block in &mut self.h {
+            for conv in [
+                &mut block.attn.c_attn,
+                &mut block.attn.c_proj,
+                &mut block.mlp.c_fc,
+                &mut block.mlp.c_proj,
+            ] {
+                conv.weight = cast(&conv.weight);
+            }
+        }
+        Ok(self)
+    }
+
+    /// The precision of the products' weights.
+    pub fn precision(&self) -> Precision {
+        match self.h.first().map(|b| b.attn.c_attn.weight.val().dtype()) {
+            Some(DType::F16) => Precision::F16,
+            _ => Precision::F32,
+        }
     }
 
     /// Number of transformer blocks.

@@ -1,7 +1,8 @@
 //! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
 //! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async
-//! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), and the
-//! deterministic random test model ([`testmodel`]: real vocabulary, random weights), and
+//! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), the
+//! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
+//! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
 //! products with few rows split over the CPU's threads ([`threaded_product`]).
 
 pub mod config;
@@ -10,6 +11,7 @@ pub mod error;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod loader;
+pub mod precision;
 pub mod readback;
 pub mod testmodel;
 pub mod threaded_product;
@@ -19,3 +21,4 @@ pub use error::{ModelError, READBACK_FAILED};
 pub use gpt2::Gpt2;
 pub use kv_cache::{KvCache, SharedPrefix};
 pub use loader::{LoadError, load_gpt2};
+pub use precision::{Precision, PrecisionError};

@@ -3,6 +3,8 @@
 
 use burn::tensor::Device;
 
+use crate::model::Precision;
+
 /// Which backend a device runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +52,8 @@ pub struct ComputeDevice {
     pub device: Device,
     /// Human-readable adapter description ("CPU (burn-flex)", or the GPU's name).
     pub adapter: String,
+    /// The weights' number format models loaded on it get (f32 unless chosen and offered).
+    pub precision: Precision,
 }
 
 /// The CPU device (always available).
@@ -58,6 +62,7 @@ pub fn cpu_device() -> ComputeDevice {
         kind: BackendKind::Cpu,
         device: Device::flex(),
         adapter: "CPU (burn-flex)".into(),
+        precision: Precision::F32,
     }
 }
 
@@ -82,6 +87,7 @@ pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
                 kind: BackendKind::Wgpu,
                 device,
                 adapter,
+                precision: Precision::F32,
             })
         })
         .clone()
@@ -102,6 +108,7 @@ pub async fn wgpu_device() -> Result<ComputeDevice, BackendError> {
         kind: BackendKind::Wgpu,
         device,
         adapter: "WebGPU adapter".into(),
+        precision: Precision::F32,
     })
 }
 

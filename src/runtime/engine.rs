@@ -3,7 +3,7 @@
 
 use burn::tensor::Device;
 
-use crate::model::{Gpt2, Gpt2Config, LoadError, load_gpt2};
+use crate::model::{Gpt2, Gpt2Config, LoadError, Precision, PrecisionError, load_gpt2};
 use crate::runtime::distributions::{InferenceError, TokenLogProb, next_tokens};
 use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
@@ -27,6 +27,8 @@ pub enum EngineError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    Precision(#[from] PrecisionError),
     #[error("the tokenizer has {tokenizer} tokens but the model's vocabulary has {model}")]
     VocabularyMismatch { tokenizer: usize, model: usize },
 }
@@ -88,6 +90,14 @@ impl Engine {
             model,
             tokenizer,
             random_test_model: is_random_test_model(weights),
+        })
+    }
+
+    /// The engine with its model's weights in `precision` (see [`Precision`]).
+    pub fn with_precision(self, precision: Precision) -> Result<Self, EngineError> {
+        Ok(Self {
+            model: self.model.with_precision(precision)?,
+            ..self
         })
     }
 

@@ -10,7 +10,7 @@ use super::{median, model_on, process_cpu_seconds, script_path, sync, write_repo
 use crate::cli::commands::BenchForwardArgs;
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, to_safetensors};
-use crate::model::{Gpt2, Gpt2Config};
+use crate::model::{Gpt2, Gpt2Config, Precision};
 use crate::runtime::speed::prompt_ids;
 
 /// One backend's throughput, tokens per second.
@@ -140,16 +140,25 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         let Some((model, adapter)) = model_on(kind, &config, &weights)? else {
             continue;
         };
-        eprintln!("measuring burn {} ({adapter})…", kind.name());
-        let ([p, d1, d64, d256], cpu_per_wall) = measure(&model, w)?;
-        results.push(ForwardFigures {
-            system: format!("burn {} ({adapter})", kind.name()),
-            prefill_64_tokens_per_s: p,
-            decode_batch1_tokens_per_s: d1,
-            decode_batch64_tokens_per_s: d64,
-            decode_batch256_tokens_per_s: d256,
-            decode_batch1_cpu_per_wall: cpu_per_wall,
-        });
+        let mut record = |system: String, model: &Gpt2| -> Result<(), CliError> {
+            eprintln!("measuring {system}…");
+            let ([p, d1, d64, d256], cpu_per_wall) = measure(model, w)?;
+            results.push(ForwardFigures {
+                system,
+                prefill_64_tokens_per_s: p,
+                decode_batch1_tokens_per_s: d1,
+                decode_batch64_tokens_per_s: d64,
+                decode_batch256_tokens_per_s: d256,
+                decode_batch1_cpu_per_wall: cpu_per_wall,
+            });
+            Ok(())
+        };
+        record(format!("burn {} ({adapter})", kind.name()), &model)?;
+        // Where the adapter offers f16, the blocks' weights in f16 are measured too.
+        if Precision::F16.check(&model.device()).is_ok() {
+            let model = model.with_precision(Precision::F16)?;
+            record(format!("burn {} f16 ({adapter})", kind.name()), &model)?;
+        }
     }
     let mut baseline = None;
     if !args.no_python {
