@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 
 use crate::app::worker_client::InferenceClient;
+use crate::model::Precision;
 use crate::runtime::backend::BackendKind;
 use crate::runtime::protocol::{InitRequest, ModelSummary, Reply, Request};
 
@@ -18,6 +19,9 @@ pub enum BackendState {
         adapter: String,
         /// Why WebGPU is not in use, when it is not.
         fallback_reason: Option<String>,
+        /// The precision models load in, and whether the adapter offers f16.
+        precision: Precision,
+        f16_offered: bool,
     },
     Failed(String),
 }
@@ -56,6 +60,12 @@ impl RuntimeContext {
     /// The model and device, as an export manifest records them.
     pub fn model_info(&self) -> crate::game::export::ModelInfo {
         let (backend, adapter) = match self.backend.get_untracked() {
+            BackendState::Ready {
+                kind,
+                adapter,
+                precision: Precision::F16,
+                ..
+            } => (kind.name().to_string(), format!("{adapter}, f16 weights")),
             BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
             _ => (String::new(), String::new()),
         };
@@ -84,6 +94,10 @@ impl RuntimeContext {
         self.client.set_value(Some(client.clone()));
         self.backend.set(BackendState::Detecting);
         let force_cpu = super::web::query_param("backend").as_deref() == Some("cpu");
+        // `?precision=f16` asks for f16 weights; anything else (or nothing) is f32.
+        let precision = super::web::query_param("precision")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_default();
         let backend = self.backend;
         client.on_switch_to_cpu(move |reason| {
             backend.set(BackendState::Ready {
@@ -92,20 +106,32 @@ impl RuntimeContext {
                 fallback_reason: Some(format!(
                     "the WebGPU device was lost ({reason}); the model was loaded again on the CPU"
                 )),
+                precision: Precision::F32,
+                f16_offered: false,
             });
         });
         let asking = client.clone();
         leptos::task::spawn_local(async move {
             backend.set(
-                match asking.call(Request::Init(InitRequest { force_cpu })).await {
+                match asking
+                    .call(Request::Init(InitRequest {
+                        force_cpu,
+                        precision,
+                    }))
+                    .await
+                {
                     Reply::Backend {
                         kind,
                         adapter,
                         fallback_reason,
+                        precision,
+                        f16_offered,
                     } => BackendState::Ready {
                         kind,
                         adapter,
                         fallback_reason,
+                        precision,
+                        f16_offered,
                     },
                     Reply::Failed(e) => BackendState::Failed(e),
                     other => BackendState::Failed(format!("unexpected reply {other:?}")),

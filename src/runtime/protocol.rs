@@ -15,6 +15,7 @@ use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::progress::Progress;
 use crate::estimators::sampler::WordSamples;
 use crate::estimators::wordprob::WordProb;
+use crate::model::Precision;
 use crate::runtime::backend::BackendKind;
 use crate::runtime::distributions::{TokenLogProb, TokenStats};
 
@@ -85,9 +86,13 @@ pub enum Request {
 }
 
 /// The payload of [`Request::Init`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct InitRequest {
     pub force_cpu: bool,
+    /// The weights' precision wanted (the page's `?precision=f16`); f32 where the device does
+    /// not offer it.
+    #[serde(default)]
+    pub precision: Precision,
 }
 
 /// A model folder (`config.json`, the tokenizer, `model.safetensors`) by its URL.
@@ -243,11 +248,14 @@ pub struct ModelSummary {
 /// What the worker answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reply {
-    /// The device in use; `fallback_reason` says why WebGPU is not.
+    /// The device in use; `fallback_reason` says why WebGPU is not. Models load with their
+    /// blocks' weights in `precision`; `f16_offered` says whether the adapter offers f16.
     Backend {
         kind: BackendKind,
         adapter: String,
         fallback_reason: Option<String>,
+        precision: Precision,
+        f16_offered: bool,
     },
     /// Model loading progress: downloading or receiving `step`, `loaded` of `total` bytes.
     Loading {

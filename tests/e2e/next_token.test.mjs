@@ -21,6 +21,9 @@ async function checkMode(webgpu) {
     const status = page.getByTestId("backend-status").locator("[data-backend]");
     await status.waitFor({ timeout: TIMEOUT });
     assert.equal(await status.getAttribute("data-backend"), webgpu ? "wgpu" : "cpu", await page.getByTestId("backend-status").innerText());
+    // f32 unless asked for otherwise, and said so.
+    assert.equal(await page.getByTestId("precision").getAttribute("data-precision"), "f32");
+    assert.match(await page.getByTestId("backend-status").innerText(), /weights in f32/);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
     assert.match(await page.getByTestId("random-model-warning").innerText(), /random TEST model/);
 
@@ -49,6 +52,44 @@ async function checkMode(webgpu) {
 
 test("next-token distribution on WebGPU matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true));
 test("next-token distribution with WebGPU absent falls back to the CPU and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false));
+
+// `?precision=f16`: f16 weights where the adapter offers shader-f16 (then the list stays within
+// the stated tolerance of the CLI's f32 one), else f32 with a note saying why.
+test("f16 asked for: used where the adapter offers shader-f16, else f32 with the reason", { timeout: 2 * TIMEOUT }, async () => {
+  const { browser, page, logs } = await launch({ webgpu: true });
+  try {
+    await page.goto(`${served.base}/next-token?model=models/test/&precision=f16`);
+    const line = page.getByTestId("precision");
+    await line.waitFor({ timeout: TIMEOUT });
+    const offered = await page.evaluate(async () => {
+      const adapter = await navigator.gpu?.requestAdapter();
+      return Boolean(adapter?.features.has("shader-f16"));
+    });
+    const text = await page.getByTestId("backend-status").innerText();
+    if (offered) {
+      assert.equal(await line.getAttribute("data-precision"), "f16", text);
+      assert.match(text, /weights in f16\. Back to f32/);
+    } else {
+      assert.equal(await line.getAttribute("data-precision"), "f32", text);
+      assert.match(text, /f16 was asked for: it needs WebGPU with shader-f16/);
+    }
+    await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("context").fill(CONTEXT);
+    const list = page.locator(`[data-testid=token-list][data-context="${CONTEXT}"]`);
+    await list.waitFor({ timeout: TIMEOUT });
+    const shown = await list.locator("li").evaluateAll((items) => items.map((li) => Number(li.dataset.logprob)));
+    const reference = cliNextToken(MODEL_DIR, CONTEXT, TOP).tokens;
+    const gap = shown.reduce((sum, lp, i) => sum + Math.abs(Math.exp(lp) - Math.exp(reference[i].logprob)), 0);
+    assert.ok(gap <= (offered ? 5e-3 : 1e-4), `top ${TOP} probabilities differ from the CLI's f32 by ${gap} in all`);
+    await screenshot(page, `next-token-precision-${offered ? "f16" : "f32"}.png`);
+  } catch (e) {
+    await screenshot(page, "FAILED-next-token-precision.png").catch(() => {});
+    console.error(logs.join("\n"));
+    throw e;
+  } finally {
+    await browser.close();
+  }
+});
 
 test("the WebGPU device lost mid-session: the app moves to the CPU, loads the model again and answers as the CLI", { timeout: 2 * TIMEOUT }, async () => {
   const { browser, page, logs } = await launch({ webgpu: true });

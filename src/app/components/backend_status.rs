@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::app::components::precision_line::PrecisionLine;
 use crate::app::state::{BackendState, use_runtime};
 
 #[component]
@@ -18,7 +19,7 @@ pub fn BackendStatus() -> impl IntoView {
                     }
                         .into_any()
                 }
-                BackendState::Ready { kind, adapter, fallback_reason } => {
+                BackendState::Ready { kind, adapter, fallback_reason, precision, f16_offered } => {
                     view! {
                         <span data-backend=kind
                             .name()>
@@ -38,6 +39,7 @@ pub fn BackendStatus() -> impl IntoView {
                                     <span class="note">{format!(" (WebGPU not used: {r})")}</span>
                                 }
                             })}
+                        <PrecisionLine precision f16_offered />
                     }
                         .into_any()
                 }

@@ -1,6 +1,7 @@
-//! Components more than one page uses: the header and backend line, the model loader, consent
-//! and completion screens, attention checks ([`attention_check`]), declining and withdrawing
-//! ([`withdrawal`]), the progress bar, the charts of word and token distributions, the
+//! Components more than one page uses: the header and backend line (with the weights'
+//! precision, [`precision_line`]), the model loader, consent and completion screens, attention
+//! checks ([`attention_check`]), declining and withdrawing ([`withdrawal`]), the progress bar,
+//! the charts of word and token distributions, the
 //! participants of imported results, and [`outcome`] for every asynchronous result's loading
 //! and error states.
 
@@ -14,6 +15,7 @@ pub mod header;
 pub mod model_loader;
 pub mod outcome;
 pub mod participant_runs;
+pub mod precision_line;
 pub mod progress_bar;
 pub mod run_stop;
 pub mod with_model;

@@ -30,6 +30,20 @@ pub fn query_param(name: &str) -> Option<String> {
         .get(name)
 }
 
+/// The page's address with query parameter `name` set to `value`, everything else kept
+/// (a link that reloads the page with one setting changed).
+pub fn url_with_query_param(name: &str, value: &str) -> Option<String> {
+    let location = web_sys::window()?.location();
+    let params = web_sys::UrlSearchParams::new_with_str(&location.search().ok()?).ok()?;
+    params.set(name, value);
+    Some(format!(
+        "{}?{}{}",
+        location.pathname().ok()?,
+        String::from(params.to_string()),
+        location.hash().ok()?
+    ))
+}
+
 /// Every query parameter of the page URL.
 pub fn query_params() -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();

@@ -7,7 +7,7 @@ use super::{Responder, Shared, WorkerError, device, engine, load};
 use crate::analysis::perplexity::BiasSetup;
 use crate::estimators::progress::Progress;
 use crate::runtime::distributions::{simulate_bias as simulate, token_stats};
-use crate::runtime::protocol::Reply;
+use crate::runtime::protocol::{InitRequest, Reply};
 
 /// Runs the simulation over `texts`, reporting each position and stopping on cancel.
 pub(super) async fn simulate_bias(
@@ -51,7 +51,7 @@ pub(super) async fn load_opponent(
     responder: &Responder,
     base: &str,
 ) -> Result<Reply, WorkerError> {
-    let (compute, _) = device(state, false).await;
+    let (compute, _) = device(state, &InitRequest::default()).await;
     let (opponent, summary) = load::from_url(base, &compute, |step, loaded, total| {
         responder.send(Reply::Loading {
             step: step.to_string(),

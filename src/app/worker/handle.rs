@@ -5,7 +5,7 @@ use super::{
     Responder, Shared, WorkerError, analyse, backend_reply, beyond_words, device, games, load,
     speed, token_requests, word_requests,
 };
-use crate::runtime::protocol::{Reply, Request};
+use crate::runtime::protocol::{InitRequest, Reply, Request};
 
 pub(super) async fn handle(state: &Shared, request: Request, responder: &Responder) -> Reply {
     // A request cancelled before it started never runs.
@@ -28,8 +28,8 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
 /// One call per request: each request's work lives beside the others of its kind.
 async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
     let result: Result<Reply, WorkerError> = match request {
-        Request::Init(init) => Ok(backend_reply(&device(state, init.force_cpu).await)),
-        Request::Backend => Ok(backend_reply(&device(state, false).await)),
+        Request::Init(init) => Ok(backend_reply(&device(state, &init).await)),
+        Request::Backend => Ok(backend_reply(&device(state, &InitRequest::default()).await)),
         Request::LoadUrl(folder) => load::load_url(state, responder, folder.base).await,
         Request::UploadEnd => load::upload_end(state, responder).await,
         Request::NextTokens(request) => {

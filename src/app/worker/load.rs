@@ -5,7 +5,7 @@ use super::{Responder, Shared, WorkerError, device};
 use crate::app::web::fetch;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::{Engine, TokenizerFiles, model_parts_from_files};
-use crate::runtime::protocol::{ModelSummary, Reply, UploadError};
+use crate::runtime::protocol::{InitRequest, ModelSummary, Reply, UploadError};
 
 /// Loads the model folder at `base` on the worker's device, reporting each file's download.
 pub(super) async fn load_url(
@@ -13,7 +13,7 @@ pub(super) async fn load_url(
     responder: &Responder,
     base: String,
 ) -> Result<Reply, WorkerError> {
-    let (compute, _) = device(state, false).await;
+    let (compute, _) = device(state, &InitRequest::default()).await;
     let (engine, summary) = from_url(&base, &compute, |step, loaded, total| {
         responder.send(Reply::Loading {
             step: step.to_string(),
@@ -33,7 +33,7 @@ pub(super) async fn upload_end(
     state: &Shared,
     responder: &Responder,
 ) -> Result<Reply, WorkerError> {
-    let (compute, _) = device(state, false).await;
+    let (compute, _) = device(state, &InitRequest::default()).await;
     let upload = state
         .borrow_mut()
         .upload
@@ -118,7 +118,8 @@ async fn build(
     device: &ComputeDevice,
 ) -> Result<(Engine, ModelSummary), WorkerError> {
     let weight_sha256 = crate::app::web::digest::sha256_hex(&weights).await;
-    let engine = Engine::load(config, &weights, tokenizer, &device.device)?;
+    let engine = Engine::load(config, &weights, tokenizer, &device.device)?
+        .with_precision(device.precision)?;
     // `weights` is dropped here: only the model's tensors stay.
     let summary = ModelSummary {
         name,

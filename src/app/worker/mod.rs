@@ -24,11 +24,12 @@ use std::rc::Rc;
 use gloo_worker::{HandlerId, Registrable, Worker, WorkerScope};
 
 use crate::estimators::wordprob::WordScorer;
+use crate::model::Precision;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::Engine;
 use crate::runtime::protocol::{
-    CancelRequest, FromWorker, Reply, Request, ToWorker, UploadBeginRequest, UploadBuffer,
-    UploadChunkRequest,
+    CancelRequest, FromWorker, InitRequest, Reply, Request, ToWorker, UploadBeginRequest,
+    UploadBuffer, UploadChunkRequest,
 };
 use handle::handle;
 
@@ -147,14 +148,18 @@ thread_local! {
     static DEVICE_INIT: Rc<futures::lock::Mutex<()>> = Rc::new(futures::lock::Mutex::new(()));
 }
 
-/// The device, initialised on first use.
-async fn device(state: &Shared, force_cpu: bool) -> (ComputeDevice, Option<String>) {
+/// The device, initialised on first use (by the page's `Init`, or by whichever request
+/// comes first, with the defaults): models load on it in `init.precision` where it offers that.
+async fn device(state: &Shared, init: &InitRequest) -> (ComputeDevice, Option<String>) {
     let lock = DEVICE_INIT.with(Rc::clone);
     let _only_one = lock.lock().await;
     if let Some(d) = state.borrow().device.clone() {
         return d;
     }
-    let (compute, fallback) = device::init_compute_device(force_cpu).await;
+    let (mut compute, fallback) = device::init_compute_device(init.force_cpu).await;
+    if init.precision.check(&compute.device).is_ok() {
+        compute.precision = init.precision;
+    }
     // Kept as the message the page shows beside the backend.
     let chosen = (compute, fallback.map(|reason| reason.to_string()));
     state.borrow_mut().device = Some(chosen.clone());
@@ -166,6 +171,8 @@ fn backend_reply(device: &(ComputeDevice, Option<String>)) -> Reply {
         kind: device.0.kind,
         adapter: device.0.adapter.clone(),
         fallback_reason: device.1.clone(),
+        precision: device.0.precision,
+        f16_offered: Precision::F16.check(&device.0.device).is_ok(),
     }
 }
 
