@@ -3,11 +3,13 @@
 //! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), the
 //! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
 //! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
-//! products with few rows split over the CPU's threads ([`threaded_product`]).
+//! on the CPU, products with few rows split over the threads ([`threaded_product`]) and gemm told
+//! to pack the weights ([`gemm_packing`]).
 
 pub mod config;
 pub mod embedding;
 pub mod error;
+pub mod gemm_packing;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod loader;

@@ -81,3 +81,31 @@ fn split_products_equal_the_single_call() {
         assert!(error < 1e-4, "linear off by {error}");
     });
 }
+
+/// With gemm told to pack the weights from a few rows on (as the CLI and the worker do), a
+/// short context's product (16 rows, where gemm would otherwise read the weight in place) still
+/// equals the product computed in f64.
+#[test]
+fn packed_weights_give_the_same_products() {
+    clozelab::model::gemm_packing::pack_weights_from_few_rows();
+    assert_eq!(gemm::get_lhs_packing_threshold_single_thread(), 1);
+    assert_eq!(gemm::get_lhs_packing_threshold_multi_thread(), 1);
+    let device = Device::flex();
+    let (m, k, n) = (16, 768, 2304);
+    let lhs = Tensor::<2>::random([m, k], Distribution::Normal(0.0, 1.0), &device);
+    let rhs = Tensor::<2>::random([k, n], Distribution::Normal(0.0, 0.02), &device);
+    let a = lhs.to_data().try_to_vec::<f32>().unwrap();
+    let b = rhs.to_data().try_to_vec::<f32>().unwrap();
+    let got = lhs.matmul(rhs).into_data().try_to_vec::<f32>().unwrap();
+    for (i, row) in got.chunks(n).enumerate() {
+        for (j, &value) in row.iter().enumerate() {
+            let want: f64 = (0..k)
+                .map(|t| f64::from(a[i * k + t]) * f64::from(b[t * n + j]))
+                .sum();
+            assert!(
+                (f64::from(value) - want).abs() < 1e-4,
+                "[{i}, {j}]: {value} against {want}"
+            );
+        }
+    }
+}
