@@ -63,10 +63,9 @@ impl RuntimeContext {
             BackendState::Ready {
                 kind,
                 adapter,
-                precision: Precision::F16,
+                precision,
                 ..
-            } => (kind.name().to_string(), format!("{adapter}, f16 weights")),
-            BackendState::Ready { kind, adapter, .. } => (kind.name().to_string(), adapter),
+            } => (kind.name().to_string(), precision.label(&adapter)),
             _ => (String::new(), String::new()),
         };
         let (model_name, weight_sha256) = self

@@ -112,9 +112,6 @@ pub(crate) fn load_engine_from(
             dir.display()
         );
     }
-    let adapter = match precision {
-        Precision::F32 => compute.adapter,
-        Precision::F16 => format!("{}, f16 weights", compute.adapter),
-    };
+    let adapter = engine.model.precision().label(&compute.adapter);
     Ok((engine, adapter))
 }

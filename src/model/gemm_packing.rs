@@ -7,9 +7,10 @@
 //! tokens; below that its kernel reads the weight in place, with a stride of a whole weight row
 //! between consecutive values. The sampler's tree levels and short contexts are just those
 //! products. Packing from one kernel width of rows on (measured 2026-11-26, GPT-2-small shape):
-//! natively a prefill of 64 tokens 149 → 112 ms and decoding at batch 64 321 → 378 tokens/s; in
-//! the browser's worker a prefill of 16 tokens 270 → 209 ms and the 100-sample word
-//! distribution 2.15 → 2.03 s. One-row products (gemv) never pack and are unchanged.
+//! natively a prefill of 64 tokens 144–149 → 110–114 ms and decoding at batch 64 321 → 375–382
+//! tokens/s; in the browser's worker a prefill of 16 tokens 269–272 → 207–211 ms and the
+//! 100-sample word distribution 2.13–2.17 → 1.99–2.08 s (README, performance). One-row
+//! products (gemv) never pack and are unchanged.
 
 /// Sets gemm's packing thresholds for this process (gemm keeps them in globals), as the CLI
 /// and the inference worker do first thing.

@@ -67,12 +67,18 @@ impl Precision {
         }
     }
 
-    /// The best precision `device` offers: f16 where [`Precision::check`] allows it, else f32.
-    pub fn best_for(device: &Device) -> Self {
-        if Precision::F16.check(device).is_ok() {
-            Precision::F16
-        } else {
-            Precision::F32
+    /// Whether `device` can run f16 ([`Precision::check`]): the choice the page and
+    /// `bench forward` offer.
+    pub fn f16_offered(device: &Device) -> bool {
+        Precision::F16.check(device).is_ok()
+    }
+
+    /// The adapter's description as the CLI prints it and exports record it: with
+    /// ", f16 weights" after it in f16, unchanged in f32 (the reference).
+    pub fn label(self, adapter: &str) -> String {
+        match self {
+            Precision::F32 => adapter.to_string(),
+            Precision::F16 => format!("{adapter}, f16 weights"),
         }
     }
 

@@ -1,9 +1,8 @@
 //! Components more than one page uses: the header and backend line (with the weights'
 //! precision, [`precision_line`]), the model loader, consent and completion screens, attention
 //! checks ([`attention_check`]), declining and withdrawing ([`withdrawal`]), the progress bar,
-//! the charts of word and token distributions, the
-//! participants of imported results, and [`outcome`] for every asynchronous result's loading
-//! and error states.
+//! the charts of word and token distributions, the participants of imported results, and
+//! [`outcome`] for every asynchronous result's loading and error states.
 
 pub mod attention_check;
 pub mod backend_status;

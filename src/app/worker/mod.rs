@@ -172,7 +172,7 @@ fn backend_reply(device: &(ComputeDevice, Option<String>)) -> Reply {
         adapter: device.0.adapter.clone(),
         fallback_reason: device.1.clone(),
         precision: device.0.precision,
-        f16_offered: Precision::F16.check(&device.0.device).is_ok(),
+        f16_offered: Precision::f16_offered(&device.0.device),
     }
 }
 

@@ -155,7 +155,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         };
         record(format!("burn {} ({adapter})", kind.name()), &model)?;
         // Where the adapter offers f16, the blocks' weights in f16 are measured too.
-        if Precision::F16.check(&model.device()).is_ok() {
+        if Precision::f16_offered(&model.device()) {
             let model = model.with_precision(Precision::F16)?;
             record(format!("burn {} f16 ({adapter})", kind.name()), &model)?;
         }
