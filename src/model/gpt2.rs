@@ -512,29 +512,112 @@ impl Attention {
             .clone()
             .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
 
-        let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
-        if let Some(mask) = mask {
-            own_scores = own_scores + mask;
-        }
-        let context = match prefix {
-            None => softmax(own_scores, 3).matmul(own_v),
-            Some((prefix_k, prefix_v)) => {
-                let prefix_len = prefix_k.dims()[2];
-                let mut prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
-                if let Some(mask) = prefix_mask {
-                    prefix_scores = prefix_scores + mask;
-                }
-                let weights = softmax(Tensor::cat(vec![prefix_scores, own_scores], 3), 3);
-                let to_prefix = weights
-                    .clone()
-                    .slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
-                let to_own =
-                    weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
-                to_prefix.matmul(prefix_v.clone()) + to_own.matmul(own_v)
-            }
-        };
+        let context = attend(
+            AttentionInputs {
+                q,
+                own_k,
+                own_v,
+                prefix,
+                prefix_mask,
+                mask,
+                scale,
+            },
+            MAX_PRODUCT_BATCH,
+        );
         let merged = context.swap_dims(1, 2).reshape([batch, seq, n_embd]);
         (self.c_proj.forward(merged), LayerCache { keys, values })
+    }
+}
+
+/// The most batch entries (rows × heads) one attention product may span. A GPU matrix product
+/// takes one dispatch dimension for its batch, and WebGPU guarantees only 65535 workgroups per
+/// dimension (Vulkan on an H100 refused 73728: 8 contexts' sampling trees in one pass).
+const MAX_PRODUCT_BATCH: usize = 65_535;
+
+/// One attention step's tensors.
+struct AttentionInputs<'a> {
+    /// `[batch, n_head, seq, head_dim]`
+    q: Tensor<4>,
+    /// `[batch, n_head, total, head_dim]`: own keys and values, cached and new
+    own_k: Tensor<4>,
+    own_v: Tensor<4>,
+    /// `[1, n_head, prefix_len, head_dim]` each, broadcast over the batch
+    prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
+    /// `[batch, 1, 1, prefix_len]`
+    prefix_mask: Option<Tensor<4>>,
+    /// `[1 or batch, 1, seq, total]`
+    mask: Option<Tensor<4>>,
+    scale: f64,
+}
+
+/// softmax(q·kᵀ·scale + mask)·v over the shared prefix's keys and the row's own, in slices of
+/// rows small enough that no product spans more than `max_batch` batch entries.
+///
+/// # Shapes
+/// - see [`AttentionInputs`] → `[batch, n_head, seq, head_dim]`
+fn attend(inputs: AttentionInputs, max_batch: usize) -> Tensor<4> {
+    let [batch, n_head, _, _] = inputs.q.dims();
+    let rows_per_slice = (max_batch / n_head.max(1)).max(1);
+    if batch <= rows_per_slice {
+        return attend_rows(inputs);
+    }
+    let rows = |t: &Tensor<4>, start: usize, len: usize| {
+        if t.dims()[0] == batch {
+            t.clone().narrow(0, start, len)
+        } else {
+            t.clone()
+        }
+    };
+    let slices = (0..batch)
+        .step_by(rows_per_slice)
+        .map(|start| {
+            let len = rows_per_slice.min(batch - start);
+            attend_rows(AttentionInputs {
+                q: rows(&inputs.q, start, len),
+                own_k: rows(&inputs.own_k, start, len),
+                own_v: rows(&inputs.own_v, start, len),
+                prefix: inputs.prefix,
+                prefix_mask: inputs.prefix_mask.as_ref().map(|m| rows(m, start, len)),
+                mask: inputs.mask.as_ref().map(|m| rows(m, start, len)),
+                scale: inputs.scale,
+            })
+        })
+        .collect();
+    Tensor::cat(slices, 0)
+}
+
+fn attend_rows(inputs: AttentionInputs) -> Tensor<4> {
+    let AttentionInputs {
+        q,
+        own_k,
+        own_v,
+        prefix,
+        prefix_mask,
+        mask,
+        scale,
+    } = inputs;
+    let [batch, n_head, seq, _] = q.dims();
+    let total = own_k.dims()[2];
+    let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
+    if let Some(mask) = mask {
+        own_scores = own_scores + mask;
+    }
+    match prefix {
+        None => softmax(own_scores, 3).matmul(own_v),
+        Some((prefix_k, prefix_v)) => {
+            let prefix_len = prefix_k.dims()[2];
+            let mut prefix_scores = q.matmul(prefix_k.clone().swap_dims(2, 3)) * scale;
+            if let Some(mask) = prefix_mask {
+                prefix_scores = prefix_scores + mask;
+            }
+            let weights = softmax(Tensor::cat(vec![prefix_scores, own_scores], 3), 3);
+            let to_prefix = weights
+                .clone()
+                .slice([0..batch, 0..n_head, 0..seq, 0..prefix_len]);
+            let to_own =
+                weights.slice([0..batch, 0..n_head, 0..seq, prefix_len..prefix_len + total]);
+            to_prefix.matmul(prefix_v.clone()) + to_own.matmul(own_v)
+        }
     }
 }
 
@@ -548,6 +631,48 @@ mod tests {
     fn a_readback_failure_says_so_in_its_first_words() {
         let text = ModelError::Readback("mapping failed".into()).to_string();
         assert!(text.starts_with(READBACK_FAILED), "{text}");
+    }
+
+    /// Attention over more batch entries than one product may span runs in slices of rows;
+    /// slicing (uneven, with per-row and broadcast masks) must not change the result.
+    #[test]
+    fn attention_in_slices_of_rows_equals_one_product() {
+        let device = Device::flex();
+        let tensor = |dims: [usize; 4], seed: f32| {
+            let n: usize = dims.iter().product();
+            let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.61 + seed).sin()).collect();
+            Tensor::<4>::from_data(TensorData::new(values, dims), &device)
+        };
+        let (batch, n_head, seq, total, head_dim, prefix_len) = (5, 2, 2, 3, 4, 6);
+        let prefix = (
+            tensor([1, n_head, prefix_len, head_dim], 0.3),
+            tensor([1, n_head, prefix_len, head_dim], 0.7),
+        );
+        let hide: Vec<f32> = (0..batch * prefix_len)
+            .map(|i| if i % 4 == 1 { MASKED_SCORE } else { 0.0 })
+            .collect();
+        let prefix_mask =
+            Tensor::<4>::from_data(TensorData::new(hide, [batch, 1, 1, prefix_len]), &device);
+        let inputs = || AttentionInputs {
+            q: tensor([batch, n_head, seq, head_dim], 1.1),
+            own_k: tensor([batch, n_head, total, head_dim], 1.9),
+            own_v: tensor([batch, n_head, total, head_dim], 2.3),
+            prefix: Some(&prefix),
+            prefix_mask: Some(prefix_mask.clone()),
+            mask: causal_mask(total - seq, seq, &device),
+            scale: 0.5,
+        };
+        let whole = attend(inputs(), MAX_PRODUCT_BATCH);
+        // Two rows (four batch entries) per product: slices of 2, 2 and 1 rows.
+        let sliced = attend(inputs(), 2 * n_head);
+        assert_eq!(sliced.dims(), [batch, n_head, seq, head_dim]);
+        let (a, b) = (
+            whole.into_data().try_to_vec::<f32>().unwrap(),
+            sliced.into_data().try_to_vec::<f32>().unwrap(),
+        );
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+        }
     }
 
     #[test]
