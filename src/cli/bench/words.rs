@@ -200,15 +200,6 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
         let Some((model, adapter)) = model_on(kind, &small, &weights)? else {
             continue;
         };
-        // Untimed warm-up: kernel compilation and autotuning are not throughput.
-        let warm = SamplerConfig::new(8, 0)?;
-        pollster::block_on(sample_words_for_contexts(
-            &model,
-            &tokenizer,
-            &contexts[..1],
-            &warm,
-            &mut crate::estimators::progress::Unmonitored,
-        ))?;
         let mut passes = vec![1, args.contexts_per_pass.max(1)];
         passes.dedup();
         for &n in &sample_sizes {
@@ -224,6 +215,16 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
                         "burn {}: N={n}, T={t:.3}, {per_pass} contexts per pass…",
                         kind.name()
                     );
+                    // Untimed warm-up in this very mode: kernel compilation and autotune's
+                    // timing of each new shape are not throughput (on a fresh GPU machine they
+                    // took the first N = 1000 measurement from 5.5 s to 56 s).
+                    pollster::block_on(sample_words_for_contexts(
+                        &model,
+                        &tokenizer,
+                        &contexts[..per_pass.min(contexts.len())],
+                        &config,
+                        &mut crate::estimators::progress::Unmonitored,
+                    ))?;
                     figures.push(time_words(
                         &model, &tokenizer, &contexts, &config, &adapter, kind,
                     )?);
@@ -339,6 +340,20 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
             "(ratios: the paper's procedure's time over ours on the same contexts {idx:?}, same N and T, measured in this run; \
              * where contexts ran together: contexts per second over all {} against the procedure's on its contexts)",
             contexts.len()
+        );
+    }
+    // The whole of Provo at each measured rate: how long a study's analysis takes.
+    println!(
+        "all {} contexts of these norms, extrapolated from the measured contexts (after each mode's untimed warm-up):",
+        norms.len()
+    );
+    for f in &figures {
+        println!(
+            "{:<100} N={:<5} T={:.4}: {:.1} minutes",
+            f.system,
+            f.samples,
+            f.temperature,
+            norms.len() as f64 / f.contexts_per_s / 60.0
         );
     }
     let out = &args.out;
