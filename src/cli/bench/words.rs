@@ -200,6 +200,7 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
         let Some((model, adapter)) = model_on(kind, &small, &weights)? else {
             continue;
         };
+        let first_figure = figures.len();
         let mut passes = vec![1, args.contexts_per_pass.max(1)];
         passes.dedup();
         for &n in &sample_sizes {
@@ -216,12 +217,19 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
                         kind.name()
                     );
                     // Untimed warm-up in this very mode: kernel compilation and autotune's
-                    // timing of each new shape are not throughput (on a fresh GPU machine they
-                    // took the first N = 1000 measurement from 5.5 s to 56 s).
+                    // timing of each new shape are not throughput. The first mode runs every
+                    // context, since each prompt length brings shapes of its own (on a fresh
+                    // H100, warming up on one context left the first N = 1000 measurement at
+                    // 34 s against 5.5 s); later modes reuse most of those decisions.
+                    let warm = if figures.len() == first_figure {
+                        contexts.len()
+                    } else {
+                        per_pass.min(contexts.len())
+                    };
                     pollster::block_on(sample_words_for_contexts(
                         &model,
                         &tokenizer,
-                        &contexts[..per_pass.min(contexts.len())],
+                        &contexts[..warm],
                         &config,
                         &mut crate::estimators::progress::Unmonitored,
                     ))?;
