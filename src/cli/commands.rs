@@ -122,7 +122,8 @@ pub struct WordDistArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Contexts run together in each forward pass (default: as many as fit 1000 samples, at
-    /// most 8).
+    /// most 8). On a GPU, 8 at N = 1000 ran ~3× faster than one at a time (an H100: 8.4–11
+    /// against 2.9 contexts/s), with 8× the key/value cache (~4.7 GB at GPT-2 small's size).
     #[arg(long, value_name = "N")]
     pub contexts_per_pass: Option<usize>,
     /// Sampling temperature.
