@@ -115,62 +115,94 @@ pub async fn deliver(
     budget_ms: f64,
     on_attempt: impl Fn(u32),
 ) -> Result<(), Undelivered> {
+    keep(pending).await.send(budget_ms, on_attempt).await
+}
+
+/// A submission in the outbox (or, where IndexedDB could not keep it, why not), not sent yet.
+pub struct Kept {
+    pending: Pending,
+    generation: u64,
+    store: Result<IdbStore, StoreError>,
+    kept: Result<(), String>,
+}
+
+/// Puts `pending` in the outbox. Once this resolves, a reload or a closed tab cannot lose it:
+/// the next visit sends it ([`resend_pending`]). A response sent as it is saved waits for this
+/// before the game moves on, and is sent in the background ([`Kept::send`]).
+pub async fn keep(pending: Pending) -> Kept {
     let generation = next_generation(&pending.key);
     let store = IdbStore::open().await;
-    let mut kept = match &store {
-        Ok(_) if superseded(&pending, generation) => return Ok(()),
+    let kept = match &store {
+        Ok(_) if superseded(&pending, generation) => Ok(()),
         Ok(store) => store.outbox_put(&pending).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
-    let policy = RetryPolicy::default();
-    let started = js_sys::Date::now();
-    let mut pending = pending;
-    loop {
-        if superseded(&pending, generation) {
-            return Ok(());
-        }
-        on_attempt(pending.attempts);
-        let e = match send_once(&pending, generation).await {
-            Ok(sent) => {
-                if let Ok(store) = &store
-                    && sent
-                    && !superseded(&pending, generation)
-                {
-                    // Acknowledged: a leftover copy would only be re-sent and deduplicated.
-                    let _ = store.outbox_delete(&pending.key).await;
-                }
+    Kept {
+        pending,
+        generation,
+        store,
+        kept,
+    }
+}
+
+impl Kept {
+    /// Sends until acknowledged or `budget_ms` has passed (see [`deliver`]).
+    pub async fn send(self, budget_ms: f64, on_attempt: impl Fn(u32)) -> Result<(), Undelivered> {
+        let Kept {
+            mut pending,
+            generation,
+            store,
+            mut kept,
+        } = self;
+        let policy = RetryPolicy::default();
+        let started = js_sys::Date::now();
+        loop {
+            if superseded(&pending, generation) {
                 return Ok(());
             }
-            Err(e) => e,
-        };
-        if let WebError::Http { status, .. } = &e
-            && refused_for_good(*status)
-        {
-            // Retrying would be refused the same way, on every visit: the outbox lets it go.
-            if let Ok(store) = &store {
-                let _ = store.outbox_delete(&pending.key).await;
+            on_attempt(pending.attempts);
+            let e = match send_once(&pending, generation).await {
+                Ok(sent) => {
+                    if let Ok(store) = &store
+                        && sent
+                        && !superseded(&pending, generation)
+                    {
+                        // Acknowledged: a leftover copy would only be re-sent and deduplicated.
+                        let _ = store.outbox_delete(&pending.key).await;
+                    }
+                    return Ok(());
+                }
+                Err(e) => e,
+            };
+            if let WebError::Http { status, .. } = &e
+                && refused_for_good(*status)
+            {
+                // Retrying would be refused the same way, on every visit: the outbox lets it go.
+                if let Ok(store) = &store {
+                    let _ = store.outbox_delete(&pending.key).await;
+                }
+                return Err(Undelivered {
+                    reason: e.to_string(),
+                    kept: Ok(()),
+                    refused: true,
+                });
             }
-            return Err(Undelivered {
-                reason: e.to_string(),
-                kept: Ok(()),
-                refused: true,
-            });
+            pending.attempts += 1;
+            if let Ok(store) = &store
+                && !superseded(&pending, generation)
+            {
+                kept = store.outbox_put(&pending).await.map_err(|e| e.to_string());
+            }
+            let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());
+            if js_sys::Date::now() - started + wait > budget_ms {
+                return Err(Undelivered {
+                    reason: e.to_string(),
+                    kept,
+                    refused: false,
+                });
+            }
+            TimeoutFuture::new(wait as u32).await;
         }
-        pending.attempts += 1;
-        if let Ok(store) = &store
-            && !superseded(&pending, generation)
-        {
-            kept = store.outbox_put(&pending).await.map_err(|e| e.to_string());
-        }
-        let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());
-        if js_sys::Date::now() - started + wait > budget_ms {
-            return Err(Undelivered {
-                reason: e.to_string(),
-                kept,
-                refused: false,
-            });
-        }
-        TimeoutFuture::new(wait as u32).await;
     }
 }
 

@@ -70,7 +70,8 @@ impl TokenGame {
     }
 
     /// Saves one record; the caller shows the next round only after this succeeds. With the
-    /// study's `send_each_response`, it is then also POSTed (a bundle of one) in the background.
+    /// study's `send_each_response`, it is then also put in the outbox and POSTed (a bundle of
+    /// one) in the background.
     pub async fn save<T>(self, slot: &Slot, record: &T) -> Result<(), String>
     where
         T: serde::Serialize + Clone + Into<TokenRecords>,
@@ -88,13 +89,14 @@ impl TokenGame {
             .save_token_record(&key, &json)
             .await
             .map_err(|e| e.to_string())?;
-        self.send_each(slot, record.clone().into());
+        self.send_each(slot, record.clone().into()).await;
         Ok(())
     }
 
-    /// Sends a just-saved round in the background: a bundle of one under its own key, or in
-    /// JATOS every round saved so far (replacing the last send).
-    fn send_each(self, slot: &Slot, one: TokenRecords) {
+    /// Sends a just-saved round: a bundle of one under its own key, or in JATOS every round
+    /// saved so far (replacing the last send). It is in the outbox when this returns (a reload
+    /// right after the answer cannot lose it); the sending goes on in the background.
+    async fn send_each(self, slot: &Slot, one: TokenRecords) {
         let study = self.study.get_value();
         if !study.send_each_response || study.submit_url.is_none() {
             return;
@@ -107,23 +109,24 @@ impl TokenGame {
         if matches!(one, TokenRecords::TwoToken(_)) {
             key.push_str(&format!("/{}", slot.round));
         }
+        let records = if study.sends_everything_each_time() {
+            match self.load_saved().await {
+                Ok(all) => all,
+                Err(_) => return,
+            }
+        } else {
+            one
+        };
+        let Some(pending) = records
+            .to_bundle(&self.manifest())
+            .ok()
+            .and_then(|body| study.submission(key, body))
+        else {
+            return;
+        };
+        let kept = crate::app::web::outbox::keep(pending).await;
         leptos::task::spawn_local(async move {
-            let records = if study.sends_everything_each_time() {
-                match self.load_saved().await {
-                    Ok(all) => all,
-                    Err(_) => return,
-                }
-            } else {
-                one
-            };
-            let Some(pending) = records
-                .to_bundle(&self.manifest())
-                .ok()
-                .and_then(|body| study.submission(key, body))
-            else {
-                return;
-            };
-            let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
+            let _ = kept.send(5_000.0, |_| {}).await;
         });
     }
 }

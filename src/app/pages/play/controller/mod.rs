@@ -189,7 +189,7 @@ impl GameController {
         match game.submit(&mut target, &raw, timing, &timestamp()).await {
             Ok(r) => {
                 self.records.update(|all| all.push(r.record.clone()));
-                self.send_response(&r.record);
+                self.send_response(&r.record).await;
                 self.session.set_value(Some(game));
                 self.store.set_value(Some(target));
                 if self.experiment.get_untracked() {

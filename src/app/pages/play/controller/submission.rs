@@ -53,11 +53,12 @@ impl GameController {
         Ok(download_text(&name, kind.mime(), &text)?)
     }
 
-    /// With `send_each_response`, sends a just-saved answer in the background: a bundle of
-    /// one under the response's own idempotency key, or in JATOS every answer so far (replacing
-    /// the last send). What does not get through stays in the outbox for the next visit, and
-    /// the final bundle holds it anyway.
-    pub(super) fn send_response(self, record: &crate::data::ResponseRecord) {
+    /// With `send_each_response`, sends a just-saved answer: a bundle of one under the
+    /// response's own idempotency key, or in JATOS every answer so far (replacing the last
+    /// send). It is in the outbox when this returns, so a reload or a closed tab right after
+    /// the answer cannot lose it; the sending goes on in the background, and what does not get
+    /// through is sent on the next visit (the final bundle holds it anyway).
+    pub(super) async fn send_response(self, record: &crate::data::ResponseRecord) {
         let study = self.study.get_value();
         if !study.send_each_response {
             return;
@@ -76,8 +77,9 @@ impl GameController {
         let Some(pending) = rendered.ok().and_then(|body| study.submission(key, body)) else {
             return;
         };
+        let kept = crate::app::web::outbox::keep(pending).await;
         leptos::task::spawn_local(async move {
-            let _ = crate::app::web::outbox::deliver(pending, 5_000.0, |_| {}).await;
+            let _ = kept.send(5_000.0, |_| {}).await;
         });
     }
 
