@@ -118,18 +118,26 @@ pub async fn deliver(
     keep(pending).await.send(budget_ms, on_attempt).await
 }
 
+/// A response sent as it is saved: in the outbox when this returns, so that a reload right
+/// after the answer does not drop it (the next visit sends it, [`resend_pending`]); sent in the
+/// background for up to `budget_ms`. The game moves on only after this.
+pub async fn keep_then_send_in_background(pending: Pending, budget_ms: f64) {
+    let kept = keep(pending).await;
+    leptos::task::spawn_local(async move {
+        let _ = kept.send(budget_ms, |_| {}).await;
+    });
+}
+
 /// A submission in the outbox (or, where IndexedDB could not keep it, why not), not sent yet.
-pub struct Kept {
+struct Kept {
     pending: Pending,
     generation: u64,
     store: Result<IdbStore, StoreError>,
     kept: Result<(), String>,
 }
 
-/// Puts `pending` in the outbox. Once this resolves, a reload or a closed tab cannot lose it:
-/// the next visit sends it ([`resend_pending`]). A response sent as it is saved waits for this
-/// before the game moves on, and is sent in the background ([`Kept::send`]).
-pub async fn keep(pending: Pending) -> Kept {
+/// Puts `pending` in the outbox, from which the next visit sends what this one did not.
+async fn keep(pending: Pending) -> Kept {
     let generation = next_generation(&pending.key);
     let store = IdbStore::open().await;
     let kept = match &store {
@@ -147,7 +155,7 @@ pub async fn keep(pending: Pending) -> Kept {
 
 impl Kept {
     /// Sends until acknowledged or `budget_ms` has passed (see [`deliver`]).
-    pub async fn send(self, budget_ms: f64, on_attempt: impl Fn(u32)) -> Result<(), Undelivered> {
+    async fn send(self, budget_ms: f64, on_attempt: impl Fn(u32)) -> Result<(), Undelivered> {
         let Kept {
             mut pending,
             generation,

@@ -94,8 +94,9 @@ impl TokenGame {
     }
 
     /// Sends a just-saved round: a bundle of one under its own key, or in JATOS every round
-    /// saved so far (replacing the last send). It is in the outbox when this returns (a reload
-    /// right after the answer cannot lose it); the sending goes on in the background.
+    /// saved so far (replacing the last send), kept in the outbox before this returns and sent
+    /// in the background (see
+    /// [`keep_then_send_in_background`](crate::app::web::outbox::keep_then_send_in_background)).
     async fn send_each(self, slot: &Slot, one: TokenRecords) {
         let study = self.study.get_value();
         if !study.send_each_response || study.submit_url.is_none() {
@@ -124,9 +125,6 @@ impl TokenGame {
         else {
             return;
         };
-        let kept = crate::app::web::outbox::keep(pending).await;
-        leptos::task::spawn_local(async move {
-            let _ = kept.send(5_000.0, |_| {}).await;
-        });
+        crate::app::web::outbox::keep_then_send_in_background(pending, 5_000.0).await;
     }
 }

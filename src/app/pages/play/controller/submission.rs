@@ -55,9 +55,9 @@ impl GameController {
 
     /// With `send_each_response`, sends a just-saved answer: a bundle of one under the
     /// response's own idempotency key, or in JATOS every answer so far (replacing the last
-    /// send). It is in the outbox when this returns, so a reload or a closed tab right after
-    /// the answer cannot lose it; the sending goes on in the background, and what does not get
-    /// through is sent on the next visit (the final bundle holds it anyway).
+    /// send), kept in the outbox before this returns and sent in the background (see
+    /// [`keep_then_send_in_background`](crate::app::web::outbox::keep_then_send_in_background));
+    /// the final bundle holds it anyway.
     pub(super) async fn send_response(self, record: &crate::data::ResponseRecord) {
         let study = self.study.get_value();
         if !study.send_each_response {
@@ -77,10 +77,7 @@ impl GameController {
         let Some(pending) = rendered.ok().and_then(|body| study.submission(key, body)) else {
             return;
         };
-        let kept = crate::app::web::outbox::keep(pending).await;
-        leptos::task::spawn_local(async move {
-            let _ = kept.send(5_000.0, |_| {}).await;
-        });
+        crate::app::web::outbox::keep_then_send_in_background(pending, 5_000.0).await;
     }
 
     /// Completion: responses are sent (when the study names a submit path) and the participant
