@@ -217,11 +217,12 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
                         kind.name()
                     );
                     // Untimed warm-up in this very mode: kernel compilation and autotune's
-                    // timing of each new shape are not throughput. The first mode runs every
-                    // context, since each prompt length brings shapes of its own (on a fresh
-                    // H100, warming up on one context left the first N = 1000 measurement at
-                    // 34 s against 5.5 s); later modes reuse most of those decisions.
-                    let warm = if figures.len() == first_figure {
+                    // timing of each new shape are not throughput. On wgpu the first mode runs
+                    // every context, since each prompt length brings shapes of its own (on a
+                    // fresh H100, warming up on one context left the first N = 1000
+                    // measurement at 34 s against 5.5 s); later modes reuse most of those
+                    // decisions. The CPU backend has no autotune: its first contexts serve.
+                    let warm = if kind == BackendKind::Wgpu && figures.len() == first_figure {
                         contexts.len()
                     } else {
                         per_pass.min(contexts.len())
