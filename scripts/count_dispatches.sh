@@ -28,6 +28,11 @@ context="The quick brown fox jumps over the"
 # Counted first, so that a failing run stops the script (set -e) before anything is printed.
 forward=$(count next-token --context "$context" --top 5)
 words=$(count word-dist --context "$context" --samples 100 --seed 1 --json)
+# A sampling tree's level (one decoding step of every open row, the LM head, the draw) starts
+# with the draw's cumulative sums (a few kernels close together). The total depends on how deep
+# the sampled words go, which a change in rounding can move; the dispatches per level do not.
+per_level=$(awk '/CumulativeKernel/ { if (NR - last > 10) { if (start) print NR - start; start = NR } last = NR }' kernels.log |
+  sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") " (median of " NR ")" }')
 eight=()
 for words_before in "The" "The quick" "The quick brown" "The quick brown fox" "The quick brown fox jumps" \
   "The quick brown fox jumps over" "The quick brown fox jumps over the" "The quick brown fox jumps over the lazy"; do
@@ -36,5 +41,5 @@ done
 alone=$(count word-dist "${eight[@]}" --samples 100 --seed 1 --contexts-per-pass 1 --json)
 together=$(count word-dist "${eight[@]}" --samples 100 --seed 1 --contexts-per-pass 8 --json)
 echo "next-token (one forward pass over $(echo "$context" | wc -w) words, softmax): $forward dispatches"
-echo "word-dist, 100 samples: $words dispatches"
+echo "word-dist, 100 samples: $words dispatches; per tree level $per_level"
 echo "word-dist, 8 contexts of 100 samples, per context: one at a time $((alone / 8)), all 8 in each pass $((together / 8))"

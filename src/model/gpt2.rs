@@ -260,10 +260,11 @@ impl Gpt2 {
             .map(|block| {
                 let n_head = block.attn.n_head;
                 let head_dim = block.attn.c_proj.weight.val().dims()[0] / n_head;
-                let shape = [batch, n_head, capacity.max(1), head_dim];
                 LayerCache {
-                    keys: Tensor::zeros(shape, &device),
-                    values: Tensor::zeros(shape, &device),
+                    keys_values: Tensor::zeros(
+                        [batch, 2 * n_head, capacity.max(1), head_dim],
+                        &device,
+                    ),
                 }
             })
             .collect();
@@ -495,22 +496,16 @@ impl Attention {
         let head_dim = n_embd / n_head;
         let scale = 1.0 / (head_dim as f64).sqrt();
 
-        let qkv = self.c_attn.forward(x);
-        let split_heads = |t: Tensor<3>| t.reshape([batch, seq, n_head, head_dim]).swap_dims(1, 2);
-        let q = split_heads(qkv.clone().slice([0..batch, 0..seq, 0..n_embd]));
-        let k = split_heads(qkv.clone().slice([0..batch, 0..seq, n_embd..2 * n_embd]));
-        let v = split_heads(qkv.slice([0..batch, 0..seq, 2 * n_embd..3 * n_embd]));
+        let (q, new_keys_values) = split_heads(self.c_attn.forward(x), n_head);
 
         let total = past + seq;
-        let range = [0..batch, 0..n_head, past..total, 0..head_dim];
-        let keys = layer.keys.slice_assign(range.clone(), k);
-        let values = layer.values.slice_assign(range, v);
-        let own_k = keys
-            .clone()
-            .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
-        let own_v = values
-            .clone()
-            .slice([0..batch, 0..n_head, 0..total, 0..head_dim]);
+        let layer = LayerCache {
+            keys_values: layer.keys_values.slice_assign(
+                [0..batch, 0..2 * n_head, past..total, 0..head_dim],
+                new_keys_values,
+            ),
+        };
+        let (own_k, own_v) = layer.keys_and_values(0..batch, total);
 
         let context = attend(
             AttentionInputs {
@@ -524,8 +519,51 @@ impl Attention {
             },
             MAX_PRODUCT_BATCH,
         );
-        let merged = context.swap_dims(1, 2).reshape([batch, seq, n_embd]);
-        (self.c_proj.forward(merged), LayerCache { keys, values })
+        (self.c_proj.forward(merge_heads(context)), layer)
+    }
+}
+
+/// Queries, and keys and values together (the cache's layout), per head from the fused
+/// projection, as views of it: no copies.
+///
+/// With one new token per row (every decoding step) the heads are read straight off the
+/// projection, `[batch, 3·n_head, 1, head_dim]` being its own memory order, and the query is a
+/// layout cubecl's matrix product takes as it is. Several tokens need a transpose, which stays a
+/// view here: the keys and values go into the cache as they are, and only the query is copied,
+/// inside its product (which needs each batch stride at least the row stride). Slicing
+/// `[.., n_embd]` first and reshaping the slice, as before, cost a copy for each of the three:
+/// burn's reshape copies a strided tensor that has a dimension of size 1 (one row, or one token).
+///
+/// # Shapes
+/// - qkv `[batch, seq, 3·n_embd]` → queries `[batch, n_head, seq, head_dim]`, keys and values
+///   `[batch, 2·n_head, seq, head_dim]`
+fn split_heads(qkv: Tensor<3>, n_head: usize) -> (Tensor<4>, Tensor<4>) {
+    let [batch, seq, width] = qkv.dims();
+    let head_dim = width / (3 * n_head);
+    let heads = if seq == 1 {
+        qkv.reshape([batch, 3 * n_head, 1, head_dim])
+    } else {
+        qkv.reshape([batch, seq, 3 * n_head, head_dim])
+            .swap_dims(1, 2)
+    };
+    (
+        heads.clone().narrow(1, 0, n_head),
+        heads.narrow(1, n_head, 2 * n_head),
+    )
+}
+
+/// The inverse of [`split_heads`] for the attention's output: the heads side by side again.
+///
+/// # Shapes
+/// - `[batch, n_head, seq, head_dim]` → `[batch, seq, n_head·head_dim]`
+fn merge_heads(context: Tensor<4>) -> Tensor<3> {
+    let [batch, n_head, seq, head_dim] = context.dims();
+    if seq == 1 {
+        context.reshape([batch, 1, n_head * head_dim])
+    } else {
+        context
+            .swap_dims(1, 2)
+            .reshape([batch, seq, n_head * head_dim])
     }
 }
 
@@ -635,6 +673,39 @@ mod tests {
 
     /// Attention over more batch entries than one product may span runs in slices of rows;
     /// slicing (uneven, with per-row and broadcast masks) must not change the result.
+    #[test]
+    fn heads_split_and_merged_as_views_equal_slices_of_the_projection() {
+        let device = Device::flex();
+        let (n_head, head_dim) = (2, 3);
+        let n_embd = n_head * head_dim;
+        let values = |t: Tensor<4>| t.into_data().try_to_vec::<f32>().unwrap();
+        for (batch, seq) in [(1, 1), (3, 1), (1, 4), (2, 3)] {
+            let n = batch * seq * 3 * n_embd;
+            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let qkv =
+                Tensor::<3>::from_data(TensorData::new(data, [batch, seq, 3 * n_embd]), &device);
+            let (q, kv) = split_heads(qkv.clone(), n_head);
+            let k = kv.clone().narrow(1, 0, n_head);
+            let v = kv.narrow(1, n_head, n_head);
+            for (part, got) in [q.clone(), k, v].into_iter().enumerate() {
+                let expected = qkv
+                    .clone()
+                    .slice([0..batch, 0..seq, part * n_embd..(part + 1) * n_embd])
+                    .reshape([batch, seq, n_head, head_dim])
+                    .swap_dims(1, 2);
+                assert_eq!(got.dims(), [batch, n_head, seq, head_dim]);
+                assert_eq!(values(got), values(expected), "part {part}, {batch}×{seq}");
+            }
+            let merged = merge_heads(q).into_data().try_to_vec::<f32>().unwrap();
+            let first_third = qkv
+                .slice([0..batch, 0..seq, 0..n_embd])
+                .into_data()
+                .try_to_vec::<f32>()
+                .unwrap();
+            assert_eq!(merged, first_third, "{batch}×{seq}");
+        }
+    }
+
     #[test]
     fn attention_in_slices_of_rows_equals_one_product() {
         let device = Device::flex();

@@ -2,6 +2,8 @@
 //! rows share without copying it. A prefix may join several contexts (segments) so that their
 //! continuations share one forward pass; each row then sees only its own context's segment.
 
+use std::ops::Range;
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
@@ -71,11 +73,28 @@ impl SharedPrefix {
     }
 }
 
-/// Per-block key/value buffers preallocated to `[batch, n_head, capacity, head_dim]`.
+/// A block's keys and values in one buffer preallocated to `[batch, 2·n_head, capacity,
+/// head_dim]`: the keys' heads, then the values'. One buffer because the fused projection
+/// yields keys and values side by side, so a step writes both with one kernel, and a sampling
+/// tree's branches select both with one.
 #[derive(Debug)]
 pub(super) struct LayerCache {
-    pub(super) keys: Tensor<4>,
-    pub(super) values: Tensor<4>,
+    pub(super) keys_values: Tensor<4>,
+}
+
+impl LayerCache {
+    /// Rows' keys and values for their first `len` positions, `[batch, n_head, len, head_dim]`
+    /// each: views of the buffer.
+    pub(super) fn keys_and_values(&self, rows: Range<usize>, len: usize) -> (Tensor<4>, Tensor<4>) {
+        let [_, both, _, head_dim] = self.keys_values.dims();
+        let n_head = both / 2;
+        let part = |heads: Range<usize>| {
+            self.keys_values
+                .clone()
+                .slice([rows.clone(), heads, 0..len, 0..head_dim])
+        };
+        (part(0..n_head), part(n_head..both))
+    }
 }
 
 /// KV cache for incremental decoding of `batch` sequences that may all continue one
@@ -131,7 +150,7 @@ impl KvCache {
         let Some(first) = self.layers.first() else {
             return Err(ModelError::EmptyInput);
         };
-        let device = first.keys.device();
+        let device = first.keys_values.device();
         let index = Tensor::<1, Int>::from_data(
             TensorData::new(
                 rows.iter().map(|&r| r as i64).collect::<Vec<_>>(),
@@ -143,8 +162,7 @@ impl KvCache {
             .layers
             .iter()
             .map(|l| LayerCache {
-                keys: l.keys.clone().select(0, index.clone()),
-                values: l.values.clone().select(0, index.clone()),
+                keys_values: l.keys_values.clone().select(0, index.clone()),
             })
             .collect();
         Ok(KvCache {
@@ -200,7 +218,8 @@ impl KvCache {
             .into_iter()
             .enumerate()
             .map(|(i, layer)| {
-                let [_, h, _, d] = layer.keys.dims();
+                let [_, both, _, d] = layer.keys_values.dims();
+                let h = both / 2;
                 let mut keys = Vec::new();
                 let mut values = Vec::new();
                 for (row, (&own, &segment)) in lengths.iter().zip(&self.row_segments).enumerate() {
@@ -211,9 +230,9 @@ impl KvCache {
                         values.push(p.layers[i].1.clone().slice(range));
                     }
                     if own > 0 {
-                        let range = [row..row + 1, 0..h, 0..own, 0..d];
-                        keys.push(layer.keys.clone().slice(range.clone()));
-                        values.push(layer.values.clone().slice(range));
+                        let (own_keys, own_values) = layer.keys_and_values(row..row + 1, own);
+                        keys.push(own_keys);
+                        values.push(own_values);
                     }
                 }
                 (Tensor::cat(keys, 2), Tensor::cat(values, 2))
