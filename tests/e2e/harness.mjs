@@ -126,6 +126,13 @@ export function cliNextToken(modelDir, context, top) {
   return JSON.parse(out);
 }
 
+/** `clozelab word-prob --json` for the same model, context and word (the reference). */
+export function cliWordProb(modelDir, context, word) {
+  const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+  const out = execFileSync(bin, ["word-prob", "--model", modelDir, "--context", context, "--word", word, "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return JSON.parse(out).words[0];
+}
+
 export async function screenshot(page, name) {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });

@@ -1,13 +1,18 @@
-// The app's next-token screen against `clozelab next-token`, on WebGPU and with WebGPU absent.
+// The app's next-token screen against `clozelab next-token` and `clozelab word-prob`, on WebGPU
+// and with WebGPU absent. A word's exact probability takes decoding steps with the key/value
+// cache (one row per tokenisation), which a next-token list does not: on WebGPU that is the
+// browser's fused engine on its cached path.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, serveDist, launch, cliNextToken, screenshot } from "./harness.mjs";
+import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
 const CONTEXT = "The quick brown fox jumps over";
 const TOP = 15;
 const TOLERANCE = 1e-4;
+// Each has several tokenisations (4 and 3 with the test model), each scored by decoding steps.
+const SCORED_WORDS = ["the", "unhappiness"];
 const TIMEOUT = 240_000;
 
 let served;
@@ -36,6 +41,15 @@ async function checkMode(webgpu) {
     for (let i = 0; i < TOP; i++) {
       assert.equal(shown[i].id, reference[i].id, `rank ${i}: browser id ${shown[i].id}, CLI id ${reference[i].id}`);
       assert.ok(Math.abs(shown[i].logprob - reference[i].logprob) <= TOLERANCE, `rank ${i}: ${shown[i].logprob} vs ${reference[i].logprob}`);
+    }
+    for (const word of SCORED_WORDS) {
+      await page.getByTestId("scored-word").fill(word);
+      await page.getByTestId("score-word").click();
+      const scored = page.locator(`[data-testid=word-prob][data-word="${word}"]`);
+      await scored.waitFor({ timeout: TIMEOUT });
+      const shown = Number(await scored.getAttribute("data-prob"));
+      const reference = cliWordProb(MODEL_DIR, CONTEXT, word);
+      assert.ok(shown > 0 && Math.abs(Math.log(shown) - reference.logprob) <= TOLERANCE, `${word}: browser ${shown}, CLI ${reference.prob}`);
     }
     // 404s are expected: no favicon, and the loader probes for tokenizer.json before vocab.json.
     const errors = logs.filter((l) => /error|panicked|unreachable/i.test(l) && !/status of 404/.test(l));

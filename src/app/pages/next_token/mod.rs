@@ -1,4 +1,7 @@
-//! Type a context, see GPT-2's next-token distribution (computed in the worker).
+//! Type a context, see GPT-2's next-token distribution (computed in the worker), and score a
+//! word of one's own after it ([`word_probability`]).
+
+mod word_probability;
 
 use leptos::prelude::*;
 
@@ -7,6 +10,7 @@ use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::runtime::distributions::TokenLogProb;
 use crate::runtime::protocol::{NextTokensRequest, Reply, Request};
+use word_probability::WordProbability;
 
 const DEFAULT_TOP_K: usize = 15;
 
@@ -91,6 +95,7 @@ pub fn NextTokenPage() -> impl IntoView {
                 fallback=|| view! { <p>"Load a model to see its predictions."</p> }
             >
                 <DistributionChart tokens=tokens.into() context=shown_context.into() />
+                <WordProbability context=context.into() />
             </Show>
         </section>
     }
