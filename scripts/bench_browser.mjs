@@ -8,27 +8,53 @@
 // isolated). Ratios are onnxruntime-web's time over clozelab's: above 1, clozelab is faster.
 //
 // Usage: node scripts/bench_browser.mjs [--model big|test] [--out FILE.json]
+//          [--dists DIR,DIR… [--rounds N]] [--no-onnxruntime]
+// `--dists` times several builds' speed checks, alternating between them N times (a before and
+// after in one sitting: each row's figures are the medians over its rounds); `--no-onnxruntime`
+// leaves onnxruntime-web out (no torch needed).
 // Needs: a built app (CLOZELAB_DIST, default dist/; `bash scripts/release.sh` builds the
 // participants' dist-release/), CLOZELAB_BIN (to write the test model), CLOZELAB_PYTHON (torch
-// + transformers + onnx, for scripts/export_onnx.py) and Chromium. onnxruntime-web (pinned
+// + transformers + onnx, for scripts/export_onnx.py; not with --no-onnxruntime) and Chromium. onnxruntime-web (pinned
 // below) is installed from npm into ~/.cache/clozelab/ on first use, not into the project: the
 // test command's installs stay as they are. The ONNX export is kept in ~/.cache/clozelab/onnx/
 // and redone when the weights change.
 import { createServer } from "node:http";
 import { execFileSync } from "node:child_process";
-import { existsSync, statSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, statSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { extname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
-import { serveDist, ensureGpt2SmallShape, DIST, ROOT } from "../tests/e2e/harness.mjs";
+import { serveDist, ensureGpt2SmallShape, DIST, GPT2_SMALL_SHAPE, ROOT } from "../tests/e2e/harness.mjs";
 
-const { values: args } = parseArgs({ options: { model: { type: "string", default: "big" }, out: { type: "string" } } });
-// The test model comes with the build (public/models/test); the big one is written on first use.
-const MODELS = { big: ensureGpt2SmallShape, test: () => "models/test/" };
+const { values: args } = parseArgs({
+  options: {
+    model: { type: "string", default: "big" },
+    out: { type: "string" },
+    dists: { type: "string" },
+    rounds: { type: "string", default: "1" },
+    "no-onnxruntime": { type: "boolean", default: false },
+  },
+});
+const dists = args.dists ? args.dists.split(",").map((d) => resolve(ROOT, d)) : [DIST];
+const buildRounds = Number(args.rounds);
+if (!(buildRounds >= 1)) throw new Error(`--rounds is a count, not ${args.rounds}`);
+// The test model is public/models/test (a build made before the tests wrote it lacks it); the big
+// one is written into the first build on first use. Builds without the model link to it.
+const MODELS = {
+  big: () => [ensureGpt2SmallShape(dists[0]), join(dists[0], GPT2_SMALL_SHAPE)],
+  test: () => ["models/test/", join(ROOT, "public", "models", "test")],
+};
 if (!MODELS[args.model]) throw new Error(`--model is big or test, not ${args.model}`);
-const modelPath = MODELS[args.model]();
+const [modelPath, modelSource] = MODELS[args.model]();
+for (const dist of dists) {
+  const link = join(dist, modelPath).replace(/\/$/, "");
+  if (!existsSync(link)) {
+    mkdirSync(join(link, ".."), { recursive: true });
+    symlinkSync(modelSource.replace(/\/$/, ""), link);
+  }
+}
 const ROUNDS = 3;
 const DECODE_STEPS = 8;
 const PREFILLS = [16, 64];
@@ -144,36 +170,49 @@ async function onnxruntime(browser, base, threads, config) {
   return { prefill16: median(times.prefill[0]), prefill64: median(times.prefill[1]), decode: median(times.decode) };
 }
 
-const modelDir = join(DIST, modelPath);
+const modelDir = join(dists[0], modelPath);
 const config = JSON.parse(await readFile(join(modelDir, "config.json"), "utf8"));
-const onnx = ensureOnnx(modelDir);
-const ortPackage = ensureOrt();
-const app = await serveDist();
-const ort = await serveOrt(onnx, ortPackage);
+const withOrt = !args["no-onnxruntime"];
+const apps = [];
+for (const dist of dists) apps.push(await serveDist(dist));
+const ortPackage = withOrt ? ensureOrt() : null;
+const ort = withOrt ? await serveOrt(ensureOnnx(modelDir), ortPackage) : null;
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-webgpu", "--disable-background-networking", "--disable-component-update"] });
 try {
-  console.error(`clozelab (${DIST}) on ${config.n_layer} layers, ${config.n_embd} dims…`);
-  const ours = await clozelab(browser, app.base);
-  console.error("onnxruntime-web, 1 thread…");
-  const ort1 = await onnxruntime(browser, ort.base, 1, config);
-  console.error("onnxruntime-web, 2 threads…");
-  const ort2 = await onnxruntime(browser, ort.base, 2, config);
-  const ortVersion = JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version;
+  const runs = dists.map(() => []);
+  for (let round = 1; round <= buildRounds; round++) {
+    for (const [i, dist] of dists.entries()) {
+      console.error(`clozelab (${dist}) on ${config.n_layer} layers, ${config.n_embd} dims, round ${round} of ${buildRounds}…`);
+      runs[i].push(await clozelab(browser, apps[i].base));
+    }
+  }
+  const keys = ["prefill16", "prefill64", "decode", "words100"];
+  const ours = runs.map((list) => Object.fromEntries(keys.map((k) => [k, median(list.map((f) => f[k]))])));
+  let ort1 = null, ort2 = null, ortVersion = null;
+  if (withOrt) {
+    console.error("onnxruntime-web, 1 thread…");
+    ort1 = await onnxruntime(browser, ort.base, 1, config);
+    console.error("onnxruntime-web, 2 threads…");
+    ort2 = await onnxruntime(browser, ort.base, 2, config);
+    ortVersion = JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version;
+  }
+  const label = (dist) => (dists.length > 1 ? ` ${dist}` : "");
   const rows = [
-    ["clozelab worker, CPU (wasm SIMD, 1 thread)", ours],
-    [`onnxruntime-web ${ortVersion}, wasm, 1 thread`, ort1],
-    [`onnxruntime-web ${ortVersion}, wasm, 2 threads`, ort2],
+    ...dists.map((dist, i) => [`clozelab worker, CPU (wasm SIMD, 1 thread)${label(dist)}`, ours[i]]),
+    ...(withOrt ? [[`onnxruntime-web ${ortVersion}, wasm, 1 thread`, ort1], [`onnxruntime-web ${ortVersion}, wasm, 2 threads`, ort2]] : []),
   ];
   const cols = [["prefill16", "prefill 16"], ["prefill64", "prefill 64"], ["decode", "decode step"]];
-  console.log(`browser CPU, ms (median of ${ROUNDS} after an untimed run; ${config.n_layer} layers, ${config.n_embd} dims; ratio: onnxruntime-web 1 thread over this row)`);
+  const rounds = buildRounds > 1 ? `, the median of ${buildRounds} such runs per build, alternating` : "";
+  const ratio = withOrt ? "; ratio: onnxruntime-web 1 thread over this row" : "";
+  console.log(`browser CPU, ms (median of ${ROUNDS} after an untimed run${rounds}; ${config.n_layer} layers, ${config.n_embd} dims${ratio})`);
   console.log(["engine".padEnd(48), ...cols.map(([, h]) => h.padStart(18)), "100-sample words".padStart(18)].join(""));
   for (const [name, f] of rows) {
-    const cells = cols.map(([k]) => `${f[k].toFixed(1)} (${(ort1[k] / f[k]).toFixed(2)}×)`.padStart(18));
+    const cells = cols.map(([k]) => `${f[k].toFixed(1)}${withOrt ? ` (${(ort1[k] / f[k]).toFixed(2)}×)` : ""}`.padStart(18));
     console.log([name.padEnd(48), ...cells, (f.words100 ? `${(f.words100 / 1000).toFixed(2)} s` : "—").padStart(18)].join(""));
   }
-  if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dist: DIST, config, rounds: ROUNDS, clozelab: ours, ort_1_thread: ort1, ort_2_threads: ort2, ort_version: ortVersion }, null, 2));
+  if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dists, config, rounds: ROUNDS, build_rounds: buildRounds, clozelab: dists.length === 1 ? ours[0] : ours, clozelab_runs: runs, ort_1_thread: ort1, ort_2_threads: ort2, ort_version: ortVersion }, null, 2));
 } finally {
   await browser.close();
-  app.server.close();
-  ort.server.close();
+  for (const app of apps) app.server.close();
+  ort?.server.close();
 }
