@@ -78,7 +78,13 @@ function ensureOnnx(modelDir) {
   if (!existsSync(onnx) || statSync(onnx).mtimeMs < statSync(weights).mtimeMs) {
     mkdirSync(out, { recursive: true });
     const python = process.env.CLOZELAB_PYTHON ?? "python3";
-    execFileSync(python, [join(ROOT, "scripts", "export_onnx.py"), modelDir, out], { stdio: ["ignore", "inherit", "ignore"] });
+    try {
+      // Its stderr (torch's warnings) is shown only when the export fails.
+      execFileSync(python, [join(ROOT, "scripts", "export_onnx.py"), modelDir, out], { stdio: ["ignore", "inherit", "pipe"] });
+    } catch (e) {
+      const said = String(e.stderr ?? "").trim().split("\n").slice(-3).join("\n");
+      throw new Error(`the ONNX export failed (${python} needs torch, transformers and onnx: set CLOZELAB_PYTHON, or leave onnxruntime-web out with --no-onnxruntime):\n${said}`);
+    }
   }
   return onnx;
 }
