@@ -671,8 +671,9 @@ mod tests {
         assert!(text.starts_with(READBACK_FAILED), "{text}");
     }
 
-    /// Attention over more batch entries than one product may span runs in slices of rows;
-    /// slicing (uneven, with per-row and broadcast masks) must not change the result.
+    /// The heads read off the projection as views hold what slicing it into queries, keys and
+    /// values and splitting each into heads gave, for single and several rows and tokens; merging
+    /// the queries' heads gives their third of the projection back.
     #[test]
     fn heads_split_and_merged_as_views_equal_slices_of_the_projection() {
         let device = Device::flex();
@@ -706,6 +707,8 @@ mod tests {
         }
     }
 
+    /// Attention over more batch entries than one product may span runs in slices of rows;
+    /// slicing (uneven, with per-row and broadcast masks) must not change the result.
     #[test]
     fn attention_in_slices_of_rows_equals_one_product() {
         let device = Device::flex();
