@@ -55,6 +55,9 @@ async function checkMode(webgpu) {
     const errors = logs.filter((l) => /error|panicked|unreachable/i.test(l) && !/status of 404/.test(l));
     assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
     await screenshot(page, `next-token-${webgpu ? "webgpu" : "cpu"}.png`);
+    // A score belongs to its context: editing the context takes it away.
+    await page.getByTestId("context").fill(`${CONTEXT} the`);
+    await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
   } catch (e) {
     await screenshot(page, `FAILED-next-token-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
     console.error(logs.join("\n"));

@@ -15,6 +15,7 @@ pub fn WordProbability(context: Signal<String>) -> impl IntoView {
     let ctx = use_runtime();
     let word = RwSignal::new(String::new());
     let score = Action::new_local(move |(context, word): &(String, String)| {
+        let context = context.clone();
         let request = Request::WordProbs(WordProbsRequest {
             context: context.clone(),
             words: vec![word.clone()],
@@ -22,12 +23,21 @@ pub fn WordProbability(context: Signal<String>) -> impl IntoView {
         });
         async move {
             match ctx.client().start(request, None).reply().await {
-                Reply::WordProbs(mut scored) if scored.len() == 1 => Ok(scored.remove(0)),
+                Reply::WordProbs(mut scored) if scored.len() == 1 => {
+                    Ok((context, scored.remove(0)))
+                }
                 other => Err(CallError::from_reply(other).to_string()),
             }
         }
     });
-    let result: Signal<Option<Result<WordProb, String>>> = score.value().into();
+    // A score belongs to the context it was computed after: once the context is edited it is
+    // no longer shown (the next-token list above has moved on too).
+    let result = move || {
+        score.value().get().filter(|r| match r {
+            Ok((scored_after, _)) => context.with(|now| now == scored_after),
+            Err(_) => true,
+        })
+    };
     let submit = move || {
         let typed = word.get_untracked().trim().to_string();
         if !typed.is_empty() {
@@ -56,9 +66,9 @@ pub fn WordProbability(context: Signal<String>) -> impl IntoView {
             </button>
         </form>
         <Outcome
-            result=move || result.get()
+            result=result
             failure="Cannot score the word"
-            render=|scored| view! { <ScoredWord scored=scored /> }
+            render=|(_, scored)| view! { <ScoredWord scored=scored /> }
         />
     }
 }
