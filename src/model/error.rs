@@ -23,4 +23,6 @@ pub enum ModelError {
     RaggedBatch,
     #[error("reading a tensor back from the device failed: {0}")]
     Readback(String),
+    #[error(transparent)]
+    PanelProduct(#[from] super::panel_product::PanelError),
 }

@@ -13,6 +13,7 @@ use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
 use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
+use super::panel_product::{PanelError, PanelWeight};
 use super::precision::{Precision, PrecisionError, to_dtype_of, to_f32};
 use super::threaded_product;
 
@@ -41,26 +42,86 @@ impl LayerNorm {
 
 /// GPT-2's `Conv1D`: a linear layer whose weight is stored `[in, out]`, which is also burn's
 /// layout, so checkpoint weights load without a transpose (a PyTorch `nn.Linear` would need one).
+///
+/// On the browser's CPU backend the weight lives in `panels` instead (packed once for
+/// [`PanelWeight::product`]; `weight` is then an empty `[0, 0]`, so the model is not held twice).
 #[derive(Module, Debug)]
 pub struct Conv1D {
     pub weight: Param<Tensor<2>>,
     pub bias: Param<Tensor<1>>,
+    #[module(skip)]
+    pub panels: Option<PanelWeight>,
 }
 
 impl Conv1D {
+    /// A layer over `weight` `[in, out]`, packed into panels when `panels` is set.
+    pub fn new(
+        weight: Vec<f32>,
+        shape: [usize; 2],
+        bias: Param<Tensor<1>>,
+        panels: bool,
+        device: &Device,
+    ) -> Result<Self, PanelError> {
+        if panels {
+            let packed = PanelWeight::pack(&weight, shape[0], shape[1])?;
+            return Ok(Self {
+                weight: Param::from_tensor(Tensor::zeros([0, 0], device)),
+                bias,
+                panels: Some(packed),
+            });
+        }
+        Ok(Self {
+            weight: Param::from_tensor(Tensor::from_data(TensorData::new(weight, shape), device)),
+            bias,
+            panels: None,
+        })
+    }
+
+    /// `[in, out]`.
+    pub fn dims(&self) -> [usize; 2] {
+        match &self.panels {
+            Some(packed) => packed.dims(),
+            None => self.weight.val().dims(),
+        }
+    }
+
     /// With f16 weights ([`Precision::F16`]) the product runs in f16 and its result, the bias
     /// and everything after are f32.
     ///
     /// # Shapes
     /// - input `[..., in]` → output `[..., out]`
-    pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
+    pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Result<Tensor<D>, ModelError> {
+        if let Some(packed) = &self.panels {
+            return panel_linear(input, packed, self.bias.val());
+        }
         let weight = self.weight.val();
         if weight.dtype() != DType::F32 {
             let product = burn::tensor::module::linear(to_dtype_of(input, &weight), weight, None);
-            return to_f32(product) + self.bias.val().unsqueeze::<D>();
+            return Ok(to_f32(product) + self.bias.val().unsqueeze::<D>());
         }
-        threaded_product::linear(input, weight, self.bias.val())
+        Ok(threaded_product::linear(input, weight, self.bias.val()))
     }
+}
+
+/// `input · weight + bias` through the packed weight: the input is read on the host, which on
+/// the CPU backend is where it already is.
+fn panel_linear<const D: usize>(
+    input: Tensor<D>,
+    packed: &PanelWeight,
+    bias: Tensor<1>,
+) -> Result<Tensor<D>, ModelError> {
+    let device = input.device();
+    let mut dims = input.dims();
+    let [n_in, n_out] = packed.dims();
+    let rows = dims[..D - 1].iter().product::<usize>();
+    let values = input
+        .into_data()
+        .try_into_vec::<f32>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    let product = packed.product(&values, rows)?;
+    debug_assert_eq!(dims[D - 1], n_in);
+    dims[D - 1] = n_out;
+    Ok(Tensor::<D>::from_data(TensorData::new(product, dims), &device) + bias.unsqueeze::<D>())
 }
 
 /// Causal self-attention with the fused query/key/value projection `c_attn`.
@@ -148,6 +209,7 @@ impl Gpt2Config {
         let conv = |n_in: usize, n_out: usize| Conv1D {
             weight: normal(vec![n_in, n_out]),
             bias: zeros(n_out),
+            panels: None,
         };
         let e = self.n_embd;
         let rows = TokenEmbedding::chunk_rows(e);
@@ -207,6 +269,34 @@ impl Gpt2 {
         Ok(self)
     }
 
+    /// The model with its blocks' weights packed into panels, as the loader packs them on the
+    /// browser's CPU backend ([`panel_product::packs_weights_on`]); natively this is how the
+    /// tests reach that path.
+    ///
+    /// [`panel_product::packs_weights_on`]: super::panel_product::packs_weights_on
+    pub fn with_panel_weights(mut self) -> Result<Self, ModelError> {
+        let device = self.device();
+        for block in &mut self.h {
+            for conv in [
+                &mut block.attn.c_attn,
+                &mut block.attn.c_proj,
+                &mut block.mlp.c_fc,
+                &mut block.mlp.c_proj,
+            ] {
+                if conv.panels.is_some() {
+                    continue;
+                }
+                let dims = conv.dims();
+                let values = to_f32(conv.weight.val())
+                    .into_data()
+                    .try_into_vec::<f32>()
+                    .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+                *conv = Conv1D::new(values, dims, conv.bias.clone(), true, &device)?;
+            }
+        }
+        Ok(self)
+    }
+
     /// The precision of the products' weights.
     pub fn precision(&self) -> Precision {
         match self.h.first().map(|b| b.attn.c_attn.weight.val().dtype()) {
@@ -259,7 +349,7 @@ impl Gpt2 {
             .iter()
             .map(|block| {
                 let n_head = block.attn.n_head;
-                let head_dim = block.attn.c_proj.weight.val().dims()[0] / n_head;
+                let head_dim = block.attn.c_proj.dims()[0] / n_head;
                 LayerCache {
                     keys_values: Tensor::zeros(
                         [batch, 2 * n_head, capacity.max(1), head_dim],
@@ -369,7 +459,8 @@ impl Gpt2 {
                 prefix_mask: prefix_mask.clone(),
                 mask: mask.clone(),
             };
-            let (out, layer) = block.forward_cached(x, layer, step);
+            // A failed block leaves the cache without its layers; callers drop it with the error.
+            let (out, layer) = block.forward_cached(x, layer, step)?;
             x = out;
             updated.push(layer);
         }
@@ -460,17 +551,13 @@ impl Block {
         x: Tensor<3>,
         layer: LayerCache,
         step: CacheStep,
-    ) -> (Tensor<3>, LayerCache) {
-        let (attended, layer) = self
-            .attn
-            .forward_cached(self.ln_1.forward(x.clone()), layer, step);
+    ) -> Result<(Tensor<3>, LayerCache), ModelError> {
+        let (attended, layer) =
+            self.attn
+                .forward_cached(self.ln_1.forward(x.clone()), layer, step)?;
         let x = x + attended;
-        let x = x.clone()
-            + self
-                .mlp
-                .c_proj
-                .forward(gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x))));
-        (x, layer)
+        let hidden = gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x.clone()))?);
+        Ok((x + self.mlp.c_proj.forward(hidden)?, layer))
     }
 }
 
@@ -484,7 +571,7 @@ impl Attention {
         x: Tensor<3>,
         layer: LayerCache,
         step: CacheStep,
-    ) -> (Tensor<3>, LayerCache) {
+    ) -> Result<(Tensor<3>, LayerCache), ModelError> {
         let CacheStep {
             past,
             prefix,
@@ -496,7 +583,7 @@ impl Attention {
         let head_dim = n_embd / n_head;
         let scale = 1.0 / (head_dim as f64).sqrt();
 
-        let (q, new_keys_values) = split_heads(self.c_attn.forward(x), n_head);
+        let (q, new_keys_values) = split_heads(self.c_attn.forward(x)?, n_head);
 
         let total = past + seq;
         let layer = LayerCache {
@@ -519,7 +606,7 @@ impl Attention {
             },
             MAX_PRODUCT_BATCH,
         );
-        (self.c_proj.forward(merge_heads(context)), layer)
+        Ok((self.c_proj.forward(merge_heads(context))?, layer))
     }
 }
 

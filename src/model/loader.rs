@@ -15,6 +15,7 @@ use safetensors::{Dtype, SafeTensorError, SafeTensors};
 use super::config::{ConfigError, Gpt2Config};
 use super::embedding::TokenEmbedding;
 use super::gpt2::{Attention, Block, Conv1D, Gpt2, LayerNorm, Mlp};
+use super::panel_product::{self, PanelError};
 
 /// Why a checkpoint cannot be loaded. Every tensor-level variant names the tensor.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -39,6 +40,8 @@ pub enum LoadError {
     UnsupportedDtype { name: String, dtype: String },
     #[error("tensor `{0}` holds a NaN or infinite value")]
     NonFinite(String),
+    #[error(transparent)]
+    Panels(#[from] PanelError),
 }
 
 /// Expected checkpoint keys and shapes for `config`, in module order.
@@ -194,10 +197,21 @@ impl Checkpoint {
     }
 
     fn conv1d(&mut self, prefix: &str, device: &Device) -> Result<Conv1D, LoadError> {
-        Ok(Conv1D {
-            weight: self.take(&format!("{prefix}.weight"), device)?,
-            bias: self.take(&format!("{prefix}.bias"), device)?,
-        })
+        let name = format!("{prefix}.weight");
+        let (values, shape) = self
+            .tensors
+            .remove(&name)
+            .ok_or(LoadError::MissingTensor(name))?;
+        let bias = self.take(&format!("{prefix}.bias"), device)?;
+        let [n_in, n_out] = shape[..] else {
+            return Err(LoadError::ShapeMismatch {
+                name: format!("{prefix}.weight"),
+                expected: vec![0, 0],
+                found: shape,
+            });
+        };
+        let panels = panel_product::packs_weights_on(device);
+        Ok(Conv1D::new(values, [n_in, n_out], bias, panels, device)?)
     }
 }
 

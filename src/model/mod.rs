@@ -4,7 +4,8 @@
 //! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
 //! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
 //! on the CPU, products with few rows split over the threads ([`threaded_product`]) and gemm told
-//! to pack the weights ([`gemm_packing`]).
+//! to pack the weights ([`gemm_packing`]), and in the browser's CPU backend the blocks' weights
+//! packed once into column panels ([`panel_product`]).
 
 pub mod config;
 pub mod embedding;
@@ -13,6 +14,7 @@ pub mod gemm_packing;
 pub mod gpt2;
 pub mod kv_cache;
 pub mod loader;
+pub mod panel_product;
 pub mod precision;
 pub mod readback;
 pub mod testmodel;

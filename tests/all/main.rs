@@ -17,6 +17,7 @@ mod joined_contexts;
 mod loader;
 mod model_golden;
 mod package;
+mod panel_product;
 mod participant;
 mod participant_texts;
 mod results;

@@ -1,0 +1,43 @@
+//! The blocks' weights packed into panels (the browser's CPU path, reached natively through
+//! `Gpt2::with_panel_weights`) give the hidden states of the unpacked model.
+
+use burn::tensor::Device;
+use clozelab::model::Gpt2;
+use clozelab::model::loader::load_with_config;
+use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
+
+#[test]
+fn weights_packed_into_panels_give_the_same_hidden_states() {
+    // 20 wide: the 60-wide projection and the 80-wide MLP end in part-filled panels.
+    let config = test_config(2, 20, 2);
+    let device = Device::flex();
+    let bytes = to_safetensors(&generate_weights(&config, 3)).unwrap();
+    let model = load_with_config(&config, &bytes, &device).unwrap();
+    let packed = model.clone().with_panel_weights().unwrap();
+    assert!(packed.h.iter().all(|b| b.mlp.c_fc.panels.is_some()));
+    assert_eq!(packed.h[0].mlp.c_fc.weight.val().dims(), [0, 0]);
+    assert_eq!(packed.h[0].mlp.c_fc.dims(), [20, 80]);
+    // A prefill of five tokens in two rows (one full tile and a part-filled one), then one
+    // decoding step per row (two rows), then one more in a single row (the one-row kernel).
+    let run = |m: &Gpt2| {
+        let mut cache = m.new_cache(None, 2, 6);
+        let ids = m
+            .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])
+            .unwrap();
+        let prefill = m.forward_cached(ids, &mut cache).unwrap();
+        let step = m
+            .forward_cached(m.token_tensor(&[vec![6], vec![2]]).unwrap(), &mut cache)
+            .unwrap();
+        let mut single = m.new_cache(None, 1, 1);
+        let one = m
+            .forward_cached(m.token_tensor(&[vec![11]]).unwrap(), &mut single)
+            .unwrap();
+        [prefill, step, one].map(|t| t.into_data().try_to_vec::<f32>().unwrap())
+    };
+    for (want, got) in run(&model).iter().zip(run(&packed).iter()) {
+        assert_eq!(want.len(), got.len());
+        for (w, g) in want.iter().zip(got) {
+            assert!((w - g).abs() < 1e-5, "{w} vs {g}");
+        }
+    }
+}
