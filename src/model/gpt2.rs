@@ -256,15 +256,8 @@ impl Gpt2 {
         precision.check(&self.device())?;
         let dtype = precision.float_dtype();
         let cast = |p: &Param<Tensor<2>>| Param::from_tensor(to_f32(p.val()).cast(dtype));
-        for block in &mut self.h {
-            for conv in [
-                &mut block.attn.c_attn,
-                &mut block.attn.c_proj,
-                &mut block.mlp.c_fc,
-                &mut block.mlp.c_proj,
-            ] {
-                conv.weight = cast(&conv.weight);
-            }
+        for conv in self.h.iter_mut().flat_map(Block::projections_mut) {
+            conv.weight = cast(&conv.weight);
         }
         Ok(self)
     }
@@ -276,23 +269,16 @@ impl Gpt2 {
     /// [`panel_product::packs_weights_on`]: super::panel_product::packs_weights_on
     pub fn with_panel_weights(mut self) -> Result<Self, ModelError> {
         let device = self.device();
-        for block in &mut self.h {
-            for conv in [
-                &mut block.attn.c_attn,
-                &mut block.attn.c_proj,
-                &mut block.mlp.c_fc,
-                &mut block.mlp.c_proj,
-            ] {
-                if conv.panels.is_some() {
-                    continue;
-                }
-                let dims = conv.dims();
-                let values = to_f32(conv.weight.val())
-                    .into_data()
-                    .try_into_vec::<f32>()
-                    .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-                *conv = Conv1D::new(values, dims, conv.bias.clone(), true, &device)?;
+        for conv in self.h.iter_mut().flat_map(Block::projections_mut) {
+            if conv.panels.is_some() {
+                continue;
             }
+            let dims = conv.dims();
+            let values = to_f32(conv.weight.val())
+                .into_data()
+                .try_into_vec::<f32>()
+                .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+            *conv = Conv1D::new(values, dims, conv.bias.clone(), true, &device)?;
         }
         Ok(self)
     }
@@ -546,6 +532,16 @@ struct CacheStep<'a> {
 }
 
 impl Block {
+    /// The block's four weighted projections: attention's two, then the MLP's.
+    fn projections_mut(&mut self) -> [&mut Conv1D; 4] {
+        [
+            &mut self.attn.c_attn,
+            &mut self.attn.c_proj,
+            &mut self.mlp.c_fc,
+            &mut self.mlp.c_proj,
+        ]
+    }
+
     fn forward_cached(
         &self,
         x: Tensor<3>,
