@@ -239,7 +239,7 @@ async fn draw_next(
                 hidden
                     .clone()
                     .slice([chunk_start..chunk_start + rows, 0..1, 0..n_embd]),
-            )
+            )?
             .reshape([rows, vocab]);
         if strategy.truncates() {
             // Truncation needs a sort of each row: done on the host from the read-back logits.
@@ -536,7 +536,7 @@ pub async fn sample_words_naive(
                 &device,
             );
             let logits = model
-                .logits(hidden.clone().select(0, index))
+                .logits(hidden.clone().select(0, index))?
                 .reshape([chunk.len(), vocab]);
             let host = read_f32(logits).await?;
             for (k, &row) in chunk.iter().enumerate() {

@@ -414,7 +414,7 @@ async fn read_logprob_rows(
     for start in (0..rows).step_by(HEAD_ROWS) {
         let n = HEAD_ROWS.min(rows - start);
         let logits = model
-            .logits(hidden.clone().slice([start..start + n, 0..1, 0..n_embd]))
+            .logits(hidden.clone().slice([start..start + n, 0..1, 0..n_embd]))?
             .reshape([n, model.vocab_size]);
         out.extend(read_f32(log_softmax(logits / temperature, 1)).await?);
     }

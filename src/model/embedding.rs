@@ -1,9 +1,12 @@
 //! GPT-2's token embedding `wte`, kept in row chunks (WebGPU binds at most 128 MiB per
-//! buffer), which is also the tied LM head.
+//! buffer), which is also the tied LM head; on the browser's CPU backend packed once as `wteᵀ`
+//! for [`PanelWeight::product`] instead.
 
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
+use super::error::ModelError;
+use super::panel_product::{self, PanelError, PanelWeight};
 use super::threaded_product;
 
 /// Largest tensor, in bytes, the model keeps in one device buffer. WebGPU guarantees only
@@ -15,8 +18,13 @@ pub const MAX_TENSOR_BYTES: usize = 64 << 20;
 /// row chunks of at most [`MAX_TENSOR_BYTES`]; it is also the tied LM head.
 #[derive(Module, Debug)]
 pub struct TokenEmbedding {
-    /// Consecutive row blocks of `wte`, each `[rows, n_embd]`.
+    /// Consecutive row blocks of `wte`, each `[rows, n_embd]`; with `panels`, one empty
+    /// `[0, n_embd]` that keeps the device.
     pub chunks: Vec<Param<Tensor<2>>>,
+    /// `wteᵀ` packed where [`panel_product::packs_weights_on`] (the browser's CPU backend): the LM
+    /// head's product and, column by column, the embedding's rows.
+    #[module(skip)]
+    pub panels: Option<PanelWeight>,
 }
 
 impl TokenEmbedding {
@@ -25,9 +33,37 @@ impl TokenEmbedding {
         (MAX_TENSOR_BYTES / (n_embd.max(1) * 4)).max(1)
     }
 
-    /// Splits a full `[vocab, n_embd]` row-major matrix into chunks on `device`.
-    pub fn from_rows(values: Vec<f32>, vocab: usize, n_embd: usize, device: &Device) -> Self {
-        Self::from_rows_in_chunks(values, vocab, n_embd, Self::chunk_rows(n_embd), device)
+    /// Splits a full `[vocab, n_embd]` row-major matrix into chunks on `device`, or packs it
+    /// where [`panel_product::packs_weights_on`] says.
+    pub fn from_rows(
+        values: Vec<f32>,
+        vocab: usize,
+        n_embd: usize,
+        device: &Device,
+    ) -> Result<Self, PanelError> {
+        if panel_product::packs_weights_on(device) {
+            return Self::packed(&values, vocab, n_embd, device);
+        }
+        Ok(Self::from_rows_in_chunks(
+            values,
+            vocab,
+            n_embd,
+            Self::chunk_rows(n_embd),
+            device,
+        ))
+    }
+
+    /// `wteᵀ` packed into panels (see [`Self::panels`]).
+    pub fn packed(
+        values: &[f32],
+        vocab: usize,
+        n_embd: usize,
+        device: &Device,
+    ) -> Result<Self, PanelError> {
+        Ok(Self {
+            chunks: vec![Param::from_tensor(Tensor::zeros([0, n_embd], device))],
+            panels: Some(PanelWeight::pack_transposed(values, vocab, n_embd)?),
+        })
     }
 
     /// As [`Self::from_rows`] with an explicit chunk height (tests use small ones).
@@ -50,16 +86,24 @@ impl TokenEmbedding {
             })
             .collect();
         debug_assert_eq!(values.len(), vocab * n_embd);
-        Self { chunks }
+        Self {
+            chunks,
+            panels: None,
+        }
     }
 
-    /// Embedding lookup across chunks: each chunk contributes the rows whose ids fall in it.
+    /// Embedding lookup: from the panels' columns where packed, else across chunks (each chunk
+    /// contributes the rows whose ids fall in it). An id outside the vocabulary is an error with
+    /// the panels; the chunks clamp it (token ids are checked before, by `Gpt2::token_tensor`).
     ///
     /// # Shapes
     /// - ids `[batch, seq]` → `[batch, seq, n_embd]`
-    pub fn forward(&self, ids: Tensor<2, Int>) -> Tensor<3> {
+    pub fn forward(&self, ids: Tensor<2, Int>) -> Result<Tensor<3>, ModelError> {
+        if let Some(packed) = &self.panels {
+            return packed_rows(packed, ids);
+        }
         if let [only] = self.chunks.as_slice() {
-            return burn::tensor::module::embedding(only.val(), ids);
+            return Ok(burn::tensor::module::embedding(only.val(), ids));
         }
         let mut start = 0usize;
         let mut sum: Option<Tensor<3>> = None;
@@ -81,15 +125,29 @@ impl TokenEmbedding {
             });
             start += rows;
         }
-        sum.unwrap_or_else(|| Tensor::zeros([ids.dims()[0], ids.dims()[1], 0], &ids.device()))
+        Ok(sum.unwrap_or_else(|| Tensor::zeros([ids.dims()[0], ids.dims()[1], 0], &ids.device())))
     }
 
-    /// The tied LM head, `hidden · wteᵀ`, one chunk of the vocabulary at a time.
+    /// The tied LM head, `hidden · wteᵀ`: through the panels where packed, else one chunk of the
+    /// vocabulary at a time.
     ///
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
-    pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
+    pub fn logits(&self, hidden: Tensor<3>) -> Result<Tensor<3>, ModelError> {
         let [batch, seq, n_embd] = hidden.dims();
+        if let Some(packed) = &self.panels {
+            let device = hidden.device();
+            let values = hidden
+                .into_data()
+                .try_into_vec::<f32>()
+                .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+            let logits = packed.product(&values, batch * seq)?;
+            let vocab = packed.dims()[1];
+            return Ok(Tensor::from_data(
+                TensorData::new(logits, [batch, seq, vocab]),
+                &device,
+            ));
+        }
         // `chunk · hiddenᵀ`, then one transposing copy: the CPU backend's gemm is slow with few
         // output rows, so `hidden · chunkᵀ` (no copy) was slower overall (a sampling test ran
         // 28.7 s instead of 20 s); with the vocabulary as the rows it is fast.
@@ -105,13 +163,37 @@ impl TokenEmbedding {
         } else {
             Tensor::cat(parts, 0)
         };
-        stacked.transpose().reshape([batch, seq, vocab])
+        Ok(stacked.transpose().reshape([batch, seq, vocab]))
     }
 
     pub(super) fn device(&self) -> Device {
+        // With panels the one empty chunk is still on the model's device.
         self.chunks
             .first()
             .map(|c| c.val().device())
             .unwrap_or_default()
     }
+}
+
+/// The embedding's rows for `ids` read from `wteᵀ`'s columns, on the host where the CPU backend
+/// keeps them.
+///
+/// # Shapes
+/// - ids `[batch, seq]` → `[batch, seq, n_embd]`
+fn packed_rows(packed: &PanelWeight, ids: Tensor<2, Int>) -> Result<Tensor<3>, ModelError> {
+    let [batch, seq] = ids.dims();
+    let device = ids.device();
+    let [n_embd, vocab_size] = packed.dims();
+    let mut values = Vec::with_capacity(batch * seq * n_embd);
+    for id in ids.into_data().iter::<i64>() {
+        let column = usize::try_from(id).ok().and_then(|o| packed.column(o));
+        values.extend(column.ok_or(ModelError::TokenOutOfRange {
+            id: id.clamp(0, u32::MAX as i64) as u32,
+            vocab_size,
+        })?);
+    }
+    Ok(Tensor::from_data(
+        TensorData::new(values, [batch, seq, n_embd]),
+        &device,
+    ))
 }

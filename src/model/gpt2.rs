@@ -218,6 +218,7 @@ impl Gpt2Config {
                 .step_by(rows)
                 .map(|start| normal(vec![rows.min(self.vocab_size - start), e]))
                 .collect(),
+            panels: None,
         };
         Gpt2 {
             wte,
@@ -262,13 +263,27 @@ impl Gpt2 {
         Ok(self)
     }
 
-    /// The model with its blocks' weights packed into panels, as the loader packs them on the
-    /// browser's CPU backend ([`panel_product::packs_weights_on`]); natively this is how the
+    /// The model with its blocks' weights and `wteᵀ` packed into panels, as the loader packs them
+    /// on the browser's CPU backend ([`panel_product::packs_weights_on`]); natively this is how the
     /// tests reach that path.
     ///
     /// [`panel_product::packs_weights_on`]: super::panel_product::packs_weights_on
     pub fn with_panel_weights(mut self) -> Result<Self, ModelError> {
         let device = self.device();
+        if self.wte.panels.is_none() {
+            let mut rows = Vec::new();
+            for chunk in &self.wte.chunks {
+                rows.extend(
+                    chunk
+                        .val()
+                        .into_data()
+                        .try_into_vec::<f32>()
+                        .map_err(|e| ModelError::Readback(format!("{e:?}")))?,
+                );
+            }
+            let n_embd = rows.len() / self.vocab_size.max(1);
+            self.wte = TokenEmbedding::packed(&rows, self.vocab_size, n_embd, &device)?;
+        }
         for conv in self.h.iter_mut().flat_map(Block::projections_mut) {
             if conv.panels.is_some() {
                 continue;
@@ -389,7 +404,7 @@ impl Gpt2 {
         let [batch, seq] = tokens.dims();
         let mut cache = self.new_cache(None, batch, seq);
         let hidden = self.forward_cached(tokens, &mut cache)?;
-        Ok(self.logits(hidden))
+        self.logits(hidden)
     }
 
     /// Runs `tokens` after what `cache` already holds, appends their keys and values to it, and
@@ -428,7 +443,7 @@ impl Gpt2 {
                 capacity: cache.capacity,
             });
         }
-        let mut x = self.wte.forward(tokens) + self.position_embeddings(&starts, seq);
+        let mut x = self.wte.forward(tokens)? + self.position_embeddings(&starts, seq);
 
         let mask = causal_mask(cache.len, seq, &self.device());
         let prefix_mask = cache
@@ -485,7 +500,7 @@ impl Gpt2 {
     ///
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
-    pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
+    pub fn logits(&self, hidden: Tensor<3>) -> Result<Tensor<3>, ModelError> {
         self.wte.logits(hidden)
     }
 
@@ -493,10 +508,10 @@ impl Gpt2 {
     ///
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, vocab_size]`
-    pub fn last_logits(&self, hidden: Tensor<3>) -> Tensor<2> {
+    pub fn last_logits(&self, hidden: Tensor<3>) -> Result<Tensor<2>, ModelError> {
         let [batch, seq, n_embd] = hidden.dims();
         let last = hidden.slice([0..batch, seq - 1..seq, 0..n_embd]);
-        self.logits(last).reshape([batch, self.vocab_size])
+        Ok(self.logits(last)?.reshape([batch, self.vocab_size]))
     }
 }
 
@@ -847,8 +862,8 @@ mod tests {
             TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]),
             &device,
         );
-        let a = whole.forward(ids.clone());
-        let b = split.forward(ids);
+        let a = whole.forward(ids.clone()).unwrap();
+        let b = split.forward(ids).unwrap();
         let (a, b) = (
             a.into_data().try_to_vec::<f32>().unwrap(),
             b.into_data().try_to_vec::<f32>().unwrap(),
@@ -860,11 +875,13 @@ mod tests {
         );
         let la = whole
             .logits(hidden.clone())
+            .unwrap()
             .into_data()
             .try_to_vec::<f32>()
             .unwrap();
         let lb = split
             .logits(hidden)
+            .unwrap()
             .into_data()
             .try_to_vec::<f32>()
             .unwrap();

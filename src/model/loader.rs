@@ -257,7 +257,7 @@ pub fn load_with_config(
                 .tensors
                 .remove("wte.weight")
                 .ok_or_else(|| LoadError::MissingTensor("wte.weight".into()))?;
-            TokenEmbedding::from_rows(values, config.vocab_size, config.n_embd, device)
+            TokenEmbedding::from_rows(values, config.vocab_size, config.n_embd, device)?
         },
         wpe: ckpt.take("wpe.weight", device)?,
         h,

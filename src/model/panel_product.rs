@@ -1,4 +1,5 @@
-//! Products against a layer's weight packed once into column panels: the browser's CPU backend.
+//! Products against a layer's weight packed once into column panels: the browser's CPU backend
+//! (the blocks' four projections, and `wteᵀ` for the LM head, see `embedding`).
 //!
 //! gemm (under burn-flex) packs a weight into its kernel's layout on every product of more than
 //! one row, and its single-threaded wasm kernel runs short products (a prompt, a tree level of a
@@ -85,6 +86,56 @@ impl PanelWeight {
             n_out,
             panels: panels.into(),
         })
+    }
+
+    /// Packs the transpose of a row-major `[n_rows, width]` matrix: the weight `[width, n_rows]`
+    /// (GPT-2's tied LM head is `wteᵀ`).
+    ///
+    /// ```
+    /// use clozelab::model::panel_product::PanelWeight;
+    /// // Rows [1, 2] and [3, 4]: x · rowsᵀ for x = [1, 1] is [3, 7]; column 1 is row 1.
+    /// let w = PanelWeight::pack_transposed(&[1.0, 2.0, 3.0, 4.0], 2, 2).unwrap();
+    /// assert_eq!(w.product(&[1.0, 1.0], 1).unwrap(), vec![3.0, 7.0]);
+    /// assert_eq!(w.column(1), Some(vec![3.0, 4.0]));
+    /// assert_eq!(w.column(2), None);
+    /// ```
+    pub fn pack_transposed(rows: &[f32], n_rows: usize, width: usize) -> Result<Self, PanelError> {
+        if n_rows.checked_mul(width) != Some(rows.len()) {
+            return Err(PanelError::WeightShape {
+                values: rows.len(),
+                n_in: width,
+                n_out: n_rows,
+            });
+        }
+        let mut panels = vec![0.0; n_rows.div_ceil(PANEL) * width * PANEL];
+        for (o, row) in rows.chunks_exact(width.max(1)).enumerate() {
+            let panel = &mut panels[(o / PANEL) * width * PANEL..][..width * PANEL];
+            for (k, &value) in row.iter().enumerate() {
+                panel[k * PANEL + o % PANEL] = value;
+            }
+        }
+        Ok(Self {
+            n_in: width,
+            n_out: n_rows,
+            panels: panels.into(),
+        })
+    }
+
+    /// Column `o` of the weight (`in` values; for the LM head, token `o`'s embedding), or `None`
+    /// past the last.
+    pub fn column(&self, o: usize) -> Option<Vec<f32>> {
+        if o >= self.n_out {
+            return None;
+        }
+        let panel = &self.panels[(o / PANEL) * self.n_in * PANEL..][..self.n_in * PANEL];
+        Some(
+            panel
+                .iter()
+                .skip(o % PANEL)
+                .step_by(PANEL)
+                .copied()
+                .collect(),
+        )
     }
 
     /// `[in, out]`.
@@ -321,6 +372,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_transposed_pack_is_the_pack_of_the_transpose() {
+        let (n_rows, width) = (27, 5);
+        let rows = values(n_rows * width, 11);
+        let transposed: Vec<f32> = (0..width)
+            .flat_map(|k| (0..n_rows).map(move |o| (k, o)))
+            .map(|(k, o)| rows[o * width + k])
+            .collect();
+        let a = PanelWeight::pack_transposed(&rows, n_rows, width).unwrap();
+        let b = PanelWeight::pack(&transposed, width, n_rows).unwrap();
+        assert_eq!(a.dims(), [width, n_rows]);
+        assert_eq!(a.panels, b.panels);
+        for o in [0, 11, 12, 26] {
+            assert_eq!(
+                a.column(o).unwrap(),
+                rows[o * width..(o + 1) * width].to_vec()
+            );
+        }
+        assert_eq!(a.column(n_rows), None);
     }
 
     #[test]

@@ -73,7 +73,7 @@ pub async fn next_token_logprobs(model: &Gpt2, ids: &[u32]) -> Result<Vec<f32>, 
     let [batch, seq] = tokens.dims();
     let mut cache = model.new_cache(None, batch, seq);
     let hidden = model.forward_cached(tokens, &mut cache)?;
-    read_f32(log_softmax(model.last_logits(hidden), 1)).await
+    read_f32(log_softmax(model.last_logits(hidden)?, 1)).await
 }
 
 /// Rows of the LM head per call (bounds the `[rows, vocab]` buffers, as in the estimators).
@@ -114,7 +114,7 @@ pub async fn sequence_logprobs(
         let rows = hidden
             .clone()
             .slice([0..1, first + start..first + end, 0..n_embd]);
-        let logprobs = log_softmax(model.logits(rows).reshape([end - start, vocab]), 1);
+        let logprobs = log_softmax(model.logits(rows)?.reshape([end - start, vocab]), 1);
         let host = read_f32(logprobs).await?;
         for (row, &token) in tokens[start..end].iter().enumerate() {
             let index = token as usize;
@@ -389,7 +389,7 @@ impl PrefixRows {
             .select(0, index)
             .reshape([1, rows.len(), n_embd]);
         let logits = model
-            .logits(selected)
+            .logits(selected)?
             .reshape([rows.len(), model.vocab_size]);
         read_f32(log_softmax(logits, 1)).await
     }

@@ -127,13 +127,13 @@ async fn time_forward(
     let mut cache = model.new_cache(None, 1, len + decode_steps);
     let hidden =
         model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
-    read_f32(model.last_logits(hidden)).await?;
+    read_f32(model.last_logits(hidden)?).await?;
     let prefill = monitor.now_s() - start;
     let start = monitor.now_s();
     for step in 0..decode_steps {
         let token = model.token_tensor(&[vec![1000 + step as u32]])?;
         let hidden = model.forward_cached(token, &mut cache)?;
-        read_f32(model.last_logits(hidden)).await?;
+        read_f32(model.last_logits(hidden)?).await?;
     }
     let decode = (monitor.now_s() - start) / decode_steps.max(1) as f64;
     Ok((prefill * 1e3, decode * 1e3))

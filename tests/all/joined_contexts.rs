@@ -33,7 +33,7 @@ fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
 
 /// Log-probs of the next token after each row's last position, `[rows · vocab]`.
 fn last_logprobs(model: &Gpt2, hidden: Tensor<3>) -> Vec<f32> {
-    pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap()
+    pollster::block_on(read_f32(log_softmax(model.last_logits(hidden).unwrap(), 1))).unwrap()
 }
 
 /// Log-probs after `path` from a full forward pass of it alone.

@@ -132,9 +132,11 @@ fn check_against_golden(compute: &ComputeDevice) {
                     let hidden = model
                         .forward_cached(model.token_tensor(&[vec![id]]).unwrap(), &mut cache)
                         .unwrap();
-                    let lp =
-                        pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1)))
-                            .unwrap();
+                    let lp = pollster::block_on(read_f32(log_softmax(
+                        model.last_logits(hidden).unwrap(),
+                        1,
+                    )))
+                    .unwrap();
                     worst = worst.max(compare(
                         &format!("{backend} incremental {} @{t}", case.name),
                         &lp,
@@ -151,8 +153,11 @@ fn check_against_golden(compute: &ComputeDevice) {
                         &mut prefix_cache,
                     )
                     .unwrap();
-                let lp = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1)))
-                    .unwrap();
+                let lp = pollster::block_on(read_f32(log_softmax(
+                    model.last_logits(hidden).unwrap(),
+                    1,
+                )))
+                .unwrap();
                 worst = worst.max(compare(
                     &format!("{backend} prefix"),
                     &lp,
@@ -183,7 +188,7 @@ fn check_against_golden(compute: &ComputeDevice) {
                 let hidden = model
                     .forward_cached(model.token_tensor(&padded).unwrap(), &mut cache)
                     .unwrap();
-                let lp = pollster::block_on(logprobs_3d(model.logits(hidden)));
+                let lp = pollster::block_on(logprobs_3d(model.logits(hidden).unwrap()));
                 for (b, cont) in case.continuations.iter().enumerate() {
                     for t in 0..cont.ids.len() {
                         let start = (b * longest + t) * vocab;
@@ -327,7 +332,8 @@ fn selected_cache_rows_continue_like_separate_runs() {
             &mut branched,
         )
         .unwrap();
-    let got = pollster::block_on(read_f32(log_softmax(model.last_logits(hidden), 1))).unwrap();
+    let got =
+        pollster::block_on(read_f32(log_softmax(model.last_logits(hidden).unwrap(), 1))).unwrap();
     let vocab = model.vocab_size;
     for (row, path) in [
         (0, vec![464u32, 2068, 7586, 3290, 18045]),

@@ -1,5 +1,6 @@
-//! The blocks' weights packed into panels (the browser's CPU path, reached natively through
-//! `Gpt2::with_panel_weights`) give the hidden states of the unpacked model.
+//! The blocks' weights and the LM head packed into panels (the browser's CPU path, reached
+//! natively through `Gpt2::with_panel_weights`) give the hidden states and logits of the unpacked
+//! model.
 
 use burn::tensor::Device;
 use clozelab::model::Gpt2;
@@ -7,7 +8,7 @@ use clozelab::model::loader::load_with_config;
 use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
 
 #[test]
-fn weights_packed_into_panels_give_the_same_hidden_states() {
+fn weights_packed_into_panels_give_the_same_hidden_states_and_logits() {
     // 20 wide: the 60-wide projection and the 80-wide MLP end in part-filled panels.
     let config = test_config(2, 20, 2);
     let device = Device::flex();
@@ -17,6 +18,10 @@ fn weights_packed_into_panels_give_the_same_hidden_states() {
     assert!(packed.h.iter().all(|b| b.mlp.c_fc.panels.is_some()));
     assert_eq!(packed.h[0].mlp.c_fc.weight.val().dims(), [0, 0]);
     assert_eq!(packed.h[0].mlp.c_fc.dims(), [20, 80]);
+    assert_eq!(
+        packed.wte.panels.as_ref().map(|p| p.dims()),
+        Some([20, 50257])
+    );
     // A prefill of five tokens in two rows (one full tile and a part-filled one), then one
     // decoding step per row (two rows), then one more in a single row (the one-row kernel).
     let run = |m: &Gpt2| {
@@ -32,7 +37,8 @@ fn weights_packed_into_panels_give_the_same_hidden_states() {
         let one = m
             .forward_cached(m.token_tensor(&[vec![11]]).unwrap(), &mut single)
             .unwrap();
-        [prefill, step, one].map(|t| t.into_data().try_to_vec::<f32>().unwrap())
+        let logits = m.logits(prefill.clone()).unwrap();
+        [prefill, step, one, logits].map(|t| t.into_data().try_to_vec::<f32>().unwrap())
     };
     for (want, got) in run(&model).iter().zip(run(&packed).iter()) {
         assert_eq!(want.len(), got.len());

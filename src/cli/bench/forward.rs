@@ -51,7 +51,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliErro
         let mut cache = model.new_cache(None, 1, w.prefill + w.decode_steps_batch1);
         let hidden =
             model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
-        sync(model.last_logits(hidden))?;
+        sync(model.last_logits(hidden)?)?;
         let t_prefill = start.elapsed().as_secs_f64();
 
         let start = Instant::now();
@@ -59,7 +59,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliErro
         for step in 0..w.decode_steps_batch1 {
             let token = model.token_tensor(&[vec![1000 + step as u32]])?;
             let hidden = model.forward_cached(token, &mut cache)?;
-            sync(model.last_logits(hidden))?;
+            sync(model.last_logits(hidden)?)?;
         }
         let t_decode1 = start.elapsed().as_secs_f64();
         let cpu_decode1 = process_cpu_seconds().zip(cpu_start).map(|(end, s)| end - s);
@@ -94,7 +94,7 @@ fn decode_from_prefix(
 ) -> Result<f64, CliError> {
     let mut prefix_cache = model.new_cache(None, 1, ids.len());
     let hidden = model.forward_cached(model.token_tensor(&[ids.to_vec()])?, &mut prefix_cache)?;
-    sync(model.last_logits(hidden))?;
+    sync(model.last_logits(hidden)?)?;
     let prefix = prefix_cache.into_shared_prefix()?;
     let start = Instant::now();
     let mut cache = model.new_cache(Some(prefix), batch, steps);
@@ -103,7 +103,7 @@ fn decode_from_prefix(
             .map(|b| vec![(500 + b * 31 + step) as u32])
             .collect();
         let hidden = model.forward_cached(model.token_tensor(&rows)?, &mut cache)?;
-        sync(model.last_logits(hidden))?;
+        sync(model.last_logits(hidden)?)?;
     }
     Ok(start.elapsed().as_secs_f64())
 }
