@@ -196,20 +196,26 @@ impl Checkpoint {
         })
     }
 
-    fn conv1d(&mut self, prefix: &str, device: &Device) -> Result<Conv1D, LoadError> {
+    /// A `Conv1D` whose weight is `[n_in, n_out]` (checked again here, as the packing relies on it).
+    fn conv1d(
+        &mut self,
+        prefix: &str,
+        [n_in, n_out]: [usize; 2],
+        device: &Device,
+    ) -> Result<Conv1D, LoadError> {
         let name = format!("{prefix}.weight");
         let (values, shape) = self
             .tensors
             .remove(&name)
-            .ok_or(LoadError::MissingTensor(name))?;
-        let bias = self.take(&format!("{prefix}.bias"), device)?;
-        let [n_in, n_out] = shape[..] else {
+            .ok_or_else(|| LoadError::MissingTensor(name.clone()))?;
+        if shape != [n_in, n_out] {
             return Err(LoadError::ShapeMismatch {
-                name: format!("{prefix}.weight"),
-                expected: vec![0, 0],
+                name,
+                expected: vec![n_in, n_out],
                 found: shape,
             });
-        };
+        }
+        let bias = self.take(&format!("{prefix}.bias"), device)?;
         let panels = panel_product::packs_weights_on(device);
         Ok(Conv1D::new(values, [n_in, n_out], bias, panels, device)?)
     }
@@ -234,20 +240,21 @@ pub fn load_with_config(
 ) -> Result<Gpt2, LoadError> {
     let mut ckpt = Checkpoint::parse(config, safetensors)?;
     let eps = config.layer_norm_epsilon;
+    let (e, inner) = (config.n_embd, config.n_inner);
     let mut h = Vec::with_capacity(config.n_layer);
     for i in 0..config.n_layer {
         let p = format!("h.{i}");
         h.push(Block {
             ln_1: ckpt.layer_norm(&format!("{p}.ln_1"), eps, device)?,
             attn: Attention {
-                c_attn: ckpt.conv1d(&format!("{p}.attn.c_attn"), device)?,
-                c_proj: ckpt.conv1d(&format!("{p}.attn.c_proj"), device)?,
+                c_attn: ckpt.conv1d(&format!("{p}.attn.c_attn"), [e, 3 * e], device)?,
+                c_proj: ckpt.conv1d(&format!("{p}.attn.c_proj"), [e, e], device)?,
                 n_head: config.n_head,
             },
             ln_2: ckpt.layer_norm(&format!("{p}.ln_2"), eps, device)?,
             mlp: Mlp {
-                c_fc: ckpt.conv1d(&format!("{p}.mlp.c_fc"), device)?,
-                c_proj: ckpt.conv1d(&format!("{p}.mlp.c_proj"), device)?,
+                c_fc: ckpt.conv1d(&format!("{p}.mlp.c_fc"), [e, inner], device)?,
+                c_proj: ckpt.conv1d(&format!("{p}.mlp.c_proj"), [inner, e], device)?,
             },
         });
     }
