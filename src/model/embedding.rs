@@ -7,6 +7,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
 use super::panel_product::{self, PanelError, PanelWeight};
+use super::readback::read_f32_now;
 use super::threaded_product;
 
 /// Largest tensor, in bytes, the model keeps in one device buffer. WebGPU guarantees only
@@ -137,11 +138,7 @@ impl TokenEmbedding {
         let [batch, seq, n_embd] = hidden.dims();
         if let Some(packed) = &self.panels {
             let device = hidden.device();
-            let values = hidden
-                .into_data()
-                .try_into_vec::<f32>()
-                .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-            let logits = packed.product(&values, batch * seq)?;
+            let logits = packed.product(&read_f32_now(hidden)?, batch * seq)?;
             let vocab = packed.dims()[1];
             return Ok(Tensor::from_data(
                 TensorData::new(logits, [batch, seq, vocab]),

@@ -15,6 +15,7 @@ use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
 use super::panel_product::{PanelError, PanelWeight};
 use super::precision::{Precision, PrecisionError, to_dtype_of, to_f32};
+use super::readback::read_f32_now;
 use super::threaded_product;
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
@@ -114,11 +115,7 @@ fn panel_linear<const D: usize>(
     let mut dims = input.dims();
     let [n_in, n_out] = packed.dims();
     let rows = dims[..D - 1].iter().product::<usize>();
-    let values = input
-        .into_data()
-        .try_into_vec::<f32>()
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    let product = packed.product(&values, rows)?;
+    let product = packed.product(&read_f32_now(input)?, rows)?;
     debug_assert_eq!(dims[D - 1], n_in);
     dims[D - 1] = n_out;
     Ok(Tensor::<D>::from_data(TensorData::new(product, dims), &device) + bias.unsqueeze::<D>())
@@ -273,13 +270,7 @@ impl Gpt2 {
         if self.wte.panels.is_none() {
             let mut rows = Vec::new();
             for chunk in &self.wte.chunks {
-                rows.extend(
-                    chunk
-                        .val()
-                        .into_data()
-                        .try_into_vec::<f32>()
-                        .map_err(|e| ModelError::Readback(format!("{e:?}")))?,
-                );
+                rows.extend(read_f32_now(chunk.val())?);
             }
             let n_embd = rows.len() / self.vocab_size.max(1);
             self.wte = TokenEmbedding::packed(&rows, self.vocab_size, n_embd, &device)?;
@@ -289,10 +280,7 @@ impl Gpt2 {
                 continue;
             }
             let dims = conv.dims();
-            let values = to_f32(conv.weight.val())
-                .into_data()
-                .try_into_vec::<f32>()
-                .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+            let values = read_f32_now(to_f32(conv.weight.val()))?;
             *conv = Conv1D::new(values, dims, conv.bias.clone(), true, &device)?;
         }
         Ok(self)

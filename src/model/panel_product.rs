@@ -237,16 +237,22 @@ fn tile_product(panel: &[f32], input: &[f32]) -> [[f32; PANEL]; TILE_ROWS] {
     let mut sums = [[0.0; PANEL]; TILE_ROWS];
     for (lane, row) in sums.iter_mut().enumerate() {
         for part in 0..3 {
-            let v = acc[lane * 3 + part];
-            row[part * 4..part * 4 + 4].copy_from_slice(&[
-                f32x4_extract_lane::<0>(v),
-                f32x4_extract_lane::<1>(v),
-                f32x4_extract_lane::<2>(v),
-                f32x4_extract_lane::<3>(v),
-            ]);
+            row[part * 4..part * 4 + 4].copy_from_slice(&lanes(acc[lane * 3 + part]));
         }
     }
     sums
+}
+
+/// A vector's four values.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn lanes(v: core::arch::wasm32::v128) -> [f32; 4] {
+    use core::arch::wasm32::f32x4_extract_lane;
+    [
+        f32x4_extract_lane::<0>(v),
+        f32x4_extract_lane::<1>(v),
+        f32x4_extract_lane::<2>(v),
+        f32x4_extract_lane::<3>(v),
+    ]
 }
 
 /// One row's sums: `sums[j] = Σ_k input[k] · panel[k][j]`, with `panel` `[in, PANEL]`.
@@ -291,12 +297,7 @@ fn row_product(panel: &[f32], input: &[f32]) -> [f32; PANEL] {
             f32x4_add(acc[part], acc[3 + part]),
             f32x4_add(acc[6 + part], acc[9 + part]),
         );
-        sums[part * 4..part * 4 + 4].copy_from_slice(&[
-            f32x4_extract_lane::<0>(v),
-            f32x4_extract_lane::<1>(v),
-            f32x4_extract_lane::<2>(v),
-            f32x4_extract_lane::<3>(v),
-        ]);
+        sums[part * 4..part * 4 + 4].copy_from_slice(&lanes(v));
     }
     sums
 }

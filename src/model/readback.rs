@@ -16,6 +16,18 @@ pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, Mod
         .map_err(|e| ModelError::Readback(format!("{e:?}")))
 }
 
+/// Reads a float tensor to the host without waiting: for the CPU backend, whose data is already
+/// there (the browser's packed products read their inputs so), and natively. A GPU tensor in
+/// the browser needs [`read_f32`].
+pub fn read_f32_now<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
+    tensor
+        .try_into_data()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))
+}
+
 /// Reads an integer tensor back to the host (async, as [`read_f32`]).
 pub async fn read_i64<const D: usize>(
     tensor: Tensor<D, burn::tensor::Int>,
