@@ -12,6 +12,7 @@ use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use super::config::Gpt2Config;
 use super::embedding::TokenEmbedding;
 use super::error::ModelError;
+use super::kernels::{self, StepAttention};
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
 use super::panel_product::{PanelError, PanelWeight};
 use super::precision::{Precision, PrecisionError, to_dtype_of, to_f32};
@@ -32,12 +33,7 @@ impl LayerNorm {
     /// # Shapes
     /// - input `[..., n_embd]` → output `[..., n_embd]`
     pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        burn::tensor::module::layer_norm(
-            input,
-            self.weight.val(),
-            Some(self.bias.val()),
-            self.epsilon,
-        )
+        kernels::layer_norm(input, self.weight.val(), self.bias.val(), self.epsilon)
     }
 }
 
@@ -593,6 +589,19 @@ impl Attention {
         };
         let (own_k, own_v) = layer.keys_and_values(0..batch, total);
 
+        if kernels::runs_on(&q.device())
+            && let Some(context) = kernels::attention(StepAttention {
+                query: q.clone(),
+                own_keys: own_k.clone(),
+                own_values: own_v.clone(),
+                prefix: prefix.cloned(),
+                prefix_mask: prefix_mask.clone(),
+                past,
+                scale: scale as f32,
+            })
+        {
+            return Ok((self.c_proj.forward(context)?, layer));
+        }
         let context = attend(
             AttentionInputs {
                 q,

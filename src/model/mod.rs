@@ -12,6 +12,7 @@ pub mod embedding;
 pub mod error;
 pub mod gemm_packing;
 pub mod gpt2;
+pub mod kernels;
 pub mod kv_cache;
 pub mod loader;
 pub mod panel_product;

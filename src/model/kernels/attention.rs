@@ -1,0 +1,212 @@
+//! One attention step in one kernel: a workgroup per (row, head, query) computes the query's
+//! scores against the keys a chunk at a time (one key per thread), keeps a running maximum and
+//! sum (the online softmax of Milakov & Gimelshein 2018), and each thread accumulates one
+//! dimension of the weighted values. No score matrix is written out, and the shared prefix is
+//! read where it lies, never copied per row.
+
+use burn::backend::cubecl::dtype_to_storage_type;
+use burn::tensor::Shape;
+use burn_cubecl::kernel::untile;
+use burn_cubecl::ops::numeric::empty_device_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::CubeDim;
+use cubecl::prelude::*;
+
+/// The widest head the kernel takes: one thread per dimension of a head, and WebGPU promises
+/// 256 threads per workgroup.
+pub(super) const MAX_HEAD_DIM: usize = 256;
+
+/// Keys scored at once: one per thread.
+const MIN_UNITS: usize = 64;
+
+/// What a step's attention needs besides its tensors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionShape {
+    /// Own keys cached before this step: query t sees own key j iff j ≤ past + t.
+    pub past: usize,
+    /// The scores' factor, 1/sqrt(head_dim).
+    pub scale: f32,
+    /// Whether the prefix keys and values are real (else never read).
+    pub with_prefix: bool,
+    /// Whether the prefix mask is real (else never read).
+    pub with_prefix_mask: bool,
+}
+
+/// The kernel's tensors; see [`super::StepAttention`] for their shapes.
+pub(super) struct AttentionOperands {
+    pub query: CubeTensor,
+    pub own_keys: CubeTensor,
+    pub own_values: CubeTensor,
+    pub prefix_keys: CubeTensor,
+    pub prefix_values: CubeTensor,
+    pub prefix_mask: CubeTensor,
+}
+
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+fn attention_kernel<F: Float>(
+    query: &Tensor<F>,
+    own_keys: &Tensor<F>,
+    own_values: &Tensor<F>,
+    prefix_keys: &Tensor<F>,
+    prefix_values: &Tensor<F>,
+    prefix_mask: &Tensor<F>,
+    output: &mut Tensor<F>,
+    past: usize,
+    scale: f32,
+    #[comptime] head_dim: usize,
+    #[comptime] units: usize,
+    #[comptime] with_prefix: bool,
+    #[comptime] with_prefix_mask: bool,
+    #[define(F)] _dtype: ElemType,
+) {
+    let heads = query.shape(1);
+    let seq = query.shape(2);
+    let queries = query.shape(0) * heads * seq;
+    // No early return: WGSL allows a barrier only where the whole workgroup provably gets, and
+    // a size read from a buffer does not count as such; a workgroup past the end scores no key.
+    let index = CUBE_POS;
+    let active = index < queries;
+    let t = index % seq;
+    let h = (index / seq) % heads;
+    let b = index / (seq * heads);
+    let unit = UNIT_POS as usize;
+
+    let mut q = Shared::new_slice(head_dim);
+    let mut scores = Shared::new_slice(units);
+    let mut bound = Shared::<[u32]>::new_slice(1usize);
+    if active && unit < head_dim {
+        q[unit] = query[b * query.stride(0)
+            + h * query.stride(1)
+            + t * query.stride(2)
+            + unit * query.stride(3)]
+            * F::cast_from(scale);
+    }
+
+    let mut prefix_len = 0;
+    if with_prefix {
+        prefix_len = prefix_keys.shape(2);
+    }
+    if unit == 0 {
+        bound[0] = if active {
+            u32::cast_from(prefix_len + past + t + 1)
+        } else {
+            0u32
+        };
+    }
+    // A barrier (the queries are in place too), and the key count as a workgroup-uniform value,
+    // so that the loop below may hold barriers.
+    let keys = usize::cast_from(workgroup_uniform_load(&bound[0]));
+
+    // Below any score: the first chunk's correction exp(running_max − chunk_max) is then 0.
+    let mut running_max = F::new(-3.0e38);
+    let mut total = F::new(0.0);
+    let mut weighted = F::new(0.0);
+    let mut start = 0;
+    while start < keys {
+        let j = start + unit;
+        let mut score = F::new(0.0);
+        if j < keys {
+            if j < prefix_len {
+                let row = h * prefix_keys.stride(1) + j * prefix_keys.stride(2);
+                for d in 0..head_dim {
+                    score += q[d] * prefix_keys[row + d * prefix_keys.stride(3)];
+                }
+                if with_prefix_mask {
+                    score += prefix_mask[b * prefix_mask.stride(0) + j * prefix_mask.stride(3)];
+                }
+            } else {
+                let row = b * own_keys.stride(0)
+                    + h * own_keys.stride(1)
+                    + (j - prefix_len) * own_keys.stride(2);
+                for d in 0..head_dim {
+                    score += q[d] * own_keys[row + d * own_keys.stride(3)];
+                }
+            }
+        }
+        scores[unit] = score;
+        sync_cube();
+
+        let mut chunk = keys - start;
+        if chunk > units {
+            chunk = units;
+        }
+        let mut chunk_max = running_max;
+        for i in 0..chunk {
+            chunk_max = F::max(chunk_max, scores[i]);
+        }
+        let correction = F::exp(running_max - chunk_max);
+        total *= correction;
+        weighted *= correction;
+        for i in 0..chunk {
+            let weight = F::exp(scores[i] - chunk_max);
+            total += weight;
+            if unit < head_dim {
+                let j = start + i;
+                let value = if j < prefix_len {
+                    prefix_values[h * prefix_values.stride(1)
+                        + j * prefix_values.stride(2)
+                        + unit * prefix_values.stride(3)]
+                } else {
+                    own_values[b * own_values.stride(0)
+                        + h * own_values.stride(1)
+                        + (j - prefix_len) * own_values.stride(2)
+                        + unit * own_values.stride(3)]
+                };
+                weighted += weight * value;
+            }
+        }
+        running_max = chunk_max;
+        // Every thread has read this chunk's scores before the next chunk writes them.
+        sync_cube();
+        start += units;
+    }
+    if active && unit < head_dim {
+        output[(b * seq + t) * heads * head_dim + h * head_dim + unit] = weighted / total;
+    }
+}
+
+/// Launches [`attention_kernel`], one workgroup per (row, head, query).
+pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShape) -> CubeTensor {
+    let AttentionOperands {
+        query,
+        own_keys,
+        own_values,
+        prefix_keys,
+        prefix_values,
+        prefix_mask,
+    } = operands;
+    let dims = query.meta.shape().clone();
+    let (batch, heads, seq, head_dim) = (dims[0], dims[1], dims[2], dims[3]);
+    let dtype = query.dtype;
+    let output = empty_device_dtype(
+        query.client.clone(),
+        query.device.clone(),
+        Shape::from([batch, seq, heads * head_dim]),
+        dtype,
+    );
+    let units = head_dim.max(MIN_UNITS);
+    let queries = batch * heads * seq;
+    let client = query.client.clone();
+    let cube_count = cubecl::calculate_cube_count_elemwise(&client, queries, CubeDim::new_single());
+    attention_kernel::launch(
+        &client,
+        cube_count,
+        CubeDim::new_1d(units as u32),
+        untile(query).into_tensor_arg(),
+        untile(own_keys).into_tensor_arg(),
+        untile(own_values).into_tensor_arg(),
+        untile(prefix_keys).into_tensor_arg(),
+        untile(prefix_values).into_tensor_arg(),
+        untile(prefix_mask).into_tensor_arg(),
+        output.clone().into_tensor_arg(),
+        shape.past,
+        shape.scale,
+        head_dim,
+        units,
+        shape.with_prefix,
+        shape.with_prefix_mask,
+        dtype_to_storage_type(dtype),
+    );
+    output
+}

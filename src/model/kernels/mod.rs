@@ -1,0 +1,174 @@
+//! GPU kernels of our own for the two parts of a block that burn composes of many dispatches:
+//! the layer norm (two reductions and the element-wise steps around them, one kernel here) and
+//! the attention of a step (the products against the shared prefix and the row's own keys, the
+//! masks, the softmax and the weighted values: up to a dozen kernels, one here).
+//!
+//! They run wherever the device is a GPU (burn-wgpu natively, WebGPU in the browser, with or
+//! without fusion); the CPU backend keeps burn's own composition, which the kernels are tested
+//! against. Each is a [`backend_extension`] of burn's `Dispatch` backend: the trait below is
+//! implemented for `CubeBackend`, and for `Fusion<CubeBackend>` (the browser's engine) by the
+//! macro, which records the call and runs it in order with the fused kernels around it.
+
+mod attention;
+mod layer_norm;
+
+use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
+use burn::tensor::{Device, Tensor};
+use burn_cubecl::CubeBackend;
+
+pub use attention::AttentionShape;
+
+/// The kernels, as operations of a burn backend.
+#[backend_extension(Cube, Fusion: cfg(target_arch = "wasm32"))]
+pub trait Gpt2Kernels: Backend {
+    /// Layer norm over the last dimension, in one kernel: see [`layer_norm`].
+    #[fusion(dtype = input, shape = input)]
+    fn fused_layer_norm(
+        input: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> FloatTensor<Self>;
+
+    /// One attention step, in one kernel: see [`attention`].
+    #[fusion(dtype = query, shape = attention_output_shape(query))]
+    #[allow(clippy::too_many_arguments)]
+    fn fused_attention(
+        query: FloatTensor<Self>,
+        own_keys: FloatTensor<Self>,
+        own_values: FloatTensor<Self>,
+        prefix_keys: FloatTensor<Self>,
+        prefix_values: FloatTensor<Self>,
+        prefix_mask: FloatTensor<Self>,
+        shape: AttentionShape,
+    ) -> FloatTensor<Self>;
+}
+
+/// `[batch, n_head, seq, head_dim]` queries give `[batch, seq, n_head·head_dim]`: the heads side
+/// by side, ready for the output projection. (Only the fused engine asks for it.)
+#[cfg(target_arch = "wasm32")]
+fn attention_output_shape(query: &burn::tensor::Shape) -> burn::tensor::Shape {
+    burn::tensor::Shape::from([query[0], query[2], query[1] * query[3]])
+}
+
+/// Whether `device` runs the kernels of this module: every device but the CPU backend's.
+pub fn runs_on(device: &Device) -> bool {
+    *device != Device::flex()
+}
+
+/// `y = (x − mean) / sqrt(var + ε) · weight + bias` over the last dimension (the biased
+/// variance, as PyTorch's `LayerNorm`): one kernel on a GPU, burn's composition on the CPU.
+///
+/// # Shapes
+/// - input `[..., width]`, weight and bias `[width]` → output `[..., width]`
+pub fn layer_norm<const D: usize>(
+    input: Tensor<D>,
+    weight: Tensor<1>,
+    bias: Tensor<1>,
+    epsilon: f64,
+) -> Tensor<D> {
+    if !runs_on(&input.device()) {
+        return burn::tensor::module::layer_norm(input, weight, Some(bias), epsilon);
+    }
+    Tensor::from_dispatch(Dispatch::fused_layer_norm(
+        input.into_dispatch(),
+        weight.into_dispatch(),
+        bias.into_dispatch(),
+        epsilon as f32,
+    ))
+}
+
+/// One attention step, `softmax(q·kᵀ·scale + mask)·v` per head over the shared prefix's keys
+/// (minus the segments `prefix_mask` hides) and the row's own keys up to each query's position
+/// (query t of this step sees own key j iff j ≤ `past` + t), in one kernel: one workgroup per
+/// query and head, which runs an online softmax over the keys in chunks (no score matrix is
+/// written out). Only on a GPU: see [`runs_on`].
+///
+/// # Shapes
+/// - query `[batch, n_head, seq, head_dim]`, own keys and values `[batch, n_head, past + seq,
+///   head_dim]`, prefix keys and values `[1, n_head, prefix_len, head_dim]`, prefix mask
+///   `[batch, 1, 1, prefix_len]` (any strides) → `[batch, seq, n_head·head_dim]`
+pub struct StepAttention {
+    pub query: Tensor<4>,
+    pub own_keys: Tensor<4>,
+    pub own_values: Tensor<4>,
+    pub prefix: Option<(Tensor<4>, Tensor<4>)>,
+    pub prefix_mask: Option<Tensor<4>>,
+    pub past: usize,
+    pub scale: f32,
+}
+
+/// See [`StepAttention`]; `None` where the kernel cannot take the shapes (a head wider than a
+/// workgroup), which the caller then computes its own way.
+pub fn attention(step: StepAttention) -> Option<Tensor<3>> {
+    let StepAttention {
+        query,
+        own_keys,
+        own_values,
+        prefix,
+        prefix_mask,
+        past,
+        scale,
+    } = step;
+    let head_dim = query.dims()[3];
+    if head_dim > attention::MAX_HEAD_DIM {
+        return None;
+    }
+    // Absent inputs are passed as the query, which the kernel then never reads: every operand
+    // of a backend extension is a tensor.
+    let (prefix_keys, prefix_values, with_prefix) = match prefix {
+        Some((keys, values)) => (keys, values, true),
+        None => (query.clone(), query.clone(), false),
+    };
+    let (prefix_mask, with_prefix_mask) = match prefix_mask {
+        Some(mask) if with_prefix => (mask, true),
+        _ => (query.clone(), false),
+    };
+    Some(Tensor::from_dispatch(Dispatch::fused_attention(
+        query.into_dispatch(),
+        own_keys.into_dispatch(),
+        own_values.into_dispatch(),
+        prefix_keys.into_dispatch(),
+        prefix_values.into_dispatch(),
+        prefix_mask.into_dispatch(),
+        AttentionShape {
+            past,
+            scale,
+            with_prefix,
+            with_prefix_mask,
+        },
+    )))
+}
+
+impl Gpt2Kernels for CubeBackend {
+    fn fused_layer_norm(
+        input: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> FloatTensor<Self> {
+        layer_norm::launch_layer_norm(input, weight, bias, epsilon)
+    }
+
+    fn fused_attention(
+        query: FloatTensor<Self>,
+        own_keys: FloatTensor<Self>,
+        own_values: FloatTensor<Self>,
+        prefix_keys: FloatTensor<Self>,
+        prefix_values: FloatTensor<Self>,
+        prefix_mask: FloatTensor<Self>,
+        shape: AttentionShape,
+    ) -> FloatTensor<Self> {
+        attention::launch_attention(
+            attention::AttentionOperands {
+                query,
+                own_keys,
+                own_values,
+                prefix_keys,
+                prefix_values,
+                prefix_mask,
+            },
+            shape,
+        )
+    }
+}

@@ -1,0 +1,244 @@
+//! The GPU kernels of `model::kernels` against burn's composition of the same operations on the
+//! CPU backend: the layer norm over rows of several widths, and a step's attention with and
+//! without a shared prefix, its segment mask, cached keys, several new tokens (causal) and
+//! more keys than a workgroup scores at once, on views with the strides the model passes.
+
+use burn::tensor::activation::softmax;
+use burn::tensor::{Device, Tensor, TensorData};
+use clozelab::model::kernels::{self, StepAttention};
+
+use crate::common;
+
+/// Deterministic values in [-scale, scale).
+fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    (0..count)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        })
+        .collect()
+}
+
+fn tensor<const D: usize>(data: &[f32], shape: [usize; D], device: &Device) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(data.to_vec(), shape), device)
+}
+
+fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_to_vec::<f32>().expect("f32 data")
+}
+
+fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn layer_norm_kernel_matches_the_cpu() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let cpu = Device::flex();
+    for (rows, width) in [(1, 768), (7, 64), (3, 1600), (2, 300)] {
+        let input = values(rows * width, width as u64, 4.0);
+        let weight = values(width, 1, 1.5);
+        let bias = values(width, 2, 0.5);
+        let run = |device: &Device| {
+            read(kernels::layer_norm(
+                tensor(&input, [rows, 1, width], device),
+                tensor(&weight, [width], device),
+                tensor(&bias, [width], device),
+                1e-5,
+            ))
+        };
+        let worst = worst_difference(&run(&gpu.device), &run(&cpu));
+        assert!(
+            worst < 1e-5,
+            "{rows}×{width}: the kernel differs by {worst}"
+        );
+    }
+}
+
+/// One attention case: rows, heads, head width, new tokens, cached tokens, prefix segments.
+struct Case {
+    batch: usize,
+    heads: usize,
+    head_dim: usize,
+    seq: usize,
+    past: usize,
+    segments: Vec<usize>,
+}
+
+/// The case's operands on `device`, as the model passes them: the queries a view of the fused
+/// projection `[batch, seq, 3·heads, head_dim]`, the own keys and values slices of one cache
+/// buffer `[batch, 2·heads, capacity, head_dim]`.
+fn operands(case: &Case, device: &Device) -> StepAttention {
+    let Case {
+        batch,
+        heads,
+        head_dim,
+        seq,
+        past,
+        ref segments,
+    } = *case;
+    let projection = tensor(
+        &values(batch * seq * 3 * heads * head_dim, 3, 2.0),
+        [batch, seq, 3 * heads, head_dim],
+        device,
+    );
+    let query = projection.swap_dims(1, 2).narrow(1, 0, heads);
+    let capacity = past + seq + 2;
+    let cache = tensor(
+        &values(batch * 2 * heads * capacity * head_dim, 4, 2.0),
+        [batch, 2 * heads, capacity, head_dim],
+        device,
+    );
+    let total = past + seq;
+    let own_keys = cache
+        .clone()
+        .slice([0..batch, 0..heads, 0..total, 0..head_dim]);
+    let own_values = cache.slice([0..batch, heads..2 * heads, 0..total, 0..head_dim]);
+    let prefix_len: usize = segments.iter().sum();
+    let prefix = (prefix_len > 0).then(|| {
+        (
+            tensor(
+                &values(heads * prefix_len * head_dim, 5, 2.0),
+                [1, heads, prefix_len, head_dim],
+                device,
+            ),
+            tensor(
+                &values(heads * prefix_len * head_dim, 6, 2.0),
+                [1, heads, prefix_len, head_dim],
+                device,
+            ),
+        )
+    });
+    // Row r continues segment r mod segments and sees only that segment.
+    let prefix_mask = (segments.len() > 1).then(|| {
+        let mut mask = Vec::with_capacity(batch * prefix_len);
+        for row in 0..batch {
+            let own = row % segments.len();
+            for (segment, &len) in segments.iter().enumerate() {
+                mask.extend(std::iter::repeat_n(
+                    if segment == own { 0.0 } else { -1.0e9 },
+                    len,
+                ));
+            }
+        }
+        tensor(&mask, [batch, 1, 1, prefix_len], device)
+    });
+    StepAttention {
+        query,
+        own_keys,
+        own_values,
+        prefix,
+        prefix_mask,
+        past,
+        scale: 1.0 / (head_dim as f32).sqrt(),
+    }
+}
+
+/// softmax(q·kᵀ·scale + masks)·v with burn's operations, heads side by side.
+fn composed(step: StepAttention) -> Tensor<3> {
+    let StepAttention {
+        query,
+        own_keys,
+        own_values,
+        prefix,
+        prefix_mask,
+        past,
+        scale,
+    } = step;
+    let [batch, heads, seq, head_dim] = query.dims();
+    let total = past + seq;
+    let causal: Vec<f32> = (0..seq)
+        .flat_map(|t| (0..total).map(move |j| if j <= past + t { 0.0 } else { -1.0e9 }))
+        .collect();
+    let causal = tensor(&causal, [1, 1, seq, total], &query.device());
+    let own_scores = query.clone().matmul(own_keys.swap_dims(2, 3)) * scale + causal;
+    let (scores, values) = match prefix {
+        None => (own_scores, own_values),
+        Some((keys, values)) => {
+            let mut prefix_scores = query.matmul(keys.swap_dims(2, 3)) * scale;
+            if let Some(mask) = prefix_mask {
+                prefix_scores = prefix_scores + mask;
+            }
+            let prefix_values = values.expand([batch as i64, -1, -1, -1]);
+            (
+                Tensor::cat(vec![prefix_scores, own_scores], 3),
+                Tensor::cat(vec![prefix_values, own_values], 2),
+            )
+        }
+    };
+    softmax(scores, 3)
+        .matmul(values)
+        .swap_dims(1, 2)
+        .reshape([batch, seq, heads * head_dim])
+}
+
+#[test]
+fn attention_kernel_matches_the_cpu() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let cpu = Device::flex();
+    let cases = [
+        // A decoding step over a joined prefix of three segments.
+        Case {
+            batch: 5,
+            heads: 4,
+            head_dim: 16,
+            seq: 1,
+            past: 3,
+            segments: vec![4, 2, 7],
+        },
+        // A prefill: causal over 70 keys, more than one chunk.
+        Case {
+            batch: 2,
+            heads: 2,
+            head_dim: 64,
+            seq: 70,
+            past: 0,
+            segments: vec![],
+        },
+        // Several new tokens after cached ones, one long prefix, a head wider than 64.
+        Case {
+            batch: 3,
+            heads: 3,
+            head_dim: 80,
+            seq: 4,
+            past: 5,
+            segments: vec![130],
+        },
+        // GPT-2 small's heads, one row, prefix in two segments.
+        Case {
+            batch: 2,
+            heads: 12,
+            head_dim: 64,
+            seq: 1,
+            past: 0,
+            segments: vec![9, 60],
+        },
+    ];
+    for case in &cases {
+        let on_gpu = kernels::attention(operands(case, &gpu.device)).expect("head width taken");
+        let on_cpu = composed(operands(case, &cpu));
+        assert_eq!(on_gpu.dims(), on_cpu.dims());
+        let worst = worst_difference(&read(on_gpu), &read(on_cpu));
+        assert!(
+            worst < 1e-5,
+            "batch {} heads {} head_dim {} seq {} past {} segments {:?}: the kernel differs by {worst}",
+            case.batch,
+            case.heads,
+            case.head_dim,
+            case.seq,
+            case.past,
+            case.segments
+        );
+    }
+}
