@@ -100,6 +100,49 @@ impl Conv1D {
     }
 }
 
+/// What comes right after a projection's bias in a block.
+enum After<const D: usize> {
+    /// GPT-2's GELU (the MLP's first projection).
+    Gelu,
+    /// The residual stream, added (attention's and the MLP's output projections); boxed, as a
+    /// tensor handle is large beside the other variant.
+    Residual(Box<Tensor<D>>),
+}
+
+impl Conv1D {
+    /// [`Conv1D::forward`], then `after`. On a GPU the bias and `after` are one kernel
+    /// ([`kernels::bias_gelu`], [`kernels::bias_residual`]) after the product.
+    fn forward_then<const D: usize>(
+        &self,
+        input: Tensor<D>,
+        after: After<D>,
+    ) -> Result<Tensor<D>, ModelError> {
+        if self.panels.is_none() && kernels::runs_on(&input.device()) {
+            let weight = self.weight.val();
+            let product = if weight.dtype() != DType::F32 {
+                to_f32(burn::tensor::module::linear(
+                    to_dtype_of(input, &weight),
+                    weight,
+                    None,
+                ))
+            } else {
+                burn::tensor::module::linear(input, weight, None)
+            };
+            return Ok(match after {
+                After::Gelu => kernels::bias_gelu(product, self.bias.val()),
+                After::Residual(residual) => {
+                    kernels::bias_residual(product, self.bias.val(), *residual)
+                }
+            });
+        }
+        let output = self.forward(input)?;
+        Ok(match after {
+            After::Gelu => gelu_new(output),
+            After::Residual(residual) => *residual + output,
+        })
+    }
+}
+
 /// `input · weight + bias` through the packed weight: the input is read on the host, which on
 /// the CPU backend is where it already is.
 fn panel_linear<const D: usize>(
@@ -547,23 +590,33 @@ impl Block {
         layer: LayerCache,
         step: CacheStep,
     ) -> Result<(Tensor<3>, LayerCache), ModelError> {
-        let (attended, layer) =
-            self.attn
-                .forward_cached(self.ln_1.forward(x.clone()), layer, step)?;
-        let x = x + attended;
-        let hidden = gelu_new(self.mlp.c_fc.forward(self.ln_2.forward(x.clone()))?);
-        Ok((x + self.mlp.c_proj.forward(hidden)?, layer))
+        let (x, layer) = self
+            .attn
+            .forward_cached(self.ln_1.forward(x.clone()), x, layer, step)?;
+        let hidden = self
+            .mlp
+            .c_fc
+            .forward_then(self.ln_2.forward(x.clone()), After::Gelu)?;
+        Ok((
+            self.mlp
+                .c_proj
+                .forward_then(hidden, After::Residual(Box::new(x)))?,
+            layer,
+        ))
     }
 }
 
 impl Attention {
+    /// Returns `residual` plus the attention's output.
+    ///
     /// # Shapes
-    /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
     /// - prefix keys/values `[1, n_head, prefix_len, head_dim]`, broadcast over the batch
     /// - prefix mask (joined contexts) `[batch, 1, 1, prefix_len]`, broadcast over heads and queries
     fn forward_cached(
         &self,
         x: Tensor<3>,
+        residual: Tensor<3>,
         layer: LayerCache,
         step: CacheStep,
     ) -> Result<(Tensor<3>, LayerCache), ModelError> {
@@ -600,7 +653,10 @@ impl Attention {
                 scale: scale as f32,
             })
         {
-            return Ok((self.c_proj.forward(context)?, layer));
+            let output = self
+                .c_proj
+                .forward_then(context, After::Residual(Box::new(residual)))?;
+            return Ok((output, layer));
         }
         let context = attend(
             AttentionInputs {
@@ -614,7 +670,10 @@ impl Attention {
             },
             MAX_PRODUCT_BATCH,
         );
-        Ok((self.c_proj.forward(merge_heads(context))?, layer))
+        let output = self
+            .c_proj
+            .forward_then(merge_heads(context), After::Residual(Box::new(residual)))?;
+        Ok((output, layer))
     }
 }
 

@@ -38,6 +38,15 @@ fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// The largest difference relative to the CPU's value (absolute below 1).
+fn worst_relative_difference(gpu: &[f32], cpu: &[f32]) -> f32 {
+    assert_eq!(gpu.len(), cpu.len());
+    gpu.iter()
+        .zip(cpu)
+        .map(|(x, y)| (x - y).abs() / y.abs().max(1.0))
+        .fold(0.0, f32::max)
+}
+
 #[test]
 fn layer_norm_kernel_matches_the_cpu() {
     let Some(gpu) = common::wgpu_or_skip() else {
@@ -241,4 +250,46 @@ fn attention_kernel_matches_the_cpu() {
             case.segments
         );
     }
+}
+
+#[test]
+fn epilogue_kernels_match_the_cpu() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let cpu = Device::flex();
+    let (rows, width) = (5, 3072);
+    // Far enough out that a tanh computed through exp would overflow.
+    let product = values(rows * width, 7, 60.0);
+    let bias = values(width, 8, 1.0);
+    let residual = values(rows * width, 9, 100.0);
+    let on = |device: &Device| {
+        (
+            tensor(&product, [1, rows, width], device),
+            tensor(&bias, [width], device),
+            tensor(&residual, [1, rows, width], device),
+        )
+    };
+    let (p, b, _) = on(&gpu.device);
+    let gelu_gpu = read(kernels::bias_gelu(p, b));
+    let (p, b, _) = on(&cpu);
+    let gelu_cpu = read(clozelab::model::gpt2::gelu_new(p + b.unsqueeze::<3>()));
+    let worst = worst_relative_difference(&gelu_gpu, &gelu_cpu);
+    assert!(
+        gelu_gpu.iter().all(|v| v.is_finite()),
+        "GELU gave a non-finite value"
+    );
+    eprintln!("bias + GELU: worst relative difference {worst:e}");
+    assert!(worst < 2e-6, "bias + GELU differs by {worst} (relative)");
+
+    let (p, b, r) = on(&gpu.device);
+    let sum_gpu = read(kernels::bias_residual(p, b, r));
+    let (p, b, r) = on(&cpu);
+    let sum_cpu = read((p + b.unsqueeze::<3>()) + r);
+    let worst = worst_relative_difference(&sum_gpu, &sum_cpu);
+    eprintln!("bias + residual: worst relative difference {worst:e}");
+    assert!(
+        worst < 2e-6,
+        "bias + residual differs by {worst} (relative)"
+    );
 }

@@ -10,6 +10,7 @@
 //! macro, which records the call and runs it in order with the fused kernels around it.
 
 mod attention;
+mod epilogue;
 mod layer_norm;
 
 use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
@@ -17,6 +18,7 @@ use burn::tensor::{Device, Tensor};
 use burn_cubecl::CubeBackend;
 
 pub use attention::AttentionShape;
+pub use epilogue::Epilogue;
 
 /// The kernels, as operations of a burn backend.
 #[backend_extension(Cube, Fusion: cfg(target_arch = "wasm32"))]
@@ -41,6 +43,16 @@ pub trait Gpt2Kernels: Backend {
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
         shape: AttentionShape,
+    ) -> FloatTensor<Self>;
+
+    /// A projection's bias and what follows it, in one kernel: see [`bias_gelu`] and
+    /// [`bias_residual`]. `residual` is read only for [`Epilogue::Residual`].
+    #[fusion(dtype = product, shape = product)]
+    fn fused_epilogue(
+        product: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        epilogue: Epilogue,
     ) -> FloatTensor<Self>;
 }
 
@@ -75,6 +87,37 @@ pub fn layer_norm<const D: usize>(
         weight.into_dispatch(),
         bias.into_dispatch(),
         epsilon as f32,
+    ))
+}
+
+/// `gelu_new(product + bias)` (GPT-2's tanh GELU) in one kernel. Only on a GPU: see
+/// [`runs_on`].
+///
+/// # Shapes
+/// - product `[..., width]`, bias `[width]` → `[..., width]`
+pub fn bias_gelu<const D: usize>(product: Tensor<D>, bias: Tensor<1>) -> Tensor<D> {
+    Tensor::from_dispatch(Dispatch::fused_epilogue(
+        product.clone().into_dispatch(),
+        bias.into_dispatch(),
+        product.into_dispatch(),
+        Epilogue::Gelu,
+    ))
+}
+
+/// `product + bias + residual` in one kernel. Only on a GPU: see [`runs_on`].
+///
+/// # Shapes
+/// - product and residual `[..., width]`, bias `[width]` → `[..., width]`
+pub fn bias_residual<const D: usize>(
+    product: Tensor<D>,
+    bias: Tensor<1>,
+    residual: Tensor<D>,
+) -> Tensor<D> {
+    Tensor::from_dispatch(Dispatch::fused_epilogue(
+        product.into_dispatch(),
+        bias.into_dispatch(),
+        residual.into_dispatch(),
+        Epilogue::Residual,
     ))
 }
 
@@ -170,5 +213,14 @@ impl Gpt2Kernels for CubeBackend {
             },
             shape,
         )
+    }
+
+    fn fused_epilogue(
+        product: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        epilogue: Epilogue,
+    ) -> FloatTensor<Self> {
+        epilogue::launch_epilogue(product, bias, residual, epilogue)
     }
 }
