@@ -1,5 +1,7 @@
 //! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
-//! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), async
+//! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), on a GPU
+//! the layer norm, a step's attention and each projection's bias with what follows it as
+//! kernels of our own ([`kernels`]), async
 //! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), the
 //! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
 //! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
