@@ -375,17 +375,23 @@ impl Gpt2 {
     ) -> KvCache {
         let batch = row_segments.len();
         let device = self.device();
+        // A position is read only after a step has written it, so a GPU's cache need not be
+        // cleared first (one fill kernel per block saved); the CPU's is, as reading memory
+        // never written would be undefined there.
+        let uncleared = kernels::runs_on(&device);
         let layers = self
             .h
             .iter()
             .map(|block| {
                 let n_head = block.attn.n_head;
                 let head_dim = block.attn.c_proj.dims()[0] / n_head;
+                let shape = [batch, 2 * n_head, capacity.max(1), head_dim];
                 LayerCache {
-                    keys_values: Tensor::zeros(
-                        [batch, 2 * n_head, capacity.max(1), head_dim],
-                        &device,
-                    ),
+                    keys_values: if uncleared {
+                        Tensor::empty(shape, &device)
+                    } else {
+                        Tensor::zeros(shape, &device)
+                    },
                 }
             })
             .collect();
