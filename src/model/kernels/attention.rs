@@ -138,8 +138,15 @@ fn attention_kernel<F: Float>(
         let correction = F::exp(running_max - chunk_max);
         total *= correction;
         weighted *= correction;
+        // Each thread turns its own key's score into a weight (one exp per key, not one per
+        // key and thread), once every thread has read the scores for the maximum.
+        sync_cube();
+        if unit < chunk {
+            scores[unit] = F::exp(score - chunk_max);
+        }
+        sync_cube();
         for i in 0..chunk {
-            let weight = F::exp(scores[i] - chunk_max);
+            let weight = scores[i];
             total += weight;
             if unit < head_dim {
                 let j = start + i;
@@ -157,7 +164,7 @@ fn attention_kernel<F: Float>(
             }
         }
         running_max = chunk_max;
-        // Every thread has read this chunk's scores before the next chunk writes them.
+        // Every thread has read this chunk's weights before the next chunk writes its scores.
         sync_cube();
         start += units;
     }

@@ -9,8 +9,11 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::CubeDim;
 use cubecl::prelude::*;
 
-/// Threads per row: GPT-2's widths (768–1600) take 3–7 values per thread.
-const UNITS: usize = 256;
+/// Threads per row: about four values each (GPT-2's widths, 768–1600, take 256), a power of two
+/// from 32 to 256. Idle threads are not free: each waits at every step of the sums.
+fn units_for(width: usize) -> usize {
+    (width / 4).next_power_of_two().clamp(32, 256)
+}
 
 /// Sums `value` over the workgroup's `units` threads (a power of two) through `partial`.
 #[cube]
@@ -98,6 +101,7 @@ pub(super) fn launch_layer_norm(
     let shape = input.meta.shape().clone();
     let width = shape[shape.num_dims() - 1];
     let rows = shape.num_elements() / width.max(1);
+    let units = units_for(width);
     let dtype = input.dtype;
     let output = empty_device_dtype(input.client.clone(), input.device.clone(), shape, dtype);
     let client = input.client.clone();
@@ -105,7 +109,7 @@ pub(super) fn launch_layer_norm(
     layer_norm_kernel::launch(
         &client,
         cube_count,
-        CubeDim::new_1d(UNITS as u32),
+        CubeDim::new_1d(units as u32),
         input.into_tensor_arg(),
         weight.into_tensor_arg(),
         bias.into_tensor_arg(),
@@ -113,7 +117,7 @@ pub(super) fn launch_layer_norm(
         rows,
         width,
         epsilon,
-        UNITS,
+        units,
         dtype_to_storage_type(dtype),
     );
     output
