@@ -224,6 +224,16 @@ fn attention_kernel_matches_the_cpu() {
             past: 5,
             segments: vec![130],
         },
+        // More workgroups (2100 × 32) than one dispatch dimension holds (65535): the launch
+        // spreads them over two, and each must still find its own row and head.
+        Case {
+            batch: 2100,
+            heads: 32,
+            head_dim: 16,
+            seq: 1,
+            past: 1,
+            segments: vec![3],
+        },
         // GPT-2 small's heads, one row, prefix in two segments.
         Case {
             batch: 2,
