@@ -96,10 +96,23 @@ impl Conv1D {
         }
         let weight = self.weight.val();
         if weight.dtype() != DType::F32 {
-            let product = burn::tensor::module::linear(to_dtype_of(input, &weight), weight, None);
-            return Ok(to_f32(product) + self.bias.val().unsqueeze::<D>());
+            return Ok(self.product(input) + self.bias.val().unsqueeze::<D>());
         }
         Ok(threaded_product::linear(input, weight, self.bias.val()))
+    }
+
+    /// `input · weight` without the bias, in f32 (an f16 weight's product cast back), for the
+    /// unpacked weight.
+    fn product<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
+        let weight = self.weight.val();
+        if weight.dtype() != DType::F32 {
+            return to_f32(burn::tensor::module::linear(
+                to_dtype_of(input, &weight),
+                weight,
+                None,
+            ));
+        }
+        burn::tensor::module::linear(input, weight, None)
     }
 }
 
@@ -121,16 +134,7 @@ impl Conv1D {
         after: After<D>,
     ) -> Result<Tensor<D>, ModelError> {
         if self.panels.is_none() && kernels::runs_on(&input.device()) {
-            let weight = self.weight.val();
-            let product = if weight.dtype() != DType::F32 {
-                to_f32(burn::tensor::module::linear(
-                    to_dtype_of(input, &weight),
-                    weight,
-                    None,
-                ))
-            } else {
-                burn::tensor::module::linear(input, weight, None)
-            };
+            let product = self.product(input);
             return Ok(match after {
                 After::Gelu => kernels::bias_gelu(product, self.bias.val()),
                 After::Residual(residual) => {
@@ -651,17 +655,16 @@ impl Attention {
         };
         let (own_k, own_v) = layer.keys_and_values(0..batch, total);
 
-        if kernels::runs_on(&q.device())
-            && let Some(context) = kernels::attention(StepAttention {
-                query: q.clone(),
-                own_keys: own_k.clone(),
-                own_values: own_v.clone(),
+        if kernels::attention_runs_on(&q.device(), head_dim) {
+            let context = kernels::attention(StepAttention {
+                query: q,
+                own_keys: own_k,
+                own_values: own_v,
                 prefix: prefix.cloned(),
-                prefix_mask: prefix_mask.clone(),
+                prefix_mask,
                 past,
                 scale: scale as f32,
-            })
-        {
+            });
             let output = self
                 .c_proj
                 .forward_then(context, After::Residual(Box::new(residual)))?;

@@ -17,7 +17,7 @@ fn units_for(width: usize) -> usize {
 
 /// Sums `value` over the workgroup's `units` threads (a power of two) through `partial`.
 #[cube]
-pub(super) fn workgroup_sum<F: Float>(
+fn workgroup_sum<F: Float>(
     partial: &mut Shared<[F]>,
     value: F,
     unit: usize,

@@ -141,9 +141,14 @@ pub struct StepAttention {
     pub scale: f32,
 }
 
-/// See [`StepAttention`]; `None` where the kernel cannot take the shapes (a head wider than a
-/// workgroup), which the caller then computes its own way.
-pub fn attention(step: StepAttention) -> Option<Tensor<3>> {
+/// Whether [`attention`] runs on `device` for heads `head_dim` wide: a GPU's (see [`runs_on`]),
+/// and a head no wider than a workgroup. Elsewhere the caller computes attention its own way.
+pub fn attention_runs_on(device: &Device, head_dim: usize) -> bool {
+    runs_on(device) && head_dim <= attention::MAX_HEAD_DIM
+}
+
+/// See [`StepAttention`]. Only where [`attention_runs_on`] says so.
+pub fn attention(step: StepAttention) -> Tensor<3> {
     let StepAttention {
         query,
         own_keys,
@@ -153,10 +158,6 @@ pub fn attention(step: StepAttention) -> Option<Tensor<3>> {
         past,
         scale,
     } = step;
-    let head_dim = query.dims()[3];
-    if head_dim > attention::MAX_HEAD_DIM {
-        return None;
-    }
     // Absent inputs are passed as the query, which the kernel then never reads: every operand
     // of a backend extension is a tensor.
     let (prefix_keys, prefix_values, with_prefix) = match prefix {
@@ -167,7 +168,7 @@ pub fn attention(step: StepAttention) -> Option<Tensor<3>> {
         Some(mask) if with_prefix => (mask, true),
         _ => (query.clone(), false),
     };
-    Some(Tensor::from_dispatch(Dispatch::fused_attention(
+    Tensor::from_dispatch(Dispatch::fused_attention(
         query.into_dispatch(),
         own_keys.into_dispatch(),
         own_values.into_dispatch(),
@@ -180,7 +181,7 @@ pub fn attention(step: StepAttention) -> Option<Tensor<3>> {
             with_prefix,
             with_prefix_mask,
         },
-    )))
+    ))
 }
 
 impl Gpt2Kernels for CubeBackend {
