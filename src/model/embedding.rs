@@ -6,6 +6,7 @@ use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
+use super::kernels;
 use super::panel_product::{self, PanelError, PanelWeight};
 use super::readback::read_f32_now;
 use super::threaded_product;
@@ -127,6 +128,23 @@ impl TokenEmbedding {
             start += rows;
         }
         Ok(sum.unwrap_or_else(|| Tensor::zeros([ids.dims()[0], ids.dims()[1], 0], &ids.device())))
+    }
+
+    /// [`Self::forward`] plus `base` (the position embeddings): on a GPU one kernel per chunk
+    /// ([`kernels::token_embedding`]), which gathers and adds in one pass.
+    ///
+    /// # Shapes
+    /// - ids `[batch, seq]`, base `[batch or 1, seq, n_embd]` → `[batch, seq, n_embd]`
+    pub fn forward_plus(
+        &self,
+        ids: Tensor<2, Int>,
+        base: Tensor<3>,
+    ) -> Result<Tensor<3>, ModelError> {
+        if self.panels.is_none() && kernels::runs_on(&base.device()) {
+            let chunks: Vec<Tensor<2>> = self.chunks.iter().map(|c| c.val()).collect();
+            return Ok(kernels::token_embedding(&chunks, ids, base));
+        }
+        Ok(self.forward(ids)? + base)
     }
 
     /// The tied LM head, `hidden · wteᵀ`: through the panels where packed, else one chunk of the

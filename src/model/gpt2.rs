@@ -483,7 +483,9 @@ impl Gpt2 {
                 capacity: cache.capacity,
             });
         }
-        let mut x = self.wte.forward(tokens)? + self.position_embeddings(&starts, seq);
+        let mut x = self
+            .wte
+            .forward_plus(tokens, self.position_embeddings(&starts, seq))?;
 
         let mask = causal_mask(cache.len, seq, &self.device());
         let prefix_mask = cache

@@ -1,7 +1,8 @@
 //! The GPU kernels of `model::kernels` against burn's composition of the same operations on the
 //! CPU backend: the layer norm over rows of several widths, and a step's attention with and
 //! without a shared prefix, its segment mask, cached keys, several new tokens (causal) and
-//! more keys than a workgroup scores at once, on views with the strides the model passes.
+//! more keys than a workgroup scores at once, on views with the strides the model passes; the
+//! token embedding gathered from uneven chunks of `wte`.
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -306,4 +307,56 @@ fn epilogue_kernels_match_the_cpu() {
         worst < 2e-6,
         "bias + residual differs by {worst} (relative)"
     );
+}
+
+#[test]
+fn embedding_kernel_matches_the_cpu_across_chunks() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let cpu = Device::flex();
+    let (vocab, width) = (23, 40);
+    let table = values(vocab * width, 11, 1.0);
+    // Uneven chunks, as `wte`'s last one is: rows 0..7, 7..16, 16..23.
+    let heights = [7, 9, 7];
+    let chunks = |device: &Device| -> Vec<Tensor<2>> {
+        let mut start = 0;
+        heights
+            .iter()
+            .map(|&h| {
+                let part = tensor(
+                    &table[start * width..(start + h) * width],
+                    [h, width],
+                    device,
+                );
+                start += h;
+                part
+            })
+            .collect()
+    };
+    // Every chunk's first and last row, and an id repeated.
+    let ids: Vec<i64> = vec![0, 6, 7, 15, 16, 22, 3, 3, 12, 20, 1, 8];
+    let (batch, seq) = (3, 4);
+    let id_tensor = |device: &Device| {
+        Tensor::<2, burn::tensor::Int>::from_data(
+            TensorData::new(ids.clone(), [batch, seq]),
+            device,
+        )
+    };
+    for base_batch in [1, batch] {
+        let base = values(base_batch * seq * width, 12 + base_batch as u64, 0.5);
+        let got = read(kernels::token_embedding(
+            &chunks(&gpu.device),
+            id_tensor(&gpu.device),
+            tensor(&base, [base_batch, seq, width], &gpu.device),
+        ));
+        let whole = tensor(&table, [vocab, width], &cpu);
+        let want = read(
+            burn::tensor::module::embedding(whole, id_tensor(&cpu))
+                + tensor(&base, [base_batch, seq, width], &cpu),
+        );
+        let worst = worst_difference(&got, &want);
+        eprintln!("embedding, base of batch {base_batch}: worst difference {worst:e}");
+        assert!(worst < 1e-6, "embedding differs by {worst}");
+    }
 }

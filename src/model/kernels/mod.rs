@@ -10,11 +10,13 @@
 //! macro, which records the call and runs it in order with the fused kernels around it.
 
 mod attention;
+mod embedding_rows;
 mod epilogue;
 mod layer_norm;
 
-use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
-use burn::tensor::{Device, Tensor};
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::{Backend, Dispatch, backend_extension};
+use burn::tensor::{Device, Int, Tensor};
 use burn_cubecl::CubeBackend;
 
 pub use attention::AttentionShape;
@@ -54,6 +56,25 @@ pub trait Gpt2Kernels: Backend {
         residual: FloatTensor<Self>,
         epilogue: Epilogue,
     ) -> FloatTensor<Self>;
+
+    /// `base` plus the embedding rows that one chunk of `wte` holds, in one kernel: see
+    /// [`token_embedding`].
+    #[fusion(dtype = chunk, shape = embedding_rows_shape(chunk, ids))]
+    fn fused_embedding_rows(
+        chunk: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        base: FloatTensor<Self>,
+        start: usize,
+    ) -> FloatTensor<Self>;
+}
+
+/// `[chunk_rows, width]` and `[rows]` give `[rows, width]`. (Only the fused engine asks for it.)
+#[cfg(target_arch = "wasm32")]
+fn embedding_rows_shape(
+    chunk: &burn::tensor::Shape,
+    ids: &burn::tensor::Shape,
+) -> burn::tensor::Shape {
+    burn::tensor::Shape::from([ids.num_elements(), chunk[1]])
 }
 
 /// `[batch, n_head, seq, head_dim]` queries give `[batch, seq, n_head·head_dim]`: the heads side
@@ -119,6 +140,36 @@ pub fn bias_residual<const D: usize>(
         residual.into_dispatch(),
         Epilogue::Residual,
     ))
+}
+
+/// `wte`'s rows for `ids` plus `base` (the position embeddings), gathered from `wte`'s row
+/// chunks (`chunks[k]` holds the rows from the sum of the heights before it): one kernel per
+/// chunk, each adding the rows whose ids fall in it. An id outside the chunks adds nothing
+/// (`Gpt2::token_tensor` checks them first). Only on a GPU: see [`runs_on`].
+///
+/// # Shapes
+/// - chunks `[rows_k, width]`, ids `[batch, seq]`, base `[batch or 1, seq, width]` →
+///   `[batch, seq, width]`
+pub fn token_embedding(chunks: &[Tensor<2>], ids: Tensor<2, Int>, base: Tensor<3>) -> Tensor<3> {
+    let [batch, seq] = ids.dims();
+    let [base_batch, _, width] = base.dims();
+    if chunks.is_empty() {
+        return base.expand([batch, seq, width]);
+    }
+    let ids = ids.reshape([batch * seq]);
+    let mut rows = base.reshape([base_batch * seq, width]);
+    let mut start = 0;
+    for chunk in chunks {
+        let height = chunk.dims()[0];
+        rows = Tensor::from_dispatch(Dispatch::fused_embedding_rows(
+            chunk.clone().into_dispatch(),
+            ids.clone().into_dispatch(),
+            rows.into_dispatch(),
+            start,
+        ));
+        start += height;
+    }
+    rows.reshape([batch, seq, width])
 }
 
 /// One attention step, `softmax(q·kᵀ·scale + mask)·v` per head over the shared prefix's keys
@@ -223,5 +274,14 @@ impl Gpt2Kernels for CubeBackend {
         epilogue: Epilogue,
     ) -> FloatTensor<Self> {
         epilogue::launch_epilogue(product, bias, residual, epilogue)
+    }
+
+    fn fused_embedding_rows(
+        chunk: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        base: FloatTensor<Self>,
+        start: usize,
+    ) -> FloatTensor<Self> {
+        embedding_rows::launch_embedding_rows(chunk, ids, base, start)
     }
 }
