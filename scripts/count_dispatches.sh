@@ -28,10 +28,11 @@ context="The quick brown fox jumps over the"
 # Counted first, so that a failing run stops the script (set -e) before anything is printed.
 forward=$(count next-token --context "$context" --top 5)
 words=$(count word-dist --context "$context" --samples 100 --seed 1 --json)
-# A sampling tree's level (one decoding step of every open row, the LM head, the draw) starts
-# with the draw's cumulative sums (a few kernels close together). The total depends on how deep
-# the sampled words go, which a change in rounding can move; the dispatches per level do not.
-per_level=$(awk '/CumulativeKernel/ { if (NR - last > 10) { if (start) print NR - start; start = NR } last = NR }' kernels.log |
+# A sampling tree's level (one decoding step of every open row, the LM head, the draw) ends
+# with the draw kernel (a level's rows in one launch where they fit in one LM-head call). The
+# total depends on how deep the sampled words go, which a change in rounding can move; the
+# dispatches per level do not.
+per_level=$(awk '/DrawKernel/ { if (last) print NR - last; last = NR }' kernels.log |
   sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "?") " (median of " NR ")" }')
 eight=()
 for words_before in "The" "The quick" "The quick brown" "The quick brown fox" "The quick brown fox jumps" \

@@ -1,8 +1,8 @@
 //! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
 //! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), on a GPU
-//! the layer norm, a step's attention and each projection's bias with what follows it as
-//! kernels of our own ([`kernels`]), async
-//! reads from the device ([`readback`]), the checkpoint loader ([`loader`]), the
+//! the layer norm, a step's attention, each projection's bias with what follows it, the token
+//! embedding's lookup and the sampler's draw as kernels of our own ([`kernels`]), async reads
+//! from the device ([`readback`]), the checkpoint loader ([`loader`]), the
 //! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
 //! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
 //! on the CPU, products with few rows split over the threads ([`threaded_product`]) and gemm told

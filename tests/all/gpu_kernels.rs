@@ -360,3 +360,133 @@ fn embedding_kernel_matches_the_cpu_across_chunks() {
         assert!(worst < 1e-6, "embedding differs by {worst}");
     }
 }
+
+/// The drawn token by inverse CDF in f64: the first whose running sum exceeds `u` · total.
+fn host_draw(weights: &[f64], u: f64) -> (usize, Vec<f64>) {
+    let mut sums = Vec::with_capacity(weights.len());
+    let mut at = 0.0;
+    for w in weights {
+        at += w;
+        sums.push(at);
+    }
+    let threshold = u * at;
+    let token = sums
+        .iter()
+        .position(|&s| s > threshold)
+        .unwrap_or(weights.len() - 1);
+    (token, sums)
+}
+
+#[test]
+fn draw_kernel_matches_inverse_cdf_on_the_host() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    for (vocab, temperature) in [(50257, 1.0f32), (50257, 0.05), (300, 0.7)] {
+        let rows = 5;
+        // Row 1 is mostly far below its maximum: at T = 0.05 most weights underflow to 0.
+        let mut logits = values(rows * vocab, 21 + vocab as u64, 4.0);
+        for (k, l) in logits[vocab..2 * vocab].iter_mut().enumerate() {
+            if k % 7 != 0 {
+                *l -= 60.0;
+            }
+        }
+        // Slots per row: one row with none, one with more than a workgroup has threads.
+        let counts = [3usize, 0, 1000, 1, 40];
+        let mut starts = vec![0i64];
+        for c in counts {
+            starts.push(starts.last().unwrap() + c as i64);
+        }
+        let slots = *starts.last().unwrap() as usize;
+        let mut uniforms: Vec<f32> = values(slots, 33, 0.5).iter().map(|v| v + 0.5).collect();
+        // The ends of [0, 1): the first token of positive weight, and the last.
+        uniforms[0] = 0.0;
+        uniforms[1] = 1.0 - f32::EPSILON / 2.0;
+        uniforms[slots - 1] = 1.0 - f32::EPSILON / 2.0;
+        let got = kernels::draw_tokens(
+            tensor(&logits, [rows, vocab], &gpu.device),
+            burn::tensor::Tensor::<1, burn::tensor::Int>::from_data(
+                TensorData::new(starts.clone(), [rows + 1]),
+                &gpu.device,
+            ),
+            tensor(&uniforms, [slots], &gpu.device),
+            temperature,
+        )
+        .into_data()
+        .convert::<i64>()
+        .try_to_vec::<i64>()
+        .unwrap();
+        assert_eq!(got.len(), slots);
+        let (mut near_ties, mut widest) = (0, 0f64);
+        for r in 0..rows {
+            let row = &logits[r * vocab..(r + 1) * vocab];
+            let max = row.iter().copied().fold(f32::MIN, f32::max);
+            // Weights as the kernel forms them (f32), summed in f64.
+            let weights: Vec<f64> = row
+                .iter()
+                .map(|&l| f64::from(((l - max) * (1.0 / temperature)).exp()))
+                .collect();
+            for s in starts[r] as usize..starts[r + 1] as usize {
+                let (want, sums) = host_draw(&weights, f64::from(uniforms[s]));
+                let token = got[s] as usize;
+                assert!(
+                    token < vocab,
+                    "slot {s}: token {token} outside the vocabulary"
+                );
+                assert!(
+                    weights[token] > 0.0,
+                    "T={temperature}, row {r}, slot {s}: drew token {token} of weight 0"
+                );
+                if token != want {
+                    // Only where f32's running sums may order the threshold differently.
+                    let threshold = f64::from(uniforms[s]) * sums[vocab - 1];
+                    let gap = (sums[token.min(want)] - threshold).abs() / sums[vocab - 1];
+                    widest = widest.max(gap);
+                    assert!(
+                        gap < 2e-6,
+                        "T={temperature}, row {r}, slot {s}: drew {token}, inverse CDF gives {want}"
+                    );
+                    near_ties += 1;
+                }
+            }
+        }
+        eprintln!(
+            "draws, vocabulary {vocab}, T={temperature}: {slots} slots, {near_ties} on a \
+             neighbour of the host's token (threshold within {widest:e} of the total from their edge)"
+        );
+        // f32's running sums are off by ~1e-7 of the total at each of 50 257 edges: some in a
+        // thousand draws land beside the f64 answer, no more.
+        assert!(
+            near_ties * 50 <= slots,
+            "{near_ties} of {slots} draws differ from the host's"
+        );
+    }
+}
+
+#[test]
+fn draw_kernel_takes_the_token_after_a_threshold_on_an_edge() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    // Equal logits: every weight is exactly 1, every running sum an exact integer, and u = k/8192
+    // puts the threshold exactly on token k − 1's sum (a thread's segment start where k is a
+    // multiple of 16, a tile's where it is of 4096): token k must be drawn.
+    let vocab = 8192;
+    let edges = [0usize, 1, 15, 16, 17, 4095, 4096, 4112, 8176, 8191];
+    let uniforms: Vec<f32> = edges.iter().map(|&k| k as f32 / vocab as f32).collect();
+    let got = kernels::draw_tokens(
+        tensor(&vec![0.5; vocab], [1, vocab], &gpu.device),
+        burn::tensor::Tensor::<1, burn::tensor::Int>::from_data(
+            TensorData::new(vec![0i64, edges.len() as i64], [2]),
+            &gpu.device,
+        ),
+        tensor(&uniforms, [edges.len()], &gpu.device),
+        1.0,
+    )
+    .into_data()
+    .convert::<i64>()
+    .try_to_vec::<i64>()
+    .unwrap();
+    let want: Vec<i64> = edges.iter().map(|&k| k as i64).collect();
+    assert_eq!(got, want);
+}

@@ -157,6 +157,8 @@ async function playTwoWords(webgpu, model) {
     assert.ok(ticks.length > 10, "the idle probe ticked");
     const keyLatencies = typed.map((k) => ({ ms: Math.round(k.ms), duringComputation: k.computing, idleLagMs: Math.round(idleLagMs(ticks, k.from, k.to)) }));
     await page.waitForFunction(() => document.querySelector("section.game")?.dataset.gpt2 !== "computing", null, { timeout: TIMEOUT });
+    // GPT-2's words were sampled (on WebGPU by the draw kernel), not given up on.
+    assert.equal(await game.getAttribute("data-gpt2"), "ready", logs.filter((l) => /panicked|error/i.test(l)).join("\n"));
     const heapMb = await page.evaluate(() => (performance.memory?.usedJSHeapSize ?? NaN) / 1048576);
     const longTasks = await page.evaluate((after) => window.__longTasks.filter((t) => t.start >= after), readyAt);
     const worst = Math.max(0, ...longTasks.map((t) => t.duration));

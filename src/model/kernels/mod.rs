@@ -1,7 +1,10 @@
-//! GPU kernels of our own for the two parts of a block that burn composes of many dispatches:
-//! the layer norm (two reductions and the element-wise steps around them, one kernel here) and
-//! the attention of a step (the products against the shared prefix and the row's own keys, the
-//! masks, the softmax and the weighted values: up to a dozen kernels, one here).
+//! GPU kernels of our own for the steps that burn composes of many dispatches: the layer norm
+//! (two reductions and the element-wise steps around them), the attention of a step (the
+//! products against the shared prefix and the row's own keys, the masks, the softmax and the
+//! weighted values: up to a dozen kernels), a projection's bias with the GELU or residual after
+//! it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
+//! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
+//! about thirty a level of its tree). One kernel each here.
 //!
 //! They run wherever the device is a GPU (burn-wgpu natively, WebGPU in the browser, with or
 //! without fusion); the CPU backend keeps burn's own composition, which the kernels are tested
@@ -10,6 +13,7 @@
 //! macro, which records the call and runs it in order with the fused kernels around it.
 
 mod attention;
+mod draw;
 mod embedding_rows;
 mod epilogue;
 mod layer_norm;
@@ -66,6 +70,15 @@ pub trait Gpt2Kernels: Backend {
         base: FloatTensor<Self>,
         start: usize,
     ) -> FloatTensor<Self>;
+
+    /// Tokens drawn from rows of logits by inverse CDF, in one kernel: see [`draw_tokens`].
+    #[fusion(dtype = slot_starts, shape = uniforms)]
+    fn fused_draw(
+        logits: FloatTensor<Self>,
+        slot_starts: IntTensor<Self>,
+        uniforms: FloatTensor<Self>,
+        inverse_temperature: f32,
+    ) -> IntTensor<Self>;
 }
 
 /// `[chunk_rows, width]` and `[rows]` give `[rows, width]`. (Only the fused engine asks for it.)
@@ -170,6 +183,28 @@ pub fn token_embedding(chunks: &[Tensor<2>], ids: Tensor<2, Int>, base: Tensor<3
         start += height;
     }
     rows.reshape([batch, seq, width])
+}
+
+/// Draws tokens from each row's `softmax(logits / temperature)` by inverse CDF, in one kernel
+/// (one workgroup per row): slot s of row r (`slot_starts[r] ≤ s < slot_starts[r + 1]`) gets
+/// the first token whose running sum of weights exceeds `uniforms[s]` times the row's total. A
+/// token whose weight underflows to 0 is never drawn. Only on a GPU: see [`runs_on`].
+///
+/// # Shapes
+/// - logits `[rows, vocab]`, slot_starts `[rows + 1]` (non-decreasing, from 0), uniforms
+///   `[slots]` in [0, 1) → tokens `[slots]`
+pub fn draw_tokens(
+    logits: Tensor<2>,
+    slot_starts: Tensor<1, Int>,
+    uniforms: Tensor<1>,
+    temperature: f32,
+) -> Tensor<1, Int> {
+    Tensor::from_dispatch(Dispatch::fused_draw(
+        logits.into_dispatch(),
+        slot_starts.into_dispatch(),
+        uniforms.into_dispatch(),
+        1.0 / temperature,
+    ))
 }
 
 /// One attention step, `softmax(q·kᵀ·scale + mask)·v` per head over the shared prefix's keys
@@ -283,5 +318,14 @@ impl Gpt2Kernels for CubeBackend {
         start: usize,
     ) -> FloatTensor<Self> {
         embedding_rows::launch_embedding_rows(chunk, ids, base, start)
+    }
+
+    fn fused_draw(
+        logits: FloatTensor<Self>,
+        slot_starts: IntTensor<Self>,
+        uniforms: FloatTensor<Self>,
+        inverse_temperature: f32,
+    ) -> IntTensor<Self> {
+        draw::launch_draw(logits, slot_starts, uniforms, inverse_temperature)
     }
 }
