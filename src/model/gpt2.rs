@@ -646,7 +646,16 @@ impl Attention {
         let head_dim = n_embd / n_head;
         let scale = 1.0 / (head_dim as f64).sqrt();
 
-        let (q, new_keys_values) = split_heads(self.c_attn.forward(x)?, n_head);
+        // With the attention kernel the projection's bias is added in the kernel, so the cache
+        // holds keys and values without it (every entry is written here, by the same path).
+        let with_kernel =
+            kernels::attention_runs_on(&x.device(), head_dim) && self.c_attn.panels.is_none();
+        let projected = if with_kernel {
+            self.c_attn.product(x)
+        } else {
+            self.c_attn.forward(x)?
+        };
+        let (q, new_keys_values) = split_heads(projected, n_head);
 
         let total = past + seq;
         let layer = LayerCache {
@@ -657,13 +666,14 @@ impl Attention {
         };
         let (own_k, own_v) = layer.keys_and_values(0..batch, total);
 
-        if kernels::attention_runs_on(&q.device(), head_dim) {
+        if with_kernel {
             let context = kernels::attention(StepAttention {
                 query: q,
                 own_keys: own_k,
                 own_values: own_v,
                 prefix: prefix.cloned(),
                 prefix_mask,
+                bias: Some(self.c_attn.bias.val()),
                 past,
                 scale: scale as f32,
             });

@@ -1,8 +1,9 @@
 //! The GPU kernels of `model::kernels` against burn's composition of the same operations on the
-//! CPU backend: the layer norm over rows of several widths, and a step's attention with and
-//! without a shared prefix, its segment mask, cached keys, several new tokens (causal) and
-//! more keys than a workgroup scores at once, on views with the strides the model passes; the
-//! token embedding gathered from uneven chunks of `wte`.
+//! CPU backend: the layer norm over rows of several widths; a step's attention with and without
+//! a shared prefix, its segment mask, cached keys, several new tokens (causal), the projection's
+//! bias left to the kernel, and more keys than a workgroup scores at once, on views with the
+//! strides the model passes; the token embedding gathered from uneven chunks of `wte`; the
+//! sampler's draw against inverse CDF on the host.
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -74,7 +75,8 @@ fn layer_norm_kernel_matches_the_cpu() {
     }
 }
 
-/// One attention case: rows, heads, head width, new tokens, cached tokens, prefix segments.
+/// One attention case: rows, heads, head width, new tokens, cached tokens, prefix segments,
+/// and whether the operands come without the projection's bias (the kernel then adds it).
 struct Case {
     batch: usize,
     heads: usize,
@@ -82,6 +84,7 @@ struct Case {
     seq: usize,
     past: usize,
     segments: Vec<usize>,
+    biased: bool,
 }
 
 /// The case's operands on `device`, as the model passes them: the queries a view of the fused
@@ -95,6 +98,7 @@ fn operands(case: &Case, device: &Device) -> StepAttention {
         seq,
         past,
         ref segments,
+        biased,
     } = *case;
     let projection = tensor(
         &values(batch * seq * 3 * heads * head_dim, 3, 2.0),
@@ -142,12 +146,20 @@ fn operands(case: &Case, device: &Device) -> StepAttention {
         }
         tensor(&mask, [batch, 1, 1, prefix_len], device)
     });
+    let bias = biased.then(|| {
+        tensor(
+            &values(3 * heads * head_dim, 7, 1.5),
+            [3 * heads * head_dim],
+            device,
+        )
+    });
     StepAttention {
         query,
         own_keys,
         own_values,
         prefix,
         prefix_mask,
+        bias,
         past,
         scale: 1.0 / (head_dim as f32).sqrt(),
     }
@@ -156,15 +168,28 @@ fn operands(case: &Case, device: &Device) -> StepAttention {
 /// softmax(q·kᵀ·scale + masks)·v with burn's operations, heads side by side.
 fn composed(step: StepAttention) -> Tensor<3> {
     let StepAttention {
-        query,
-        own_keys,
-        own_values,
-        prefix,
+        mut query,
+        mut own_keys,
+        mut own_values,
+        mut prefix,
         prefix_mask,
+        bias,
         past,
         scale,
     } = step;
     let [batch, heads, seq, head_dim] = query.dims();
+    // The bias onto every query, key and value (the kernel leaves the keys' out).
+    if let Some(bias) = bias {
+        let part = |i: usize| {
+            bias.clone()
+                .narrow(0, i * heads * head_dim, heads * head_dim)
+                .reshape([1, heads, 1, head_dim])
+        };
+        query = query + part(0);
+        own_keys = own_keys + part(1);
+        own_values = own_values + part(2);
+        prefix = prefix.map(|(keys, values)| (keys + part(1), values + part(2)));
+    }
     let total = past + seq;
     let causal: Vec<f32> = (0..seq)
         .flat_map(|t| (0..total).map(move |j| if j <= past + t { 0.0 } else { -1.0e9 }))
@@ -209,6 +234,7 @@ fn attention_kernel_matches_the_cpu() {
             seq: 1,
             past: 3,
             segments: vec![4, 2, 7],
+            biased: true,
         },
         // A prefill: causal over 70 keys, more than one chunk.
         Case {
@@ -218,6 +244,7 @@ fn attention_kernel_matches_the_cpu() {
             seq: 70,
             past: 0,
             segments: vec![],
+            biased: false,
         },
         // Several new tokens after cached ones, one long prefix, a head wider than 64.
         Case {
@@ -227,6 +254,7 @@ fn attention_kernel_matches_the_cpu() {
             seq: 4,
             past: 5,
             segments: vec![130],
+            biased: true,
         },
         // More workgroups (2100 × 32) than one dispatch dimension holds (65535): the launch
         // spreads them over two, and each must still find its own row and head.
@@ -237,6 +265,7 @@ fn attention_kernel_matches_the_cpu() {
             seq: 1,
             past: 1,
             segments: vec![3],
+            biased: false,
         },
         // GPT-2 small's heads, one row, prefix in two segments.
         Case {
@@ -246,6 +275,7 @@ fn attention_kernel_matches_the_cpu() {
             seq: 1,
             past: 0,
             segments: vec![9, 60],
+            biased: true,
         },
     ];
     for case in &cases {
@@ -256,13 +286,14 @@ fn attention_kernel_matches_the_cpu() {
         let worst = worst_difference(&read(on_gpu), &read(on_cpu));
         assert!(
             worst < 1e-5,
-            "batch {} heads {} head_dim {} seq {} past {} segments {:?}: the kernel differs by {worst}",
+            "batch {} heads {} head_dim {} seq {} past {} segments {:?} biased {}: the kernel differs by {worst}",
             case.batch,
             case.heads,
             case.head_dim,
             case.seq,
             case.past,
-            case.segments
+            case.segments,
+            case.biased
         );
     }
 }

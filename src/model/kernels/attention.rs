@@ -30,6 +30,9 @@ pub struct AttentionShape {
     pub with_prefix: bool,
     /// Whether the prefix mask is real (else never read).
     pub with_prefix_mask: bool,
+    /// Whether the query/key/value projection's bias is real (else never read): the queries,
+    /// keys and values are then the product without it.
+    pub with_bias: bool,
 }
 
 /// The kernel's tensors; see [`super::StepAttention`] for their shapes.
@@ -40,6 +43,7 @@ pub(super) struct AttentionOperands {
     pub prefix_keys: CubeTensor,
     pub prefix_values: CubeTensor,
     pub prefix_mask: CubeTensor,
+    pub bias: CubeTensor,
 }
 
 #[cube(launch)]
@@ -51,6 +55,7 @@ fn attention_kernel<F: Float>(
     prefix_keys: &Tensor<F>,
     prefix_values: &Tensor<F>,
     prefix_mask: &Tensor<F>,
+    bias: &Tensor<F>,
     output: &mut Tensor<F>,
     past: usize,
     scale: f32,
@@ -58,6 +63,7 @@ fn attention_kernel<F: Float>(
     #[comptime] units: usize,
     #[comptime] with_prefix: bool,
     #[comptime] with_prefix_mask: bool,
+    #[comptime] with_bias: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let heads = query.shape(1);
@@ -75,12 +81,19 @@ fn attention_kernel<F: Float>(
     let mut q = Shared::new_slice(head_dim);
     let mut scores = Shared::new_slice(units);
     let mut bound = Shared::<[u32]>::new_slice(1usize);
+    // The projection's bias, where the operands come without it: the query's is added here;
+    // the keys' would add q · b_k to every score of the query, which the softmax cancels, so it
+    // is not read; the values' is added to the output, the weights summing to 1.
+    let width = heads * head_dim;
     if active && unit < head_dim {
-        q[unit] = query[b * query.stride(0)
+        let mut value = query[b * query.stride(0)
             + h * query.stride(1)
             + t * query.stride(2)
-            + unit * query.stride(3)]
-            * F::cast_from(scale);
+            + unit * query.stride(3)];
+        if with_bias {
+            value += bias[h * head_dim + unit];
+        }
+        q[unit] = value * F::cast_from(scale);
     }
 
     let mut prefix_len = 0;
@@ -169,7 +182,11 @@ fn attention_kernel<F: Float>(
         start += units;
     }
     if active && unit < head_dim {
-        output[(b * seq + t) * heads * head_dim + h * head_dim + unit] = weighted / total;
+        let mut value = weighted / total;
+        if with_bias {
+            value += bias[2 * width + h * head_dim + unit];
+        }
+        output[(b * seq + t) * width + h * head_dim + unit] = value;
     }
 }
 
@@ -182,6 +199,7 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
         prefix_keys,
         prefix_values,
         prefix_mask,
+        bias,
     } = operands;
     let dims = query.meta.shape().clone();
     let (batch, heads, seq, head_dim) = (dims[0], dims[1], dims[2], dims[3]);
@@ -206,6 +224,7 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
         untile(prefix_keys).into_tensor_arg(),
         untile(prefix_values).into_tensor_arg(),
         untile(prefix_mask).into_tensor_arg(),
+        untile(bias).into_tensor_arg(),
         output.clone().into_tensor_arg(),
         shape.past,
         shape.scale,
@@ -213,6 +232,7 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
         units,
         shape.with_prefix,
         shape.with_prefix_mask,
+        shape.with_bias,
         dtype_to_storage_type(dtype),
     );
     output

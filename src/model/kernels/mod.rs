@@ -48,6 +48,7 @@ pub trait Gpt2Kernels: Backend {
         prefix_keys: FloatTensor<Self>,
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
         shape: AttentionShape,
     ) -> FloatTensor<Self>;
 
@@ -211,18 +212,24 @@ pub fn draw_tokens(
 /// (minus the segments `prefix_mask` hides) and the row's own keys up to each query's position
 /// (query t of this step sees own key j iff j ≤ `past` + t), in one kernel: one workgroup per
 /// query and head, which runs an online softmax over the keys in chunks (no score matrix is
-/// written out). Only on a GPU: see [`runs_on`].
+/// written out). With `bias`, q, k and v are the projection's product without its bias, which
+/// the kernel adds (so the model skips an addition per block and caches keys and values
+/// without it). Only on a GPU: see [`runs_on`].
 ///
 /// # Shapes
 /// - query `[batch, n_head, seq, head_dim]`, own keys and values `[batch, n_head, past + seq,
 ///   head_dim]`, prefix keys and values `[1, n_head, prefix_len, head_dim]`, prefix mask
-///   `[batch, 1, 1, prefix_len]` (any strides) → `[batch, seq, n_head·head_dim]`
+///   `[batch, 1, 1, prefix_len]` (any strides), bias `[3·n_head·head_dim]` → `[batch, seq,
+///   n_head·head_dim]`
 pub struct StepAttention {
     pub query: Tensor<4>,
     pub own_keys: Tensor<4>,
     pub own_values: Tensor<4>,
     pub prefix: Option<(Tensor<4>, Tensor<4>)>,
     pub prefix_mask: Option<Tensor<4>>,
+    /// The query/key/value projection's bias `[3·n_head·head_dim]` where the queries, keys and
+    /// values (the prefix's too) are the product without it; `None` where they have it.
+    pub bias: Option<Tensor<1>>,
     pub past: usize,
     pub scale: f32,
 }
@@ -241,6 +248,7 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
         own_values,
         prefix,
         prefix_mask,
+        bias,
         past,
         scale,
     } = step;
@@ -254,6 +262,10 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
         Some(mask) if with_prefix => (mask, true),
         _ => (query.clone(), false),
     };
+    let (bias, with_bias) = match bias {
+        Some(bias) => (bias.into_dispatch(), true),
+        None => (query.clone().into_dispatch(), false),
+    };
     Tensor::from_dispatch(Dispatch::fused_attention(
         query.into_dispatch(),
         own_keys.into_dispatch(),
@@ -261,11 +273,13 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
         prefix_keys.into_dispatch(),
         prefix_values.into_dispatch(),
         prefix_mask.into_dispatch(),
+        bias,
         AttentionShape {
             past,
             scale,
             with_prefix,
             with_prefix_mask,
+            with_bias,
         },
     ))
 }
@@ -287,6 +301,7 @@ impl Gpt2Kernels for CubeBackend {
         prefix_keys: FloatTensor<Self>,
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
         shape: AttentionShape,
     ) -> FloatTensor<Self> {
         attention::launch_attention(
@@ -297,6 +312,7 @@ impl Gpt2Kernels for CubeBackend {
                 prefix_keys,
                 prefix_values,
                 prefix_mask,
+                bias,
             },
             shape,
         )
