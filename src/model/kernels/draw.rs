@@ -20,35 +20,13 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::CubeDim;
 use cubecl::prelude::*;
 
+use super::workgroup::workgroup_max;
+
 /// Threads per row.
 const UNITS: usize = 256;
 /// Consecutive tokens each thread sums: a tile is `UNITS · PER_UNIT` tokens, so GPT-2's
 /// vocabulary takes 13 tiles, each with one thread's chain of [`UNITS`] additions.
 pub(super) const PER_UNIT: usize = 16;
-
-/// The largest of `value` over the workgroup's `units` threads (a power of two).
-#[cube]
-fn workgroup_max<F: Float>(
-    partial: &mut Shared<[F]>,
-    value: F,
-    unit: usize,
-    #[comptime] units: usize,
-) -> F {
-    partial[unit] = value;
-    sync_cube();
-    let mut stride = comptime![units / 2].runtime();
-    while stride > 0 {
-        if unit < stride {
-            let other = partial[unit + stride];
-            partial[unit] = F::max(partial[unit], other);
-        }
-        sync_cube();
-        stride /= 2;
-    }
-    let result = partial[0];
-    sync_cube();
-    result
-}
 
 /// Sums this thread's segment of the tile at `tile` into `segments[unit]` (in token order, from
 /// 0), then chains the segments' starts in one thread (`starts[g + 1] = starts[g] +

@@ -9,35 +9,12 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::CubeDim;
 use cubecl::prelude::*;
 
+use super::workgroup::workgroup_sum;
+
 /// Threads per row: about four values each (GPT-2's widths, 768–1600, take 256), a power of two
 /// from 32 to 256. Idle threads are not free: each waits at every step of the sums.
 fn units_for(width: usize) -> usize {
     (width / 4).next_power_of_two().clamp(32, 256)
-}
-
-/// Sums `value` over the workgroup's `units` threads (a power of two) through `partial`.
-#[cube]
-fn workgroup_sum<F: Float>(
-    partial: &mut Shared<[F]>,
-    value: F,
-    unit: usize,
-    #[comptime] units: usize,
-) -> F {
-    partial[unit] = value;
-    sync_cube();
-    let mut stride = comptime![units / 2].runtime();
-    while stride > 0 {
-        if unit < stride {
-            let other = partial[unit + stride];
-            partial[unit] += other;
-        }
-        sync_cube();
-        stride /= 2;
-    }
-    let total = partial[0];
-    // Nobody may overwrite `partial` for the next sum before every thread has read this one.
-    sync_cube();
-    total
 }
 
 #[cube(launch)]

@@ -17,6 +17,7 @@ mod draw;
 mod embedding_rows;
 mod epilogue;
 mod layer_norm;
+mod workgroup;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, Dispatch, backend_extension};
