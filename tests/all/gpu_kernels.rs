@@ -499,11 +499,11 @@ fn draw_kernel_takes_the_token_after_a_threshold_on_an_edge() {
     let Some(gpu) = common::wgpu_or_skip() else {
         return;
     };
-    // Equal logits: every weight is exactly 1, every running sum an exact integer, and u = k/8192
-    // puts the threshold exactly on token k − 1's sum (a thread's segment start where k is a
-    // multiple of 16, a tile's where it is of 4096): token k must be drawn.
-    let vocab = 8192;
-    let edges = [0usize, 1, 15, 16, 17, 4095, 4096, 4112, 8176, 8191];
+    // Equal logits: every weight is exactly 1, every running sum an exact integer, and
+    // u = k/vocab puts the threshold exactly on token k − 1's sum (a thread's segment start where
+    // k is a multiple of 64, a tile's where it is of 16 384): token k must be drawn.
+    let vocab = 32768;
+    let edges = [0usize, 1, 63, 64, 65, 16383, 16384, 16448, 32704, 32767];
     let uniforms: Vec<f32> = edges.iter().map(|&k| k as f32 / vocab as f32).collect();
     let got = kernels::draw_tokens(
         tensor(&vec![0.5; vocab], [1, vocab], &gpu.device),

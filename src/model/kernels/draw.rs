@@ -25,8 +25,9 @@ use super::workgroup::workgroup_max;
 /// Threads per row.
 const UNITS: usize = 256;
 /// Consecutive tokens each thread sums: a tile is `UNITS · PER_UNIT` tokens, so GPT-2's
-/// vocabulary takes 13 tiles, each with one thread's chain of [`UNITS`] additions.
-pub(super) const PER_UNIT: usize = 16;
+/// vocabulary takes 4 tiles per pass, each with one thread's chain of [`UNITS`] additions
+/// (sequential by design, the rest of the workgroup waiting): 16 tokens a thread made it 13.
+const PER_UNIT: usize = 64;
 
 /// Sums this thread's segment of the tile at `tile` into `segments[unit]` (in token order, from
 /// 0), then chains the segments' starts in one thread (`starts[g + 1] = starts[g] +
