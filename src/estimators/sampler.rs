@@ -11,8 +11,8 @@
 //! context keeps its own seeded generator. With temperature-only decoding the draws happen on
 //! the device, uniforms from the seeded host generator, and only token ids are read back: on a
 //! GPU by one kernel per LM-head call ([`crate::model::kernels::draw_tokens`]), on the CPU
-//! backend by burn's composition ([`crate::estimators::inverse_cdf`]). [`sample_words_naive`] is the one-row-per-sample reference the
-//! tests compare it with.
+//! backend by burn's composition ([`crate::estimators::inverse_cdf`]). [`sample_words_naive`]
+//! is the one-row-per-sample reference the tests compare it with.
 
 use std::collections::BTreeMap;
 

@@ -94,15 +94,22 @@ impl TokenEmbedding {
         }
     }
 
-    /// Embedding lookup: from the panels' columns where packed, else across chunks (each chunk
-    /// contributes the rows whose ids fall in it). An id outside the vocabulary is an error with
-    /// the panels; the chunks clamp it (token ids are checked before, by `Gpt2::token_tensor`).
+    /// Embedding lookup: from the panels' columns where packed, on a GPU by the chunks' kernel
+    /// ([`Self::forward_plus`] onto zeros), else across chunks (each chunk contributes the rows
+    /// whose ids fall in it). An id outside the vocabulary is an error with the panels; the
+    /// chunks clamp it (token ids are checked before, by `Gpt2::token_tensor`).
     ///
     /// # Shapes
     /// - ids `[batch, seq]` → `[batch, seq, n_embd]`
     pub fn forward(&self, ids: Tensor<2, Int>) -> Result<Tensor<3>, ModelError> {
         if let Some(packed) = &self.panels {
             return packed_rows(packed, ids);
+        }
+        let device = ids.device();
+        if kernels::runs_on(&device) {
+            let seq = ids.dims()[1];
+            let width = self.chunks.first().map_or(0, |c| c.val().dims()[1]);
+            return self.forward_plus(ids, Tensor::zeros([1, seq, width], &device));
         }
         if let [only] = self.chunks.as_slice() {
             return Ok(burn::tensor::module::embedding(only.val(), ids));

@@ -1,8 +1,9 @@
-//! GPT-2 (Radford et al. 2019) as burn modules, one code path for every backend. Three steps
+//! GPT-2 (Radford et al. 2019) as burn modules, one code path for every backend. Some steps
 //! take a GPU's own kernels where burn would launch many ([`super::kernels`]: the layer norm, a
-//! step's attention, a projection's bias with the GELU or residual after it; the CPU backend
-//! composes the same formulas from burn's operations, which the kernels are tested against), and
-//! [`gelu_new`] picks, per backend, the cheaper of two equal formulas.
+//! step's attention with the query/key/value projection's bias, a projection's bias with the
+//! GELU or residual after it, and in [`super::embedding`] the token embedding's lookup; the CPU
+//! backend composes the same formulas from burn's operations, which the kernels are tested
+//! against), and [`gelu_new`] picks, per backend, the cheaper of two equal formulas.
 //!
 //! Field names mirror the Hugging Face checkpoint keys (`wte`, `wpe`, `h.{i}.ln_1`,
 //! `h.{i}.attn.c_attn`, `h.{i}.attn.c_proj`, `h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `ln_f`), so the

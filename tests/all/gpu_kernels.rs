@@ -390,6 +390,21 @@ fn embedding_kernel_matches_the_cpu_across_chunks() {
         eprintln!("embedding, base of batch {base_batch}: worst difference {worst:e}");
         assert!(worst < 1e-6, "embedding differs by {worst}");
     }
+    // The model's lookup alone (no base) takes the same kernel on a GPU: `wte` in chunks of 7.
+    let chunked = clozelab::model::embedding::TokenEmbedding::from_rows_in_chunks(
+        table.clone(),
+        vocab,
+        width,
+        7,
+        &gpu.device,
+    );
+    let got = read(chunked.forward(id_tensor(&gpu.device)).unwrap());
+    let want = read(burn::tensor::module::embedding(
+        tensor(&table, [vocab, width], &cpu),
+        id_tensor(&cpu),
+    ));
+    let worst = worst_difference(&got, &want);
+    assert!(worst < 1e-6, "the chunked lookup differs by {worst}");
 }
 
 /// The drawn token by inverse CDF in f64: the first whose running sum exceeds `u` · total.

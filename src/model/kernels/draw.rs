@@ -144,6 +144,8 @@ fn draw_kernel<F: Float, I: Int>(
     // A threshold is kept below the total (u < 1 can still round u · total up to it), so that it
     // falls in exactly one tile, and on a token of positive weight.
     let below_total = total * F::new(0.999_999_9);
+    // Every threshold below the total lands in a tile below; only weights that are not numbers
+    // (NaN logits) leave a draw here, on the last token.
     let mut s = first_slot + unit;
     while s < end_slot {
         output[s] = I::cast_from(length - 1);
