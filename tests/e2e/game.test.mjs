@@ -1,6 +1,7 @@
 // The next-word cloze game in headless Chromium: play mode with feedback, reload mid-passage
-// (nothing lost or doubled), CSV export, hostile imports kept verbatim and inert, and a study
-// with URL parameters whose redirect happens only after the responses are saved.
+// (nothing lost or doubled), CSV export, hostile imports kept verbatim and inert, a study
+// with URL parameters whose redirect happens only after the responses are saved, and GPT-2's
+// feedback sampled on WebGPU against the CPU backend's.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile, readFile, rm } from "node:fs/promises";
@@ -332,6 +333,31 @@ test("phone width: the game and its feedback fit", { timeout: 2 * TIMEOUT }, () 
     assert.ok(overflow <= 1, `page scrolls sideways by ${overflow}px`);
     await screenshot(page, "game-feedback-phone.png");
   }));
+
+test("GPT-2's feedback on WebGPU (its own draw kernel) has the words of the CPU backend for the same seed", { timeout: 2 * TIMEOUT }, async () => {
+  const shown = {};
+  for (const webgpu of [true, false]) {
+    await withPage(`draw-${webgpu ? "webgpu" : "cpu"}`, { webgpu }, async (page) => {
+      await page.goto(`${served.base}/?model=models/test/&PROLIFIC_PID=e2e-draw`);
+      await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
+      const backend = await page.getByTestId("backend-status").locator("[data-backend]").getAttribute("data-backend");
+      assert.equal(backend, webgpu ? "wgpu" : "cpu");
+      await openPassage(page, "kitchen");
+      await guess(page, "Sunday");
+      const bars = page.getByTestId("model-bars");
+      await bars.waitFor({ timeout: TIMEOUT });
+      shown[backend] = Object.fromEntries(await bars.locator("li").evaluateAll((items) => items.map((li) => [li.dataset.word, Number(li.dataset.prob)])));
+    });
+  }
+  // The same seed gives the same uniforms; logits that differ in their last digits move a draw
+  // across an edge now and then (2-3 of the 100 samples here, so 12-13 of the 15 words shown in
+  // common), while draws that go wrong change every word (none in common with the thresholds
+  // halved in the kernel).
+  const common = Object.keys(shown.wgpu).filter((w) => w in shown.cpu);
+  assert.equal(Object.keys(shown.cpu).length, 15, JSON.stringify(shown.cpu));
+  console.log(`draw: ${common.length} of 15 shown words in common`);
+  assert.ok(common.length >= 10, `${common.length} of the shown words in common: ${JSON.stringify(shown)}`);
+});
 
 test("storage: a tab holding an older database never hangs the study, and the study never blocks a newer one", { timeout: 2 * TIMEOUT }, async () => {
   const study = { title: "IDB study", texts: [{ id: "short", title: "Short", text: "One two three four five" }], passages: ["short"], consent: "I agree." };
