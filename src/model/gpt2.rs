@@ -19,7 +19,7 @@ use super::error::ModelError;
 use super::kernels::{self, StepAttention};
 use super::kv_cache::{KvCache, LayerCache, MASKED_SCORE, SharedPrefix};
 use super::panel_product::{PanelError, PanelWeight};
-use super::precision::{Precision, PrecisionError, to_dtype_of, to_f32};
+use super::precision::{Precision, PrecisionError, to_f32};
 use super::readback::read_f32_now;
 use super::threaded_product;
 
@@ -86,8 +86,8 @@ impl Conv1D {
         }
     }
 
-    /// With f16 weights ([`Precision::F16`]) the product runs in f16 and its result, the bias
-    /// and everything after are f32.
+    /// With f16 weights ([`Precision::F16`]) only the weights are f16: the product takes the
+    /// f32 input and gives f32 ([`kernels::half_product`]).
     ///
     /// # Shapes
     /// - input `[..., in]` → output `[..., out]`
@@ -102,16 +102,12 @@ impl Conv1D {
         Ok(threaded_product::linear(input, weight, self.bias.val()))
     }
 
-    /// `input · weight` without the bias, in f32 (an f16 weight's product cast back), for the
-    /// unpacked weight.
+    /// `input · weight` without the bias, in f32 (with an f16 weight too), for the unpacked
+    /// weight.
     fn product<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
         let weight = self.weight.val();
         if weight.dtype() != DType::F32 {
-            return to_f32(burn::tensor::module::linear(
-                to_dtype_of(input, &weight),
-                weight,
-                None,
-            ));
+            return kernels::half_product(input, weight);
         }
         burn::tensor::module::linear(input, weight, None)
     }

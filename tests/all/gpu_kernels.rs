@@ -536,3 +536,58 @@ fn draw_kernel_takes_the_token_after_a_threshold_on_an_edge() {
     let want: Vec<i64> = edges.iter().map(|&k| k as i64).collect();
     assert_eq!(got, want);
 }
+
+/// The projection with f16 weights against the host's product of the same f16-rounded weights
+/// with the f32 activations, in f64: one row (the vector kernel where both widths suit it, and
+/// where they do not), a few rows and more rows than a tile. Within 1e-5 of the outputs' scale,
+/// where rounding the activations to f16 as well (the composition it replaces) moves them by
+/// about 2e-4.
+#[test]
+fn half_product_rounds_only_the_weights() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    if !clozelab::model::Precision::f16_offered(&gpu.device) {
+        assert_ne!(
+            std::env::var("CLOZELAB_REQUIRE_WGPU").as_deref(),
+            Ok("1"),
+            "CLOZELAB_REQUIRE_WGPU=1 but {} offers no shader-f16",
+            gpu.adapter
+        );
+        eprintln!("SKIPPED: {} offers no shader-f16", gpu.adapter);
+        return;
+    }
+    let round = |x: f32| half::f16::from_f32(x).to_f32();
+    for (rows, width, out) in [(1, 768, 2304), (1, 100, 30), (4, 64, 192), (130, 256, 64)] {
+        let input = values(rows * width, (rows * width) as u64, 2.0);
+        let weight = values(width * out, out as u64, 0.1);
+        let host = |activation: &dyn Fn(f32) -> f32| -> Vec<f32> {
+            (0..rows * out)
+                .map(|i| {
+                    let (r, c) = (i / out, i % out);
+                    (0..width)
+                        .map(|k| {
+                            f64::from(activation(input[r * width + k]))
+                                * f64::from(round(weight[k * out + c]))
+                        })
+                        .sum::<f64>() as f32
+                })
+                .collect()
+        };
+        let half_weight =
+            tensor(&weight, [width, out], &gpu.device).cast(burn::tensor::FloatDType::F16);
+        let got = read(kernels::half_product(
+            tensor(&input, [1, rows, width], &gpu.device),
+            half_weight,
+        ));
+        let scale = host(&|x| x).iter().fold(0f32, |m, v| m.max(v.abs()));
+        let error = worst_difference(&got, &host(&|x| x)) / scale;
+        let with_rounded_activations = worst_difference(&got, &host(&round)) / scale;
+        eprintln!(
+            "half product {rows}×{width}·{width}×{out}: {error:e} of the scale \
+             ({with_rounded_activations:e} from rounded activations)"
+        );
+        assert!(error < 1e-5, "{rows}×{width}·{out}: off by {error:e}");
+        assert!(with_rounded_activations > 1e-4);
+    }
+}

@@ -2,7 +2,8 @@
 //! the README states: at every position of the golden contexts a next-token total variation
 //! distance below `F16_MAX_TVD` and the same top 20 next tokens up to near-ties (tokens whose
 //! f32 probabilities are within `F16_MAX_RELATIVE_ERROR` of the 20th's may trade places), and
-//! exact word probabilities within `F16_MAX_RELATIVE_ERROR`.
+//! exact word probabilities within `F16_MAX_RELATIVE_ERROR`; at GPT-2 small's shape, where the
+//! weights' rounding alone moves more, a TVD below `F16_MAX_TVD_GPT2_SMALL_SHAPE`.
 //!
 //! The f32 reference is the CPU backend, itself Hugging Face within 1e-4 per log-prob
 //! (`model_golden`), which moves a TVD by at most ~5e-5; the fixture's own top 10 are checked
@@ -13,7 +14,9 @@ use crate::common;
 use burn::tensor::activation::softmax;
 use clozelab::estimators::progress::Unmonitored;
 use clozelab::estimators::wordprob::WordScorer;
-use clozelab::model::precision::{F16_MAX_RELATIVE_ERROR, F16_MAX_TVD};
+use clozelab::model::precision::{
+    F16_MAX_RELATIVE_ERROR, F16_MAX_TVD, F16_MAX_TVD_GPT2_SMALL_SHAPE,
+};
 use clozelab::model::{Gpt2, Gpt2Config, Precision, PrecisionError, load_gpt2};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::read_f32;
@@ -90,14 +93,14 @@ fn tvd(p: &[f64], q: &[f64]) -> f64 {
     0.5 * p.iter().zip(q).map(|(a, b)| (a - b).abs()).sum::<f64>()
 }
 
-/// Compares f16 with f32 position by position; returns the worst TVD.
-fn check_positions(label: &str, half: &[Vec<f64>], full: &[Vec<f64>]) -> f64 {
+/// Compares f16 with f32 position by position, each TVD below `max_tvd`; returns the worst.
+fn check_positions(label: &str, half: &[Vec<f64>], full: &[Vec<f64>], max_tvd: f64) -> f64 {
     assert_eq!(half.len(), full.len());
     let mut worst = 0f64;
     for (t, (h, f)) in half.iter().zip(full).enumerate() {
         assert!(h.iter().all(|p| p.is_finite()), "{label} @{t}: not finite");
         let d = tvd(h, f);
-        assert!(d < F16_MAX_TVD, "{label} @{t}: TVD {d:e} ≥ {F16_MAX_TVD:e}");
+        assert!(d < max_tvd, "{label} @{t}: TVD {d:e} ≥ {max_tvd:e}");
         same_top_up_to_ties(&format!("{label} @{t}"), &top_ids(h, TOP), f);
         worst = worst.max(d);
     }
@@ -153,6 +156,7 @@ fn f16_on_the_gpu_keeps_the_golden_contexts_next_tokens() {
             text,
             &probs,
             &next_token_probs(&full, &ids),
+            F16_MAX_TVD,
         ));
         // Hugging Face's own top 10 (float64) at every position, against f16's.
         let reference = next_token_probs(&full, &ids);
@@ -201,6 +205,7 @@ fn f16_on_the_gpu_keeps_next_tokens_at_gpt2_small_shape() {
         "GPT-2-small shape",
         &run(&gpu, Precision::F16),
         &run(&cpu_device(), Precision::F32),
+        F16_MAX_TVD_GPT2_SMALL_SHAPE,
     );
     eprintln!("f16, GPT-2-small shape: worst next-token TVD against f32 = {worst:e}");
 }

@@ -102,7 +102,8 @@ test("f16 asked for: used where the adapter offers shader-f16, else f32 with the
     const shown = await list.locator("li").evaluateAll((items) => items.map((li) => Number(li.dataset.logprob)));
     const reference = cliNextToken(MODEL_DIR, CONTEXT, TOP).tokens;
     const gap = shown.reduce((sum, lp, i) => sum + Math.abs(Math.exp(lp) - Math.exp(reference[i].logprob)), 0);
-    assert.ok(gap <= (offered ? 5e-3 : 1e-4), `top ${TOP} probabilities differ from the CLI's f32 by ${gap} in all`);
+    // f16: at most twice the next-token TVD the golden contexts allow it (1e-3 on this model).
+    assert.ok(gap <= (offered ? 2e-3 : 1e-4), `top ${TOP} probabilities differ from the CLI's f32 by ${gap} in all`);
     await screenshot(page, `next-token-precision-${offered ? "f16" : "f32"}.png`);
   } catch (e) {
     await screenshot(page, "FAILED-next-token-precision.png").catch(() => {});

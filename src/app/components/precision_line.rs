@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::app::web::{query_param, url_with_query_param};
 use crate::model::Precision;
-use crate::model::precision::F16_MAX_TVD;
+use crate::model::precision::F16_MAX_TVD_GPT2_SMALL_SHAPE;
 
 #[component]
 pub fn PrecisionLine(precision: Precision, f16_offered: bool) -> impl IntoView {
@@ -20,7 +20,7 @@ pub fn PrecisionLine(precision: Precision, f16_offered: bool) -> impl IntoView {
             }
         })
     };
-    let tvd_percent = F16_MAX_TVD * 100.0;
+    let tvd_percent = F16_MAX_TVD_GPT2_SMALL_SHAPE * 100.0;
     view! {
         <span class="precision" data-testid="precision" data-precision=precision.name()>
             {format!(" · weights in {}.", precision.name())}
@@ -33,7 +33,7 @@ pub fn PrecisionLine(precision: Precision, f16_offered: bool) -> impl IntoView {
                     switch(
                             Precision::F16,
                             format!(
-                                "Use f16 (half the GPU memory; next-token probabilities within {tvd_percent}% in total variation of f32's)",
+                                "Use f16 (half the GPU memory; next-token probabilities within {tvd_percent:.1}% in total variation of f32's)",
                             ),
                         )
                         .into_any()

@@ -4,7 +4,9 @@
 //! weighted values: up to a dozen kernels), a projection's bias with the GELU or residual after
 //! it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
-//! about thirty a level of its tree). One kernel each here.
+//! about thirty a level of its tree). One kernel each here. Beside them, a projection with f16
+//! weights and f32 activations ([`half_product`]): cubek's matmul, which burn launches for its
+//! own products, given operands of two types (burn's `matmul` casts to one: three kernels).
 //!
 //! They run wherever the device is a GPU (burn-wgpu natively, WebGPU in the browser, with or
 //! without fusion); the CPU backend keeps burn's own composition, which the kernels are tested
@@ -16,6 +18,7 @@ mod attention;
 mod draw;
 mod embedding_rows;
 mod epilogue;
+mod half_product;
 mod layer_norm;
 mod workgroup;
 
@@ -81,6 +84,20 @@ pub trait Gpt2Kernels: Backend {
         uniforms: FloatTensor<Self>,
         inverse_temperature: f32,
     ) -> IntTensor<Self>;
+
+    /// f32 activations times f16 weights, f32 out: see [`half_product`].
+    #[fusion(dtype = input, shape = half_product_shape(input, weight))]
+    fn fused_half_product(input: FloatTensor<Self>, weight: FloatTensor<Self>)
+    -> FloatTensor<Self>;
+}
+
+/// `[rows, in]` and `[in, out]` give `[rows, out]`. (Only the fused engine asks for it.)
+#[cfg(target_arch = "wasm32")]
+fn half_product_shape(
+    input: &burn::tensor::Shape,
+    weight: &burn::tensor::Shape,
+) -> burn::tensor::Shape {
+    burn::tensor::Shape::from([input[0], weight[1]])
 }
 
 /// `[chunk_rows, width]` and `[rows]` give `[rows, width]`. (Only the fused engine asks for it.)
@@ -207,6 +224,25 @@ pub fn draw_tokens(
         uniforms.into_dispatch(),
         1.0 / temperature,
     ))
+}
+
+/// `input · weight` with `weight` in f16 and `input` and the result in f32, accumulated in f32
+/// (so only the weights are rounded to f16). Only on a GPU: see [`runs_on`].
+///
+/// # Shapes
+/// - input `[..., in]`, weight `[in, out]` → `[..., out]`
+pub fn half_product<const D: usize>(input: Tensor<D>, weight: Tensor<2>) -> Tensor<D> {
+    let dims = input.dims();
+    let width = dims[D - 1];
+    let rows = dims.iter().take(D - 1).product::<usize>();
+    let out = weight.dims()[1];
+    let product = Tensor::<2>::from_dispatch(Dispatch::fused_half_product(
+        input.reshape([rows, width]).into_dispatch(),
+        weight.into_dispatch(),
+    ));
+    let mut shape = dims;
+    shape[D - 1] = out;
+    product.reshape(shape)
 }
 
 /// One attention step, `softmax(q·kᵀ·scale + mask)·v` per head over the shared prefix's keys
@@ -344,5 +380,12 @@ impl Gpt2Kernels for CubeBackend {
         inverse_temperature: f32,
     ) -> IntTensor<Self> {
         draw::launch_draw(logits, slot_starts, uniforms, inverse_temperature)
+    }
+
+    fn fused_half_product(
+        input: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        half_product::launch_half_product(input, weight)
     }
 }
