@@ -27,7 +27,7 @@ pub struct ModelFlags {
     /// Where GPT-2 runs: cpu or wgpu.
     #[arg(long, default_value = "cpu")]
     pub backend: BackendKind,
-    /// The blocks' weights: f32, or f16 on a wgpu adapter with shader-f16 (half the memory;
+    /// The blocks' weights: f32, or f16 on a wgpu adapter with shader-f16 (those in half the memory;
     /// next-token distributions within 3e-3 in total variation of f32's at GPT-2 small's shape).
     #[arg(long, default_value = "f32")]
     pub precision: Precision,

@@ -33,7 +33,7 @@ pub fn PrecisionLine(precision: Precision, f16_offered: bool) -> impl IntoView {
                     switch(
                             Precision::F16,
                             format!(
-                                "Use f16 (half the GPU memory; next-token probabilities within {tvd_percent:.1}% in total variation of f32's)",
+                                "Use f16 (a third less GPU memory for the weights; next-token probabilities within {tvd_percent:.1}% in total variation of f32's)",
                             ),
                         )
                         .into_any()
