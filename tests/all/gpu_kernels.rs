@@ -590,4 +590,8 @@ fn half_product_rounds_only_the_weights() {
         assert!(error < 1e-5, "{rows}×{width}·{out}: off by {error:e}");
         assert!(with_rounded_activations > 1e-4);
     }
+    let half_weight =
+        tensor(&values(64 * 3, 1, 0.1), [64, 3], &gpu.device).cast(burn::tensor::FloatDType::F16);
+    let no_rows = kernels::half_product(Tensor::<3>::zeros([2, 0, 64], &gpu.device), half_weight);
+    assert_eq!(no_rows.dims(), [2, 0, 3]);
 }

@@ -6,7 +6,8 @@
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
 //! about thirty a level of its tree). One kernel each here. Beside them, a projection with f16
 //! weights and f32 activations ([`half_product`]): cubek's matmul, which burn launches for its
-//! own products, given operands of two types (burn's `matmul` casts to one: three kernels).
+//! own products, given operands of two types (burn's `matmul` takes one type, so f16 weights
+//! had the activations cast to f16 and the product back: three kernels).
 //!
 //! They run wherever the device is a GPU (burn-wgpu natively, WebGPU in the browser, with or
 //! without fusion); the CPU backend keeps burn's own composition, which the kernels are tested
@@ -236,12 +237,16 @@ pub fn half_product<const D: usize>(input: Tensor<D>, weight: Tensor<2>) -> Tens
     let width = dims[D - 1];
     let rows = dims.iter().take(D - 1).product::<usize>();
     let out = weight.dims()[1];
+    let mut shape = dims;
+    shape[D - 1] = out;
+    if rows == 0 || width == 0 || out == 0 {
+        // An empty product is zeros, without a launch.
+        return Tensor::zeros(shape, &weight.device());
+    }
     let product = Tensor::<2>::from_dispatch(Dispatch::fused_half_product(
         input.reshape([rows, width]).into_dispatch(),
         weight.into_dispatch(),
     ));
-    let mut shape = dims;
-    shape[D - 1] = out;
     product.reshape(shape)
 }
 
