@@ -41,7 +41,7 @@ impl Delimiter {
 /// Parses RFC 4180 delimited text (quotes, doubled quotes, line breaks inside quotes), LF or
 /// CRLF, with or without a UTF-8 BOM, through the `csv` crate. Blank lines are skipped.
 ///
-/// `csv` reads stray and unclosed quotes leniently (as text); [`check_quotes`] first turns
+/// `csv` reads stray and unclosed quotes leniently (as text); `check_quotes` first turns
 /// them into errors with their line and column, so a broken file is never half-read.
 pub fn parse_delimited(
     file: &str,

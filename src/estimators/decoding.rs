@@ -27,7 +27,7 @@ pub enum SamplingError {
 ///
 /// The one shape a strategy has everywhere: in the samplers, on the worker's wire (checked
 /// again when a message is decoded: an invalid one is never built) and as text
-/// (`"top-p=0.9"`, see [`DecodingStrategy::from_str`] and `Display`).
+/// (`"top-p=0.9"`, see its `FromStr` and `Display`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(try_from = "DecodingParameters")]
 pub struct DecodingStrategy {
@@ -108,7 +108,7 @@ impl std::str::FromStr for DecodingStrategy {
 }
 
 impl std::fmt::Display for DecodingStrategy {
-    /// The text [`DecodingStrategy::from_str`] reads back: `ancestral`, or the settings that
+    /// The text `FromStr` reads back: `ancestral`, or the settings that
     /// differ from it, joined by `,`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut parts = Vec::new();
