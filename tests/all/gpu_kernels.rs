@@ -588,7 +588,11 @@ fn half_product_rounds_only_the_weights() {
              ({with_rounded_activations:e} from rounded activations)"
         );
         assert!(error < 1e-5, "{rows}×{width}·{out}: off by {error:e}");
-        assert!(with_rounded_activations > 1e-4);
+        assert!(
+            with_rounded_activations > 1e-4,
+            "{rows}×{width}·{out}: 1e-5 would not tell rounded activations apart \
+             ({with_rounded_activations:e})"
+        );
     }
     let half_weight =
         tensor(&values(64 * 3, 1, 0.1), [64, 3], &gpu.device).cast(burn::tensor::FloatDType::F16);

@@ -9,9 +9,9 @@
 //! its segment of [`PER_UNIT`] consecutive tokens in order, one thread chains the segments'
 //! starts in order, and a token's running sum is its segment's start plus the segment's sum up
 //! to it, so the segment's last token's equals the next segment's start, and a token's equals
-//! its predecessor's when its weight is 0. A token
-//! whose weight underflows (far below the maximum at a low temperature) can then never be drawn;
-//! a parallel scan's rounding would leave it a sliver of the total.
+//! its predecessor's when its weight is 0. A token whose weight underflows (far below the
+//! maximum at a low temperature) can then never be drawn; a parallel scan's rounding would
+//! leave it a sliver of the total.
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn_cubecl::kernel::into_contiguous;
