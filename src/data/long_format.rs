@@ -27,6 +27,10 @@ pub struct ResponseRecord {
     /// A practice trial (kept in the long format, left out of aggregates).
     #[serde(default)]
     pub practice: bool,
+    /// The run the answer was given in (see `game::run_scope`); empty in exports made before
+    /// runs were kept.
+    #[serde(default)]
+    pub run: String,
 }
 
 const LONG_COLUMNS: [&str; 6] = [
@@ -38,7 +42,7 @@ const LONG_COLUMNS: [&str; 6] = [
     "timestamp",
 ];
 /// Columns clozelab writes after the six required ones; optional on import.
-const LONG_OPTIONAL_COLUMNS: [&str; 3] = ["normalized", "first_keystroke_ms", "practice"];
+const LONG_OPTIONAL_COLUMNS: [&str; 4] = ["normalized", "first_keystroke_ms", "practice", "run"];
 
 /// Imports the long format from CSV or TSV.
 pub fn import_long_csv(file: &str, text: &str) -> Result<Vec<ResponseRecord>, DataError> {
@@ -78,6 +82,10 @@ pub fn import_long_csv(file: &str, text: &str) -> Result<Vec<ResponseRecord>, Da
                     Some(i) => matches!(cell(file, r, i)?, "true" | "1" | "TRUE"),
                     None => false,
                 },
+                run: match optional[3] {
+                    Some(i) => cell(file, r, i)?.to_string(),
+                    None => String::new(),
+                },
             })
         })
         .collect()
@@ -100,6 +108,7 @@ pub fn export_long_csv(records: &[ResponseRecord], delimiter: Delimiter) -> Stri
                 .map(|t| t.to_string())
                 .unwrap_or_default(),
             r.practice.to_string(),
+            r.run.clone(),
         ]
     });
     let header: Vec<&str> = LONG_COLUMNS
@@ -173,6 +182,7 @@ mod tests {
                 normalized: crate::text::words::normalize(r),
                 first_keystroke_ms: None,
                 practice: false,
+                run: "local-1".into(),
             })
             .collect();
         for delimiter in [Delimiter::Comma, Delimiter::Tab] {

@@ -29,6 +29,9 @@ impl std::fmt::Display for RunState {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ParticipantRun {
     pub participant: String,
+    /// The run (see `game::run_scope`): one participant may have several (a pilot and the
+    /// study, JATOS test runs); empty for answers exported before runs were kept.
+    pub run: String,
     /// The study's title, from the bundles' manifest.
     pub study: String,
     /// The counterbalanced list they played, when the study had lists. (Never skipped when
@@ -53,4 +56,8 @@ pub struct ParticipantRun {
     pub attention_passed: usize,
     #[serde(default)]
     pub attention_failed: usize,
+    /// What does not add up in this run's data (more answers than planned, two different
+    /// answers under one key), for the researcher to look at; empty when all is well.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }

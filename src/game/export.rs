@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::humans::HumanCounts;
 use super::passages::Passage;
-use super::study::{GameKind, Plan, StudyConfig};
+use super::plan::Plan;
+use super::study::{GameKind, StudyConfig};
 use crate::data::{DataError, Delimiter, PROVO_COLUMNS, ResponseRecord, write_delimited};
 
 /// Everything needed to interpret an export later.
@@ -22,6 +23,12 @@ pub struct Manifest {
     pub backend: String,
     pub adapter: String,
     pub participant: String,
+    /// The study's id and the run these answers belong to (see `game::run_scope`); empty in
+    /// exports made before runs were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub study_id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run: String,
     pub order_seed: u64,
     pub sampling_seed: u64,
     pub study: StudyConfig,
@@ -85,6 +92,8 @@ impl Manifest {
             backend: model.backend.clone(),
             adapter: model.adapter.clone(),
             participant: plan.participant.clone(),
+            study_id: plan.study_id.clone(),
+            run: plan.run.clone(),
             order_seed: plan.order_seed,
             sampling_seed,
             study: study.clone(),
@@ -240,6 +249,7 @@ mod tests {
             normalized: crate::text::words::normalize(resp),
             first_keystroke_ms: None,
             practice,
+            run: String::new(),
         }
     }
 

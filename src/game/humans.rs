@@ -95,6 +95,7 @@ mod tests {
             normalized: normalize(response),
             first_keystroke_ms: None,
             practice,
+            run: String::new(),
         }
     }
 

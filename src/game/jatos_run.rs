@@ -3,15 +3,16 @@
 //! JATOS serves a component's page at `/publix/<study result uuid>/<component uuid>/<file>`,
 //! sets a cookie `JATOS_ID_<study result id>` with the run's ids, and answers, relative to the
 //! page: `GET initData` (study and component properties, the study link's URL parameters),
-//! `PUT resultData` (replaces the component's result data), `POST ../heartbeat` and
+//! `POST resultData` (appends to the component's result data), `POST ../heartbeat` and
 //! `GET ../end?successful=true` (finishes the run and redirects to the study's end redirect URL,
 //! e.g. Prolific's completion page). These are the calls JATOS's own `jatos.js` makes (JATOS
 //! 3.10: `conf/publix.routes`, `jatos.js`); the app makes them itself so that its strict
 //! Content-Security-Policy stays whole (jatos.js loads its helpers through jQuery's eval path).
 //!
-//! Results go with `PUT`: each send carries every response saved so far and replaces the last,
-//! so a retry or a repeat can never duplicate a response on the server, and a participant who
-//! leaves early has left everything they answered.
+//! Results go with `POST resultData`, which appends: each answer is sent as a bundle of one on
+//! a line of its own as it is saved (small and constant-sized, so it goes with `keepalive` and
+//! survives a closed tab), the whole run once more at the end. A retry may append a copy; the
+//! results reader counts each answer's key once.
 
 use std::collections::BTreeMap;
 
@@ -96,7 +97,7 @@ impl JatosRun {
         format!("{}initData", self.base_path)
     }
 
-    /// Where the component's result data goes (`PUT` replaces it).
+    /// Where the component's result data goes (`POST` appends to it).
     pub fn result_data_url(&self) -> String {
         format!("{}resultData", self.base_path)
     }
@@ -160,11 +161,6 @@ impl JatosRun {
             format!("{base}/")
         };
         format!("{base}publix/{}/batch/open", self.study_result_uuid)
-    }
-
-    /// The one key this run's results are kept and sent under (each send replaces the last).
-    pub fn result_key(&self) -> String {
-        format!("jatos/{}", self.study_result_uuid)
     }
 
     /// An id for a participant who came without a Prolific id: JATOS's worker id.

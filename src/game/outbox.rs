@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::run_scope::response_key_in;
+
 /// When to try again after a failed send: exponential backoff with jitter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryPolicy {
@@ -87,6 +89,22 @@ pub fn refused_for_good(status: u16) -> bool {
     (400..500).contains(&status) && status != 408 && status != 429
 }
 
+/// How a submission goes to its server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendMethod {
+    /// `POST` of JSON with an `Idempotency-Key` header: a study's own server, which keeps each
+    /// key once.
+    #[default]
+    PostJson,
+    /// `POST` of text that the server appends to what it holds (JATOS's `POST resultData`):
+    /// each send is small, a repeat only appends a copy the results reader counts once.
+    AppendText,
+    /// `GET` of the address, no body: a call whose effect is the same however often it is made
+    /// (JATOS's `abort` of a run the participant withdrew from).
+    Get,
+}
+
 /// A submission waiting for the server's acknowledgement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pending {
@@ -97,34 +115,23 @@ pub struct Pending {
     pub body: String,
     /// Failed attempts so far (across visits).
     pub attempts: u32,
-    /// `true`: the body replaces what the server holds under this key (JATOS's result data,
-    /// sent with `PUT`), so a newer submission under the same key supersedes an older one that
-    /// is still waiting; `false`: a `POST` the server merges by key.
+    /// How it is sent (a `POST` of JSON the server merges by key, unless said otherwise).
     #[serde(default)]
-    pub replace: bool,
-}
-
-/// The idempotency key of one response (the one [`with_response_keys`] writes into bundles).
-///
-/// ```
-/// use clozelab::game::outbox::response_key;
-/// assert_eq!(response_key("P1", "storm", 4), "P1/storm/4");
-/// ```
-pub fn response_key(participant: &str, passage: &str, position: u32) -> String {
-    format!("{participant}/{passage}/{position}")
-}
-
-/// The idempotency key of a participant's final submission of a study.
-pub fn submission_key(participant: &str, study_title: &str) -> String {
-    format!("{participant}/{study_title}/complete")
+    pub method: SendMethod,
 }
 
 /// A bundle's JSON with each response's idempotency key added (`idempotency_key`), for servers
-/// that merge submissions per response: participant/passage/position, and /round for the
-/// two-token game's rounds. The next-word game's bundles hold `responses`, the next-token
-/// games' `records`. `None` when the text is not a bundle of such records.
+/// that merge submissions per response: participant/run/passage/position (the run from the
+/// bundle's manifest, see [`response_key_in`]), and /round for the two-token game's rounds.
+/// The next-word game's bundles hold `responses`, the next-token games' `records`. `None` when
+/// the text is not a bundle of such records.
 pub fn with_response_keys(bundle_json: &str) -> Option<String> {
     let mut value: serde_json::Value = serde_json::from_str(bundle_json).ok()?;
+    let run = value
+        .pointer("/manifest/run")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_string();
     let list = if value.get("responses").is_some() {
         "responses"
     } else {
@@ -135,12 +142,8 @@ pub fn with_response_keys(bundle_json: &str) -> Option<String> {
         let record = r.as_object_mut()?;
         let text = |name: &str| record.get(name).and_then(|v| v.as_str());
         let number = |name: &str| record.get(name).and_then(serde_json::Value::as_u64);
-        let mut key = format!(
-            "{}/{}/{}",
-            text("participant")?,
-            text("passage")?,
-            number("position")?
-        );
+        let position = u32::try_from(number("position")?).ok()?;
+        let mut key = response_key_in(text("participant")?, &run, text("passage")?, position);
         if let Some(round) = number("round") {
             key.push_str(&format!("/{round}"));
         }
@@ -189,6 +192,16 @@ mod tests {
             serde_json::from_str(&with_response_keys(bundle).unwrap()).unwrap();
         assert_eq!(keyed["responses"][0]["idempotency_key"], "P1/storm/2");
         assert_eq!(keyed["manifest"]["participant"], "P1");
+        let in_run = bundle.replace(
+            r#""participant": "P1"}"#,
+            r#""participant": "P1", "run": "jatos-7"}"#,
+        );
+        let keyed: serde_json::Value =
+            serde_json::from_str(&with_response_keys(&in_run).unwrap()).unwrap();
+        assert_eq!(
+            keyed["responses"][0]["idempotency_key"],
+            "P1/jatos-7/storm/2"
+        );
         let rounds = r#"{"game": "two_token", "records": [{"participant": "P1", "passage": "s", "position": 7, "round": 1}]}"#;
         assert!(with_response_keys(rounds).unwrap().contains("\"P1/s/7/1\""));
         assert_eq!(with_response_keys("[]"), None);

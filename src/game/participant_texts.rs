@@ -132,6 +132,11 @@ texts! {
     CannotExport = "cannot_export",
     TwoTokenSame = "two_token_same",
     TokenOr = "token_or",
+    RefusedMidStudy = "refused_mid_study",
+    NextParticipant = "next_participant",
+    OpenElsewhere = "open_elsewhere",
+    MemoryOnlyServer = "memory_only_server",
+    KeptCount = "kept_count",
 }
 
 /// The `{name}` placeholders of a text.

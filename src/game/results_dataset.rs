@@ -53,8 +53,9 @@ pub fn dataset_from_files(
     let others_left_out = read
         .participants
         .iter()
-        .filter(|p| p.state != RunState::Complete || p.pilot)
+        .filter(|p| p.state != RunState::Complete || p.pilot || !p.warnings.is_empty())
         .count();
+    read.without_flagged();
     let failed_attention = read
         .participants
         .iter()
@@ -89,6 +90,7 @@ pub fn dataset_from_files(
         data.notes
             .push(format!("{failed_attention} {who} left out"));
     }
+    data.notes.extend(read.warnings.iter().cloned());
     data.notes.extend(read.skipped.iter().cloned());
     data.runs = read.participants;
     Ok(data)

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::participant_texts::{ParticipantTexts, Say};
+use super::plan::Plan;
 use super::store::{ResponseStore, StoreError};
-use super::study::Plan;
 use crate::data::ResponseRecord;
 use crate::text::words::normalize;
 
@@ -114,7 +114,7 @@ impl GameSession {
     pub fn resume(plan: Plan, stored: &[ResponseRecord]) -> Self {
         let done: BTreeSet<(String, u32)> = stored
             .iter()
-            .filter(|r| r.participant == plan.participant)
+            .filter(|r| r.participant == plan.participant && r.run == plan.run)
             .map(|r| (r.passage.clone(), r.position))
             .collect();
         let mut game = Self {
@@ -220,8 +220,9 @@ impl GameSession {
             normalized: normalized.clone(),
             first_keystroke_ms: timing.first_keystroke_ms,
             practice: trial.practice,
+            run: self.plan.run.clone(),
         };
-        store.save(&record).await?;
+        store.save(&self.plan.scope(), &record).await?;
         self.advance();
         Ok(Reveal {
             correct: normalized == normalize(&true_word),
@@ -253,13 +254,31 @@ impl NotConfirmed {
     }
 }
 
+/// What will hold a run's answers once the page is gone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keepers {
+    /// The browser's lasting storage (IndexedDB) holds them.
+    pub browser: bool,
+    /// The study's server (JATOS or its submit path) is sent them, and the participant goes on
+    /// only once it has acknowledged them.
+    pub server: bool,
+}
+
 /// The rule before a study's submission and redirect: every response of the plan must have been
-/// read back from storage that outlives the page.
-pub fn confirm_saved(saved: usize, total: usize, persistent: bool) -> Result<(), NotConfirmed> {
+/// read back from where it is kept, and something that outlives the page must keep it: the
+/// browser's storage, or the study's server (whose acknowledgement the redirect waits for).
+///
+/// ```
+/// use clozelab::game::session::{confirm_saved, Keepers, NotConfirmed};
+/// let memory_only = Keepers { browser: false, server: false };
+/// assert_eq!(confirm_saved(4, 4, memory_only), Err(NotConfirmed::MemoryOnly));
+/// assert!(confirm_saved(4, 4, Keepers { browser: false, server: true }).is_ok());
+/// ```
+pub fn confirm_saved(saved: usize, total: usize, keepers: Keepers) -> Result<(), NotConfirmed> {
     if saved < total {
         return Err(NotConfirmed::Missing { saved, total });
     }
-    if !persistent {
+    if !(keepers.browser || keepers.server) {
         return Err(NotConfirmed::MemoryOnly);
     }
     Ok(())
@@ -271,12 +290,29 @@ mod confirm_tests {
 
     #[test]
     fn leaving_needs_every_response_in_lasting_storage() {
+        let browser = Keepers {
+            browser: true,
+            server: false,
+        };
+        let nothing = Keepers {
+            browser: false,
+            server: false,
+        };
+        let server = Keepers {
+            browser: false,
+            server: true,
+        };
         assert_eq!(
-            confirm_saved(3, 4, true),
+            confirm_saved(3, 4, browser),
             Err(NotConfirmed::Missing { saved: 3, total: 4 })
         );
-        assert_eq!(confirm_saved(4, 4, false), Err(NotConfirmed::MemoryOnly));
-        assert_eq!(confirm_saved(4, 4, true), Ok(()));
-        assert_eq!(confirm_saved(0, 0, true), Ok(()));
+        assert_eq!(
+            confirm_saved(3, 4, server),
+            Err(NotConfirmed::Missing { saved: 3, total: 4 })
+        );
+        assert_eq!(confirm_saved(4, 4, nothing), Err(NotConfirmed::MemoryOnly));
+        assert_eq!(confirm_saved(4, 4, browser), Ok(()));
+        assert_eq!(confirm_saved(4, 4, server), Ok(()));
+        assert_eq!(confirm_saved(0, 0, browser), Ok(()));
     }
 }

@@ -6,14 +6,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::attention::{AttentionCheck, AttentionError, check_all};
-use super::lists::{AssignedList, LIST_PARAM, PassageList, assign, check_names};
+use super::lists::{LIST_PARAM, PassageList, assign, check_names};
 use super::participant_texts::{ParticipantTexts, TextsError};
 use super::passages::{Passage, built_in_passages};
+use super::plan::Plan;
 use crate::rng::{SplitMix64, stable_hash};
 
 /// The participant a preview plays as (the researcher on the Study page); what it answers is
 /// not kept.
 pub const PREVIEW_PARTICIPANT: &str = "preview";
+
+/// The study id of play mode (passages played for fun, outside any study).
+pub const PLAY_STUDY_ID: &str = "play";
 
 /// Longest participant id kept from a URL; longer ones are rejected.
 const MAX_ID_LEN: usize = 128;
@@ -44,17 +48,39 @@ pub enum StudyError {
     ListName(String),
     #[error("there is no list {0:?} in this study")]
     UnknownList(String),
+    #[error("list {0:?} names no passages")]
+    EmptyList(String),
+    #[error("passage {passage:?} is named twice in {list}")]
+    RepeatedPassage { passage: String, list: String },
+    #[error(transparent)]
+    StudyId(#[from] super::run_scope::RunScopeError),
     #[error(transparent)]
     Attention(#[from] AttentionError),
     #[error(transparent)]
     Texts(#[from] TextsError),
 }
 
-/// An http(s) address without control characters (where a participant may be sent).
+/// An http(s) address with a host, without control characters or spaces (where a participant
+/// may be sent).
 fn is_web_address(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
-    (lower.starts_with("https://") || lower.starts_with("http://"))
-        && !url.chars().any(char::is_control)
+    let Some(rest) = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = host.split(':').next().unwrap_or_default();
+    !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '[' | ']'))
+        && !url
+            .trim()
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace())
 }
 
 /// Passage order.
@@ -73,6 +99,11 @@ pub enum Order {
 pub struct StudyConfig {
     #[serde(default)]
     pub title: String,
+    /// A stable id of this study (the Study page makes one), under which every participant's
+    /// answers are kept apart from other studies' (see [`super::run_scope`]). Without it, a
+    /// fingerprint of the config stands in.
+    #[serde(default)]
+    pub study_id: Option<String>,
     /// Ids of built-in passages or of `texts`; empty = all of them.
     #[serde(default)]
     pub passages: Vec<String>,
@@ -163,25 +194,14 @@ pub enum GameKind {
     TwoToken,
 }
 
-/// One participant's plan: passages in order, and where it came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    pub participant: String,
-    /// Study and session ids from the URL (`STUDY_ID`, `SESSION_ID`), when given.
-    pub url_ids: BTreeMap<String, String>,
-    pub order_seed: u64,
-    /// (passage, practice?) in the order played.
-    pub items: Vec<(Passage, bool)>,
-    /// The participant's list, when the study has lists.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list: Option<AssignedList>,
-}
-
 impl StudyConfig {
     /// Parses and validates a config.
     pub fn from_json(text: &str) -> Result<Self, StudyError> {
         let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
             .map_err(|e| StudyError::Json(e.to_string()))?;
+        if let Some(id) = &config.study_id {
+            super::run_scope::check_study_id(id)?;
+        }
         config.check_pools()?;
         check_all(&config.attention_checks, |id| config.find(id).is_ok())?;
         ParticipantTexts::new(config.language.as_deref(), &config.participant_texts)?;
@@ -219,6 +239,7 @@ impl StudyConfig {
     pub fn default_play() -> Self {
         Self {
             title: "clozelab".into(),
+            study_id: Some(PLAY_STUDY_ID.into()),
             passages: Vec::new(),
             texts: Vec::new(),
             lists: Vec::new(),
@@ -266,15 +287,60 @@ impl StudyConfig {
             .ok_or_else(|| StudyError::UnknownPassage(id.to_string()))
     }
 
-    /// Checks every list (or, without lists, the passages) as a pool to draw from.
+    /// The study's id: its `study_id`, else `config-` and a fingerprint of the config as
+    /// written (two studies that differ in anything get different ids; taken before JATOS or
+    /// a preview change the config).
+    ///
+    /// ```
+    /// use clozelab::game::study::StudyConfig;
+    /// let a = StudyConfig::from_json(r#"{"passages": ["storm"]}"#).unwrap();
+    /// let b = StudyConfig::from_json(r#"{"passages": ["bees"]}"#).unwrap();
+    /// assert!(a.study_id().starts_with("config-") && a.study_id() != b.study_id());
+    /// let named = StudyConfig::from_json(r#"{"study_id": "cloze-1"}"#).unwrap();
+    /// assert_eq!(named.study_id(), "cloze-1");
+    /// ```
+    pub fn study_id(&self) -> String {
+        match &self.study_id {
+            Some(id) => id.clone(),
+            None => format!(
+                "config-{:016x}",
+                stable_hash(&serde_json::to_string(self).unwrap_or_default())
+            ),
+        }
+    }
+
+    /// The run named by JATOS (its study result) or the study link (Prolific's `SESSION_ID`);
+    /// a preview's own; `None` when the page must make one.
+    pub fn run_from_link(&self, params: &BTreeMap<String, String>) -> Option<String> {
+        use super::run_scope::{PREVIEW_RUN, outside_run_id};
+        if self.preview {
+            return Some(PREVIEW_RUN.to_string());
+        }
+        if let Some(run) = &self.jatos {
+            let id = run
+                .ids
+                .get("studyResultId")
+                .unwrap_or(&run.study_result_uuid);
+            return outside_run_id("jatos", id);
+        }
+        outside_run_id("prolific", self.parameters(params).get("SESSION_ID")?)
+    }
+
+    /// Checks every list (or, without lists, the passages) as a pool to draw from: none
+    /// empty, none naming a passage twice.
     fn check_pools(&self) -> Result<(), StudyError> {
         check_names(&self.lists).map_err(StudyError::ListName)?;
+        check_repeats(&self.passages, "passages")?;
         if self.lists.is_empty() {
             return self.pool(&self.passages).map(|_| ());
         }
-        self.lists
-            .iter()
-            .try_for_each(|list| self.pool(&list.passages).map(|_| ()))
+        self.lists.iter().try_for_each(|list| {
+            if list.passages.is_empty() {
+                return Err(StudyError::EmptyList(list.name.clone()));
+            }
+            check_repeats(&list.passages, &format!("list {:?}", list.name))?;
+            self.pool(&list.passages).map(|_| ())
+        })
     }
 
     /// The passages to draw from (practice excluded) when the study names `ids`, validated.
@@ -307,10 +373,11 @@ impl StudyConfig {
         Ok((pool, practice))
     }
 
-    /// This study run inside JATOS: every answer is sent as it is saved, to JATOS's result data
-    /// (each send replacing the last), and the end goes through JATOS, which redirects on to
+    /// This study run inside JATOS: every answer is sent as it is saved, appended to JATOS's
+    /// result data (a small bundle of one per line), and the end goes through JATOS, which redirects on to
     /// the study's end redirect URL (where `jatos-package` put `redirect_url`).
     pub fn in_jatos(mut self, run: super::jatos_run::JatosRun) -> Self {
+        self.study_id = Some(self.study_id());
         self.submit_url = Some(run.result_data_url());
         self.send_each_response = true;
         self.redirect_url = Some(run.end_url());
@@ -330,6 +397,7 @@ impl StudyConfig {
     /// assert_eq!(preview.participant_id(&Default::default(), "someone").unwrap(), "preview");
     /// ```
     pub fn for_preview(mut self) -> Self {
+        self.study_id = Some(self.study_id());
         self.preview = true;
         self.submit_url = None;
         self.send_each_response = false;
@@ -340,26 +408,25 @@ impl StudyConfig {
     }
 
     /// A submission of `bundle` (an export bundle's JSON, each response then given its own key)
-    /// to the study's server under `key` — in JATOS under the run's one key, replacing what was
-    /// sent before; `None` when the study sends results nowhere.
+    /// to the study's server under `key`: a `POST` of JSON to its submit path, or in JATOS an
+    /// append to the run's result data (one bundle per line); `None` when the study sends
+    /// results nowhere.
     pub fn submission(&self, key: String, bundle: String) -> Option<super::outbox::Pending> {
+        use super::outbox::SendMethod;
         let url = self.submit_url.clone()?;
+        let body = super::outbox::with_response_keys(&bundle).unwrap_or(bundle);
+        let (body, method) = if self.jatos.is_some() {
+            (format!("{body}\n"), SendMethod::AppendText)
+        } else {
+            (body, SendMethod::PostJson)
+        };
         Some(super::outbox::Pending {
-            key: self
-                .jatos
-                .as_ref()
-                .map_or(key, super::jatos_run::JatosRun::result_key),
+            key,
             url,
-            body: super::outbox::with_response_keys(&bundle).unwrap_or(bundle),
+            body,
             attempts: 0,
-            replace: self.jatos.is_some(),
+            method,
         })
-    }
-
-    /// Whether each send carries every response so far, replacing the last (JATOS), rather
-    /// than only the new one.
-    pub fn sends_everything_each_time(&self) -> bool {
-        self.jatos.is_some()
     }
 
     /// The page's URL parameters, with those of JATOS's study link over them in JATOS.
@@ -369,6 +436,28 @@ impl StudyConfig {
             all.extend(run.url_parameters.clone());
         }
         all
+    }
+
+    /// Whether JATOS or the study link names the participant; when neither does, the browser's
+    /// own id plays, and a shared computer's next person needs a new one (`?new_participant`).
+    ///
+    /// ```
+    /// use clozelab::game::study::StudyConfig;
+    /// let config = StudyConfig::from_json("{}").unwrap();
+    /// let link = [("PROLIFIC_PID".to_string(), "P1".to_string())].into();
+    /// assert!(config.link_names_participant(&link));
+    /// assert!(!config.link_names_participant(&Default::default()));
+    /// ```
+    pub fn link_names_participant(&self, params: &BTreeMap<String, String>) -> bool {
+        let params = self.parameters(params);
+        self.jatos.is_some()
+            || [
+                self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
+                "PROLIFIC_PID",
+                "participant",
+            ]
+            .iter()
+            .any(|n| params.contains_key(*n))
     }
 
     /// The participant id: the configured URL parameter, else `PROLIFIC_PID`, else (in JATOS)
@@ -463,6 +552,20 @@ impl StudyConfig {
             order_seed,
             items,
             list,
+            study_id: self.study_id(),
+            run: self.run_from_link(params).unwrap_or_default(),
         })
+    }
+}
+
+/// `Err` when `ids` names a passage twice.
+fn check_repeats(ids: &[String], list: &str) -> Result<(), StudyError> {
+    let mut seen = std::collections::BTreeSet::new();
+    match ids.iter().find(|id| !seen.insert(id.as_str())) {
+        Some(id) => Err(StudyError::RepeatedPassage {
+            passage: id.clone(),
+            list: list.to_string(),
+        }),
+        None => Ok(()),
     }
 }

@@ -18,8 +18,12 @@ use super::study::{StudyConfig, StudyError};
 /// use clozelab::game::{study::StudyConfig, study_draft::tidy_json};
 /// let mut config = StudyConfig::default_play();
 /// config.title = "Mine".into();
+/// config.study_id = Some("s1".into());
 /// config.passages = vec!["storm".into()];
-/// assert_eq!(tidy_json(&config), "{\n  \"passages\": [\n    \"storm\"\n  ],\n  \"title\": \"Mine\"\n}");
+/// assert_eq!(
+///     tidy_json(&config),
+///     "{\n  \"passages\": [\n    \"storm\"\n  ],\n  \"study_id\": \"s1\",\n  \"title\": \"Mine\"\n}"
+/// );
 /// ```
 pub fn tidy_json(config: &StudyConfig) -> String {
     let mut value = serde_json::to_value(config).unwrap_or(Value::Null);

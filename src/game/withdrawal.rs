@@ -23,6 +23,10 @@ pub struct WithdrawalNotice {
     /// The study's title.
     pub study: String,
     pub withdrawn_at: String,
+    /// The run withdrawn from (see `game::run_scope`); empty in notices made before runs were
+    /// kept, which then stand for every run of the participant.
+    #[serde(default)]
+    pub run: String,
 }
 
 impl WithdrawalNotice {
@@ -31,7 +35,7 @@ impl WithdrawalNotice {
     /// ```
     /// use clozelab::game::withdrawal::WithdrawalNotice;
     /// let notice = WithdrawalNotice { participant: "P1".into(), study: "S".into(),
-    ///     withdrawn_at: "2026-11-24T10:00:00Z".into() };
+    ///     withdrawn_at: "2026-11-24T10:00:00Z".into(), run: "local-1".into() };
     /// let value: serde_json::Value = serde_json::from_str(&notice.to_json()).unwrap();
     /// assert_eq!(WithdrawalNotice::from_value(&value), Some(notice));
     /// ```
@@ -44,9 +48,9 @@ impl WithdrawalNotice {
         serde_json::from_value(value.get("withdrawal")?.clone()).ok()
     }
 
-    /// The notice's idempotency key: `participant/study/withdrawn`.
+    /// The notice's idempotency key: `participant/study/run/withdrawn`.
     pub fn key(&self) -> String {
-        format!("{}/{}/withdrawn", self.participant, self.study)
+        format!("{}/{}/{}/withdrawn", self.participant, self.study, self.run)
     }
 }
 

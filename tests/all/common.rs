@@ -133,3 +133,24 @@ pub fn osf_norms_text(
     });
     clozelab::data::write_delimited(&clozelab::data::PROVO_COLUMNS, rows, delimiter)
 }
+
+/// One next-word answer as the game records it (900 ms, no run), for the results' tests.
+pub fn answer(
+    participant: &str,
+    passage: &str,
+    position: u32,
+    word: &str,
+) -> clozelab::data::ResponseRecord {
+    clozelab::data::ResponseRecord {
+        participant: participant.into(),
+        passage: passage.into(),
+        position,
+        response: word.into(),
+        response_time_ms: Some(900.0),
+        timestamp: "2026-11-24T10:00:00Z".into(),
+        normalized: word.to_lowercase(),
+        first_keystroke_ms: None,
+        practice: false,
+        run: String::new(),
+    }
+}

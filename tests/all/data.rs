@@ -136,6 +136,7 @@ fn long_format_round_trips_in_csv_and_json() {
             normalized: "dont".into(),
             first_keystroke_ms: Some(310.0),
             practice: false,
+            run: String::new(),
         },
         ResponseRecord {
             participant: "P,2 \"quoted\"".into(),
@@ -147,6 +148,7 @@ fn long_format_round_trips_in_csv_and_json() {
             normalized: "imgsrcxonerroralert1".into(),
             first_keystroke_ms: None,
             practice: true,
+            run: String::new(),
         },
         ResponseRecord {
             participant: "p3".into(),
@@ -158,6 +160,7 @@ fn long_format_round_trips_in_csv_and_json() {
             normalized: "padded".into(),
             first_keystroke_ms: Some(0.0),
             practice: false,
+            run: String::new(),
         },
     ];
     for delimiter in [Delimiter::Comma, Delimiter::Tab] {

@@ -53,7 +53,7 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
             assert_eq!(reveal.record.response, "the");
         }
         let before_reload = game.current().unwrap();
-        let stored = store.load("alice").await.unwrap();
+        let stored = store.load(&plan.scope()).await.unwrap();
         assert_eq!(stored.len(), 60);
         let mut resumed = GameSession::resume(plan.clone(), &stored);
         assert_eq!(
@@ -72,7 +72,7 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
             n += 1;
         }
         assert_eq!(n, total);
-        assert_eq!(store.load("alice").await.unwrap().len(), total);
+        assert_eq!(store.load(&plan.scope()).await.unwrap().len(), total);
         assert!(matches!(
             resumed
                 .submit(&mut store, "late", Timing::default(), "t")
@@ -82,7 +82,7 @@ fn play_reload_and_resume_loses_and_doubles_nothing() {
         assert_eq!(resumed.progress(), (total, total));
 
         // The aggregate leaves practice out and has one row per context here (one participant).
-        let records = store.load("alice").await.unwrap();
+        let records = store.load(&plan.scope()).await.unwrap();
         let passages: Vec<_> = plan.items.iter().map(|(p, _)| p.clone()).collect();
         let csv = provo_aggregate_csv(&records, &passages, Delimiter::Comma);
         let practice_trials = plan.items[0].0.words().len() - 1;

@@ -23,6 +23,7 @@ mod participant;
 mod participant_texts;
 mod results;
 mod robustness;
+mod runs;
 mod speed;
 mod study_config;
 mod table1;

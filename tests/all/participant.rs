@@ -35,6 +35,7 @@ fn answer(participant: &str, passage: &str, position: u32, response: &str) -> Re
         normalized: String::new(),
         first_keystroke_ms: None,
         practice: false,
+        run: String::new(),
     }
 }
 

@@ -9,9 +9,8 @@ use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
 use clozelab::game::imports::{Imported, import_file};
-use clozelab::game::results::{
-    ResultsError, StudyResults, is_results_text, study_result_id, texts_of, unpack,
-};
+use clozelab::game::jatos_export::study_result_id;
+use clozelab::game::results::{ResultsError, StudyResults, is_results_text, texts_of, unpack};
 use clozelab::game::results_dataset::{Exclusions, dataset_from_files};
 use clozelab::game::study::StudyConfig;
 
@@ -24,17 +23,7 @@ fn study() -> StudyConfig {
 }
 
 fn answer(participant: &str, position: u32, word: &str) -> ResponseRecord {
-    ResponseRecord {
-        participant: participant.into(),
-        passage: "s".into(),
-        position,
-        response: word.into(),
-        response_time_ms: Some(900.0),
-        timestamp: "2026-11-24T10:00:00Z".into(),
-        normalized: word.to_lowercase(),
-        first_keystroke_ms: None,
-        practice: false,
-    }
+    crate::common::answer(participant, "s", position, word)
 }
 
 /// The bundle the app sends for `participant` holding their first `n` answers (word numbers
@@ -114,7 +103,7 @@ fn a_jatos_results_archive_gives_each_participant_once_with_their_state() {
     assert!(
         results
             .summary()
-            .starts_with("3 participants (1 complete, 1 incomplete, 1 withdrawn)")
+            .starts_with("3 runs (1 complete, 1 incomplete, 1 withdrawn)")
     );
     let mut complete = results.clone();
     complete.only(&[RunState::Complete]);
@@ -233,7 +222,7 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
     assert!(
         data.notes
             .iter()
-            .any(|n| n.contains("2 participants (1 complete, 1 incomplete"))
+            .any(|n| n.contains("2 runs (1 complete, 1 incomplete"))
     );
     // The study's own passage comes with its bundles: its answers count without being given.
     let unaided = dataset_from_files(&texts, &[], Exclusions::default()).unwrap();
@@ -286,6 +275,7 @@ fn a_withdrawal_notice_deletes_what_the_server_already_had() {
         participant: "W".into(),
         study: "Storm study".into(),
         withdrawn_at: "2026-11-24T10:05:00Z".into(),
+        run: String::new(),
     };
     let files = vec![
         ("W-2.json".to_string(), bundle("W", 1).into_bytes()),
@@ -419,4 +409,67 @@ fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
         "{:?}",
         careful.notes
     );
+}
+
+#[test]
+fn jatos_exports_as_they_come_latin1_data_no_data_txt_data_retrieved_and_jrzip() {
+    // A German answer in a data.txt that JATOS wrote in Latin-1 (its server's default charset).
+    let bundle = bundle("PL", 2).replace("\"three\"", "\"Käse\"");
+    let latin1: Vec<u8> = bundle
+        .chars()
+        .map(|c| u8::try_from(c as u32).unwrap())
+        .collect();
+    assert!(
+        std::str::from_utf8(&latin1).is_err(),
+        "the fixture is not UTF-8"
+    );
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::FileOptions::default();
+    out.start_file("study_result_3/comp-result_5/data.txt", options)
+        .unwrap();
+    out.write_all(&latin1).unwrap();
+    // A component result without data has a folder and no data.txt.
+    out.add_directory("study_result_3/comp-result_6/", options)
+        .unwrap();
+    out.start_file("metadata.json", options).unwrap();
+    out.write_all(metadata(&[(3, "DATA_RETRIEVED", "PL")]).as_bytes())
+        .unwrap();
+    let archive = out.finish().unwrap().into_inner();
+
+    // The archive as JATOS 3.8–3.9.1 named it: `.jrzip`, told apart by content.
+    let files = vec![("results.jrzip".to_string(), archive.clone())];
+    let read = StudyResults::read(files).unwrap();
+    assert_eq!(read.warnings.len(), 1, "{:?}", read.warnings);
+    assert!(read.warnings[0].contains("Latin-1"), "{:?}", read.warnings);
+    assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+    let words: Vec<&str> = read.responses.iter().map(|r| r.response.as_str()).collect();
+    assert_eq!(words, ["two", "Käse"]);
+    // An open run that was exported (DATA_RETRIEVED) with 2 of 3 answers: incomplete.
+    assert_eq!(read.participants.len(), 1);
+    assert_eq!(read.participants[0].state, RunState::Incomplete);
+
+    // The page reads files through `texts_of`, which keeps such a data.txt too.
+    let texts = texts_of("results.jrzip", archive).unwrap();
+    assert_eq!(
+        texts.latin1,
+        ["results.jrzip/study_result_3/comp-result_5/data.txt"]
+    );
+    assert!(texts.not_text.is_empty());
+    // Bytes that are neither UTF-8 nor results stay out, named.
+    let other = texts_of(
+        "x.zip",
+        zip_bytes(&[("photo.jpg", &[0xff, 0xd8, 0xff, 0xe0])]),
+    )
+    .unwrap();
+    assert_eq!(other.not_text, ["x.zip/photo.jpg"]);
+}
+
+fn zip_bytes(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, bytes) in files {
+        out.start_file(*path, zip::write::FileOptions::default())
+            .unwrap();
+        out.write_all(bytes).unwrap();
+    }
+    out.finish().unwrap().into_inner()
 }

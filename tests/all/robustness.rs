@@ -209,6 +209,7 @@ fn record(participant: &str, position: u32, response: &str) -> ResponseRecord {
         normalized: clozelab::text::words::normalize(response),
         first_keystroke_ms: Some(200.0),
         practice: position == 2,
+        run: String::new(),
     }
 }
 

@@ -177,14 +177,21 @@ fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
         "jatos-worker-5"
     );
     assert_eq!(config.redirect_url.as_deref(), Some(run.end_url().as_str()));
-    assert!(config.send_each_response && config.sends_everything_each_time());
+    assert!(config.send_each_response);
     let bundle = r#"{"responses": [{"participant": "P", "passage": "p", "position": 2}]}"#;
     let pending = config.submission("P/p/2".into(), bundle.into()).unwrap();
+    // Appended to the run's result data under the answer's own key, one bundle per line.
     assert_eq!(
         (pending.key.as_str(), pending.url.as_str()),
-        ("jatos/0a-1b", "/publix/0a-1b/c-2/resultData")
+        ("P/p/2", "/publix/0a-1b/c-2/resultData")
     );
-    assert!(pending.replace && pending.body.contains("\"idempotency_key\":\"P/p/2\""));
+    assert_eq!(
+        pending.method,
+        clozelab::game::outbox::SendMethod::AppendText
+    );
+    assert!(
+        pending.body.contains("\"idempotency_key\":\"P/p/2\"") && pending.body.ends_with("}\n")
+    );
     // The study link's parameters (from initData) name the participant and the session.
     run.url_parameters = params(&[("PROLIFIC_PID", "p9"), ("STUDY_ID", "s9")]);
     let config = config.in_jatos(run);
@@ -197,7 +204,10 @@ fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
     // Outside JATOS: one response's own key, added to what the server has.
     let plain = StudyConfig::from_json(r#"{"submit_url": "/submit"}"#).unwrap();
     let pending = plain.submission("P/p/2".into(), bundle.into()).unwrap();
-    assert_eq!((pending.key.as_str(), pending.replace), ("P/p/2", false));
+    assert_eq!(
+        (pending.key.as_str(), pending.method),
+        ("P/p/2", clozelab::game::outbox::SendMethod::PostJson)
+    );
     assert!(
         StudyConfig::default_play()
             .submission("k".into(), "{}".into())

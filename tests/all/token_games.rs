@@ -278,6 +278,7 @@ fn two_token_record(
 ) -> TwoTokenRecord {
     Answer {
         participant: "P1",
+        run: "",
         slot: &slot(position, round, false),
         context: "A context, with \"quotes\"",
         true_token: (262, " the"),
@@ -305,6 +306,7 @@ fn two_token_answers_become_records_pairs_and_exports_that_read_back() {
         other_token: (262, " the"),
         ..Answer {
             participant: "P1",
+            run: "",
             slot: &slot(4, 0, false),
             context: "c",
             true_token: (262, " the"),
@@ -375,6 +377,7 @@ fn top1_records_give_accuracy_per_participant_beside_gpt2() {
         ms_to_answer: None,
         timestamp: "t".into(),
         practice,
+        run: String::new(),
     };
     let records = vec![
         rec("A", true, true, false),
@@ -420,7 +423,8 @@ fn sampled_tokens_follow_the_distribution() {
 fn token_exports_dropped_into_your_data_are_recognised() {
     use clozelab::game::export::{Manifest, ModelInfo};
     use clozelab::game::imports::{Imported, import_file};
-    use clozelab::game::study::{Plan, StudyConfig};
+    use clozelab::game::plan::Plan;
+    use clozelab::game::study::StudyConfig;
     let all = TokenRecords::TwoToken(vec![two_token_record(3, 0, (0.2, 0.05), 80, false)]);
     let plan = Plan {
         participant: "P1".into(),
@@ -428,6 +432,8 @@ fn token_exports_dropped_into_your_data_are_recognised() {
         order_seed: 0,
         items: vec![],
         list: None,
+        study_id: "s".into(),
+        run: "r".into(),
     };
     let manifest = Manifest::new(
         &ModelInfo::default(),
@@ -448,7 +454,15 @@ fn token_exports_dropped_into_your_data_are_recognised() {
     // A bundle is a study's result: its records, and its participant.
     match import_file("bundle.json", all.to_bundle(&manifest).unwrap().as_bytes()) {
         Ok(Imported::Results(results)) => {
-            assert_eq!(results.token_records(), Some(all));
+            // Read back in the manifest's run.
+            let TokenRecords::TwoToken(mut in_run) = all else {
+                unreachable!()
+            };
+            in_run.iter_mut().for_each(|r| r.run = "r".into());
+            assert_eq!(
+                results.token_records(),
+                Some(TokenRecords::TwoToken(in_run))
+            );
             assert_eq!(results.participants[0].participant, "P1");
         }
         other => panic!("bundle.json: {other:?}"),

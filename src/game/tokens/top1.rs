@@ -30,6 +30,10 @@ pub struct Top1Record {
     pub ms_to_answer: Option<f64>,
     pub timestamp: String,
     pub practice: bool,
+    /// The run the answer was given in (see `crate::game::run_scope`); empty in exports made
+    /// before runs were kept.
+    #[serde(default)]
+    pub run: String,
 }
 
 /// Whether a typed guess is right: the same token id when the guess is one token, else the

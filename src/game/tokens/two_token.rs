@@ -38,6 +38,10 @@ pub struct TwoTokenRecord {
     pub ms_to_answer: Option<f64>,
     pub timestamp: String,
     pub practice: bool,
+    /// The run the answer was given in (see `crate::game::run_scope`); empty in exports made
+    /// before runs were kept.
+    #[serde(default)]
+    pub run: String,
 }
 
 /// How a round is set up before the player sees it: the seed for drawing the other token and
@@ -68,6 +72,8 @@ impl RoundSetup {
 /// the same, as the game then answers by itself).
 pub struct Answer<'a> {
     pub participant: &'a str,
+    /// The run (see `crate::game::run_scope`).
+    pub run: &'a str,
     pub slot: &'a Slot,
     pub context: &'a str,
     pub true_token: (u32, &'a str),
@@ -104,6 +110,7 @@ impl Answer<'_> {
             ms_to_answer: self.ms_to_answer,
             timestamp: self.timestamp.to_string(),
             practice: self.slot.practice,
+            run: self.run.to_string(),
         })
     }
 }

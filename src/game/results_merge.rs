@@ -1,0 +1,381 @@
+//! Bundles merged into runs, for the results reader ([`super::results`]): each answer once
+//! per idempotency key (participant, run, passage, position; /round in the two-token game),
+//! each participant's run with its plan, list, attention checks and state, withdrawals applied,
+//! and every run whose data does not add up flagged with why (more answers than its plan, two
+//! different answers under one key).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::jatos_export::{JatosState, JatosStudyRun, study_result_id};
+use crate::data::participant_run::{ParticipantRun, RunState};
+use crate::data::{DataError, ResponseRecord};
+use crate::game::attention::{AttentionResult, tally};
+use crate::game::export::Manifest;
+use crate::game::lists::AssignedList;
+use crate::game::passages::Passage;
+use crate::game::run_scope::response_key_in;
+use crate::game::tokens::records::TokenRecords;
+use crate::game::tokens::top1::Top1Record;
+use crate::game::tokens::two_token::TwoTokenRecord;
+
+/// Results merged from any number of files (read by [`super::results`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StudyResults {
+    /// The next-word game's answers, each idempotency key once.
+    pub responses: Vec<ResponseRecord>,
+    pub top1: Vec<Top1Record>,
+    pub two_token: Vec<TwoTokenRecord>,
+    /// One row per participant's run (and per JATOS run withdrawn without data), by id.
+    pub participants: Vec<ParticipantRun>,
+    /// Bundles read, repeats included.
+    pub bundles: usize,
+    /// Answers that arrived again and were counted once.
+    pub repeats: usize,
+    /// Files that were not results, with why (shown; the others are kept).
+    pub skipped: Vec<String>,
+    /// Files read with a caveat (shown beside the results), e.g. a `data.txt` that JATOS wrote
+    /// in Latin-1 rather than UTF-8.
+    pub warnings: Vec<String>,
+    /// The studies' own passages (`texts` of the manifests' study configs), by id.
+    pub passages: Vec<Passage>,
+}
+
+/// A run of one participant: (participant, run).
+pub(super) type RunKey = (String, String);
+
+/// The bundles read so far.
+#[derive(Default)]
+pub(super) struct Merging {
+    responses: BTreeMap<String, ResponseRecord>,
+    top1: BTreeMap<String, Top1Record>,
+    two_token: BTreeMap<String, TwoTokenRecord>,
+    people: BTreeMap<RunKey, Person>,
+    bundles: usize,
+    repeats: usize,
+    /// Runs withdrawn (a study server's withdrawal notices) → study title; an empty run stands
+    /// for every run of the participant.
+    pub(super) withdrawn: BTreeMap<RunKey, String>,
+    passages: BTreeMap<String, Passage>,
+    /// Attention-check answers by (participant, run, check): the latest bundle's hold them all.
+    attention: BTreeMap<(String, String, String), AttentionResult>,
+}
+
+/// What the bundles say of one participant's run.
+#[derive(Default)]
+struct Person {
+    study: String,
+    planned: Option<usize>,
+    /// Bundles that carried their answers.
+    bundles: usize,
+    /// JATOS study results their bundles came from.
+    run_ids: Vec<u64>,
+    list: Option<AssignedList>,
+    pilot: bool,
+    /// Keys under which two bundles held different answers.
+    conflicts: Vec<String>,
+}
+
+/// Puts `record` under `key`; a repeat counts once, and a repeat that differs is a conflict
+/// (the first answer stays).
+fn merge_one<T: PartialEq>(
+    map: &mut BTreeMap<String, T>,
+    key: String,
+    record: T,
+    repeats: &mut usize,
+    conflicts: &mut Vec<String>,
+) {
+    match map.get(&key) {
+        Some(kept) => {
+            *repeats += 1;
+            if *kept != record {
+                conflicts.push(key);
+            }
+        }
+        None => {
+            map.insert(key, record);
+        }
+    }
+}
+
+impl Merging {
+    fn withdrawn(&self, participant: &str, run: &str) -> bool {
+        self.withdrawn
+            .contains_key(&(participant.to_string(), run.to_string()))
+            || self
+                .withdrawn
+                .contains_key(&(participant.to_string(), String::new()))
+    }
+
+    pub(super) fn add_bundle(&mut self, path: &str, value: Value) -> Result<(), DataError> {
+        let manifest: Manifest =
+            serde_json::from_value(value.get("manifest").cloned().unwrap_or(Value::Null))
+                .map_err(|e| invalid(path, &format!("its manifest: {e}")))?;
+        let run = manifest.run.clone();
+        let mut participants = Vec::new();
+        let mut conflicts: Vec<(String, String)> = Vec::new();
+        if value.get("responses").is_some() {
+            let records: Vec<ResponseRecord> =
+                serde_json::from_value(value["responses"].clone())
+                    .map_err(|e| invalid(path, &format!("its responses: {e}")))?;
+            for mut r in records {
+                if r.normalized.is_empty() {
+                    r.normalized = crate::text::words::normalize(&r.response);
+                }
+                if r.run.is_empty() {
+                    r.run = run.clone();
+                }
+                participants.push(r.participant.clone());
+                let key = response_key_in(&r.participant, &r.run, &r.passage, r.position);
+                // A resend is the same answer, perhaps with another timestamp: only what was
+                // answered counts.
+                let answer = |r: &ResponseRecord| (r.response.clone(), r.practice);
+                if let Some(kept) = self.responses.get(&key) {
+                    self.repeats += 1;
+                    if answer(kept) != answer(&r) {
+                        conflicts.push((r.participant.clone(), key));
+                    }
+                } else {
+                    self.responses.insert(key, r);
+                }
+            }
+        } else {
+            let records: TokenRecords = serde_json::from_value(value)
+                .map_err(|e| invalid(path, &format!("its records: {e}")))?;
+            let mut clash = Vec::new();
+            match records {
+                TokenRecords::Top1(rows) => {
+                    for mut r in rows {
+                        if r.run.is_empty() {
+                            r.run = run.clone();
+                        }
+                        participants.push(r.participant.clone());
+                        let key = response_key_in(&r.participant, &r.run, &r.passage, r.position);
+                        let who = r.participant.clone();
+                        merge_one(&mut self.top1, key, r, &mut self.repeats, &mut clash);
+                        conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
+                    }
+                }
+                TokenRecords::TwoToken(rows) => {
+                    for mut r in rows {
+                        if r.run.is_empty() {
+                            r.run = run.clone();
+                        }
+                        participants.push(r.participant.clone());
+                        let key = format!(
+                            "{}/{}",
+                            response_key_in(&r.participant, &r.run, &r.passage, r.position),
+                            r.round
+                        );
+                        let who = r.participant.clone();
+                        merge_one(&mut self.two_token, key, r, &mut self.repeats, &mut clash);
+                        conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
+                    }
+                }
+            }
+        }
+        for result in &manifest.attention_checks {
+            self.attention.insert(
+                (
+                    result.participant.clone(),
+                    run.clone(),
+                    result.check.clone(),
+                ),
+                result.clone(),
+            );
+        }
+        for passage in &manifest.study.texts {
+            self.passages
+                .entry(passage.id.clone())
+                .or_insert_with(|| passage.clone());
+        }
+        participants.push(manifest.participant.clone());
+        participants.sort();
+        participants.dedup();
+        for participant in participants {
+            let person = self
+                .people
+                .entry((participant.clone(), run.clone()))
+                .or_default();
+            person.study = manifest.study.title.clone();
+            person.planned = manifest.planned_answers.or(person.planned);
+            person.bundles += 1;
+            person.run_ids.extend(study_result_id(path));
+            if let Some(list) = &manifest.list {
+                person.list = Some(list.clone());
+            }
+            person.pilot |= manifest.pilot;
+            person.conflicts.extend(
+                conflicts
+                    .iter()
+                    .filter(|(who, _)| *who == participant)
+                    .map(|(_, key)| key.clone()),
+            );
+        }
+        self.bundles += 1;
+        Ok(())
+    }
+
+    pub(super) fn finish(
+        mut self,
+        runs: &[JatosStudyRun],
+        skipped: Vec<String>,
+        warnings: Vec<String>,
+    ) -> StudyResults {
+        // A withdrawal asks for the participant's answers to be deleted: none are kept.
+        let gone: std::collections::BTreeSet<RunKey> = self
+            .people
+            .keys()
+            .filter(|(p, r)| self.withdrawn(p, r))
+            .cloned()
+            .collect();
+        let gone_run = |p: &str, r: &str| gone.contains(&(p.to_string(), r.to_string()));
+        self.responses
+            .retain(|_, r| !gone_run(&r.participant, &r.run));
+        self.top1.retain(|_, r| !gone_run(&r.participant, &r.run));
+        self.two_token
+            .retain(|_, r| !gone_run(&r.participant, &r.run));
+        self.attention.retain(|(p, r, _), _| !gone_run(p, r));
+        for ((participant, run), study) in &self.withdrawn {
+            let known = self.people.keys().any(|(p, _)| p == participant);
+            if !known || !run.is_empty() {
+                let person = self
+                    .people
+                    .entry((participant.clone(), run.clone()))
+                    .or_default();
+                if person.study.is_empty() {
+                    person.study = study.clone();
+                }
+            }
+        }
+        let mut answered: BTreeMap<RunKey, usize> = BTreeMap::new();
+        for r in self.responses.values() {
+            *answered
+                .entry((r.participant.clone(), r.run.clone()))
+                .or_default() += 1;
+        }
+        let runs_answered = self
+            .top1
+            .values()
+            .map(|r| (&r.participant, &r.run))
+            .chain(self.two_token.values().map(|r| (&r.participant, &r.run)));
+        for (participant, run) in runs_answered {
+            *answered
+                .entry((participant.clone(), run.clone()))
+                .or_default() += 1;
+        }
+        let state_of = |id: &u64| runs.iter().find(|r| r.study_result_id == *id);
+        let mut participants: Vec<ParticipantRun> = self
+            .people
+            .iter()
+            .map(|((participant, run), person)| {
+                let key = (participant.clone(), run.clone());
+                let count = answered.get(&key).copied().unwrap_or(0);
+                let finished = person
+                    .run_ids
+                    .iter()
+                    .filter_map(state_of)
+                    .any(|r| r.state == JatosState::Finished);
+                let all_there = person.planned.is_some_and(|n| count >= n);
+                let checks: Vec<AttentionResult> = self
+                    .attention
+                    .iter()
+                    .filter(|((p, r, _), _)| p == participant && r == run)
+                    .map(|(_, result)| result.clone())
+                    .collect();
+                let (attention_passed, attention_failed) = tally(&checks);
+                let withdrawn = gone.contains(&key) || self.withdrawn(participant, run);
+                let mut warnings = Vec::new();
+                if let Some(planned) = person.planned.filter(|&n| count > n && !withdrawn) {
+                    warnings.push(format!(
+                        "{count} answers where the plan has {planned}: answers of another \
+                         run may be mixed in"
+                    ));
+                }
+                if !person.conflicts.is_empty() {
+                    let mut keys = person.conflicts.clone();
+                    keys.sort();
+                    keys.dedup();
+                    warnings.push(format!(
+                        "{} answers arrived with two different responses (the first is kept): \
+                         {}",
+                        keys.len(),
+                        keys.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                ParticipantRun {
+                    participant: participant.clone(),
+                    run: run.clone(),
+                    study: person.study.clone(),
+                    list: person.list.as_ref().map(|list| list.name.clone()),
+                    list_chosen_by: person.list.as_ref().map(|list| list.how.label().into()),
+                    pilot: person.pilot,
+                    answered: count,
+                    planned: person.planned,
+                    state: if withdrawn {
+                        RunState::Withdrawn
+                    } else if finished || all_there {
+                        RunState::Complete
+                    } else {
+                        RunState::Incomplete
+                    },
+                    bundles: person.bundles,
+                    attention_passed,
+                    attention_failed,
+                    warnings,
+                }
+            })
+            .collect();
+        // A withdrawn JATOS run left no data: JATOS deleted it. Its URL parameters still name
+        // the participant (Prolific's id, when the study link carried it).
+        for run in runs.iter().filter(|r| r.state == JatosState::Aborted) {
+            let participant = ["PROLIFIC_PID", "participant", "workerId"]
+                .iter()
+                .find_map(|k| run.url_parameters.get(*k).cloned())
+                .unwrap_or_else(|| format!("JATOS study result {}", run.study_result_id));
+            let run_id = format!("jatos-{}", run.study_result_id);
+            if let Some(known) = participants
+                .iter_mut()
+                .find(|p| p.participant == participant && (p.run == run_id || p.run.is_empty()))
+            {
+                known.state = RunState::Withdrawn;
+            } else {
+                participants.push(ParticipantRun {
+                    participant,
+                    run: run_id,
+                    study: String::new(),
+                    list: None,
+                    list_chosen_by: None,
+                    pilot: false,
+                    answered: 0,
+                    planned: None,
+                    state: RunState::Withdrawn,
+                    bundles: 0,
+                    attention_passed: 0,
+                    attention_failed: 0,
+                    warnings: Vec::new(),
+                });
+            }
+        }
+        participants.sort_by(|a, b| (&a.participant, &a.run).cmp(&(&b.participant, &b.run)));
+        StudyResults {
+            responses: self.responses.into_values().collect(),
+            top1: self.top1.into_values().collect(),
+            two_token: self.two_token.into_values().collect(),
+            participants,
+            bundles: self.bundles,
+            repeats: self.repeats,
+            skipped,
+            warnings,
+            passages: self.passages.into_values().collect(),
+        }
+    }
+}
+
+fn invalid(file: &str, message: &str) -> DataError {
+    DataError::Invalid {
+        file: file.to_string(),
+        message: message.to_string(),
+    }
+}
