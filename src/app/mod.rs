@@ -53,8 +53,9 @@ fn App() -> impl IntoView {
     if !in_study {
         leptos::task::spawn_local(components::model_loader::load_initial_model(runtime));
     }
-    // Results an earlier visit could not deliver go out again now (study or not).
-    leptos::task::spawn_local(web::outbox::resend_pending());
+    // Results an earlier visit could not deliver go out again now (study or not), and whatever
+    // is pending whenever the page is hidden or left, or the browser is back online.
+    web::outbox::flush_now_and_on_leave_or_online();
     provide_lab_data();
     view! {
         <Router>

@@ -9,12 +9,13 @@ use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::web::idb::IdbStore;
 use crate::game::attention::{AttentionCheck, AttentionResult, due};
 use crate::game::participant_texts::Say;
+use crate::game::run_scope::RunScope;
 
 /// The checks of one participant's run.
 #[derive(Clone, Copy)]
 pub struct Attention {
     checks: StoredValue<Vec<AttentionCheck>>,
-    participant: StoredValue<String>,
+    scope: StoredValue<RunScope>,
     /// A preview keeps its answers in this page only.
     in_memory: StoredValue<bool>,
     pub results: RwSignal<Vec<AttentionResult>>,
@@ -27,24 +28,25 @@ impl Attention {
     pub fn new() -> Self {
         Self {
             checks: StoredValue::new(Vec::new()),
-            participant: StoredValue::new(String::new()),
+            scope: StoredValue::new(RunScope::default()),
             in_memory: StoredValue::new(true),
             results: RwSignal::new(Vec::new()),
             pending: RwSignal::new(None),
         }
     }
 
-    /// The study's checks for `participant`, with the answers an earlier visit saved.
-    pub async fn start(self, checks: Vec<AttentionCheck>, participant: String, in_memory: bool) {
+    /// The study's checks for the run `scope`, with the answers an earlier visit of that run
+    /// saved.
+    pub async fn start(self, checks: Vec<AttentionCheck>, scope: RunScope, in_memory: bool) {
         self.checks.set_value(checks);
-        self.participant.set_value(participant);
+        self.scope.set_value(scope);
         self.in_memory.set_value(in_memory);
         self.clear();
         if in_memory || self.checks.with_value(Vec::is_empty) {
             return;
         }
         if let Ok(store) = IdbStore::open().await
-            && let Ok(saved) = store.attention_results(&self.participant.get_value()).await
+            && let Ok(saved) = store.attention_results(&self.scope.get_value()).await
         {
             self.results.set(saved);
         }
@@ -68,31 +70,31 @@ impl Attention {
         self.pending.set(None);
     }
 
-    /// Records the answer to the check on screen (saved before it counts).
-    pub async fn answer(self, text: String, response_time_ms: f64) -> Result<(), String> {
+    /// Records the answer to the check on screen (saved, where the browser can, before it
+    /// counts).
+    pub async fn answer(self, text: String, response_time_ms: f64) {
         let Some(check) = self.pending.get_untracked() else {
-            return Ok(());
+            return;
         };
         let result = AttentionResult::new(
-            &self.participant.get_value(),
+            &self.scope.with_value(|s| s.participant.clone()),
             &check,
             &text,
             Some(response_time_ms),
             &timestamp(),
         );
         if !self.in_memory.get_value() {
-            let store = IdbStore::open().await.map_err(|e| e.to_string())?;
-            store
-                .save_attention(&result)
-                .await
-                .map_err(|e| e.to_string())?;
+            // Where the browser cannot store it, the answer still counts for this page: it goes
+            // to the study's server in every bundle's manifest, and a reload asks again.
+            if let Ok(store) = IdbStore::open().await {
+                let _ = store.save_attention(&self.scope.get_value(), &result).await;
+            }
         }
         self.results.update(|all| {
             all.retain(|r| r.check != result.check);
             all.push(result);
         });
         self.pending.set(None);
-        Ok(())
     }
 }
 
@@ -111,10 +113,8 @@ pub fn AttentionCheckView(
     let send = Action::new_local(move |text: &String| {
         let text = text.clone();
         async move {
-            match attention.answer(text, now_ms() - shown_at).await {
-                Ok(()) => on_done.run(()),
-                Err(e) => problem.set(say.fill(Say::AnswerNotSaved, &[("error", &e)])),
-            }
+            attention.answer(text, now_ms() - shown_at).await;
+            on_done.run(());
         }
     });
     let submit = move || {

@@ -7,13 +7,22 @@ use crate::game::outbox::Pending;
 use crate::game::participant_texts::Say;
 use crate::game::study::StudyConfig;
 
+/// A final submission the server has not acknowledged, with where the study goes once it has.
+#[derive(Clone, Debug)]
+pub struct Unsent {
+    /// The submission (also kept in IndexedDB when it can be).
+    pub pending: Pending,
+    pub redirect: Option<String>,
+    /// The JATOS run's delivery key (see `jatos_client::delivered_run_key`).
+    pub jatos_run: Option<String>,
+}
+
 /// How a finished study's results are doing, for the completion screen.
 #[derive(Clone, Copy)]
 pub struct SubmitStatus {
     pub text: RwSignal<String>,
-    /// Set while the server has not acknowledged the results: the submission (also kept in
-    /// IndexedDB when it can be) and where the study goes next, for "Try sending again".
-    pub unconfirmed: RwSignal<Option<(Pending, Option<String>)>>,
+    /// Set while the server has not acknowledged the results, for "Try sending again".
+    pub unconfirmed: RwSignal<Option<Unsent>>,
     /// The study's texts (in context where the status is made).
     say: TextsContext,
 }
@@ -44,13 +53,17 @@ pub fn CompletionScreen(
     /// Where play mode offers to go next.
     back_href: String,
     done_text: &'static str,
+    /// A study played on a shared computer (no id from the link): offers to start the next
+    /// person, whose answers then go into a run of their own.
+    #[prop(optional)]
+    next_participant: bool,
 ) -> impl IntoView {
     let say = use_texts();
     let retry = move |_| {
-        if let Some((pending, redirect)) = status.unconfirmed.get_untracked() {
+        if let Some(unsent) = status.unconfirmed.get_untracked() {
             status.unconfirmed.set(None);
             // Sent again as it is: a copy the server already has is acknowledged, not stored.
-            leptos::task::spawn_local(send(status, pending, redirect));
+            leptos::task::spawn_local(send(status, unsent));
         }
     };
     view! {
@@ -72,7 +85,7 @@ pub fn CompletionScreen(
                 status
                     .unconfirmed
                     .get()
-                    .map(|(_, redirect)| {
+                    .map(|Unsent { redirect, .. }| {
                         view! {
                             <p class="warning" data-testid="unconfirmed">
                                 <button data-testid="submit-retry" on:click=retry>
@@ -101,6 +114,18 @@ pub fn CompletionScreen(
                         </a>
                     }
                 })}
+            {(experiment && next_participant)
+                .then(crate::app::web::participant::next_participant_href)
+                .flatten()
+                .map(|href| {
+                    view! {
+                        <p>
+                            <a href=href data-testid="next-participant" rel="external">
+                                {say.get(Say::NextParticipant)}
+                            </a>
+                        </p>
+                    }
+                })}
         </div>
     }
 }
@@ -121,6 +146,12 @@ pub async fn leave_study(
         return status.text.set(e);
     }
     let redirect = study.redirect_url.clone();
+    if crate::app::web::outbox::was_delivered(&key) {
+        // Back after the end: the server has it all. JATOS's run is closed (its end answers
+        // 403 now), elsewhere the redirect is only shown again.
+        status.text.set(status.say.get(Say::Sent));
+        return go(status, redirect.filter(|_| study.jatos.is_none()));
+    }
     if study.submit_url.is_none() {
         return go(status, redirect);
     }
@@ -133,11 +164,25 @@ pub async fn leave_study(
         }
     };
     if let Some(pending) = pending {
-        send(status, pending, redirect).await;
+        let jatos_run = study
+            .jatos
+            .as_ref()
+            .map(crate::app::web::jatos_client::delivered_run_key);
+        let unsent = Unsent {
+            pending,
+            redirect,
+            jatos_run,
+        };
+        send(status, unsent).await;
     }
 }
 
-async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) {
+async fn send(status: SubmitStatus, unsent: Unsent) {
+    let Unsent {
+        pending,
+        redirect,
+        jatos_run,
+    } = unsent;
     use crate::app::web::outbox::{WAIT_ON_COMPLETION_MS, deliver};
     let kept = pending.clone();
     let on_attempt = move |attempt: u32| {
@@ -148,8 +193,13 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
             status.say.fill(Say::SendingAgain, &[("attempt", &attempt)])
         });
     };
+    let key = pending.key.clone();
     match deliver(pending, WAIT_ON_COMPLETION_MS, on_attempt).await {
         Ok(()) => {
+            crate::app::web::outbox::mark_delivered(&key);
+            if let Some(run) = &jatos_run {
+                crate::app::web::outbox::mark_delivered(run);
+            }
             status.text.set(status.say.get(Say::Sent));
             go(status, redirect);
         }
@@ -157,7 +207,11 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
             status
                 .text
                 .set(status.say.fill(Say::Refused, &[("error", &e.reason)]));
-            status.unconfirmed.set(Some((kept, redirect)));
+            status.unconfirmed.set(Some(Unsent {
+                pending: kept,
+                redirect,
+                jatos_run,
+            }));
         }
         Err(e) => {
             let keeping = match e.kept {
@@ -166,7 +220,11 @@ async fn send(status: SubmitStatus, pending: Pending, redirect: Option<String>) 
             };
             let unconfirmed = status.say.fill(Say::NotConfirmed, &[("error", &e.reason)]);
             status.text.set(format!("{unconfirmed} {keeping}"));
-            status.unconfirmed.set(Some((kept, redirect)));
+            status.unconfirmed.set(Some(Unsent {
+                pending: kept,
+                redirect,
+                jatos_run,
+            }));
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The participants of imported study results: each one's study, answers (of those planned)
-//! attention checks passed and state, so that a researcher sees who finished, who stopped and who withdrew.
+//! The runs of imported study results: each one's participant, run, study, answers (of those
+//! planned), attention checks passed and state, so that a researcher sees who finished, who
+//! stopped and who withdrew, and which runs' data does not add up (flagged, left out).
 
 use leptos::prelude::*;
 
@@ -11,10 +12,11 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
         <Show when=move || !runs.with(Vec::is_empty)>
             <div class="table-scroll">
                 <table class="imported" data-testid="participant-runs">
-                    <caption>"Participants in the imported results"</caption>
+                    <caption>"Participants' runs in the imported results"</caption>
                     <thead>
                         <tr>
                             <th>"participant"</th>
+                            <th>"run"</th>
                             <th>"study"</th>
                             <th>"list"</th>
                             <th>"answers"</th>
@@ -45,11 +47,16 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                     } else {
                                         state.clone()
                                     };
+                                    let flagged = !run.warnings.is_empty();
+                                    let warnings = run.warnings.join(" ");
                                     // A preview's answers are the researcher's, never a participant's.
                                     view! {
                                         <tr
                                             data-participant=run.participant.clone()
+                                            data-run=run.run.clone()
                                             data-state=state
+                                            data-flagged=flagged.to_string()
+                                            class=flagged.then_some("flagged")
                                             data-list=run.list.clone().unwrap_or_default()
                                             data-list-chosen-by=run
                                                 .list_chosen_by
@@ -59,6 +66,9 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                             data-attention-failed=run.attention_failed.to_string()
                                         >
                                             <td>{run.participant.clone()}</td>
+                                            <td>
+                                                <small>{run.run.clone()}</small>
+                                            </td>
                                             <td>{run.study}</td>
                                             <td>
                                                 {run.list.clone().unwrap_or_default()}
@@ -69,7 +79,17 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                             </td>
                                             <td>{answers}</td>
                                             <td>{attention}</td>
-                                            <td>{shown_state}</td>
+                                            <td>
+                                                {shown_state}
+                                                {flagged
+                                                    .then(|| {
+                                                        view! {
+                                                            <p class="warning" data-testid="run-warning">
+                                                                {format!("Left out: {warnings}")}
+                                                            </p>
+                                                        }
+                                                    })}
+                                            </td>
                                         </tr>
                                     }
                                 })

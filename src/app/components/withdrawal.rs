@@ -8,52 +8,84 @@ use leptos::prelude::*;
 
 use crate::app::texts::{TextsContext, use_texts};
 use crate::app::web::clock::timestamp;
-use crate::app::web::fetch::{fetch_text_uncached, post_json};
 use crate::app::web::idb::IdbStore;
+use crate::app::web::outbox::deliver;
+use crate::game::outbox::{Pending, SendMethod};
 use crate::game::participant_texts::Say;
+use crate::game::run_scope::RunScope;
 use crate::game::study::StudyConfig;
 use crate::game::withdrawal::{Leaving, WithdrawalNotice, farewell};
 
-/// Leaves `study` as `participant` without keeping anything; returns what to tell them, in
-/// the study's texts `say` (when the study has no decline URL to go to).
+/// How long a participant who leaves waits while the server is told (tries with backoff).
+const WITHDRAWAL_WAIT_MS: f64 = 8_000.0;
+
+/// The outbox key of a run's withdrawal (the abort in JATOS): `participant/study/run/withdrawn`.
+fn withdrawal_key(scope: &RunScope) -> String {
+    format!(
+        "{}/{}/{}/withdrawn",
+        scope.participant, scope.study, scope.run
+    )
+}
+
+/// Leaves `study`'s run `scope` without keeping anything; returns what to tell them, in the
+/// study's texts `say` (when the study has no decline URL to go to).
 pub async fn leave_without_data(
     study: &StudyConfig,
-    participant: &str,
+    scope: &RunScope,
     leaving: Leaving,
     say: TextsContext,
 ) -> String {
-    let run_key = study.jatos.as_ref().map(|run| run.result_key());
     let mut problems = Vec::new();
     match IdbStore::open().await {
         Ok(store) => {
-            if let Err(e) = store
-                .forget_participant(participant, run_key.as_deref())
-                .await
-            {
+            if let Err(e) = store.forget_run(scope).await {
                 problems.push(format!("this browser's copy could not be deleted ({e})"));
             }
         }
         Err(e) => problems.push(format!("this browser's store could not be opened ({e})")),
     }
-    let mut told_server = false;
-    if let Some(run) = &study.jatos {
+    // Told like any send: kept in the outbox and retried, so a call that fails now goes out on
+    // the next visit (after the local copy, and the sends still waiting, are gone above).
+    let told = if let Some(run) = &study.jatos {
         let why = match leaving {
             Leaving::Declined => "declined consent",
             Leaving::Withdrew => "withdrew",
         };
-        match fetch_text_uncached(&run.abort_url(&format!("The participant {why}"))).await {
-            Ok(_) => told_server = true,
-            Err(e) => problems.push(format!("JATOS could not be told ({e})")),
-        }
+        Some(Pending {
+            key: withdrawal_key(scope),
+            url: run.abort_url(&format!("The participant {why}")),
+            body: String::new(),
+            attempts: 0,
+            method: SendMethod::Get,
+        })
     } else if let (Leaving::Withdrew, Some(url)) = (leaving, &study.submit_url) {
         let notice = WithdrawalNotice {
-            participant: participant.to_string(),
+            participant: scope.participant.clone(),
             study: study.title.clone(),
             withdrawn_at: timestamp(),
+            run: scope.run.clone(),
         };
-        match post_json(url, &notice.to_json(), &notice.key()).await {
+        Some(Pending {
+            key: notice.key(),
+            url: url.clone(),
+            body: notice.to_json(),
+            attempts: 0,
+            method: SendMethod::PostJson,
+        })
+    } else {
+        None
+    };
+    let mut told_server = false;
+    if let Some(pending) = told {
+        match deliver(pending, WITHDRAWAL_WAIT_MS, |_| {}).await {
             Ok(()) => told_server = true,
-            Err(e) => problems.push(format!("the study's server could not be told ({e})")),
+            Err(e) if e.refused => {
+                problems.push(format!("the study's server refused to hear it ({})", e.reason))
+            }
+            Err(e) => problems.push(format!(
+                "the study's server could not be told yet ({}); this browser tells it on your next visit",
+                e.reason
+            )),
         }
     }
     if problems.is_empty()

@@ -192,9 +192,9 @@ pub async fn post_json(url: &str, body: &str, idempotency_key: &str) -> Result<(
     send_body("POST", url, &headers, body).await
 }
 
-/// PUTs a text body to `url` (how JATOS takes a component's result data: `text/plain`, the
-/// whole of it, replacing what it held); `Err` unless the server answers 2xx.
-pub async fn put_text(url: &str, body: &str) -> Result<(), WebError> {
+/// POSTs a text body to `url` (how JATOS appends to a component's result data: `text/plain`,
+/// added after what it holds); `Err` unless the server answers 2xx.
+pub async fn post_text(url: &str, body: &str) -> Result<(), WebError> {
     let headers = [("content-type", "text/plain; charset=UTF-8")];
-    send_body("PUT", url, &headers, body).await
+    send_body("POST", url, &headers, body).await
 }

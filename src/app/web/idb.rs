@@ -1,13 +1,15 @@
-//! IndexedDB behind the core's `ResponseStore`: one object store of responses keyed by
-//! participant, passage and position (saving a trial twice keeps one copy). A save resolves
-//! only when its transaction has completed, so the game moves on after the data is on disk.
+//! IndexedDB behind the core's `ResponseStore`: one object store of responses keyed by run
+//! (study, run, participant), passage and position (saving a trial twice keeps one copy; a run
+//! reads only its own keys). A save resolves only when its transaction has completed, so the
+//! game moves on after the data is on disk.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use super::idb_requests::{committed, unavailable, wait, wait_open};
 use crate::data::ResponseRecord;
-use crate::game::store::{ResponseStore, StoreError, record_key};
+use crate::game::run_scope::RunScope;
+use crate::game::store::{ResponseStore, StoreError};
 
 const DB_NAME: &str = "clozelab";
 pub(super) const STORE: &str = "responses";
@@ -25,10 +27,14 @@ pub struct IdbStore {
     pub(super) db: web_sys::IdbDatabase,
 }
 
-fn key(r: &ResponseRecord) -> String {
-    let (participant, passage, position) = record_key(r);
-    // Unit separator: cannot be typed, so ids cannot collide.
-    format!("{participant}\u{1f}{passage}\u{1f}{position:06}")
+fn key(scope: &RunScope, r: &ResponseRecord) -> String {
+    // Unit separators: they cannot be typed, so ids cannot collide.
+    format!(
+        "{}{}\u{1f}{:06}",
+        scope.storage_prefix(),
+        r.passage,
+        r.position
+    )
 }
 
 impl IdbStore {
@@ -191,7 +197,7 @@ impl IdbStore {
 }
 
 impl ResponseStore for IdbStore {
-    async fn save(&mut self, record: &ResponseRecord) -> Result<(), StoreError> {
+    async fn save(&mut self, scope: &RunScope, record: &ResponseRecord) -> Result<(), StoreError> {
         let json =
             serde_json::to_string(record).map_err(|e| StoreError::Unavailable(e.to_string()))?;
         let tx = self
@@ -200,17 +206,21 @@ impl ResponseStore for IdbStore {
             .map_err(unavailable)?;
         let store = tx.object_store(STORE).map_err(unavailable)?;
         store
-            .put_with_key(&JsValue::from_str(&json), &JsValue::from_str(&key(record)))
+            .put_with_key(
+                &JsValue::from_str(&json),
+                &JsValue::from_str(&key(scope, record)),
+            )
             .map_err(unavailable)?;
         committed(&tx).await
     }
 
-    async fn load(&self, participant: &str) -> Result<Vec<ResponseRecord>, StoreError> {
+    async fn load(&self, scope: &RunScope) -> Result<Vec<ResponseRecord>, StoreError> {
         let mut all: Vec<ResponseRecord> = self
-            .all()
+            .texts_with_prefix(STORE, &scope.storage_prefix())
             .await?
-            .into_iter()
-            .filter(|r| r.participant == participant)
+            .iter()
+            .filter_map(|(_, json)| serde_json::from_str::<ResponseRecord>(json).ok())
+            .filter(|r| r.participant == scope.participant && r.run == scope.run)
             .collect();
         all.sort_by(|a, b| (&a.passage, a.position).cmp(&(&b.passage, b.position)));
         Ok(all)

@@ -1,10 +1,11 @@
-//! Deleting from the browser's store: a preview's token answers, and everything of a
-//! participant who declined or withdrew (responses, token answers, unsent submissions).
+//! Deleting from the browser's store: a preview's token answers, and everything of a run whose
+//! participant declined or withdrew (responses, token answers, unsent submissions).
 
 use wasm_bindgen::JsValue;
 
 use super::idb::{IdbStore, OUTBOX_STORE, STORE, TOKEN_STORE};
 use super::idb_requests::{committed, unavailable};
+use crate::game::run_scope::RunScope;
 use crate::game::store::StoreError;
 
 impl IdbStore {
@@ -35,23 +36,22 @@ impl IdbStore {
         Ok(keys.len())
     }
 
-    /// Deletes every next-token record whose key starts with `prefix` (a preview's answers).
-    pub async fn delete_token_records(&self, prefix: &str) -> Result<(), StoreError> {
-        self.delete_where(TOKEN_STORE, |k| k.starts_with(prefix))
+    /// Deletes every next-token record whose key holds `part` (a preview's answers, whatever
+    /// the study).
+    pub async fn delete_token_records(&self, part: &str) -> Result<(), StoreError> {
+        self.delete_where(TOKEN_STORE, |k| k.contains(part))
             .await
             .map(|_| ())
     }
 
-    /// Deletes everything of `participant`: their responses and token answers (keys start
-    /// with the participant and a unit separator), and their unsent submissions (keys start
-    /// with `participant/`, or are `run_key`, a JATOS run's one key); returns how many.
-    pub async fn forget_participant(
-        &self,
-        participant: &str,
-        run_key: Option<&str>,
-    ) -> Result<usize, StoreError> {
-        let record_prefix = format!("{participant}\u{1f}");
-        let outbox_prefix = format!("{participant}/");
+    /// Deletes everything of the run `scope`: its responses, token answers and attention
+    /// checks (keys start with the run's prefix), and its unsent submissions (each answer's
+    /// key starts with `participant/run/`, the final one is the run's submission key); returns
+    /// how many.
+    pub async fn forget_run(&self, scope: &RunScope) -> Result<usize, StoreError> {
+        let record_prefix = scope.storage_prefix();
+        let answer_prefix = format!("{}/{}/", scope.participant, scope.run);
+        let submission = scope.submission_key();
         let mut deleted = 0;
         for store in [STORE, TOKEN_STORE] {
             deleted += self
@@ -60,7 +60,7 @@ impl IdbStore {
         }
         deleted += self
             .delete_where(OUTBOX_STORE, |k| {
-                k.starts_with(&outbox_prefix) || Some(k) == run_key
+                k.starts_with(&answer_prefix) || k == submission
             })
             .await?;
         Ok(deleted)

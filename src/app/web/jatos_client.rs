@@ -43,7 +43,16 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
     use super::fetch::fetch_text_uncached;
     let init = fetch_text_uncached(&run.init_data_url())
         .await
-        .map_err(|e| format!("JATOS did not give this run's data ({e})"))?;
+        .map_err(|e| {
+            // Back after the end: JATOS has closed the run (403), and it has every answer.
+            if super::outbox::was_delivered(&delivered_run_key(&run)) {
+                "this study run has ended and your answers reached the study's server; you \
+                 may close this page"
+                    .to_string()
+            } else {
+                format!("JATOS did not give this run's data ({e})")
+            }
+        })?;
     let input = run.read_init_data(&init).map_err(|e| e.to_string())?;
     let text = match input {
         Some(text) => text,
@@ -65,6 +74,12 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
         }
     }
     Ok(config)
+}
+
+/// The key under which a JATOS run's final delivery is remembered (see
+/// [`super::outbox::mark_delivered`]), known before the study's config is.
+pub fn delivered_run_key(run: &JatosRun) -> String {
+    format!("jatos/{}", run.study_result_uuid)
 }
 
 /// JATOS tells a participant still at work from one who left by a heartbeat (jatos.js sends

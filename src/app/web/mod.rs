@@ -1,8 +1,8 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
 //! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
 //! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study and
-//! its batch channel, the outbox of a study's answers and the participant id this browser plays
-//! as.
+//! its batch channel, the outbox of a study's answers, the participant id this browser plays
+//! as and the lock that keeps one tab per run.
 
 pub mod clock;
 pub mod digest;
@@ -17,6 +17,7 @@ pub mod jatos_batch;
 pub mod jatos_client;
 pub mod outbox;
 pub mod participant;
+pub mod run_lock;
 
 pub use error::WebError;
 

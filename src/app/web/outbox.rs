@@ -1,12 +1,11 @@
 //! Sending a study's results until the server acknowledges them: each submission is kept in
-//! IndexedDB first, POSTed with its idempotency key (for JATOS: PUT, replacing the last),
+//! IndexedDB first, POSTed with its idempotency key (for JATOS: appended to the result data),
 //! retried with backoff ([`RetryPolicy`]), and forgotten on a 2xx answer or a refusal for good
 //! (a 4xx such as JATOS's 403 after the run ended or 413 over its size limit). What a closed
 //! tab left unsent is sent again on the next visit ([`resend_pending`]).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::collections::HashSet;
 
 use gloo_timers::future::TimeoutFuture;
 use wasm_bindgen::JsValue;
@@ -14,7 +13,7 @@ use wasm_bindgen::JsValue;
 use super::WebError;
 use super::idb::{IdbStore, OUTBOX_STORE};
 use super::idb_requests::{committed, unavailable};
-use crate::game::outbox::{Pending, RetryPolicy, refused_for_good};
+use crate::game::outbox::{Pending, RetryPolicy, SendMethod, refused_for_good};
 use crate::game::store::StoreError;
 
 /// The outbox store: submissions the server has not acknowledged, as JSON of [`Pending`].
@@ -65,51 +64,42 @@ pub struct Undelivered {
 }
 
 thread_local! {
-    /// For replacing submissions (JATOS): how many each key has been given in this page, so that
-    /// an older copy still waiting gives way to the newer one, which holds all of it.
-    static GENERATIONS: RefCell<HashMap<String, u64>> = RefCell::new(HashMap::new());
-    /// One replacing send at a time: two in flight could land out of order, the older last.
-    static REPLACING: Rc<futures::lock::Mutex<()>> = Rc::new(futures::lock::Mutex::new(()));
+    /// Keys this page is sending now: a flush leaves them to the send under way.
+    static IN_FLIGHT: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
 }
 
-/// A new generation of `key` (the newest submission under it).
-fn next_generation(key: &str) -> u64 {
-    GENERATIONS.with(|g| {
-        let mut g = g.borrow_mut();
-        let n = g.entry(key.to_string()).or_insert(0);
-        *n += 1;
-        *n
-    })
+/// A key marked in flight for as long as this lives.
+struct InFlight(String);
+
+impl InFlight {
+    /// `None` when the key is being sent already.
+    fn claim(key: &str) -> Option<Self> {
+        IN_FLIGHT
+            .with(|keys| keys.borrow_mut().insert(key.to_string()))
+            .then(|| Self(key.to_string()))
+    }
 }
 
-fn superseded(pending: &Pending, generation: u64) -> bool {
-    pending.replace
-        && GENERATIONS.with(|g| {
-            g.borrow()
-                .get(&pending.key)
-                .is_some_and(|&n| n != generation)
-        })
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.with(|keys| keys.borrow_mut().remove(&self.0));
+    }
 }
 
-async fn send_once(pending: &Pending, generation: u64) -> Result<bool, WebError> {
-    if !pending.replace {
-        return super::fetch::post_json(&pending.url, &pending.body, &pending.key)
+async fn send_once(pending: &Pending) -> Result<(), WebError> {
+    match pending.method {
+        SendMethod::PostJson => {
+            super::fetch::post_json(&pending.url, &pending.body, &pending.key).await
+        }
+        SendMethod::AppendText => super::fetch::post_text(&pending.url, &pending.body).await,
+        SendMethod::Get => super::fetch::fetch_text_uncached(&pending.url)
             .await
-            .map(|()| true);
+            .map(|_| ()),
     }
-    let lock = REPLACING.with(Rc::clone);
-    let _turn = lock.lock().await;
-    if superseded(pending, generation) {
-        return Ok(false);
-    }
-    super::fetch::put_text(&pending.url, &pending.body)
-        .await
-        .map(|()| true)
 }
 
 /// Keeps `pending` in IndexedDB, then sends it until acknowledged or `budget_ms` has passed;
-/// `on_attempt` hears each try (0-based). A replacing submission (JATOS) that a newer one under
-/// the same key supersedes stops and counts as delivered: the newer one carries it.
+/// `on_attempt` hears each try (0-based).
 pub async fn deliver(
     pending: Pending,
     budget_ms: f64,
@@ -120,34 +110,40 @@ pub async fn deliver(
 
 /// A response sent as it is saved: in the outbox when this returns, so that a reload right
 /// after the answer does not drop it (the next visit sends it, [`resend_pending`]); sent in the
-/// background for up to `budget_ms`. The game moves on only after this.
-pub async fn keep_then_send_in_background(pending: Pending, budget_ms: f64) {
+/// background for up to `budget_ms`. The game moves on only after this; `on_refused` hears a
+/// refusal for good (the run ended on the server, the answer too large), which sending again
+/// cannot mend.
+pub async fn keep_then_send_in_background(
+    pending: Pending,
+    budget_ms: f64,
+    on_refused: impl FnOnce(String) + 'static,
+) {
     let kept = keep(pending).await;
     leptos::task::spawn_local(async move {
-        let _ = kept.send(budget_ms, |_| {}).await;
+        if let Err(e) = kept.send(budget_ms, |_| {}).await
+            && e.refused
+        {
+            on_refused(e.reason);
+        }
     });
 }
 
 /// A submission in the outbox (or, where IndexedDB could not keep it, why not), not sent yet.
 struct Kept {
     pending: Pending,
-    generation: u64,
     store: Result<IdbStore, StoreError>,
     kept: Result<(), String>,
 }
 
 /// Puts `pending` in the outbox, from which the next visit sends what this one did not.
 async fn keep(pending: Pending) -> Kept {
-    let generation = next_generation(&pending.key);
     let store = IdbStore::open().await;
     let kept = match &store {
-        Ok(_) if superseded(&pending, generation) => Ok(()),
         Ok(store) => store.outbox_put(&pending).await.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     Kept {
         pending,
-        generation,
         store,
         kept,
     }
@@ -158,23 +154,19 @@ impl Kept {
     async fn send(self, budget_ms: f64, on_attempt: impl Fn(u32)) -> Result<(), Undelivered> {
         let Kept {
             mut pending,
-            generation,
             store,
             mut kept,
         } = self;
+        // A flush that finds this key in flight leaves it alone; a second send of the same key
+        // here (the participant's retry) goes ahead regardless.
+        let _in_flight = InFlight::claim(&pending.key);
         let policy = RetryPolicy::default();
         let started = js_sys::Date::now();
         loop {
-            if superseded(&pending, generation) {
-                return Ok(());
-            }
             on_attempt(pending.attempts);
-            let e = match send_once(&pending, generation).await {
-                Ok(sent) => {
-                    if let Ok(store) = &store
-                        && sent
-                        && !superseded(&pending, generation)
-                    {
+            let e = match send_once(&pending).await {
+                Ok(()) => {
+                    if let Ok(store) = &store {
                         // Acknowledged: a leftover copy would only be re-sent and deduplicated.
                         let _ = store.outbox_delete(&pending.key).await;
                     }
@@ -196,9 +188,7 @@ impl Kept {
                 });
             }
             pending.attempts += 1;
-            if let Ok(store) = &store
-                && !superseded(&pending, generation)
-            {
+            if let Ok(store) = &store {
                 kept = store.outbox_put(&pending).await.map_err(|e| e.to_string());
             }
             let wait = policy.delay_ms(pending.attempts - 1, js_sys::Math::random());
@@ -214,12 +204,68 @@ impl Kept {
     }
 }
 
-/// Sends whatever an earlier visit left unacknowledged (run once when the app starts).
+/// Sends whatever is still unacknowledged (an earlier visit's, or this page's whose tries ran
+/// out), but for what this page is sending now.
 pub async fn resend_pending() {
     let Ok(store) = IdbStore::open().await else {
         return;
     };
     for pending in store.outbox().await.unwrap_or_default() {
-        let _ = deliver(pending, 60_000.0, |_| {}).await;
+        let in_flight = IN_FLIGHT.with(|keys| keys.borrow().contains(&pending.key));
+        if !in_flight {
+            let _ = deliver(pending, 60_000.0, |_| {}).await;
+        }
     }
+}
+
+/// Sends what is pending now, when the app starts, and again whenever the page is hidden or
+/// left (those sends go with `keepalive`, so closing the tab does not cut them) and whenever
+/// the browser comes back online.
+pub fn flush_now_and_on_leave_or_online() {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::prelude::Closure;
+    leptos::task::spawn_local(resend_pending());
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let flush = Closure::<dyn Fn()>::new(|| leptos::task::spawn_local(resend_pending()));
+    let on_hidden = Closure::<dyn Fn()>::new(|| {
+        let hidden = web_sys::window()
+            .and_then(|w| w.document())
+            .is_some_and(|d| d.hidden());
+        if hidden {
+            leptos::task::spawn_local(resend_pending());
+        }
+    });
+    for event in ["online", "pagehide"] {
+        let _ = window.add_event_listener_with_callback(event, flush.as_ref().unchecked_ref());
+    }
+    if let Some(document) = window.document() {
+        let _ = document.add_event_listener_with_callback(
+            "visibilitychange",
+            on_hidden.as_ref().unchecked_ref(),
+        );
+    }
+    // The listeners live as long as the page.
+    flush.forget();
+    on_hidden.forget();
+}
+
+/// The localStorage key that remembers a run's final submission was acknowledged.
+fn delivered_key(key: &str) -> String {
+    format!("clozelab-delivered\u{1f}{key}")
+}
+
+/// Remembers that the final submission under `key` was acknowledged, so that coming back to
+/// the page (the back button after the redirect) says so instead of sending it again to a
+/// server that has closed the run and would refuse it.
+pub fn mark_delivered(key: &str) {
+    use gloo_storage::Storage;
+    let _ = gloo_storage::LocalStorage::set(delivered_key(key), true);
+}
+
+/// Whether the final submission under `key` was acknowledged before (see [`mark_delivered`]).
+pub fn was_delivered(key: &str) -> bool {
+    use gloo_storage::Storage;
+    gloo_storage::LocalStorage::get::<bool>(delivered_key(key)).unwrap_or(false)
 }

@@ -11,7 +11,37 @@ use crate::app::web::files::read_file;
 /// archive) gives its text files, and an error names what else it held (files participants
 /// uploaded), which is left out.
 pub(crate) async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, String)>, String> {
-    Ok(read_texts_noting(list, |_| ()).await?.0)
+    Ok(read_texts_noting(list, |_| ()).await?.texts)
+}
+
+/// What the chosen files held.
+struct ReadFiles {
+    texts: Vec<(String, String)>,
+    /// Entries of archives that are not text, left out.
+    left_out: Vec<String>,
+    /// Results read as Latin-1 (JATOS on a server whose charset is not UTF-8).
+    latin1: Vec<String>,
+}
+
+impl ReadFiles {
+    /// What the researcher is told, if anything.
+    fn caveats(&self) -> Option<String> {
+        let mut said = Vec::new();
+        if !self.left_out.is_empty() {
+            said.push(format!(
+                "Left out (not text): {}.",
+                self.left_out.join(", ")
+            ));
+        }
+        if !self.latin1.is_empty() {
+            said.push(format!(
+                "Read as Latin-1, as JATOS writes data.txt in its server's default charset \
+                 (check answers with letters outside Latin-1): {}.",
+                self.latin1.join(", ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join(" "))
+    }
 }
 
 /// The files' texts and what was left out, saying each step to `step` (a study's results
@@ -19,8 +49,8 @@ pub(crate) async fn read_texts(list: web_sys::FileList) -> Result<Vec<(String, S
 async fn read_texts_noting(
     list: web_sys::FileList,
     step: impl Fn(String),
-) -> Result<(Vec<(String, String)>, Vec<String>), String> {
-    let (mut texts, mut left_out) = (Vec::new(), Vec::new());
+) -> Result<ReadFiles, String> {
+    let (mut texts, mut left_out, mut latin1) = (Vec::new(), Vec::new(), Vec::new());
     let files = gloo_file::FileList::from(list);
     for (i, file) in files.iter().enumerate() {
         let (name, mb) = (file.name(), file.size() as f64 / 1e6);
@@ -38,9 +68,14 @@ async fn read_texts_noting(
         let mut inside = crate::game::results::texts_of(&name, bytes).map_err(|e| e.to_string())?;
         texts.append(&mut inside.texts);
         left_out.append(&mut inside.not_text);
+        latin1.append(&mut inside.latin1);
     }
     step(String::new());
-    Ok((texts, left_out))
+    Ok(ReadFiles {
+        texts,
+        left_out,
+        latin1,
+    })
 }
 
 /// Files listed by name before the rest are counted.
@@ -57,11 +92,9 @@ pub(super) fn AnalysisFiles(
         let Some(list) = list else { return };
         leptos::task::spawn_local(async move {
             match read_texts_noting(list, move |step| reading.set(step)).await {
-                Ok((mut new, left_out)) => {
-                    problem.set(
-                        (!left_out.is_empty())
-                            .then(|| format!("Left out (not text): {}", left_out.join(", "))),
-                    );
+                Ok(read) => {
+                    problem.set(read.caveats());
+                    let mut new = read.texts;
                     files.update(|all| {
                         all.retain(|(n, _)| !new.iter().any(|(m, _)| m == n));
                         all.append(&mut new);

@@ -2,6 +2,7 @@
 //! released on OSF, or as JSON Lines) and model samples (the paper's released files) — computed
 //! in the worker, each figure drawn in the page and downloadable with the numbers behind it.
 
+mod browser_answers;
 mod class_tvd;
 mod context;
 mod figure_card;
@@ -26,6 +27,7 @@ use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
 use crate::game::results_dataset::Exclusions;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
+use browser_answers::BrowserAnswers;
 use class_tvd::ClassTvd;
 use context::ContextFigure;
 use figure_card::FigureCard;
@@ -124,6 +126,7 @@ pub fn AnalysisPage() -> impl IntoView {
                 " under CC-BY 4.0: cite them when you use them. The paper's model samples come with its release."
             </p>
             <AnalysisFiles files problem />
+            <BrowserAnswers />
             <AnalysisOptions resamples oracle paper_ece exclude />
             <button
                 class="primary"

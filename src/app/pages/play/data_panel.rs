@@ -41,10 +41,13 @@ pub fn DataPanel() -> impl IntoView {
                     view! {
                         <p data-testid="record-count">
                             {move || {
-                                say.fill(
-                                    Say::StoredCount,
-                                    &[("count", &g.records.get().len().to_string())],
-                                )
+                                let count = g.records.get().len().to_string();
+                                let kept = if g.memory_only.get() {
+                                    Say::KeptCount
+                                } else {
+                                    Say::StoredCount
+                                };
+                                say.fill(kept, &[("count", &count)])
                             }}
                         </p>
                         <button

@@ -228,6 +228,9 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                             experiment
                             status=game.redirect_status
                             back_href="/".to_string()
+                            next_participant=game
+                                .study
+                                .with_value(crate::app::web::participant::on_shared_computer)
                             done_text="You have finished this passage."
                         />
                     }

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use crate::app::data::use_lab_data;
 use crate::app::web::{idb::IdbStore, query_params};
+use crate::game::run_scope::RunScope;
 use crate::game::store::ResponseStore;
 use crate::game::study::StudyConfig;
 
@@ -21,8 +22,14 @@ async fn answered_per_passage() -> BTreeMap<String, usize> {
     let Ok(store) = IdbStore::open().await else {
         return BTreeMap::new();
     };
+    let study = StudyConfig::default_play().study_id();
+    let scope = RunScope {
+        run: crate::app::web::participant::local_run_id(&study, &participant),
+        study,
+        participant,
+    };
     let mut out = BTreeMap::new();
-    for r in store.load(&participant).await.unwrap_or_default() {
+    for r in store.load(&scope).await.unwrap_or_default() {
         *out.entry(r.passage).or_default() += 1;
     }
     out

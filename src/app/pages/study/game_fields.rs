@@ -33,6 +33,12 @@ pub(super) fn GameFields() -> impl IntoView {
                 get=|c| c.title.clone()
                 set=|c, v| c.title = v
             />
+            <OptionalTextField
+                label="Study id (keeps this study's answers apart from other studies' in participants' browsers; a new study gets its own)"
+                id="study-id"
+                field=|c| &c.study_id
+                field_mut=|c| &mut c.study_id
+            />
             <label for="study-game">"Game"</label>
             <select
                 id="study-game"

@@ -36,6 +36,11 @@ pub(crate) struct StudyDraftContext {
 fn provide_study_draft_context() -> StudyDraftContext {
     let mut config = StudyConfig::default_play();
     config.title = "My cloze study".into();
+    // Its own id, so that its participants' answers never meet another study's.
+    config.study_id = Some(crate::game::run_scope::new_study_id(
+        (js_sys::Math::random() * 4294967296.0) as u32,
+        (js_sys::Math::random() * 4294967296.0) as u32,
+    ));
     let context = StudyDraftContext {
         config: RwSignal::new(config),
     };

@@ -7,12 +7,18 @@ use leptos::prelude::*;
 
 use crate::app::pages::play::GameRun;
 use crate::app::web::idb::IdbStore;
+use crate::game::run_scope::PREVIEW_RUN;
 use crate::game::study::{GameKind, PREVIEW_PARTICIPANT, StudyConfig};
+
+/// What every key of a preview's answers holds: its run and participant (whatever the study).
+fn preview_prefix() -> String {
+    format!("\u{1f}{PREVIEW_RUN}\u{1f}{PREVIEW_PARTICIPANT}\u{1f}")
+}
 
 async fn clear_token_preview() -> Result<(), String> {
     let store = IdbStore::open().await.map_err(|e| e.to_string())?;
     store
-        .delete_token_records(&format!("{PREVIEW_PARTICIPANT}\u{1f}"))
+        .delete_token_records(&preview_prefix())
         .await
         .map_err(|e| e.to_string())
 }

@@ -10,7 +10,8 @@ use crate::app::state::RuntimeContext;
 use crate::app::texts::{TextsContext, use_texts};
 use crate::app::worker_client::CallError;
 use crate::game::participant_texts::Say;
-use crate::game::study::{GameKind, Plan, StudyConfig};
+use crate::game::plan::Plan;
+use crate::game::study::{GameKind, StudyConfig};
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{Schedule, Slot};
@@ -80,6 +81,9 @@ pub struct TokenGame {
     pub attention: Attention,
     /// The texts participants read.
     pub say: TextsContext,
+    /// The answers live in this page only: the browser's storage failed in a study whose
+    /// server receives every answer (see `storage.rs`); what the page says about it.
+    pub memory_only: RwSignal<Option<String>>,
 }
 
 pub fn use_token_game() -> TokenGame {
@@ -109,6 +113,7 @@ impl TokenGame {
         } else {
             rounds.max(1)
         };
+        let plan = plan.in_run(crate::app::web::participant::local_run_id);
         let this = Self {
             game: study.game,
             runtime,
@@ -128,9 +133,15 @@ impl TokenGame {
             opponent: RwSignal::new(None),
             attention: Attention::new(),
             say,
+            memory_only: RwSignal::new(None),
         };
         provide_context(this);
         this
+    }
+
+    /// Where this run's answers are kept.
+    pub fn scope(self) -> crate::game::run_scope::RunScope {
+        self.plan.with_value(Plan::scope)
     }
 
     pub fn fail(self, message: String) {

@@ -12,11 +12,11 @@ impl TokenGame {
     /// [`leave_without_data`]); the page then says what happened.
     pub fn leave(self, leaving: Leaving) {
         let study = self.study.get_value();
-        let participant = self.participant.get_value();
+        let scope = self.scope();
         // The game's stage that says only what is going on, with no round on screen.
         self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
         leptos::task::spawn_local(async move {
-            let message = leave_without_data(&study, &participant, leaving, self.say).await;
+            let message = leave_without_data(&study, &scope, leaving, self.say).await;
             self.attention.clear();
             self.stage.set(Stage::Left(message));
         });

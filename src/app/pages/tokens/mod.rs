@@ -77,6 +77,17 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
     view! {
         <section class="game token-game" data-testid="token-game" data-game=game_name(game)>
             <h2>{title}</h2>
+            {move || {
+                tg.memory_only
+                    .get()
+                    .map(|m| {
+                        view! {
+                            <p class="warning" role="alert" data-testid="storage-problem">
+                                {m}
+                            </p>
+                        }
+                    })
+            }}
             {move || match tg.stage.get() {
                 Stage::Preparing(message) => {
                     let no_model = matches!(
@@ -174,6 +185,9 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                             experiment
                             status=tg.redirect_status
                             back_href="/".to_string()
+                            next_participant=tg
+                                .study
+                                .with_value(crate::app::web::participant::on_shared_computer)
                             done_text="Play another passage or game from the first screen."
                         />
                     }

@@ -11,7 +11,8 @@ use crate::app::data::use_lab_data;
 use crate::app::state::use_runtime;
 use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_param;
-use crate::game::study::{GameKind, Plan, StudyConfig};
+use crate::game::plan::Plan;
+use crate::game::study::{GameKind, StudyConfig};
 
 fn game_from_path(name: &str) -> Option<GameKind> {
     match name {
@@ -69,6 +70,8 @@ pub fn TokenGamePage() -> impl IntoView {
         order_seed: 0,
         items: vec![(passage, false)],
         list: None,
+        study_id: study.study_id(),
+        run: String::new(),
     };
     TokenGame::provide(study, plan, false, rounds_from_url(), runtime);
     view! { <TokenGameBody title /> }.into_any()

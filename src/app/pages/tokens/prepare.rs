@@ -54,6 +54,11 @@ impl TokenGame {
                 Schedule::study(&planned, per_passage, self.rounds, self.seed)
             }
         };
+        // A second tab of a study's run writes nothing while the first is open.
+        if self.experiment && !self.study.with_value(|s| s.preview) {
+            let open_elsewhere = || self.fail(self.say.get(Say::OpenElsewhere));
+            crate::app::web::run_lock::one_tab_per_run(&self.scope(), open_elsewhere).await;
+        }
         let saved = match self.load_saved().await {
             Ok(saved) => saved,
             Err(e) => return self.fail(format!("Your saved answers could not be read: {e}")),
@@ -61,9 +66,7 @@ impl TokenGame {
         let (checks, preview) = self
             .study
             .with_value(|s| (s.attention_checks.clone(), s.preview));
-        self.attention
-            .start(checks, self.participant.get_value(), preview)
-            .await;
+        self.attention.start(checks, self.scope(), preview).await;
         let first_visit = saved.is_empty();
         let schedule = schedule.resume(saved.slots());
         match saved {

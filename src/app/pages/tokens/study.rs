@@ -16,7 +16,7 @@ use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_params;
 use crate::game::export::Manifest;
 use crate::game::participant_texts::Say;
-use crate::game::session::confirm_saved;
+use crate::game::session::{Keepers, confirm_saved};
 use crate::game::study::StudyConfig;
 
 /// Runs `config` (a top-1 or two-token study) for the participant the URL names.
@@ -94,7 +94,11 @@ impl TokenGame {
                         .map(|s| (s.saved_count(records.slots()), s.progress().1))
                 })
                 .map_or(Err("The game has no plan".to_string()), |(n, total)| {
-                    confirm_saved(n, total, true).map_err(|e| self.say.with(|t| e.in_texts(t)))
+                    let keepers = Keepers {
+                        browser: self.memory_only.get_untracked().is_none(),
+                        server: study.submit_url.is_some(),
+                    };
+                    confirm_saved(n, total, keepers).map_err(|e| self.say.with(|t| e.in_texts(t)))
                 }),
             Err(e) => Err(self.say.fill(Say::CannotConfirm, &[("error", e)])),
         };
@@ -104,7 +108,7 @@ impl TokenGame {
                 .to_bundle(&self.manifest())
                 .map_err(|e| e.to_string())
         };
-        let key = crate::game::outbox::submission_key(&self.participant.get_value(), &study.title);
+        let key = self.scope().submission_key();
         leave_study(status, confirmed, body, &study, key).await;
     }
 }

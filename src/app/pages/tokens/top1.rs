@@ -60,6 +60,7 @@ async fn submit(game: TokenGame, slot: Slot, shown_ms: f64, guess: String) {
         ms_to_answer: Some(ms),
         timestamp: timestamp(),
         practice: slot.practice,
+        run: game.scope().run,
     };
     if let Err(e) = game.save(&slot, &record).await {
         return game.fail(

@@ -64,9 +64,11 @@ async fn answer(game: TokenGame, slot: Slot, drawn: Drawn, button: u8, shown_ms:
     let other_text = String::from_utf8_lossy(&drawn.other_bytes).into_owned();
     let context = game.context_text(&slot);
     let participant = game.participant.get_value();
+    let run = game.scope().run;
     let stamp = timestamp();
     let record = Answer {
         participant: &participant,
+        run: &run,
         slot: &slot,
         context: &context,
         true_token: (drawn.true_id, &true_text),

@@ -11,15 +11,15 @@ impl GameController {
     /// [`leave_without_data`]); the page then says what happened.
     pub fn leave(self, leaving: Leaving) {
         let study = self.study.get_value();
-        let Some(participant) = self
+        let Some(scope) = self
             .session
-            .with_value(|s| s.as_ref().map(|s| s.plan().participant.clone()))
+            .with_value(|s| s.as_ref().map(|s| s.plan().scope()))
         else {
             return;
         };
         self.phase.set(Phase::Loading);
         leptos::task::spawn_local(async move {
-            let message = leave_without_data(&study, &participant, leaving, self.say).await;
+            let message = leave_without_data(&study, &scope, leaving, self.say).await;
             // What this page still held goes too (the in-memory store of a preview, say).
             self.store.set_value(None);
             self.session.set_value(None);

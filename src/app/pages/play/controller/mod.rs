@@ -30,6 +30,10 @@ pub struct GameController {
     session: StoredValue<Option<GameSession>, LocalStorage>,
     store: StoredValue<Option<AnyStore>, LocalStorage>,
     pub storage_problem: RwSignal<Option<String>>,
+    /// The answers live in this page only (a preview, or a browser without storage).
+    pub memory_only: RwSignal<bool>,
+    /// Saves that failed one after another (storage full: see `storage::SAVES_BEFORE_MEMORY`).
+    failed_saves: StoredValue<u32>,
     pub trial: RwSignal<Option<Trial>>,
     pub reveal: RwSignal<Option<Reveal>>,
     pub model_feedback: RwSignal<ModelFeedback>,
@@ -81,6 +85,8 @@ pub fn provide_game_controller() -> GameController {
         session,
         store,
         storage_problem,
+        memory_only: RwSignal::new(false),
+        failed_saves: StoredValue::new(0),
         trial,
         reveal,
         model_feedback,
@@ -188,6 +194,7 @@ impl GameController {
             .unwrap_or_default();
         match game.submit(&mut target, &raw, timing, &timestamp()).await {
             Ok(r) => {
+                self.failed_saves.set_value(0);
                 self.records.update(|all| all.push(r.record.clone()));
                 self.send_response(&r.record).await;
                 self.session.set_value(Some(game));
@@ -201,6 +208,12 @@ impl GameController {
                 }
             }
             Err(SubmitError::Store(e)) => {
+                let failed = self.failed_saves.get_value() + 1;
+                self.failed_saves.set_value(failed);
+                if failed >= storage::SAVES_BEFORE_MEMORY && self.switch_to_memory(&e).await {
+                    // Kept in the page from now on, and sent to the server as every answer is.
+                    return Box::pin(self.save_answer(raw)).await;
+                }
                 self.storage_problem.set(Some(
                     self.say
                         .fill(Say::AnswerNotSaved, &[("error", &e.to_string())]),

@@ -24,9 +24,19 @@ impl GameController {
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
             };
             let plan = match config.plan(&participant, &params) {
-                Ok(p) => p,
+                Ok(p) => p.in_run(crate::app::web::participant::local_run_id),
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
             };
+            let scope = plan.scope();
+            // A second tab of a study's run writes nothing while the first is open.
+            if experiment && !config.preview {
+                let open_elsewhere = || {
+                    self.phase
+                        .set(Phase::Failed(self.say.get(Say::OpenElsewhere)))
+                };
+                crate::app::web::run_lock::one_tab_per_run(&scope, open_elsewhere).await;
+                self.phase.set(Phase::Loading);
+            }
             // A preview's answers live in this page only: gone when the preview ends.
             let opened = if config.preview {
                 Ok(None)
@@ -37,20 +47,21 @@ impl GameController {
                 Ok(None) => AnyStore::Memory(MemoryStore::default()),
                 Ok(Some(s)) => AnyStore::Idb(s),
                 Err(e) => {
-                    self.storage_problem.set(Some(
-                        self.say
-                            .fill(Say::MemoryOnlyStorage, &[("error", &e.to_string())]),
-                    ));
+                    // With a server to send each answer to, nothing is lost: the study goes on.
+                    let say = if config.submit_url.is_some() && config.send_each_response {
+                        Say::MemoryOnlyServer
+                    } else {
+                        Say::MemoryOnlyStorage
+                    };
+                    self.storage_problem
+                        .set(Some(self.say.fill(say, &[("error", &e.to_string())])));
                     AnyStore::Memory(MemoryStore::default())
                 }
             };
-            let stored = store.load(&participant).await.unwrap_or_default();
+            self.memory_only.set(matches!(store, AnyStore::Memory(_)));
+            let stored = store.load(&scope).await.unwrap_or_default();
             self.attention
-                .start(
-                    config.attention_checks.clone(),
-                    participant.clone(),
-                    config.preview,
-                )
+                .start(config.attention_checks.clone(), scope, config.preview)
                 .await;
             // A first visit starts on the consent/instructions screen when the study has either.
             let consent_needed = stored.is_empty()

@@ -10,7 +10,7 @@ use crate::app::web::clock::timestamp;
 use crate::app::web::files::download_text;
 use crate::game::export::{ExportError, ExportKind, Manifest};
 use crate::game::participant_texts::Say;
-use crate::game::session::confirm_saved;
+use crate::game::session::{Keepers, confirm_saved};
 use crate::game::store::ResponseStore;
 
 /// Why an export could not be offered (shown; never an empty file).
@@ -54,30 +54,31 @@ impl GameController {
     }
 
     /// With `send_each_response`, sends a just-saved answer: a bundle of one under the
-    /// response's own idempotency key, or in JATOS every answer so far (replacing the last
-    /// send), kept in the outbox before this returns and sent in the background (see
+    /// response's own idempotency key (in JATOS appended to the run's result data), kept in
+    /// the outbox before this returns and sent in the background (see
     /// [`keep_then_send_in_background`](crate::app::web::outbox::keep_then_send_in_background));
-    /// the final bundle holds it anyway.
+    /// the final bundle holds it anyway. A refusal for good stops the game, saying so.
     pub(super) async fn send_response(self, record: &crate::data::ResponseRecord) {
         let study = self.study.get_value();
         if !study.send_each_response {
             return;
         }
-        let rendered = if study.sends_everything_each_time() {
-            self.records
-                .with_untracked(|all| ExportKind::Bundle.render(all, &[], self.manifest().as_ref()))
-        } else {
-            ExportKind::Bundle.render(std::slice::from_ref(record), &[], self.manifest().as_ref())
-        };
-        let key = crate::game::outbox::response_key(
-            &record.participant,
-            &record.passage,
-            record.position,
-        );
+        let rendered =
+            ExportKind::Bundle.render(std::slice::from_ref(record), &[], self.manifest().as_ref());
+        let key = self
+            .session
+            .with_value(|s| s.as_ref().map(|g| g.plan().scope()))
+            .unwrap_or_default()
+            .response_key(&record.passage, record.position);
         let Some(pending) = rendered.ok().and_then(|body| study.submission(key, body)) else {
             return;
         };
-        crate::app::web::outbox::keep_then_send_in_background(pending, 5_000.0).await;
+        let on_refused = move |reason: String| {
+            self.phase.set(super::Phase::Failed(
+                self.say.fill(Say::RefusedMidStudy, &[("error", &reason)]),
+            ));
+        };
+        crate::app::web::outbox::keep_then_send_in_background(pending, 5_000.0, on_refused).await;
     }
 
     /// Completion: responses are sent (when the study names a submit path) and the participant
@@ -93,10 +94,14 @@ impl GameController {
         let status = self.redirect_status;
         leptos::task::spawn_local(async move {
             let total = game.progress().1;
-            let saved = target.load(&game.plan().participant).await;
+            let saved = target.load(&game.plan().scope()).await;
             let confirmed = match &saved {
                 Ok(saved) => {
-                    confirm_saved(saved.len(), total, !matches!(target, AnyStore::Memory(_)))
+                    let keepers = Keepers {
+                        browser: !matches!(target, AnyStore::Memory(_)),
+                        server: study.submit_url.is_some(),
+                    };
+                    confirm_saved(saved.len(), total, keepers)
                         .map_err(|e| self.say.with(|t| e.in_texts(t)))
                 }
                 Err(e) => Err(self
@@ -109,7 +114,7 @@ impl GameController {
                     .render(&saved, &[], self.manifest().as_ref())
                     .map_err(|e| e.to_string())
             };
-            let key = crate::game::outbox::submission_key(&game.plan().participant, &study.title);
+            let key = game.plan().scope().submission_key();
             leave_study(status, confirmed, body, &study, key).await;
         });
     }
