@@ -147,7 +147,7 @@ test("analysis: a participant of the exports, and the player's own saved answers
         const open = indexedDB.open("clozelab");
         open.onsuccess = () => {
           const tx = open.result.transaction("responses", "readwrite");
-          tx.objectStore("responses").put(JSON.stringify(record), `${record.participant}\u001f${record.passage}\u001f000003`);
+          tx.objectStore("responses").put(JSON.stringify(record), `play\u001flocal-0000000000000001\u001f${record.participant}\u001f${record.passage}\u001f000003`);
           tx.oncomplete = () => { open.result.close(); resolve(); };
           tx.onerror = () => reject(tx.error);
         };

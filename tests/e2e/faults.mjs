@@ -8,7 +8,7 @@
 import { writeFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { DIST, answerTwoToken } from "./harness.mjs";
+import { DIST, answerTwoToken, finalAttempts, isFinalKey, rng } from "./harness.mjs";
 
 export const KILL_POINTS = ["reload mid-typing", "reload after accept", "reload between save and render", "tab closed during submission", "network cut at submission", "IndexedDB write fails", "IndexedDB over quota", "participant leaves mid-study", "WebGPU device lost mid-computation"];
 /** The kill point whose sessions are two-token studies: the next-word study never uses the GPU. */
@@ -20,25 +20,13 @@ const STUDY = { title: "Fault study", texts: [{ id: "f", title: "F", text: "One 
 const ROUNDS = 4;
 const TOKEN_STUDY = { title: "Fault token study", game: "two_token", texts: [{ id: "t", title: "T", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }], passages: ["t"], positions_per_passage: 2, rounds_per_position: 2, seed: 5, model: "models/test/", submit_url: "/submit", send_each_response: true };
 
-/** A small seeded generator (mulberry32), so a run can be repeated. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function stored(page, base, pid) {
   await page.goto(`${base}/index.html?PROLIFIC_PID=reader`);
   return storedHere(page, pid);
 }
 
 /** The participant's records in IndexedDB store `store`, read from the page as it is. */
-function storedRecords(page, store, pid) {
+export function storedRecords(page, store, pid) {
   return page.evaluate(([store, pid]) => new Promise((resolve, reject) => {
     const open = indexedDB.open("clozelab");
     open.onerror = () => reject(open.error);
@@ -75,7 +63,6 @@ export async function runFaultSessions(served, sessions, seed = 1) {
       // Who leaves does so before the last answer (after it, they have finished).
       const at = Math.floor(random() * (kind === LEAVES ? WORDS.length - 1 : WORDS.length));
       const pid = `F${seed}-${s}`;
-      const key = `${pid}/${STUDY.title}/complete`;
       const context = await browser.newContext();
       // IndexedDB refusing writes on demand: `__failPuts` puts throw as a full disk would.
       await context.addInitScript(() => {
@@ -130,7 +117,7 @@ export async function runFaultSessions(served, sessions, seed = 1) {
         }
         if (i === WORDS.length - 1 && !killed && kind === "tab closed during submission") {
           killed = true;
-          served.submit.holdMs.set(key, 2000);
+          served.submit.holdMs.set(pid, 2000);
         }
         row.typed++;
         await input.fill(WORDS[i]);
@@ -161,14 +148,14 @@ export async function runFaultSessions(served, sessions, seed = 1) {
         await page.goto(`${served.base}/?PROLIFIC_PID=back-later`);
       } else if (kind === "tab closed during submission") {
         const deadline = Date.now() + 30_000;
-        while (!served.submit.attempts.get(key) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        while (!finalAttempts(served, pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
         await page.close();
         page = await context.newPage();
         await page.goto(`${served.base}/?PROLIFIC_PID=back-later`);
       }
       const deadline = Date.now() + 60_000;
       const mine = () => served.submissions.filter((b) => b.manifest?.participant === pid);
-      const finals = () => mine().filter((b) => b.key === key);
+      const finals = () => mine().filter((b) => isFinalKey(b.key, pid));
       if (kind === LEAVES) {
         // Nobody comes back: only what was sent as it was answered can be there.
         await page.close();
@@ -191,7 +178,7 @@ export async function runFaultSessions(served, sessions, seed = 1) {
       row.sends = [...served.submit.attempts].filter(([k]) => k.startsWith(`${pid}/`)).reduce((n, [, c]) => n + c, 0);
       row.accepted = row.accepted.size;
       rows.push(row);
-      served.submit.holdMs.delete(key);
+      served.submit.holdMs.delete(pid);
       await context.close();
     }
   } finally {
@@ -211,7 +198,6 @@ const storedRounds = async (page, pid) => (await storedRecords(page, "token_reco
  * to the CPU and the session go on to the end, every round stored and sent once.
  */
 async function deviceLostSession(browser, served, pid, at) {
-  const key = `${pid}/${TOKEN_STUDY.title}/complete`;
   const context = await browser.newContext();
   const page = await context.newPage();
   const row = { session: pid, kill: GPU_LOST, at, typed: 0, accepted: 0, stored: 0, server: 0, sends: 0, duplicated: 0, lost: 0, complete: false };
@@ -227,7 +213,7 @@ async function deviceLostSession(browser, served, pid, at) {
   }
   const deadline = Date.now() + 60_000;
   const mine = () => served.submissions.filter((b) => b.manifest?.participant === pid);
-  const finals = () => mine().filter((b) => b.key === key);
+  const finals = () => mine().filter((b) => isFinalKey(b.key, pid));
   while (finals().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 300));
   const inBrowser = await storedRounds(page, pid);

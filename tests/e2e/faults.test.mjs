@@ -1,11 +1,15 @@
-// The short fault-injection run of the test command: 18 participant
-// sessions, each interrupted once (every kill point twice), must lose and duplicate nothing;
-// the ones who leave mid-study must have left every answer they saw accepted on the server.
-// The full run of 100 sessions is scripts/fault_injection.mjs.
+// The short fault-injection run of the test command: 18 participant sessions, each interrupted
+// once (every kill point twice), must lose and duplicate nothing; the ones who leave mid-study
+// must have left every answer they saw accepted on the server. Then one session of every kind
+// where runs could mix or storage fails (the long one after 30 answers instead of 200): nothing
+// lost, duplicated or in another run's data. The full run is scripts/fault_injection.mjs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
 import { serveDist } from "./harness.mjs";
+import { startJatos } from "./jatos_fake.mjs";
 import { faultTable, runFaultSessions, KILL_POINTS, LEAVES, GPU_LOST } from "./faults.mjs";
+import { RUN_KINDS, badRunRows, runFaultTable, runRunSessions } from "./run_faults.mjs";
 
 let served;
 before(async () => { served = await serveDist(); });
@@ -33,5 +37,19 @@ test("faults: sessions killed at every kind of moment lose nothing and duplicate
     assert.equal(r.stored, 5, `${r.session} (${r.kill}) stored ${r.stored} of 5`);
     assert.equal(r.server, 5, `${r.session} (${r.kill}) has ${r.server} of 5 on the server`);
     assert.ok(r.accepted >= 4, `${r.session}: ${r.accepted} accepted`);
+  }
+});
+
+test("faults: shared browsers, missing or full storage and JATOS's ways keep every answer in its own run", { timeout: 600_000 }, async () => {
+  const jatos = await startJatos();
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox"] });
+  try {
+    const rows = await runRunSessions({ browser, served, jatos }, RUN_KINDS.length, 7, { answersBeforeClose: 30 });
+    console.log(runFaultTable(rows));
+    assert.deepEqual(badRunRows(rows), [], "nothing lost, duplicated or in another run; every run complete (or withdrawn) as expected; told where they must be");
+    assert.ok(rows.every((r) => r.accepted > 0), "every session answered");
+  } finally {
+    await browser.close();
+    jatos.server.close();
   }
 });

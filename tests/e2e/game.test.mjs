@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DIST, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, finalAttempts, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 240_000;
 const HOSTILE = "<img src=x onerror=alert(1)>";
@@ -95,9 +95,13 @@ test("play mode: feedback with GPT-2's words, reload resumes exactly, CSV export
     const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-long").click()]);
     const csv = await readFile(await download.path(), "utf8");
     const lines = csv.trim().split(/\r?\n/);
-    assert.equal(lines[0], "participant,passage,position,response,response_time_ms,timestamp,normalized,first_keystroke_ms,practice");
+    assert.equal(lines[0], "participant,passage,position,response,response_time_ms,timestamp,normalized,first_keystroke_ms,practice,run");
     assert.equal(lines.length, 4, csv);
     assert.ok(lines.some((l) => l.startsWith("e2e-play,kitchen,4,don't,") && l.includes(",dont,")), csv);
+    // Every answer of play mode is in the browser's one run of it.
+    const runs = new Set(lines.slice(1).map((l) => l.split(",").at(-1)));
+    assert.equal(runs.size, 1, csv);
+    assert.match([...runs][0], /^local-[0-9a-f]{16}$/);
   }));
 
 test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT }, () =>
@@ -220,7 +224,7 @@ test("study: URL ids, consent, no feedback, completion code, redirect only after
       for (const w of ["two", "three", "four", "five"]) await guess(page, w);
       await page.waitForFunction(() => /refused your responses/.test(document.querySelector("[data-testid=redirect-status]")?.innerText ?? ""), null, { timeout: TIMEOUT });
       await new Promise((r) => setTimeout(r, 3000));
-      assert.equal(served.submit.attempts.get("R-1/E2E study/complete"), 1, "a refusal is not retried");
+      assert.equal(finalAttempts(served, "R-1"), 1, "a refusal is not retried");
       assert.ok(!served.submissions.some((b) => b.manifest.participant === "R-1"));
       assert.deepEqual(await page.evaluate(() => window.__keepalive), [true], "the last send goes with keepalive");
       await screenshot(page, "completion-refused.png");
@@ -248,16 +252,17 @@ test("study: a failing server gets the results by retries, an unreachable one la
     for (const w of ["two", "three", "four", "five"]) await guess(page, w);
   };
   const sentBy = (pid) => served.submissions.filter((b) => b.manifest.participant === pid);
-  const key = (pid) => `${pid}/${study.title}/complete`;
   try {
     await withPage("study-retry", {}, async (page) => {
       // Two failures, then the server answers: the participant only sees it take a moment.
       served.submit.failNext = 2;
       await play(page, "P-flaky");
       await page.waitForURL(/done-retry\.html/, { timeout: TIMEOUT });
-      assert.equal(served.submit.attempts.get(key("P-flaky")), 3);
+      assert.equal(finalAttempts(served, "P-flaky"), 3);
       assert.equal(sentBy("P-flaky").length, 1);
-      assert.deepEqual(sentBy("P-flaky")[0].responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `P-flaky/short/${p}`));
+      const run = sentBy("P-flaky")[0].manifest.run;
+      assert.match(run, /^local-[0-9a-f]{16}$/, "the page made the run's id");
+      assert.deepEqual(sentBy("P-flaky")[0].responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `P-flaky/${run}/short/${p}`));
 
       // The server is down: no redirect; the completion screen says so and offers a retry.
       served.submit.failNext = 1_000_000;
@@ -265,7 +270,7 @@ test("study: a failing server gets the results by retries, an unreachable one la
       await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
       assert.match(await page.getByTestId("redirect-status").innerText(), /has not confirmed/);
       await screenshot(page, "study-unconfirmed.png");
-      assert.ok(served.submit.attempts.get(key("P-down")) >= 3, `${served.submit.attempts.get(key("P-down"))} tries`);
+      assert.ok(finalAttempts(served, "P-down") >= 3, `${finalAttempts(served, "P-down")} tries`);
       served.submit.failNext = 0;
       await page.getByTestId("submit-retry").click();
       await page.waitForURL(/done-retry\.html/, { timeout: TIMEOUT });

@@ -24,7 +24,8 @@ export async function serveDist(root = DIST) {
   // `submit.refuseNext` 422 (a refusal for good: the app must not send it again).
   const submissions = [];
   // `submit.holdMs` (key → ms) stores a submission at once but answers it late: a tab closed
-  // meanwhile never hears the acknowledgement.
+  // meanwhile never hears the acknowledgement. A participant's id as the key holds their final
+  // submission, whatever run it is in.
   const submit = { failNext: 0, refuseNext: 0, attempts: new Map(), duplicates: 0, holdMs: new Map() };
   const stored = new Set();
   const server = createServer(async (req, res) => {
@@ -45,7 +46,7 @@ export async function serveDist(root = DIST) {
           submissions.push(parsed);
           stored.add(key);
         } catch { res.writeHead(400).end(); return; }
-        const hold = submit.holdMs.get(key) ?? 0;
+        const hold = submit.holdMs.get(key) ?? submit.holdMs.get(finalOwner(key)) ?? 0;
         if (hold) setTimeout(() => res.writeHead(204).end(), hold); else res.writeHead(204).end();
       });
       return;
@@ -70,6 +71,28 @@ export async function serveDist(root = DIST) {
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { server, submissions, submit, base: `http://127.0.0.1:${server.address().port}` };
 }
+
+/** A small seeded generator (mulberry32), so a fault-injection run can be repeated. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The participant whose final submission `key` is (`participant/study/run/complete`). */
+const finalOwner = (key) => (key.endsWith("/complete") ? key.split("/")[0] : undefined);
+
+/** Whether `key` is `participant`'s final submission of a run (any study, any run). */
+export const isFinalKey = (key, participant) => finalOwner(key) === participant;
+
+/** How often the server was sent `participant`'s final submissions, retries included. */
+export const finalAttempts = (served, participant) =>
+  [...served.submit.attempts].filter(([k]) => isFinalKey(k, participant)).reduce((n, [, c]) => n + c, 0);
 
 /** The GPT-2-small-shaped random model (12 layers, 768 dims, ~500 MB of f32), written into
  * the served folder (not public/, which Trunk copies on every build) on first use; returns its

@@ -27,7 +27,11 @@ function jatosPackage(study) {
   });
 }
 
-const positions = (data) => data ? JSON.parse(data).responses.map((r) => r.position) : [];
+// JATOS's result data as the app writes it: one bundle per line, appended (`POST resultData`).
+const bundles = (data) => (data ?? "").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+// Everything a run holds, over its component results (a reload opens a new one).
+const allData = (run) => run.componentResults.map((c) => c.data ?? "").join("");
+const positions = (data) => [...new Set(bundles(data).flatMap((b) => b.responses.map((r) => r.position)))].sort((a, b) => a - b);
 
 async function until(what, check, ms = 30_000) {
   const deadline = Date.now() + ms;
@@ -39,18 +43,20 @@ async function until(what, check, ms = 30_000) {
 
 test("JATOS: the package imports, a Prolific participant's every answer reaches JATOS once, the end call redirects to Prolific", { timeout: 2 * TIMEOUT }, async () => {
   const jatos = await startJatos();
-  const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DEJ`;
+  // JATOS fills `[PARAM]` in the end redirect URL from the study link's parameters.
+  const PROLIFIC_TEMPLATE = `${jatos.base}/prolific/submissions/complete?cc=C0DEJ&pid=[PROLIFIC_PID]`;
+  const PROLIFIC = `${jatos.base}/prolific/submissions/complete?cc=C0DEJ&pid=PJ1`;
   const study = {
     title: "Cloze in JATOS",
     texts: [{ id: "short", title: "Short", text: "One two three four five" }],
     passages: ["short"],
     consent: "I agree to take part.",
     completion_code: "C0DEJ",
-    redirect_url: PROLIFIC,
+    redirect_url: PROLIFIC_TEMPLATE,
   };
   try {
     await jatos.importStudy(await jatosPackage(study));
-    assert.equal(jatos.study.endRedirectUrl, PROLIFIC);
+    assert.equal(jatos.study.endRedirectUrl, PROLIFIC_TEMPLATE);
     await withPage("jatos-study", {}, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PJ1&STUDY_ID=S9&SESSION_ID=X9`);
       await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
@@ -71,7 +77,8 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       };
       // Each answer is in JATOS's result data as soon as it is saved.
       await guess(WORDS[0], 2);
-      await until("the first answer in JATOS", () => positions(run.resultData).length === 1);
+      await until("the first answer in JATOS", () => positions(allData(run)).length === 1);
+      assert.equal(bundles(allData(run))[0].responses.length, 1, "each send is a bundle of one");
       await screenshot(page, "jatos-study.png");
       // At phone width the study page fits without sideways scrolling.
       await page.setViewportSize({ width: 390, height: 844 });
@@ -79,10 +86,10 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       await screenshot(page, "jatos-study-phone.png");
       await page.setViewportSize({ width: 1100, height: 900 });
       // Two sends fail and one acknowledgement is lost: retried, and still each answer once.
-      jatos.faults.failPuts = 2;
+      jatos.faults.failWrites = 2;
       jatos.faults.lostAcks = 1;
       await guess(WORDS[1], 3);
-      await until("the second answer through the faults", () => positions(run.resultData).length === 2 && jatos.faults.lostAcks === 0);
+      await until("the second answer through the faults", () => positions(allData(run)).length === 2 && jatos.faults.lostAcks === 0);
       // A reload (JATOS serves the same component page again) resumes where it was.
       await page.reload();
       await page.getByTestId("guess").waitFor({ timeout: TIMEOUT });
@@ -93,14 +100,19 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       assert.equal(run.state, "FINISHED", "JATOS's end call finished the run");
       assert.equal(run.successful, true);
-      const bundle = JSON.parse(run.resultData);
+      // The last line is the final bundle: every answer, each under its run's key.
+      const bundle = bundles(run.resultData).at(-1);
       assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
       assert.deepEqual(bundle.responses.map((r) => r.position), [2, 3, 4, 5]);
-      assert.deepEqual(bundle.responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `PJ1/short/${p}`));
+      assert.deepEqual(bundle.responses.map((r) => r.idempotency_key), [2, 3, 4, 5].map((p) => `PJ1/jatos-${run.id}/short/${p}`));
       assert.equal(bundle.manifest.participant, "PJ1");
+      assert.equal(bundle.manifest.run, `jatos-${run.id}`);
       assert.equal(bundle.manifest.url_ids.STUDY_ID, "S9");
-      assert.equal(run.posts, 0, "nothing appended: every send replaced the last");
-      assert.ok(run.puts >= 4 + 3, `each answer, the retries and the final bundle were PUT (${run.puts})`);
+      assert.deepEqual(positions(allData(run)), [2, 3, 4, 5]);
+      assert.equal(run.puts, 0, "nothing replaced: every send was appended");
+      assert.ok(run.posts >= 4 + 3, `each answer, the retries and the final bundle were appended (${run.posts})`);
+      // Every per-answer send was small: one answer each.
+      assert.ok(bundles(allData(run)).slice(0, -1).every((b) => b.responses.length === 1));
       assert.ok(run.heartbeats >= 1, "JATOS heard the heartbeat");
       // The run is over: JATOS takes no more data for it.
       assert.ok(jatos.log.includes(`GET /publix/${run.uuid}/end`));
@@ -117,7 +129,8 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
         await row.waitFor({ timeout: TIMEOUT });
         assert.equal(await row.getAttribute("data-state"), "complete");
         assert.match(await row.innerText(), /4 of 4/);
-        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 participants \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers from 2 bundles, 2 repeats/);
+        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 runs \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers from \d+ bundles, \d+ repeats counted once/);
+        assert.doesNotMatch(await page.getByTestId("analysis-notes").innerText(), /flagged/);
         await screenshot(page, "jatos-results-analysis.png");
       } finally {
         served.server.close();
@@ -152,17 +165,17 @@ test("JATOS: a two-token study with its model in the package; a participant who 
       const [run] = jatos.runs.values();
       // The model loads from the study's assets in JATOS, beside the page.
       await answerTwoToken(page, TIMEOUT, 1);
-      await until("the first round in JATOS", () => run.resultData && JSON.parse(run.resultData).records.length === 1);
-      const records = JSON.parse(run.resultData).records;
+      await until("the first round in JATOS", () => bundles(allData(run)).length === 1);
+      const records = bundles(allData(run))[0].records;
       assert.equal(records[0].participant, "PT1");
       assert.ok(jatos.log.some((l) => l.startsWith("WS ") && l.endsWith("/batch/open")), "the batch channel was tried");
       assert.deepEqual(jatos.batch.data, {}, "and nothing reached the batch session");
-      assert.equal(records[0].idempotency_key, `PT1/tok/${records[0].position}/0`);
+      assert.equal(records[0].idempotency_key, `PT1/jatos-${run.id}/tok/${records[0].position}/0`);
       assert.ok(jatos.log.some((l) => l.endsWith("/models/test/model.safetensors")));
       // They close the tab here: the round they answered is on the server, the run unfinished.
       await page.close();
       assert.equal(run.state, "STARTED");
-      const sent = JSON.parse(run.resultData);
+      const sent = bundles(allData(run))[0];
       assert.equal(sent.game, "two_token");
       assert.equal(sent.manifest.list.how, "participant_hash");
     });
@@ -185,7 +198,7 @@ test("JATOS: the network cut at the end; back at the study's page later, the ans
         const input = page.getByTestId("guess");
         await input.waitFor({ timeout: TIMEOUT });
         if (i === WORDS.length - 1) {
-          await until("the third answer in JATOS", () => positions(run.resultData).length === 3);
+          await until("the third answer in JATOS", () => positions(allData(run)).length === 3);
           await page.context().setOffline(true);
         }
         await input.fill(word);
@@ -194,14 +207,14 @@ test("JATOS: the network cut at the end; back at the study's page later, the ans
       }
       await page.getByTestId("unconfirmed").waitFor({ timeout: TIMEOUT });
       assert.equal(run.state, "STARTED");
-      assert.equal(positions(run.resultData).length, 3, "the last answer has not reached JATOS");
+      assert.equal(positions(allData(run)).length, 3, "the last answer has not reached JATOS");
       await page.context().setOffline(false);
       // They come back to the study's page (JATOS lets a reloadable component load again).
       await page.goto(componentPage);
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       assert.equal(run.state, "FINISHED");
-      assert.deepEqual(positions(run.resultData), [2, 3, 4, 5]);
-      assert.equal(run.posts, 0);
+      assert.deepEqual(positions(allData(run)), [2, 3, 4, 5]);
+      assert.equal(run.puts, 0);
     });
   } finally {
     jatos.server.close();

@@ -8,11 +8,26 @@
 //   .validate): a ZIP with exactly one `.jas` and at most one folder; `version` ≤ 3; a title
 //   without HTML, ≤ 255 characters; a valid assets folder name, none of JATOS's own; component
 //   inputs that are JSON; `htmlFilePath` matching JATOS's pattern;
-// - a study link `/publix/<code>?…` (PublixInterceptor.run): a new study result, the ID cookie
-//   `JATOS_ID_<study result id>` (IdCookieSerialiser's key=value&… fields), the link's URL
-//   parameters kept, then `/publix/<result uuid>/<component uuid>/start`, which serves the
+// - study links `/publix/<code>?…` of every type (PublixInterceptor.run and the worker types'
+//   Publix classes): General Single (a new worker per browser, remembered in the
+//   `JATOS_GENERALSINGLE_UUIDS` cookie: a second start in the same browser is 403), General
+//   Multiple (a new worker every time), Personal Single (one worker, one run: a second start is
+//   403), Personal Multiple (one worker, any number of runs) and the GUI's test run (the
+//   researcher's own "Jatos" worker, any number of runs); each start a new study result, the ID
+//   cookie `JATOS_ID_<study result id>` (IdCookieSerialiser's key=value&… fields), the link's
+//   URL parameters kept, then `/publix/<result uuid>/<component uuid>/start`, which serves the
 //   component's HTML there and opens a new component result each time (a reload too:
-//   PublixUtils.startComponent), result data going to the newest;
+//   PublixUtils.startComponent), result data going to the newest; a run that has ended
+//   answers 403 to `start`, `initData` and `resultData`;
+// - Play's CSP filter on every route without `+ nocsp` (publix.routes): study assets (the
+//   worker's scripts too, which a worker obeys), `initData`, `resultData`, `end`, `abort` carry
+//   `Content-Security-Policy: base-uri 'self'; object-src 'none'; script-src 'nonce-…'
+//   'unsafe-inline' 'unsafe-eval' 'strict-dynamic' https: http:` (Play's defaults, base-uri
+//   JATOS's); the component's start page and the end page do not;
+// - study assets only for a browser holding an ID cookie of this study's assets
+//   (StudyAssets.checkProperAssets), while the API calls go by the run's UUID in the address;
+// - the end page's redirect with `[NAME]` placeholders filled from the study link's URL
+//   parameters (StudyAssets.endPage);
 // - `GET …/initData` (JsonUtils.initData: studyProperties, componentProperties with the
 //   component input as a string, urlQueryParameters, …), `PUT …/resultData` (replaces; body as
 //   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
@@ -28,20 +43,28 @@
 //   if versioning is off or the version is still the session's, answered with the patch to every
 //   channel then `SESSION_ACK` (or `SESSION_FAIL`) to the sender;
 // - the results export (ResultStreamer, "JATOS Results Archive": `study_result_<id>/
-//   comp-result_<id>/data.txt` per component result, and `metadata.json` with each study
-//   result's `studyState` and `urlQueryParameters`).
+//   comp-result_<id>/data.txt` per component result that has data — none for one without — and
+//   `metadata.json` with each study result's `studyState` (an unfinished run exported is
+//   DATA_RETRIEVED) and `urlQueryParameters`); `exportResults({ name: "x.jrzip" })` names it as
+//   JATOS 3.8–3.9.1 did, `{ charset: "latin1" }` writes data.txt as a server whose default
+//   charset is not UTF-8 does.
 import { createServer } from "node:http";
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { extname, join, normalize } from "node:path";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { WebSocketServer } from "ws";
 
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json" };
 const RESERVED = ["jatos", "publix", "public", "assets", "study_assets_root", "study_assets"];
 const RESULT_DATA_MAX_BYTES = 5 * 1024 * 1024;
 const HTML_FILE_PATH = /^[\w\d_-][\w\d/_-]*\.[\w\d_-]+$/;
+const ENDED = ["FINISHED", "FAIL", "ABORTED"];
+/** Play's CSP filter with JATOS's base-uri, a new nonce each response. */
+const csp = () => `base-uri 'self'; object-src 'none'; script-src 'nonce-${randomBytes(12).toString("base64")}' 'unsafe-inline' 'unsafe-eval' 'strict-dynamic' https: http:`;
+/** The link types, by study code. */
+const LINKS = { c0de4b1e: "GeneralSingle", c0de6d01: "GeneralMultiple", c0de5501: "PersonalSingle", c0de5d01: "PersonalMultiple", c0de7e57: "Jatos" };
 
 function validJson(text) {
   if (text == null || text === "") return true;
@@ -103,21 +126,22 @@ function applyPatch(doc, patches) {
 
 /**
  * A JATOS server; `await jatos.importStudy(jzip)` imports an archive and serves it as JATOS
- * would, its study link at `jatos.studyLink`. `faults.failPuts` answers the next PUTs of result
- * data with 503 without storing them; `faults.lostAcks` stores the next ones but answers 503
+ * would, its study link at `jatos.studyLink`. `faults.failWrites` answers the next PUTs or POSTs
+ * of result data with 503 without storing them; `faults.lostAcks` stores the next ones but answers 503
  * (the acknowledgement lost on its way back). `/prolific/…` stands in for Prolific's pages.
  */
 export async function startJatos() {
   let study, assets, component;
-  const code = "c0de4b1e";
   const runs = new Map(); // study result uuid → run
   // `batchRaces`: the next session patches find the version moved on (another run wrote first);
   // `noWebSockets`: a proxy in front of JATOS that does not pass WebSockets (502 to upgrades).
-  const faults = { failPuts: 0, lostAcks: 0, batchRaces: 0, noWebSockets: false };
+  // `failAborts`: the next abort calls answer 503 and change nothing.
+  const faults = { failWrites: 0, lostAcks: 0, failAborts: 0, batchRaces: 0, noWebSockets: false };
   // The study's one batch: its session, its version, the open channels by study result id.
   const batch = { data: {}, version: 1, channels: new Map(), opened: 0 };
   const log = [];
   let nextId = 1;
+  let nextWorkerId = 100;
   let nextComponentResultId = 1;
 
   const server = createServer((req, res) => {
@@ -137,19 +161,41 @@ export async function startJatos() {
     log.push(`${req.method} ${url.pathname}`);
     if (parts[0] === "prolific") { res.writeHead(200, { "content-type": "text/html" }).end("<p>Prolific: submission complete</p>"); return; }
     if (parts[0] !== "publix" || !study) { res.writeHead(404).end(); return; }
-    // The study link: a new run for a new worker.
-    if (parts.length === 2 && parts[1] === code && req.method === "GET") {
+    // A study link: a new run, for a worker as its type says.
+    if (parts.length === 2 && LINKS[parts[1]] && req.method === "GET") {
+      const workerType = LINKS[parts[1]];
+      const cookies = req.headers.cookie ?? "";
+      let workerId;
+      if (workerType === "GeneralSingle") {
+        // GeneralSinglePublix.startStudy: this browser ran the study before → forbidden.
+        if (cookies.split(";").some((c) => c.trim().startsWith("JATOS_GENERALSINGLE_UUIDS=") && c.includes(study.uuid))) {
+          res.writeHead(403, { "content-type": "text/html" }).end("<p>This study was run in this browser already.</p>");
+          return;
+        }
+        workerId = nextWorkerId++;
+      } else if (workerType === "GeneralMultiple") {
+        workerId = nextWorkerId++;
+      } else {
+        // One worker per personal link, and the researcher's own for test runs.
+        workerId = { PersonalSingle: 90, PersonalMultiple: 91, Jatos: 1 }[workerType];
+        if (workerType === "PersonalSingle" && [...runs.values()].some((r) => r.workerId === workerId)) {
+          res.writeHead(403, { "content-type": "text/html" }).end("<p>This study was already done by this worker.</p>");
+          return;
+        }
+      }
       const id = nextId++;
-      const run = { id, uuid: randomUUID(), workerId: 100 + id, urlQueryParameters: Object.fromEntries(url.searchParams), componentResults: [], puts: 0, posts: 0, heartbeats: 0, state: "STARTED" };
+      const run = { id, uuid: randomUUID(), code: parts[1], workerId, workerType, urlQueryParameters: Object.fromEntries(url.searchParams), componentResults: [], puts: 0, posts: 0, heartbeats: 0, state: "STARTED" };
       // Result data goes to the current component result (PublixUtils.retrieveCurrentComponentResult).
       Object.defineProperty(run, "resultData", {
         get: () => run.componentResults.at(-1)?.data ?? null,
         set: (data) => { run.componentResults.at(-1).data = data; },
       });
       runs.set(run.uuid, run);
-      const fields = { batchId: 1, componentId: 1, componentPos: 1, componentResultId: id, creationTime: Date.now(), studyAssets: study.dirName, urlBasePath: "/", jatosRun: "", studyId: 1, studyResultId: id, studyResultUuid: run.uuid, workerId: run.workerId, workerType: "GeneralSingle" };
+      const fields = { batchId: 1, componentId: 1, componentPos: 1, componentResultId: id, creationTime: Date.now(), studyAssets: study.dirName, urlBasePath: "/", jatosRun: "", studyId: 1, studyResultId: id, studyResultUuid: run.uuid, workerId, workerType };
       const value = Object.entries(fields).map(([k, v]) => `${k}=${v}`).join("&");
-      res.writeHead(303, { "set-cookie": `JATOS_ID_${id}=${value}; Path=/; SameSite=Lax`, location: `/publix/${run.uuid}/${component.uuid}/start` });
+      const setCookies = [`JATOS_ID_${id}=${value}; Path=/; SameSite=Lax`];
+      if (workerType === "GeneralSingle") setCookies.push(`JATOS_GENERALSINGLE_UUIDS=${study.uuid}; Path=/; SameSite=Lax`);
+      res.writeHead(303, { "set-cookie": setCookies, location: `/publix/${run.uuid}/${component.uuid}/start` });
       res.end();
       return;
     }
@@ -158,33 +204,40 @@ export async function startJatos() {
     const rest = parts.slice(2);
     if (rest.length === 2 && rest[0] === "final" && rest[1] === "endPage.html") {
       if (run.state !== "FINISHED") { res.writeHead(400).end("isn't finished yet"); return; }
-      if (study.endRedirectUrl) { res.writeHead(303, { location: study.endRedirectUrl }).end(); return; }
+      if (study.endRedirectUrl) {
+        // StudyAssets.endPage: `[NAME]` filled from the study link's URL parameters.
+        const location = study.endRedirectUrl.replace(/\[(.*?)]/g, (m, name) => (name in run.urlQueryParameters ? encodeURIComponent(run.urlQueryParameters[name]) : m));
+        res.writeHead(303, { location }).end();
+        return;
+      }
       res.writeHead(200, { "content-type": "text/html" }).end("<p>JATOS: thank you</p>");
       return;
     }
     if (rest[0] === "abort") {
       // Publix.abortStudy → PublixUtils.abortStudy: every component result's data deleted, the
       // run ABORTED with the message; an HTML page answers (JATOS's abort page, no redirect).
-      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
-      if (!["FINISHED", "FAIL", "ABORTED"].includes(run.state)) {
+      if (faults.failAborts > 0) { faults.failAborts--; res.writeHead(503).end(); return; }
+      if (!ENDED.includes(run.state)) {
         for (const cr of run.componentResults) { cr.data = null; cr.state = "ABORTED"; }
         run.state = "ABORTED";
         run.abortMsg = url.searchParams.get("message");
       }
-      res.writeHead(200, { "content-type": "text/html" }).end("<p>JATOS: the study was aborted</p>");
+      res.writeHead(200, { "content-type": "text/html", "content-security-policy": csp() }).end("<p>JATOS: the study was aborted</p>");
       return;
     }
     if (rest[0] === "end" || rest[0] === "heartbeat") {
-      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
       if (rest[0] === "heartbeat") { run.heartbeats++; res.writeHead(200).end(); return; }
-      run.successful = url.searchParams.get("successful") !== "false";
-      run.state = run.successful ? "FINISHED" : "FAIL";
-      res.writeHead(303, { location: `/publix/${run.uuid}/final/endPage.html` }).end();
+      if (!ENDED.includes(run.state)) {
+        run.successful = url.searchParams.get("successful") !== "false";
+        run.state = run.successful ? "FINISHED" : "FAIL";
+      }
+      res.writeHead(303, { location: `/publix/${run.uuid}/final/endPage.html`, "content-security-policy": csp() }).end();
       return;
     }
     if (rest[0] !== component.uuid) { res.writeHead(404).end(); return; }
     const file = rest.slice(1).join("/");
     if (file === "start") {
+      if (ENDED.includes(run.state)) { res.writeHead(403, { "content-type": "text/html" }).end("<p>This study run is finished.</p>"); return; }
       // PublixUtils.startComponent: every start (a reload too) opens a new component result,
       // the last one left as RELOADED; a component that is not reloadable ends the run failed.
       const last = run.componentResults.at(-1);
@@ -197,7 +250,8 @@ export async function startJatos() {
       return;
     }
     if (file === "initData" || file === "resultData") {
-      if (!cookieFor(req, run)) { res.writeHead(403).end("no ID cookie"); return; }
+      // The API goes by the run's UUID in the address; a run that has ended takes no calls.
+      if (ENDED.includes(run.state)) { res.writeHead(403, { "content-security-policy": csp() }).end("This study run is finished"); return; }
       if (file === "initData") {
         const initData = {
           studySessionData: "{}",
@@ -206,34 +260,35 @@ export async function startJatos() {
           componentList: [{ id: 1, uuid: component.uuid, title: component.title, active: true, reloadable: component.reloadable, position: 1 }],
           componentProperties: { id: 1, uuid: component.uuid, title: component.title, htmlFilePath: component.htmlFilePath, reloadable: component.reloadable, componentInput: component.componentInput },
           urlQueryParameters: run.urlQueryParameters,
-          studyCode: code,
+          studyCode: run.code,
         };
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(initData));
+        res.writeHead(200, { "content-type": "application/json", "content-security-policy": csp() }).end(JSON.stringify(initData));
         return;
       }
-      if (["FINISHED", "FAIL", "ABORTED"].includes(run.state)) { res.writeHead(403).end("This study run is finished"); return; }
       if (!(req.headers["content-type"] ?? "").startsWith("text/plain")) { res.writeHead(400).end("result data is text"); return; }
       // jatos.resultData.maxSize, 5 MB by default (Publix.submitOrAppendResultData).
       const size = Buffer.byteLength(body) + (req.method === "POST" ? Buffer.byteLength(run.resultData ?? "") : 0);
       if (size > RESULT_DATA_MAX_BYTES) { res.writeHead(413).end("Result data size exceeds allowed 5.0 MB. Consider using result files instead."); return; }
-      if (req.method === "PUT") {
-        run.puts++;
-        if (faults.failPuts > 0) { faults.failPuts--; res.writeHead(503).end(); return; }
-        run.resultData = body;
-        if (faults.lostAcks > 0) { faults.lostAcks--; res.writeHead(503).end(); return; }
-        res.writeHead(200).end();
-        return;
-      }
-      if (req.method === "POST") { run.posts++; run.resultData = (run.resultData ?? "") + body; res.writeHead(200).end(); return; }
-      res.writeHead(405).end();
+      if (req.method !== "PUT" && req.method !== "POST") { res.writeHead(405).end(); return; }
+      if (req.method === "PUT") run.puts++; else run.posts++;
+      if (faults.failWrites > 0) { faults.failWrites--; res.writeHead(503).end(); return; }
+      // PUT replaces the current component result's data, POST appends to it.
+      run.resultData = req.method === "PUT" ? body : (run.resultData ?? "") + body;
+      if (faults.lostAcks > 0) { faults.lostAcks--; res.writeHead(503).end(); return; }
+      res.writeHead(200).end();
       return;
     }
     if (!assets) { res.writeHead(404).end(); return; }
+    // StudyAssets.checkProperAssets: some ID cookie of this browser must name the study's assets.
+    if (!(req.headers.cookie ?? "").split(";").some((c) => c.trim().startsWith("JATOS_ID_") && c.includes(`studyAssets=${study.dirName}&`))) {
+      res.writeHead(403).end(`You're not allowed to access this file outside a study run.`);
+      return;
+    }
     const path = normalize(join(assets, decodeURIComponent(file)));
     if (!path.startsWith(assets)) { res.writeHead(403).end(); return; }
     try {
       const data = await readFile(path);
-      res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream", "cache-control": "private" });
+      res.writeHead(200, { "content-type": TYPES[extname(path)] ?? "application/octet-stream", "cache-control": "private", "content-security-policy": csp() });
       res.end(req.method === "HEAD" ? undefined : data);
     } catch {
       res.writeHead(404).end();
@@ -247,7 +302,7 @@ export async function startJatos() {
     log.push(`WS ${req.url}`);
     if (faults.noWebSockets) { socket.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"); return; }
     // StudyAuthorisation.checkWorkerAllowedToDoStudy: a run that has ended opens no channel.
-    if (!run || !cookieFor(req, run) || ["FINISHED", "FAIL", "ABORTED"].includes(run.state)) {
+    if (!run || !cookieFor(req, run) || ENDED.includes(run.state)) {
       socket.end("HTTP/1.1 403 Forbidden\r\n\r\n");
       return;
     }
@@ -288,9 +343,11 @@ export async function startJatos() {
   };
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${server.address().port}`;
-  const jatos = { server, runs, faults, log, base, batch, studyLink: `${base}/publix/${code}` };
+  const link = (type) => `${base}/publix/${Object.keys(LINKS).find((c) => LINKS[c] === type)}`;
+  // `studyLink` is a General Single link, as in JATOS's default batch.
+  const jatos = { server, runs, faults, log, base, batch, studyLink: link("GeneralSingle"), links: { generalSingle: link("GeneralSingle"), generalMultiple: link("GeneralMultiple"), personalSingle: link("PersonalSingle"), personalMultiple: link("PersonalMultiple"), testRun: link("Jatos") } };
   /** JATOS's results archive of every run so far, written to a new temporary file; its path. */
-  jatos.exportResults = async () => {
+  jatos.exportResults = async ({ name = "jatos_results.zip", charset = "utf8" } = {}) => {
     const dir = await mkdtemp(join(tmpdir(), "jatos-results-"));
     const studyResults = [];
     for (const run of runs.values()) {
@@ -298,16 +355,21 @@ export async function startJatos() {
       for (const cr of run.componentResults) {
         const path = `study_result_${run.id}/comp-result_${cr.id}`;
         await mkdir(join(dir, path), { recursive: true });
-        await writeFile(join(dir, path, "data.txt"), cr.data ?? "");
+        // No data.txt for a component result without data (ResultStreamer).
+        if (cr.data) await writeFile(join(dir, path, "data.txt"), Buffer.from(cr.data, charset));
         componentResults.push({ id: cr.id, componentId: 1, componentUuid: component.uuid, componentState: cr.state, path: `/${path}`, data: { size: Buffer.byteLength(cr.data ?? "") } });
       }
-      studyResults.push({ id: run.id, uuid: run.uuid, studyCode: code, studyState: run.state, urlQueryParameters: run.urlQueryParameters, workerId: run.workerId, workerType: "GeneralSingle", componentResults });
+      // Exporting marks a run still open DATA_RETRIEVED (its data was retrieved).
+      if (!ENDED.includes(run.state)) run.state = "DATA_RETRIEVED";
+      studyResults.push({ id: run.id, uuid: run.uuid, studyCode: run.code, studyState: run.state, urlQueryParameters: run.urlQueryParameters, workerId: run.workerId, workerType: run.workerType, componentResults });
     }
     await writeFile(join(dir, "metadata.json"), JSON.stringify({ data: [{ studyId: 1, studyUuid: study.uuid, studyTitle: study.title, studyResults }] }));
-    const out = join(await mkdtemp(join(tmpdir(), "jatos-export-")), "jatos_results.zip");
+    const out = join(await mkdtemp(join(tmpdir(), "jatos-export-")), name);
     execFileSync("python3", ["-m", "zipfile", "-c", out, ...(await readdir(dir))], { cwd: dir });
     return out;
   };
+  /** Ends `run` as the researcher can in JATOS's GUI (its data kept): it takes no more data. */
+  jatos.endRun = (run, state = "FAIL") => { run.state = state; };
   jatos.importStudy = async (jzip) => {
     ({ study, assets } = await importArchive(jzip));
     component = study.componentList[0];

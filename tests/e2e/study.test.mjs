@@ -17,6 +17,9 @@ import { execFileSync } from "node:child_process";
 import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
+// The run's final bundle: JATOS's result data holds one bundle per line, the last the whole run.
+const lastBundle = (run) => JSON.parse(run.resultData.trim().split("\n").at(-1));
+
 const TIMEOUT = 120_000;
 const WORDS = ["two", "three", "four", "five"];
 const CHECK = "Um zu zeigen, dass Sie aufmerksam lesen, tippen Sie hier das Wort lila.";
@@ -146,7 +149,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.match(await page.getByTestId("study-error").innerText(), /send_each_response needs a submit_url/);
       await page.getByTestId("study-submit-url").fill("/submit");
       await page.getByTestId("study-valid").waitFor();
-      const config = JSON.parse(await page.getByTestId("study-json").textContent());
+      const { study_id: studyId, ...config } = JSON.parse(await page.getByTestId("study-json").textContent());
+      // A new study gets its own id, which keeps its answers apart from any other study's.
+      assert.match(studyId, /^study-[0-9a-f]{16}$/);
+      assert.equal(await page.getByTestId("study-id").inputValue(), studyId);
       assert.deepEqual(config, {
         title: "Lesestudie",
         passages: ["p1", "p2"],
@@ -216,7 +222,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await playToTheEnd(page, { attention: "blau" });
       await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
       const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS3");
-      const bundle = JSON.parse(run.resultData);
+      const bundle = lastBundle(run);
       assert.deepEqual(bundle.manifest.list, { name: "A", how: "url_parameter" });
       // The link's list counts towards the balance too: it is in JATOS's batch session.
       assert.deepEqual(jatos.batch.data.clozelabLists, { PS3: "A" });
@@ -233,7 +239,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const run = [...jatos.runs.values()].find((r) => r.urlQueryParameters.PROLIFIC_PID === "PS1");
       assert.equal(run.state, "FINISHED");
       assert.equal(run.componentResults.length, 2, "the reload opened a second component result");
-      const bundle = JSON.parse(run.resultData);
+      const bundle = lastBundle(run);
       assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
       assert.deepEqual(bundle.responses.map((r) => r.passage), ["p2", "p2", "p2", "p2"], "list B's passage");
       assert.deepEqual(bundle.manifest.list, { name: "B", how: "jatos_batch" });
@@ -285,7 +291,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.equal(await row("PS3").getAttribute("data-attention-failed"), "1");
       assert.match(await row("PS3").innerText(), /failed 1 of 1/);
       assert.equal(await row("PS2").getAttribute("data-state"), "withdrawn");
-      assert.match(await page.getByTestId("analysis-notes").innerText(), /3 participants \(2 complete, 0 incomplete, 1 withdrawn\): 8 answers/);
+      assert.match(await page.getByTestId("analysis-notes").innerText(), /3 runs \(2 complete, 0 incomplete, 1 withdrawn\): 8 answers/);
       await page.getByTestId("table1").waitFor({ timeout: TIMEOUT });
       const pageTable = async (name) => parseTable1(await readFile(await download(page, "download-table1", join(dir, name)), "utf8"));
       const all = await pageTable("all");
@@ -330,7 +336,10 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
         await page.waitForURL(DECLINED, { timeout: TIMEOUT });
         const notice = host.submissions.find((b) => b.withdrawal);
         assert.equal(notice?.withdrawal.participant, "PW3");
-        assert.equal(notice.key, "PW3/Lesestudie/withdrawn");
+        // The run's own notice: the link's SESSION_ID is Prolific's unfilled placeholder, so
+        // the page made the run.
+        assert.match(notice.withdrawal.run, /^local-[0-9a-f]{16}$/);
+        assert.equal(notice.key, `PW3/Lesestudie/${notice.withdrawal.run}/withdrawn`);
         await page.goto(`${host.base}/`);
         assert.deepEqual(await storedKeys(page, "PW3"), [], "the browser kept nothing of PW3");
       });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFile, writeFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import { DIST, answerTwoToken, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, answerTwoToken, isFinalKey, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 
@@ -149,7 +149,7 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
       await page.waitForURL(/done-tokens\.html\?cc=TOK123/, { timeout: TIMEOUT });
     });
     const mine = served.submissions.filter((b) => b.manifest?.participant === "T-1");
-    const sent = mine.filter((b) => b.key === "T-1/Token study/complete");
+    const sent = mine.filter((b) => isFinalKey(b.key, "T-1"));
     assert.equal(sent.length, 1);
     assert.equal(sent[0].game, "two_token");
     const records = sent[0].records;
@@ -162,7 +162,7 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
     assert.equal(new Set(each).size, each.length, "no round sent twice");
     assert.deepEqual(each.filter((k) => k !== last).sort(), records.map((r) => r.idempotency_key).filter((k) => k !== last).sort());
     assert.ok(each.every((k) => records.some((r) => r.idempotency_key === k)));
-    assert.ok(records.every((r) => r.idempotency_key === `T-1/tok/${r.position}/${r.round}`));
+    assert.ok(records.every((r) => r.idempotency_key === `T-1/${sent[0].manifest.run}/tok/${r.position}/${r.round}`));
     assert.equal(new Set(records.map((r) => r.position)).size, 2, "two positions");
     assert.deepEqual(records.map((r) => r.round).sort(), [0, 0, 1, 1]);
     assert.ok(records.every((r) => r.passage === "tok" && !r.practice && r.p_true > 0 && r.p_true < 1));
