@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::jatos_export::{is_jatos_metadata, parse_jatos_metadata};
 pub use super::results_merge::StudyResults;
-use super::results_merge::{Merging, RunKey};
+use super::results_merge::{Merging, RunKey, counted};
 use crate::data::DataError;
 use crate::data::participant_run::RunState;
 use crate::game::tokens::records::TokenRecords;
@@ -189,13 +189,14 @@ impl StudyResults {
             String::new()
         } else {
             format!(
-                "; {flagged} runs flagged (their data does not add up: left out, see the table)"
+                "; {} flagged (the data does not add up: left out, see the table)",
+                counted(flagged, "run")
             )
         };
         format!(
-            "{} runs ({} complete, {} incomplete, {} withdrawn): {answers} answers from \
+            "{} ({} complete, {} incomplete, {} withdrawn): {answers} answers from \
              {} bundles, {} repeats counted once{flagged}",
-            self.participants.len(),
+            counted(self.participants.len(), "run"),
             count(RunState::Complete),
             count(RunState::Incomplete),
             count(RunState::Withdrawn),

@@ -77,11 +77,11 @@ struct Person {
     conflicts: Vec<String>,
 }
 
-/// Puts `record` under `key`; a repeat counts once, and a repeat that differs is a conflict
-/// (the first answer stays).
+/// Puts `record` under `key`; a repeat counts once, and a repeat that differs is a conflict,
+/// named by `label` (the first answer stays).
 fn merge_one<T: PartialEq>(
     map: &mut BTreeMap<String, T>,
-    key: String,
+    (key, label): (String, String),
     record: T,
     repeats: &mut usize,
     conflicts: &mut Vec<String>,
@@ -90,7 +90,7 @@ fn merge_one<T: PartialEq>(
         Some(kept) => {
             *repeats += 1;
             if *kept != record {
-                conflicts.push(key);
+                conflicts.push(label);
             }
         }
         None => {
@@ -134,7 +134,8 @@ impl Merging {
                 if let Some(kept) = self.responses.get(&key) {
                     self.repeats += 1;
                     if answer(kept) != answer(&r) {
-                        conflicts.push((r.participant.clone(), key));
+                        let label = format!("{} word {}", r.passage, r.position);
+                        conflicts.push((r.participant.clone(), label));
                     }
                 } else {
                     self.responses.insert(key, r);
@@ -152,8 +153,15 @@ impl Merging {
                         }
                         participants.push(r.participant.clone());
                         let key = response_key_in(&r.participant, &r.run, &r.passage, r.position);
+                        let label = format!("{} token {}", r.passage, r.position);
                         let who = r.participant.clone();
-                        merge_one(&mut self.top1, key, r, &mut self.repeats, &mut clash);
+                        merge_one(
+                            &mut self.top1,
+                            (key, label),
+                            r,
+                            &mut self.repeats,
+                            &mut clash,
+                        );
                         conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
                     }
                 }
@@ -168,8 +176,15 @@ impl Merging {
                             response_key_in(&r.participant, &r.run, &r.passage, r.position),
                             r.round
                         );
+                        let label = format!("{} token {} round {}", r.passage, r.position, r.round);
                         let who = r.participant.clone();
-                        merge_one(&mut self.two_token, key, r, &mut self.repeats, &mut clash);
+                        merge_one(
+                            &mut self.two_token,
+                            (key, label),
+                            r,
+                            &mut self.repeats,
+                            &mut clash,
+                        );
                         conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
                     }
                 }
@@ -294,14 +309,15 @@ impl Merging {
                     ));
                 }
                 if !person.conflicts.is_empty() {
-                    let mut keys = person.conflicts.clone();
-                    keys.sort();
-                    keys.dedup();
+                    let mut places = person.conflicts.clone();
+                    places.sort();
+                    places.dedup();
+                    let shown: Vec<&str> = places.iter().take(3).map(String::as_str).collect();
+                    let more = if places.len() > 3 { ", …" } else { "" };
                     warnings.push(format!(
-                        "{} answers arrived with two different responses (the first is kept): \
-                         {}",
-                        keys.len(),
-                        keys.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+                        "{} arrived again with another response (the first is kept): {}{more}",
+                        counted(places.len(), "answer"),
+                        shown.join(", ")
                     ));
                 }
                 ParticipantRun {
@@ -370,6 +386,20 @@ impl Merging {
             warnings,
             passages: self.passages.into_values().collect(),
         }
+    }
+}
+
+/// `n` and the noun, plural unless `n` is 1.
+///
+/// ```
+/// use clozelab::game::results_merge::counted;
+/// assert_eq!((counted(1, "run"), counted(3, "run")), ("1 run".to_string(), "3 runs".to_string()));
+/// ```
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

@@ -129,7 +129,7 @@ test("JATOS: the package imports, a Prolific participant's every answer reaches 
         await row.waitFor({ timeout: TIMEOUT });
         assert.equal(await row.getAttribute("data-state"), "complete");
         assert.match(await row.innerText(), /4 of 4/);
-        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 runs \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers from \d+ bundles, \d+ repeats counted once/);
+        assert.match(await page.getByTestId("analysis-notes").innerText(), /1 run \(1 complete, 0 incomplete, 0 withdrawn\): 4 answers from \d+ bundles, \d+ repeats counted once/);
         assert.doesNotMatch(await page.getByTestId("analysis-notes").innerText(), /flagged/);
         await screenshot(page, "jatos-results-analysis.png");
       } finally {

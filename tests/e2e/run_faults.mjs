@@ -59,17 +59,24 @@ async function play(page, tag, limit = Infinity, row = null) {
   await page.waitForSelector("[data-testid=guess], [data-testid=consent-accept], [data-testid=complete], [data-testid=game-error]", { timeout: TIMEOUT });
   if (await page.getByTestId("consent-accept").count()) await page.getByTestId("consent-accept").click();
   while (accepted.length < limit) {
-    await page.waitForSelector("[data-testid=guess], [data-testid=complete], [data-testid=game-error]", { timeout: TIMEOUT });
+    try {
+      await page.waitForSelector("[data-testid=guess], [data-testid=complete], [data-testid=game-error]", { timeout: TIMEOUT });
+    } catch (e) {
+      const shown = await page.locator("body").innerText().catch(() => "");
+      throw new Error(`${e.message}\nat ${page.url()} after ${accepted.length} answers, the page shows: ${shown.slice(0, 400)}`);
+    }
     if (!(await page.getByTestId("guess").count())) break;
     const pos = await position(page);
     if (row) row.typed++;
     await answer(page, `${tag}${pos}`);
-    if (await finished(page)) {
-      // The last answer was saved (and sent) before the end screen or the redirect after it.
+    // No context on screen any more: the end screen, the redirect after it, or the game
+    // stopped; the answer was saved (and sent) before any of them.
+    const now = await position(page).catch(() => 0);
+    if (now === 0 || (await finished(page))) {
       accepted.push(pos);
       break;
     }
-    if ((await position(page)) !== pos) accepted.push(pos);
+    if (now !== pos) accepted.push(pos);
   }
   return accepted;
 }
@@ -171,8 +178,9 @@ const BREAK_STORAGE = {
   },
 };
 
-/** Runs `sessions` sessions of the run kinds (in turn) in `browser`; one row each. */
-export async function runRunSessions({ browser, served, jatos }, sessions, seed = 1, { answersBeforeClose = 200 } = {}) {
+/** Runs `sessions` sessions of the run kinds (`kinds`, all by default, in turn) in `browser`;
+ * one row each. */
+export async function runRunSessions({ browser, served, jatos }, sessions, seed = 1, { answersBeforeClose = 200, kinds = RUN_KINDS } = {}) {
   const random = rng(seed);
   const files = await writeStudies(answersBeforeClose);
   await jatosPackage(jatos);
@@ -180,7 +188,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
   const rows = [];
   try {
     for (let s = 0; s < sessions; s++) {
-      const kind = RUN_KINDS[s % RUN_KINDS.length];
+      const kind = kinds[s % kinds.length];
       const sid = `R${seed}-${s}`;
       const row = newRow(sid, kind);
       const context = await browser.newContext();
