@@ -55,7 +55,7 @@ fn App() -> impl IntoView {
     }
     // Results an earlier visit could not deliver go out again now (study or not), and whatever
     // is pending whenever the page is hidden or left, or the browser is back online.
-    web::outbox::flush_now_and_on_leave_or_online();
+    web::outbox_flush::flush_now_and_on_leave_or_online();
     provide_lab_data();
     view! {
         <Router>

@@ -77,24 +77,22 @@ struct Person {
     conflicts: Vec<String>,
 }
 
-/// Puts `record` under `key`; a repeat counts once, and a repeat that differs is a conflict,
-/// named by `label` (the first answer stays).
+/// Puts `record` under `key`; a repeat counts once. `true` when the repeat differs (a
+/// conflict: the first answer stays).
 fn merge_one<T: PartialEq>(
     map: &mut BTreeMap<String, T>,
-    (key, label): (String, String),
+    key: String,
     record: T,
     repeats: &mut usize,
-    conflicts: &mut Vec<String>,
-) {
+) -> bool {
     match map.get(&key) {
         Some(kept) => {
             *repeats += 1;
-            if *kept != record {
-                conflicts.push(label);
-            }
+            *kept != record
         }
         None => {
             map.insert(key, record);
+            false
         }
     }
 }
@@ -144,7 +142,6 @@ impl Merging {
         } else {
             let records: TokenRecords = serde_json::from_value(value)
                 .map_err(|e| invalid(path, &format!("its records: {e}")))?;
-            let mut clash = Vec::new();
             match records {
                 TokenRecords::Top1(rows) => {
                     for mut r in rows {
@@ -155,14 +152,9 @@ impl Merging {
                         let key = response_key_in(&r.participant, &r.run, &r.passage, r.position);
                         let label = format!("{} token {}", r.passage, r.position);
                         let who = r.participant.clone();
-                        merge_one(
-                            &mut self.top1,
-                            (key, label),
-                            r,
-                            &mut self.repeats,
-                            &mut clash,
-                        );
-                        conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
+                        if merge_one(&mut self.top1, key, r, &mut self.repeats) {
+                            conflicts.push((who, label));
+                        }
                     }
                 }
                 TokenRecords::TwoToken(rows) => {
@@ -178,14 +170,9 @@ impl Merging {
                         );
                         let label = format!("{} token {} round {}", r.passage, r.position, r.round);
                         let who = r.participant.clone();
-                        merge_one(
-                            &mut self.two_token,
-                            (key, label),
-                            r,
-                            &mut self.repeats,
-                            &mut clash,
-                        );
-                        conflicts.extend(clash.drain(..).map(|k| (who.clone(), k)));
+                        if merge_one(&mut self.two_token, key, r, &mut self.repeats) {
+                            conflicts.push((who, label));
+                        }
                     }
                 }
             }

@@ -119,6 +119,11 @@ impl RunScope {
     pub fn submission_key(&self) -> String {
         format!("{}/{}/{}/complete", self.participant, self.study, self.run)
     }
+
+    /// The outbox key of the run's withdrawal (JATOS's abort): `participant/study/run/withdrawn`.
+    pub fn withdrawal_key(&self) -> String {
+        format!("{}/{}/{}/withdrawn", self.participant, self.study, self.run)
+    }
 }
 
 /// [`RunScope::response_key`] from its parts.

@@ -451,13 +451,19 @@ impl StudyConfig {
     pub fn link_names_participant(&self, params: &BTreeMap<String, String>) -> bool {
         let params = self.parameters(params);
         self.jatos.is_some()
-            || [
-                self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
-                "PROLIFIC_PID",
-                "participant",
-            ]
-            .iter()
-            .any(|n| params.contains_key(*n))
+            || self
+                .participant_params()
+                .iter()
+                .any(|n| params.contains_key(*n))
+    }
+
+    /// The URL parameters that name the participant, first found first.
+    fn participant_params(&self) -> [&str; 3] {
+        [
+            self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
+            "PROLIFIC_PID",
+            "participant",
+        ]
     }
 
     /// The participant id: the configured URL parameter, else `PROLIFIC_PID`, else (in JATOS)
@@ -476,12 +482,8 @@ impl StudyConfig {
             .as_ref()
             .and_then(super::jatos_run::JatosRun::worker_participant_id)
             .unwrap_or_else(|| fallback.to_string());
-        let names = [
-            self.participant_param.as_deref().unwrap_or("PROLIFIC_PID"),
-            "PROLIFIC_PID",
-            "participant",
-        ];
-        let id = names
+        let id = self
+            .participant_params()
             .iter()
             .find_map(|n| params.get(*n))
             .map(|s| s.trim().to_string())

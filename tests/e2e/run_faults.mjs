@@ -215,7 +215,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
           await page.getByTestId("complete").waitFor({ timeout: TIMEOUT });
           const secondId = await browserParticipant(page);
           if (secondId === firstId) row.foreign += second.length;
-          await settle(served, () => onPlainServer(served, firstId, "fi-a").answers.size >= first.length);
+          await settle(() => onPlainServer(served, firstId, "fi-a").answers.size >= first.length);
           tally(row, onPlainServer(served, firstId, "fi-a"), "x", first);
           await completedRun(row, served, secondId, "fi-a", "y", second);
         } else if (kind === TWO_TABS) {
@@ -272,7 +272,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
             const run = newRun();
             const endAfter = 1 + Math.floor(random() * (ANSWERS - 2));
             const before = await play(page, "e", endAfter, row);
-            await settle(served, () => onJatos(run).answers.size >= before.length);
+            await settle(() => onJatos(run).answers.size >= before.length);
             jatos.endRun(run);
             // The next answer is refused by JATOS: the game stops and says so.
             await play(page, "e", 1, row);
@@ -283,7 +283,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
             await page.goto(`${jatos.links.generalMultiple}?PROLIFIC_PID=${sid}`);
             const run = newRun();
             const accepted = await play(page, "w", 2, row);
-            await settle(served, () => onJatos(run).answers.size >= accepted.length);
+            await settle(() => onJatos(run).answers.size >= accepted.length);
             jatos.faults.failAborts = 1;
             await page.getByTestId("withdraw").click();
             await page.getByTestId("withdraw-confirm").click();
@@ -309,7 +309,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
 
 /** Counts a run that must have completed: its final bundle on the server, once. */
 async function completedRun(row, served, participant, study, tag, accepted) {
-  await settle(served, () => served.submissions.some((x) => isFinalKey(x.key, participant) && x.manifest?.study_id === study));
+  await settle(() => served.submissions.some((x) => isFinalKey(x.key, participant) && x.manifest?.study_id === study));
   const held = onPlainServer(served, participant, study);
   tally(row, held, tag, accepted);
   row.expectedComplete++;
@@ -317,7 +317,7 @@ async function completedRun(row, served, participant, study, tag, accepted) {
 }
 
 /** Waits (at most 30 s) until `done()`; what is still unsent then counts as lost. */
-async function settle(served, done) {
+async function settle(done) {
   const deadline = Date.now() + 30_000;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 300));

@@ -146,7 +146,7 @@ pub async fn leave_study(
         return status.text.set(e);
     }
     let redirect = study.redirect_url.clone();
-    if crate::app::web::outbox::was_delivered(&key) {
+    if crate::app::web::delivered::was_delivered(&key) {
         // Back after the end: the server has it all. JATOS's run is closed (its end answers
         // 403 now), elsewhere the redirect is only shown again.
         status.text.set(status.say.get(Say::Sent));
@@ -196,9 +196,9 @@ async fn send(status: SubmitStatus, unsent: Unsent) {
     let key = pending.key.clone();
     match deliver(pending, WAIT_ON_COMPLETION_MS, on_attempt).await {
         Ok(()) => {
-            crate::app::web::outbox::mark_delivered(&key);
+            crate::app::web::delivered::mark_delivered(&key);
             if let Some(run) = &jatos_run {
-                crate::app::web::outbox::mark_delivered(run);
+                crate::app::web::delivered::mark_delivered(run);
             }
             status.text.set(status.say.get(Say::Sent));
             go(status, redirect);

@@ -1,7 +1,7 @@
 //! Components more than one page uses: the header and backend line (with the weights'
 //! precision, [`precision_line`]), the model loader, consent and completion screens, attention
 //! checks ([`attention_check`]), declining and withdrawing ([`withdrawal`]), the progress bar,
-//! the charts of word and token distributions, the participants of imported results, and
+//! where the answers are kept when not in lasting storage ([`storage_warning`]), the charts of word and token distributions, the participants of imported results, and
 //! [`outcome`] for every asynchronous result's loading and error states.
 
 pub mod attention_check;
@@ -17,6 +17,7 @@ pub mod participant_runs;
 pub mod precision_line;
 pub mod progress_bar;
 pub mod run_stop;
+pub mod storage_warning;
 pub mod with_model;
 pub mod withdrawal;
 pub mod word_bars;

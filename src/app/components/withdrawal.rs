@@ -19,14 +19,6 @@ use crate::game::withdrawal::{Leaving, WithdrawalNotice, farewell};
 /// How long a participant who leaves waits while the server is told (tries with backoff).
 const WITHDRAWAL_WAIT_MS: f64 = 8_000.0;
 
-/// The outbox key of a run's withdrawal (the abort in JATOS): `participant/study/run/withdrawn`.
-fn withdrawal_key(scope: &RunScope) -> String {
-    format!(
-        "{}/{}/{}/withdrawn",
-        scope.participant, scope.study, scope.run
-    )
-}
-
 /// Leaves `study`'s run `scope` without keeping anything; returns what to tell them, in the
 /// study's texts `say` (when the study has no decline URL to go to).
 pub async fn leave_without_data(
@@ -52,7 +44,7 @@ pub async fn leave_without_data(
             Leaving::Withdrew => "withdrew",
         };
         Some(Pending {
-            key: withdrawal_key(scope),
+            key: scope.withdrawal_key(),
             url: run.abort_url(&format!("The participant {why}")),
             body: String::new(),
             attempts: 0,

@@ -45,7 +45,7 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
         .await
         .map_err(|e| {
             // Back after the end: JATOS has closed the run (403), and it has every answer.
-            if super::outbox::was_delivered(&delivered_run_key(&run)) {
+            if super::delivered::was_delivered(&delivered_run_key(&run)) {
                 "this study run has ended and your answers reached the study's server; you \
                  may close this page"
                     .to_string()
@@ -77,7 +77,7 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
 }
 
 /// The key under which a JATOS run's final delivery is remembered (see
-/// [`super::outbox::mark_delivered`]), known before the study's config is.
+/// [`super::delivered::mark_delivered`]), known before the study's config is.
 pub fn delivered_run_key(run: &JatosRun) -> String {
     format!("jatos/{}", run.study_result_uuid)
 }

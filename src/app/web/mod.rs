@@ -1,10 +1,12 @@
 //! Browser plumbing shared by the page and the worker: fetch with progress and Cache Storage,
 //! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
 //! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study and
-//! its batch channel, the outbox of a study's answers, the participant id this browser plays
+//! its batch channel, the outbox of a study's answers and which final submissions were
+//! acknowledged, the participant id this browser plays
 //! as and the lock that keeps one tab per run.
 
 pub mod clock;
+pub mod delivered;
 pub mod digest;
 pub mod error;
 pub mod fetch;
@@ -16,6 +18,7 @@ pub mod idb_requests;
 pub mod jatos_batch;
 pub mod jatos_client;
 pub mod outbox;
+pub mod outbox_flush;
 pub mod participant;
 pub mod run_lock;
 

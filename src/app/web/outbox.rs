@@ -2,7 +2,7 @@
 //! IndexedDB first, POSTed with its idempotency key (for JATOS: appended to the result data),
 //! retried with backoff ([`RetryPolicy`]), and forgotten on a 2xx answer or a refusal for good
 //! (a 4xx such as JATOS's 403 after the run ended or 413 over its size limit). What a closed
-//! tab left unsent is sent again on the next visit ([`resend_pending`]).
+//! tab left unsent is sent again on the next visit ([`super::outbox_flush`]).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -109,7 +109,7 @@ pub async fn deliver(
 }
 
 /// A response sent as it is saved: in the outbox when this returns, so that a reload right
-/// after the answer does not drop it (the next visit sends it, [`resend_pending`]); sent in the
+/// after the answer does not drop it (the next visit sends it, [`super::outbox_flush`]); sent in the
 /// background for up to `budget_ms`. The game moves on only after this; `on_refused` hears a
 /// refusal for good (the run ended on the server, the answer too large), which sending again
 /// cannot mend.
@@ -204,68 +204,7 @@ impl Kept {
     }
 }
 
-/// Sends whatever is still unacknowledged (an earlier visit's, or this page's whose tries ran
-/// out), but for what this page is sending now.
-pub async fn resend_pending() {
-    let Ok(store) = IdbStore::open().await else {
-        return;
-    };
-    for pending in store.outbox().await.unwrap_or_default() {
-        let in_flight = IN_FLIGHT.with(|keys| keys.borrow().contains(&pending.key));
-        if !in_flight {
-            let _ = deliver(pending, 60_000.0, |_| {}).await;
-        }
-    }
-}
-
-/// Sends what is pending now, when the app starts, and again whenever the page is hidden or
-/// left (those sends go with `keepalive`, so closing the tab does not cut them) and whenever
-/// the browser comes back online.
-pub fn flush_now_and_on_leave_or_online() {
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen::prelude::Closure;
-    leptos::task::spawn_local(resend_pending());
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let flush = Closure::<dyn Fn()>::new(|| leptos::task::spawn_local(resend_pending()));
-    let on_hidden = Closure::<dyn Fn()>::new(|| {
-        let hidden = web_sys::window()
-            .and_then(|w| w.document())
-            .is_some_and(|d| d.hidden());
-        if hidden {
-            leptos::task::spawn_local(resend_pending());
-        }
-    });
-    for event in ["online", "pagehide"] {
-        let _ = window.add_event_listener_with_callback(event, flush.as_ref().unchecked_ref());
-    }
-    if let Some(document) = window.document() {
-        let _ = document.add_event_listener_with_callback(
-            "visibilitychange",
-            on_hidden.as_ref().unchecked_ref(),
-        );
-    }
-    // The listeners live as long as the page.
-    flush.forget();
-    on_hidden.forget();
-}
-
-/// The localStorage key that remembers a run's final submission was acknowledged.
-fn delivered_key(key: &str) -> String {
-    format!("clozelab-delivered\u{1f}{key}")
-}
-
-/// Remembers that the final submission under `key` was acknowledged, so that coming back to
-/// the page (the back button after the redirect) says so instead of sending it again to a
-/// server that has closed the run and would refuse it.
-pub fn mark_delivered(key: &str) {
-    use gloo_storage::Storage;
-    let _ = gloo_storage::LocalStorage::set(delivered_key(key), true);
-}
-
-/// Whether the final submission under `key` was acknowledged before (see [`mark_delivered`]).
-pub fn was_delivered(key: &str) -> bool {
-    use gloo_storage::Storage;
-    gloo_storage::LocalStorage::get::<bool>(delivered_key(key)).unwrap_or(false)
+/// Whether this page is sending `key` now (a flush leaves it to that send).
+pub(super) fn in_flight(key: &str) -> bool {
+    IN_FLIGHT.with(|keys| keys.borrow().contains(key))
 }

@@ -35,15 +35,14 @@ const BROADCAST_ANSWER_MS: u32 = 300;
 /// navigated away.
 fn hold(scope: &RunScope) -> std::pin::Pin<Box<dyn Future<Output = ()>>> {
     let name = format!("clozelab-run\u{1f}{}", scope.storage_prefix());
-    if lock_manager().is_none() {
+    let Some(locks) = lock_manager() else {
         return Box::pin(hold_by_broadcast(name));
-    }
-    let granted = lock_manager().and_then(|locks| {
-        let request: Function = Reflect::get(&locks, &JsValue::from_str("request"))
-            .ok()?
-            .dyn_into()
-            .ok()?;
-        let promise = Promise::new(&mut |resolve, _| {
+    };
+    let request = Reflect::get(&locks, &JsValue::from_str("request"))
+        .ok()
+        .and_then(|r| r.dyn_into::<Function>().ok());
+    let granted = request.map(|request| {
+        Promise::new(&mut |resolve, _| {
             // Granted: tell the page, and hand back a promise that never settles, which keeps
             // the lock until the page goes.
             let on_granted = Closure::once_into_js(move |_lock: JsValue| -> JsValue {
@@ -51,8 +50,7 @@ fn hold(scope: &RunScope) -> std::pin::Pin<Box<dyn Future<Output = ()>>> {
                 Promise::new(&mut |_, _| {}).into()
             });
             let _ = request.call2(&locks, &JsValue::from_str(&name), &on_granted);
-        });
-        Some(promise)
+        })
     });
     Box::pin(async move {
         if let Some(promise) = granted {

@@ -9,6 +9,8 @@ mod passage_list;
 mod trial;
 
 use leptos::prelude::*;
+
+use crate::app::components::storage_warning::StorageWarning;
 use leptos_router::hooks::use_params_map;
 
 use crate::app::components::attention_check::AttentionCheckView;
@@ -155,17 +157,7 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
             data-gpt2=move || game.model_feedback.with(ModelFeedback::state_name)
         >
             <h2 id="game-heading">{title}</h2>
-            {move || {
-                game.storage_problem
-                    .get()
-                    .map(|m| {
-                        view! {
-                            <p class="warning" role="alert" data-testid="storage-problem">
-                                {m}
-                            </p>
-                        }
-                    })
-            }}
+            <StorageWarning message=game.storage_problem />
             {move || match game.phase.get() {
                 Phase::Loading => view! { <p>"Loading…"</p> }.into_any(),
                 Phase::Failed(m) => {

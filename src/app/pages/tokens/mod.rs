@@ -21,6 +21,8 @@ mod two_token;
 
 use leptos::prelude::*;
 
+use crate::app::components::storage_warning::StorageWarning;
+
 use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
@@ -77,17 +79,7 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
     view! {
         <section class="game token-game" data-testid="token-game" data-game=game_name(game)>
             <h2>{title}</h2>
-            {move || {
-                tg.memory_only
-                    .get()
-                    .map(|m| {
-                        view! {
-                            <p class="warning" role="alert" data-testid="storage-problem">
-                                {m}
-                            </p>
-                        }
-                    })
-            }}
+            <StorageWarning message=tg.memory_only />
             {move || match tg.stage.get() {
                 Stage::Preparing(message) => {
                     let no_model = matches!(
