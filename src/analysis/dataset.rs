@@ -222,6 +222,32 @@ impl Dataset {
         }
     }
 
+    /// The context an answer to `passage` at `position` was placed in by
+    /// [`Dataset::add_responses`] (`passages` as given to it); `None` when the dataset has none.
+    pub fn context_of(
+        &self,
+        passage: &str,
+        position: u32,
+        passages: &[(String, String)],
+    ) -> Option<&ProvoContext> {
+        let provo = passage
+            .parse::<u32>()
+            .ok()
+            .map(|id| ContextKey::new(id, position));
+        let other = passages
+            .iter()
+            .position(|(id, _)| id == passage)
+            .and_then(|k| OTHER_PASSAGES_FROM.checked_add(u32::try_from(k).ok()?))
+            .map(|id| ContextKey::new(id, position));
+        let find = |key: ContextKey| {
+            self.norms
+                .binary_search_by_key(&key, ProvoContext::key)
+                .ok()
+                .map(|i| &self.norms[i])
+        };
+        provo.and_then(find).or_else(|| other.and_then(find))
+    }
+
     /// The context of a response on a non-Provo passage, created (without answers yet) on
     /// first use; `None` when the passage or the position is unknown.
     fn passage_context(

@@ -24,6 +24,13 @@ pub struct Analysis {
     pub participant_runs: Vec<crate::data::participant_run::ParticipantRun>,
     /// What was left out of the data and why.
     pub notes: Vec<String>,
+    /// How many runs of a study's results were left out, by reason (under Table 1 and the
+    /// figures).
+    #[serde(default)]
+    pub left_out: Option<String>,
+    /// The study's tables to download: (file name, CSV).
+    #[serde(default)]
+    pub downloads: Vec<(String, String)>,
 }
 
 impl Analysis {
@@ -56,6 +63,8 @@ impl Analysis {
             participants: data.participants.keys().cloned().collect(),
             participant_runs: data.runs.clone(),
             notes: data.notes.clone(),
+            left_out: None,
+            downloads: Vec::new(),
         }
     }
 }

@@ -56,6 +56,9 @@ pub enum Command {
     Table1(Table1Args),
     /// Every figure of the Analysis page as SVG with its CSV, and Table 1 as CSV.
     Figures(FiguresArgs),
+    /// A study's results as one tidy trial table (trials.csv, token_trials.csv) with its
+    /// codebook.csv and exclusions.csv, for R or Python.
+    Results(ResultsArgs),
     /// Appendix D: the model's next-token distribution against people's first tokens.
     TokenLevel(TokenLevelArgs),
     /// Benchmarks against Hugging Face transformers, printed as ratios.
@@ -287,6 +290,17 @@ pub struct Table1Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    /// JATOS's results export, study-server bundles, the app's downloads (repeat the flag); norms
+    /// and model samples among them give contexts and the model's probabilities.
+    #[command(flatten)]
+    pub data: DataFlags,
+    /// The folder for trials.csv, token_trials.csv, codebook.csv and exclusions.csv.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

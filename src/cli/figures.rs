@@ -17,7 +17,7 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
-fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, CliError> {
+pub(super) fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, CliError> {
     let mut texts = Vec::new();
     for f in paths {
         let bytes = std::fs::read(f).map_err(CliError::io("read", f))?;
@@ -32,7 +32,7 @@ fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, CliError> {
 }
 
 /// The texts of the passages clozelab knows (built in), for responses on non-Provo passages.
-fn known_passages() -> Vec<(String, String)> {
+pub(super) fn known_passages() -> Vec<(String, String)> {
     crate::game::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
@@ -43,22 +43,22 @@ fn known_passages() -> Vec<(String, String)> {
 fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError> {
     let passages = known_passages();
     let source = &flags.source;
-    if source.provo.is_some() && (flags.only_complete || flags.exclude_failed_attention) {
+    if source.provo.is_some() && flags.any_results_flag() {
         return Err(CliError::usage(
-            "--only-complete and --exclude-failed-attention apply to a study's results given \
-             with --file, not to --provo",
+            "--only-complete, --exclude-* and --include-test-runs apply to a study's results \
+             given with --file, not to --provo",
         ));
     }
     let mut data = match (&source.provo, source.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
-        (None, false) => crate::game::results_dataset::dataset_from_files(
-            &read_texts(&source.files)?,
-            &passages,
-            crate::game::results_dataset::Exclusions {
-                incomplete: flags.only_complete,
-                failed_attention: flags.exclude_failed_attention,
-            },
-        )?,
+        (None, false) => {
+            crate::game::results_dataset::dataset_from_files(
+                &read_texts(&source.files)?,
+                &passages,
+                flags.rules(),
+            )?
+            .data
+        }
         _ => {
             return Err(CliError::usage(
                 "give --provo DIR (../shared/provo) or the files (--file NORMS --file SAMPLES …)",

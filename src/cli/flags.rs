@@ -112,6 +112,39 @@ pub struct DataFlags {
     /// check.
     #[arg(long)]
     pub exclude_failed_attention: bool,
+    /// Of a study's results among the files, list participants a question screened out among
+    /// the exclusions.
+    #[arg(long)]
+    pub exclude_screened_out: bool,
+    /// Of a study's results among the files, leave out runs whose median response time is
+    /// under this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub min_median_response_ms: Option<f64>,
+    /// Keep JATOS's test runs and the Study page's previews (left out by default).
+    #[arg(long)]
+    pub include_test_runs: bool,
+}
+
+impl DataFlags {
+    /// The exclusion rules these flags ask for.
+    pub fn rules(&self) -> crate::game::exclusions::ExclusionRules {
+        crate::game::exclusions::ExclusionRules {
+            test_runs: !self.include_test_runs,
+            incomplete: self.only_complete,
+            failed_attention: self.exclude_failed_attention,
+            screened_out: self.exclude_screened_out,
+            min_median_response_ms: self.min_median_response_ms,
+        }
+    }
+
+    /// Whether any flag about a study's results was given.
+    pub fn any_results_flag(&self) -> bool {
+        self.only_complete
+            || self.exclude_failed_attention
+            || self.exclude_screened_out
+            || self.min_median_response_ms.is_some()
+            || self.include_test_runs
+    }
 }
 
 /// The Provo folder or the files: one of them.

@@ -10,6 +10,7 @@ pub mod figures;
 pub mod flags;
 pub mod package;
 pub mod probes;
+pub mod results;
 pub mod single_context;
 pub mod table1;
 pub mod test_model;
@@ -79,6 +80,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),
         Command::Table1(args) => table1::table1(&args),
         Command::Figures(args) => figures::figures(&args),
+        Command::Results(args) => results::results(&args),
         Command::TokenLevel(args) => figures::token_level(&args),
         Command::Bench(BenchCommand::Forward(args)) => bench::forward(&args),
         Command::Bench(BenchCommand::Words(args)) => bench::words(&args),

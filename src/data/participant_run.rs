@@ -13,6 +13,8 @@ pub enum RunState {
     Incomplete,
     /// The participant withdrew: nothing of theirs is kept.
     Withdrawn,
+    /// A question screened the participant out before the passages: only that answer is kept.
+    ScreenedOut,
 }
 
 impl std::fmt::Display for RunState {
@@ -21,6 +23,7 @@ impl std::fmt::Display for RunState {
             Self::Complete => "complete",
             Self::Incomplete => "incomplete",
             Self::Withdrawn => "withdrawn",
+            Self::ScreenedOut => "screened_out",
         })
     }
 }
@@ -60,4 +63,60 @@ pub struct ParticipantRun {
     /// answers under one key), for the researcher to look at; empty when all is well.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The study's id, from the bundles' manifest.
+    #[serde(default)]
+    pub study_id: String,
+    /// JATOS's worker type (`Jatos`: a test run from JATOS's GUI), inside JATOS.
+    #[serde(default)]
+    pub worker_type: Option<String>,
+    /// When the participant agreed to the consent (RFC 3339).
+    #[serde(default)]
+    pub consent_at: Option<String>,
+    /// Browser and device: user agent, screen `W×H` CSS pixels, touch.
+    #[serde(default)]
+    pub user_agent: Option<String>,
+    #[serde(default)]
+    pub screen: Option<String>,
+    #[serde(default)]
+    pub touch: Option<bool>,
+    /// The answers to the study's questions: (question id, answer).
+    #[serde(default)]
+    pub questions: Vec<(String, String)>,
+    /// Median milliseconds from a context being shown to its answer (next-word game).
+    #[serde(default)]
+    pub median_response_ms: Option<f64>,
+}
+
+impl ParticipantRun {
+    /// A run known only by who and where it stands (no bundle of it was read).
+    pub fn bare(participant: String, run: String, state: RunState) -> Self {
+        Self {
+            participant,
+            run,
+            study: String::new(),
+            list: None,
+            list_chosen_by: None,
+            pilot: false,
+            answered: 0,
+            planned: None,
+            state,
+            bundles: 0,
+            attention_passed: 0,
+            attention_failed: 0,
+            warnings: Vec::new(),
+            study_id: String::new(),
+            worker_type: None,
+            consent_at: None,
+            user_agent: None,
+            screen: None,
+            touch: None,
+            questions: Vec::new(),
+            median_response_ms: None,
+        }
+    }
+
+    /// A JATOS test run (started from JATOS's GUI, worker type `Jatos`).
+    pub fn is_test_run(&self) -> bool {
+        self.worker_type.as_deref() == Some("Jatos")
+    }
 }

@@ -47,6 +47,44 @@ pub struct Manifest {
     /// The participant's answers to the study's attention checks so far.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attention_checks: Vec<crate::game::attention::AttentionResult>,
+    /// The participant's answers to the study's questions so far.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<crate::game::questions::QuestionAnswer>,
+    /// A question screened the participant out: the study ended before the passages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screened_out: bool,
+    /// When the participant agreed to the consent (RFC 3339), when the study asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent_at: Option<String>,
+    /// The participant's browser and device, as the page saw them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceInfo>,
+    /// JATOS's worker type of the run (`Jatos` for a test run from JATOS's GUI,
+    /// `GeneralSingle`, `PersonalMultiple`, …), inside JATOS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_type: Option<String>,
+}
+
+/// The browser and device a participant used (to tell phones from desktops, and to find a
+/// browser that behaved oddly).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub user_agent: String,
+    /// The screen's CSS pixels.
+    pub screen_width: u32,
+    pub screen_height: u32,
+    /// Whether the device has a touch screen (`navigator.maxTouchPoints > 0`).
+    pub touch: bool,
+}
+
+/// What the page adds to a run's manifest beyond the plan: the consent's time, the device,
+/// and the answers to the study's questions and attention checks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunDetails {
+    pub consent_at: Option<String>,
+    pub device: Option<DeviceInfo>,
+    pub questions: Vec<crate::game::questions::QuestionAnswer>,
+    pub attention: Vec<crate::game::attention::AttentionResult>,
 }
 
 /// A JSON export: manifest and responses.
@@ -108,7 +146,26 @@ impl Manifest {
             list: plan.list.clone(),
             pilot: study.preview,
             attention_checks: Vec::new(),
+            questions: Vec::new(),
+            screened_out: false,
+            consent_at: None,
+            device: None,
+            worker_type: study
+                .jatos
+                .as_ref()
+                .and_then(|run| run.ids.get("workerType").cloned()),
         }
+    }
+
+    /// The same manifest with what the page knows of the run (see [`RunDetails`]); screened
+    /// out when an answer screened the participant out.
+    pub fn with_details(mut self, details: RunDetails) -> Self {
+        self.screened_out = details.questions.iter().any(|a| a.screened_out);
+        self.consent_at = details.consent_at;
+        self.device = details.device;
+        self.questions = details.questions;
+        self.attention_checks = details.attention;
+        self
     }
 
     /// The same manifest with the participant's attention-check answers.

@@ -54,6 +54,8 @@ pub struct JatosStudyRun {
     /// The study link's URL parameters (`PROLIFIC_PID`, …): how a withdrawn run, whose data
     /// JATOS deleted, is still tied to a participant.
     pub url_parameters: BTreeMap<String, String>,
+    /// JATOS's worker type (`Jatos` for a test run from its GUI), where the export says.
+    pub worker_type: Option<String>,
 }
 
 /// The runs in JATOS's `metadata.json` (`{"data": [{"studyResults": [{"id", "studyState",
@@ -78,6 +80,8 @@ pub fn parse_jatos_metadata(
         study_state: String,
         #[serde(default)]
         url_query_parameters: BTreeMap<String, String>,
+        #[serde(default)]
+        worker_type: Option<String>,
     }
     let metadata: Metadata =
         serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
@@ -94,6 +98,7 @@ pub fn parse_jatos_metadata(
             study_result_id: r.id,
             state: JatosState::from_jatos(&r.study_state),
             url_parameters: r.url_query_parameters,
+            worker_type: r.worker_type,
         })
         .collect())
 }

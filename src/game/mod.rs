@@ -1,5 +1,5 @@
 //! The games and the studies around them: passages ([`passages`]), study configs ([`study`])
-//! and the plans they make ([`plan`]) with their counterbalanced lists ([`lists`]), attention checks ([`attention`]),
+//! and the plans they make ([`plan`]) with their counterbalanced lists ([`lists`], rotated from an item set by [`latin_square`]), the questions asked around the passages ([`questions`]), attention checks ([`attention`]),
 //! the texts participants read in the study's language ([`participant_texts`]) and the Study
 //! page's editing of it all ([`study_draft`]); the next-word game's per-participant state
 //! machine ([`session`]) with its running score ([`score`]); which run an answer belongs to
@@ -7,8 +7,8 @@
 //! answers per context ([`humans`]); what a dropped file is ([`imports`]); exports
 //! ([`export`]) and the results they come back as ([`results`]; merged into runs by
 //! [`results_merge`], with what JATOS's export says of its runs from [`jatos_export`]), made
-//! the Analysis page's
-//! dataset ([`results_dataset`]); the next-token games ([`tokens`]); a participant declining
+//! the Analysis page's dataset ([`results_dataset`]) after the researcher's exclusions
+//! ([`exclusions`]), and the study's tidy trial table with its codebook ([`trial_table`]); the next-token games ([`tokens`]); a participant declining
 //! or withdrawing ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS;
 //! [`jatos_batch`]: its batch session as the lists' ledger; [`jatos_archive`]: the study
 //! archive JATOS imports); and the packages a study goes out in ([`package`]: the JATOS
@@ -16,6 +16,7 @@
 //! wire it to the DOM.
 
 pub mod attention;
+pub mod exclusions;
 pub mod export;
 pub mod humans;
 pub mod imports;
@@ -23,12 +24,14 @@ pub mod jatos_archive;
 pub mod jatos_batch;
 pub mod jatos_export;
 pub mod jatos_run;
+pub mod latin_square;
 pub mod lists;
 pub mod outbox;
 pub mod package;
 pub mod participant_texts;
 pub mod passages;
 pub mod plan;
+pub mod questions;
 pub mod results;
 pub mod results_dataset;
 pub mod results_merge;
@@ -39,4 +42,5 @@ pub mod store;
 pub mod study;
 pub mod study_draft;
 pub mod tokens;
+pub mod trial_table;
 pub mod withdrawal;

@@ -229,27 +229,13 @@ impl StudyResults {
         self.retain_answers(|p, run| kept.contains(&(p.to_string(), run.to_string())));
     }
 
-    /// Drops the answers of runs whose data does not add up (their `warnings` say why): more
-    /// answers than planned, or two different answers under one key. Never analysed silently.
-    pub fn without_flagged(&mut self) {
-        let flagged: std::collections::BTreeSet<RunKey> = self
-            .participants
+    /// Drops the answers of the runs `exclusions` name.
+    pub fn without(&mut self, exclusions: &[super::exclusions::Exclusion]) {
+        let left_out: std::collections::BTreeSet<RunKey> = exclusions
             .iter()
-            .filter(|p| !p.warnings.is_empty())
-            .map(|p| (p.participant.clone(), p.run.clone()))
+            .map(|e| (e.participant.clone(), e.run.clone()))
             .collect();
-        self.retain_answers(|p, run| !flagged.contains(&(p.to_string(), run.to_string())));
-    }
-
-    /// Drops the answers of runs that failed any attention check.
-    pub fn without_failed_attention(&mut self) {
-        let failed: std::collections::BTreeSet<RunKey> = self
-            .participants
-            .iter()
-            .filter(|p| p.attention_failed > 0)
-            .map(|p| (p.participant.clone(), p.run.clone()))
-            .collect();
-        self.retain_answers(|p, run| !failed.contains(&(p.to_string(), run.to_string())));
+        self.retain_answers(|p, run| !left_out.contains(&(p.to_string(), run.to_string())));
     }
 
     /// Keeps the answers, in every game, of the runs `keep(participant, run)` picks.

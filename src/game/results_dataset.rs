@@ -1,21 +1,12 @@
 //! A study's results as the Analysis page's and the CLI's dataset: the results among the
-//! files a user gives are merged ([`StudyResults::read`]), whoever the analysis leaves out
-//! ([`Exclusions`]) is left out, and the rest of the files are read as norms and samples.
+//! files a user gives are merged ([`StudyResults::read`]), the runs the researcher's rules
+//! leave out ([`ExclusionRules`]) are left out and listed, and the rest of the files are read
+//! as norms and samples. [`StudyData::tables`] then makes the study's trial table.
 
-use serde::{Deserialize, Serialize};
-
+use super::exclusions::{Exclusion, ExclusionRules, decide, left_out_sentence};
 use super::results::{ResultsError, StudyResults, is_results_text};
+use super::trial_table::{StudyTables, study_tables};
 use crate::analysis::dataset::{Dataset, DatasetError};
-use crate::data::participant_run::RunState;
-
-/// Whose answers the analyses leave out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Exclusions {
-    /// Participants who did not complete (and pilots).
-    pub incomplete: bool,
-    /// Participants who failed an attention check.
-    pub failed_attention: bool,
-}
 
 /// Why the Analysis page's files could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -26,47 +17,83 @@ pub enum AnalysisFilesError {
     Dataset(#[from] DatasetError),
 }
 
+/// The dataset, and the study's results it came from (every run, before exclusions).
+#[derive(Debug)]
+pub struct StudyData {
+    pub data: Dataset,
+    /// The results read, every run kept, and the runs left out; `None` when the files held
+    /// no study results.
+    pub results: Option<(StudyResults, Vec<Exclusion>)>,
+    /// The passages answers were placed by: (id, text).
+    pub passages: Vec<(String, String)>,
+}
+
+impl StudyData {
+    /// The trial table, codebook and exclusions of the results (with the model's
+    /// probabilities from the dataset's systems as they are now); `None` without results.
+    pub fn tables(&self) -> Option<StudyTables> {
+        let (results, exclusions) = self.results.as_ref()?;
+        Some(study_tables(
+            results,
+            exclusions,
+            &self.data,
+            &self.passages,
+        ))
+    }
+
+    /// One sentence on who was left out (for Table 1 and the figures), if anyone was.
+    pub fn left_out(&self) -> Option<String> {
+        self.results
+            .as_ref()
+            .and_then(|(_, exclusions)| left_out_sentence(exclusions))
+    }
+}
+
 /// The dataset of the Analysis page and the CLI from texts as a user gives them: study results
 /// (see [`StudyResults::read`]) are merged first, each participant's answers once, their
-/// states kept in [`Dataset::runs`] (`exclude` leaves out the answers of participants who did
-/// not complete, or who failed an attention check, and the notes count them); everything else
-/// is read by [`Dataset::from_files`].
+/// states kept in [`Dataset::runs`]; the runs `rules` leave out (and flagged runs, always) are
+/// left out of the analyses, and the notes count them; everything else is read by
+/// [`Dataset::from_files`].
 pub fn dataset_from_files(
     files: &[(String, String)],
     passages: &[(String, String)],
-    exclude: Exclusions,
-) -> Result<Dataset, AnalysisFilesError> {
-    let (results, others): (Vec<_>, Vec<_>) = files
+    rules: ExclusionRules,
+) -> Result<StudyData, AnalysisFilesError> {
+    let (results, mut others): (Vec<_>, Vec<_>) = files
         .iter()
         .cloned()
         .partition(|(_, text)| is_results_text(text));
+    // Other files of an archive that holds results (a README, uploads) are not norms.
+    let archives: Vec<&str> = results
+        .iter()
+        .filter_map(|(name, _)| archive_of(name))
+        .collect();
+    let mut foreign = Vec::new();
+    others.retain(|(name, _)| {
+        let inside = archive_of(name).is_some_and(|a| archives.contains(&a));
+        if inside {
+            foreign.push(format!(
+                "{name}: in the results archive, but not study results: left out"
+            ));
+        }
+        !inside
+    });
     if results.is_empty() {
-        return Ok(Dataset::from_files(&others, passages, &[])?);
+        return Ok(StudyData {
+            data: Dataset::from_files(&others, passages, &[])?,
+            results: None,
+            passages: passages.to_vec(),
+        });
     }
-    let mut read = StudyResults::read(
+    let read = StudyResults::read(
         results
             .into_iter()
             .map(|(name, text)| (name, text.into_bytes()))
             .collect(),
     )?;
-    let summary = read.summary();
-    let others_left_out = read
-        .participants
-        .iter()
-        .filter(|p| p.state != RunState::Complete || p.pilot || !p.warnings.is_empty())
-        .count();
-    read.without_flagged();
-    let failed_attention = read
-        .participants
-        .iter()
-        .filter(|p| p.attention_failed > 0)
-        .count();
-    if exclude.incomplete {
-        read.only(&[RunState::Complete]);
-    }
-    if exclude.failed_attention {
-        read.without_failed_attention();
-    }
+    let exclusions = decide(&read.participants, &rules);
+    let mut kept = read.clone();
+    kept.without(&exclusions);
     // The studies' own passages make their contexts known too.
     let mut passages = passages.to_vec();
     for own in &read.passages {
@@ -74,24 +101,29 @@ pub fn dataset_from_files(
             passages.push((own.id.clone(), own.text.clone()));
         }
     }
-    let mut data = Dataset::from_files(&others, &passages, &read.responses)?;
-    data.notes.push(format!("Study results: {summary}"));
-    if exclude.incomplete && others_left_out > 0 {
-        data.notes.push(format!(
-            "Only complete participants: {others_left_out} others left out"
-        ));
-    }
-    if exclude.failed_attention && failed_attention > 0 {
-        let who = if failed_attention == 1 {
-            "participant who failed an attention check"
-        } else {
-            "participants who failed an attention check"
-        };
-        data.notes
-            .push(format!("{failed_attention} {who} left out"));
-    }
+    // Results whose every answer is left out still make their tables.
+    let mut data = match Dataset::from_files(&others, &passages, &kept.responses) {
+        Err(DatasetError::NoNorms) => Dataset::default(),
+        other => other?,
+    };
+    data.notes
+        .push(format!("Study results: {}", read.summary()));
+    data.notes.extend(left_out_sentence(&exclusions));
     data.notes.extend(read.warnings.iter().cloned());
     data.notes.extend(read.skipped.iter().cloned());
-    data.runs = read.participants;
-    Ok(data)
+    data.notes.extend(foreign);
+    data.runs = read.participants.clone();
+    Ok(StudyData {
+        data,
+        results: Some((read, exclusions)),
+        passages,
+    })
+}
+
+/// The archive a file came out of (`results.zip` of `results.zip/study_result_1/data.txt`).
+fn archive_of(name: &str) -> Option<&str> {
+    [".zip/", ".jrzip/"]
+        .iter()
+        .filter_map(|ext| name.find(ext).map(|i| &name[..i + ext.len() - 1]))
+        .min_by_key(|a| a.len())
 }

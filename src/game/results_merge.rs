@@ -40,6 +40,9 @@ pub struct StudyResults {
     pub warnings: Vec<String>,
     /// The studies' own passages (`texts` of the manifests' study configs), by id.
     pub passages: Vec<Passage>,
+    /// The studies' configs by study id, as their bundles' manifests carry them (their
+    /// questions, lists and Latin square name the trial table's columns).
+    pub studies: BTreeMap<String, crate::game::study::StudyConfig>,
 }
 
 /// A run of one participant: (participant, run).
@@ -60,6 +63,8 @@ pub(super) struct Merging {
     passages: BTreeMap<String, Passage>,
     /// Attention-check answers by (participant, run, check): the latest bundle's hold them all.
     attention: BTreeMap<(String, String, String), AttentionResult>,
+    /// The studies' configs by study id (the first bundle's).
+    studies: BTreeMap<String, crate::game::study::StudyConfig>,
 }
 
 /// What the bundles say of one participant's run.
@@ -75,6 +80,13 @@ struct Person {
     pilot: bool,
     /// Keys under which two bundles held different answers.
     conflicts: Vec<String>,
+    study_id: String,
+    worker_type: Option<String>,
+    consent_at: Option<String>,
+    device: Option<crate::game::export::DeviceInfo>,
+    screened_out: bool,
+    /// Answers to the study's questions by id (a later bundle's answer replaces an earlier).
+    questions: BTreeMap<String, String>,
 }
 
 /// Puts `record` under `key`; a repeat counts once. `true` when the repeat differs (a
@@ -187,6 +199,11 @@ impl Merging {
                 result.clone(),
             );
         }
+        if !manifest.study_id.is_empty() {
+            self.studies
+                .entry(manifest.study_id.clone())
+                .or_insert_with(|| manifest.study.clone());
+        }
         for passage in &manifest.study.texts {
             self.passages
                 .entry(passage.id.clone())
@@ -208,6 +225,16 @@ impl Merging {
                 person.list = Some(list.clone());
             }
             person.pilot |= manifest.pilot;
+            person.study_id.clone_from(&manifest.study_id);
+            person.worker_type = manifest.worker_type.clone().or(person.worker_type.take());
+            person.consent_at = manifest.consent_at.clone().or(person.consent_at.take());
+            person.device = manifest.device.clone().or(person.device.take());
+            person.screened_out |= manifest.screened_out;
+            for answer in &manifest.questions {
+                person
+                    .questions
+                    .insert(answer.question.clone(), answer.answer.clone());
+            }
             person.conflicts.extend(
                 conflicts
                     .iter()
@@ -267,6 +294,15 @@ impl Merging {
                 .entry((participant.clone(), run.clone()))
                 .or_default() += 1;
         }
+        let mut times: BTreeMap<RunKey, Vec<f64>> = BTreeMap::new();
+        for r in self.responses.values().filter(|r| !r.practice) {
+            if let Some(ms) = r.response_time_ms {
+                times
+                    .entry((r.participant.clone(), r.run.clone()))
+                    .or_default()
+                    .push(ms);
+            }
+        }
         let state_of = |id: &u64| runs.iter().find(|r| r.study_result_id == *id);
         let mut participants: Vec<ParticipantRun> = self
             .people
@@ -307,6 +343,14 @@ impl Merging {
                         shown.join(", ")
                     ));
                 }
+                let device = person.device.as_ref();
+                let worker_type = person.worker_type.clone().or_else(|| {
+                    person
+                        .run_ids
+                        .iter()
+                        .filter_map(state_of)
+                        .find_map(|r| r.worker_type.clone())
+                });
                 ParticipantRun {
                     participant: participant.clone(),
                     run: run.clone(),
@@ -318,6 +362,8 @@ impl Merging {
                     planned: person.planned,
                     state: if withdrawn {
                         RunState::Withdrawn
+                    } else if person.screened_out {
+                        RunState::ScreenedOut
                     } else if finished || all_there {
                         RunState::Complete
                     } else {
@@ -327,6 +373,14 @@ impl Merging {
                     attention_passed,
                     attention_failed,
                     warnings,
+                    study_id: person.study_id.clone(),
+                    worker_type,
+                    consent_at: person.consent_at.clone(),
+                    user_agent: device.map(|d| d.user_agent.clone()),
+                    screen: device.map(|d| format!("{}x{}", d.screen_width, d.screen_height)),
+                    touch: device.map(|d| d.touch),
+                    questions: person.questions.clone().into_iter().collect(),
+                    median_response_ms: times.get_mut(&key).and_then(|t| median(t)),
                 }
             })
             .collect();
@@ -344,21 +398,11 @@ impl Merging {
             {
                 known.state = RunState::Withdrawn;
             } else {
-                participants.push(ParticipantRun {
+                participants.push(ParticipantRun::bare(
                     participant,
-                    run: run_id,
-                    study: String::new(),
-                    list: None,
-                    list_chosen_by: None,
-                    pilot: false,
-                    answered: 0,
-                    planned: None,
-                    state: RunState::Withdrawn,
-                    bundles: 0,
-                    attention_passed: 0,
-                    attention_failed: 0,
-                    warnings: Vec::new(),
-                });
+                    run_id,
+                    RunState::Withdrawn,
+                ));
             }
         }
         participants.sort_by(|a, b| (&a.participant, &a.run).cmp(&(&b.participant, &b.run)));
@@ -372,7 +416,25 @@ impl Merging {
             skipped,
             warnings,
             passages: self.passages.into_values().collect(),
+            studies: self.studies,
         }
+    }
+}
+
+/// The median of `values` (sorted in place); `None` when empty.
+///
+/// ```
+/// use clozelab::game::results_merge::median;
+/// assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), Some(2.5));
+/// assert_eq!(median(&mut []), None);
+/// ```
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
     }
 }
 

@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::attention::{AttentionCheck, AttentionError, check_all};
+use super::latin_square::{LatinSquare, check_balanced};
 use super::lists::{LIST_PARAM, PassageList, assign, check_names};
 use super::participant_texts::{ParticipantTexts, TextsError};
 use super::passages::{Passage, built_in_passages};
 use super::plan::Plan;
+use super::questions::{Question, check_blocks};
 use crate::rng::{SplitMix64, stable_hash};
 
 /// The participant a preview plays as (the researcher on the Study page); what it answers is
@@ -58,6 +60,12 @@ pub enum StudyError {
     Attention(#[from] AttentionError),
     #[error(transparent)]
     Texts(#[from] TextsError),
+    #[error(transparent)]
+    Questions(#[from] super::questions::QuestionError),
+    #[error(transparent)]
+    LatinSquare(#[from] super::latin_square::LatinSquareError),
+    #[error("screened_out_url must be an http(s) address, got {0:?}")]
+    ScreenedOutUrl(String),
 }
 
 /// An http(s) address with a host, without control characters or spaces (where a participant
@@ -114,6 +122,9 @@ pub struct StudyConfig {
     /// `passages`); see [`super::lists`].
     #[serde(default)]
     pub lists: Vec<PassageList>,
+    /// An item set in conditions, rotated into `lists` (see [`super::latin_square`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latin_square: Option<LatinSquare>,
     #[serde(default)]
     pub order: Order,
     /// Instructions with a known answer placed in passages; see [`super::attention`].
@@ -132,6 +143,15 @@ pub struct StudyConfig {
     /// Any participant-facing text replaced, by name (the names of the English set).
     #[serde(default)]
     pub participant_texts: BTreeMap<String, String>,
+    /// Questions asked after the consent, before the passages (see [`super::questions`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions_before: Vec<Question>,
+    /// Questions asked after the passages, before the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions_after: Vec<Question>,
+    /// Where a participant a question screened out is sent (e.g. Prolific's screen-out URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screened_out_url: Option<String>,
     #[serde(default)]
     pub consent: String,
     #[serde(default)]
@@ -197,8 +217,29 @@ pub enum GameKind {
 impl StudyConfig {
     /// Parses and validates a config.
     pub fn from_json(text: &str) -> Result<Self, StudyError> {
-        let config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
+        let mut config: Self = serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
             .map_err(|e| StudyError::Json(e.to_string()))?;
+        if let Some(square) = &config.latin_square {
+            let lists = square.lists()?;
+            if !config.lists.is_empty() && config.lists != lists {
+                check_balanced(square, &config.lists)?;
+            }
+            if config.lists.is_empty() {
+                config.lists = lists;
+            }
+        }
+        check_blocks(
+            &config.questions_before,
+            &config.questions_after,
+            config.screened_out_url.is_some(),
+        )?;
+        if let Some(url) = config
+            .screened_out_url
+            .as_ref()
+            .filter(|u| !is_web_address(u))
+        {
+            return Err(StudyError::ScreenedOutUrl(url.clone()));
+        }
         if let Some(id) = &config.study_id {
             super::run_scope::check_study_id(id)?;
         }
@@ -243,12 +284,16 @@ impl StudyConfig {
             passages: Vec::new(),
             texts: Vec::new(),
             lists: Vec::new(),
+            latin_square: None,
             order: Order::Fixed,
             attention_checks: Vec::new(),
             passages_per_participant: None,
             practice: None,
             language: None,
             participant_texts: BTreeMap::new(),
+            questions_before: Vec::new(),
+            questions_after: Vec::new(),
+            screened_out_url: None,
             consent: String::new(),
             instructions: String::new(),
             completion_code: String::new(),
@@ -403,6 +448,7 @@ impl StudyConfig {
         self.send_each_response = false;
         self.redirect_url = None;
         self.decline_url = None;
+        self.screened_out_url = None;
         self.jatos = None;
         self
     }

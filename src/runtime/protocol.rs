@@ -194,7 +194,7 @@ pub struct AnalyseRequest {
     pub options: Table1Options,
     /// Whose answers to leave out (see [`crate::game::results_dataset::dataset_from_files`]).
     #[serde(default)]
-    pub exclude: crate::game::results_dataset::Exclusions,
+    pub exclude: crate::game::exclusions::ExclusionRules,
 }
 
 /// The payload of [`Request::TokenLevel`].

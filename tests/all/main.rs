@@ -26,6 +26,7 @@ mod robustness;
 mod runs;
 mod speed;
 mod study_config;
+mod study_data;
 mod table1;
 mod threaded_product;
 mod token_games;

@@ -7,11 +7,12 @@ use std::io::Write;
 
 use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
+use clozelab::game::exclusions::ExclusionRules;
 use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
 use clozelab::game::imports::{Imported, import_file};
 use clozelab::game::jatos_export::study_result_id;
 use clozelab::game::results::{ResultsError, StudyResults, is_results_text, texts_of, unpack};
-use clozelab::game::results_dataset::{Exclusions, dataset_from_files};
+use clozelab::game::results_dataset::dataset_from_files;
 use clozelab::game::study::StudyConfig;
 
 fn study() -> StudyConfig {
@@ -200,7 +201,9 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
     assert!(read.not_text.is_empty());
     let texts = read.texts;
     let passages = [("s".to_string(), "One two three four".to_string())];
-    let data = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
+    let data = dataset_from_files(&texts, &passages, ExclusionRules::default())
+        .unwrap()
+        .data;
     let first = data.norms.iter().find(|c| c.word_num == 2).unwrap();
     assert_eq!(first.human, BTreeMap::from([("two".to_string(), 2)]));
     assert_eq!(
@@ -225,7 +228,9 @@ fn the_analysis_dataset_counts_each_answer_once_and_keeps_the_states() {
             .any(|n| n.contains("2 runs (1 complete, 1 incomplete"))
     );
     // The study's own passage comes with its bundles: its answers count without being given.
-    let unaided = dataset_from_files(&texts, &[], Exclusions::default()).unwrap();
+    let unaided = dataset_from_files(&texts, &[], ExclusionRules::default())
+        .unwrap()
+        .data;
     assert_eq!(unaided.norms, data.norms);
 }
 
@@ -240,12 +245,13 @@ fn only_complete_participants_can_be_kept() {
     let data = dataset_from_files(
         &texts,
         &passages,
-        Exclusions {
+        ExclusionRules {
             incomplete: true,
-            failed_attention: false,
+            ..Default::default()
         },
     )
-    .unwrap();
+    .unwrap()
+    .data;
     let answers: u32 = data
         .norms
         .iter()
@@ -254,11 +260,15 @@ fn only_complete_participants_can_be_kept() {
     assert_eq!(answers, 3, "P2's one answer left out");
     assert_eq!(data.runs.len(), 2, "both still listed");
     assert!(
-        data.notes.iter().any(|n| n.contains("1 others left out")),
+        data.notes
+            .iter()
+            .any(|n| n.contains("1 run left out (see exclusions.csv): incomplete 1")),
         "{:?}",
         data.notes
     );
-    let all = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
+    let all = dataset_from_files(&texts, &passages, ExclusionRules::default())
+        .unwrap()
+        .data;
     assert_eq!(
         all.norms
             .iter()
@@ -371,7 +381,9 @@ fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
         ("none.json".to_string(), bundle("Unchecked", 3)),
     ];
     let passages = [("s".to_string(), "One two three four".to_string())];
-    let all = dataset_from_files(&texts, &passages, Exclusions::default()).unwrap();
+    let all = dataset_from_files(&texts, &passages, ExclusionRules::default())
+        .unwrap()
+        .data;
     let tally: Vec<_> = all
         .runs
         .iter()
@@ -394,18 +406,19 @@ fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
     let careful = dataset_from_files(
         &texts,
         &passages,
-        Exclusions {
-            incomplete: false,
+        ExclusionRules {
             failed_attention: true,
+            ..Default::default()
         },
     )
-    .unwrap();
+    .unwrap()
+    .data;
     assert_eq!(answers(&careful), 6, "Bad's three answers left out");
     assert!(
         careful
             .notes
             .iter()
-            .any(|n| n.contains("1 participant who failed an attention check left out")),
+            .any(|n| n.contains("1 run left out (see exclusions.csv): failed_attention 1")),
         "{:?}",
         careful.notes
     );

@@ -20,10 +20,15 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut data = crate::game::results_dataset::dataset_from_files(&files, &passages, exclude)?;
-    data.systems.extend(extra);
+    let mut study = crate::game::results_dataset::dataset_from_files(&files, &passages, exclude)?;
+    study.data.systems.extend(extra);
+    let downloads = study.tables().map(|t| t.files()).unwrap_or_default();
+    let left_out = study.left_out();
+    let data = study.data;
     let (rows, per_context) = compute_on(&data, &options)?;
-    let analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
+    let mut analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
+    analysis.downloads = downloads;
+    analysis.left_out = left_out;
     let mut state = state.borrow_mut();
     state.dataset = Some(data);
     state.word_level = per_context;

@@ -5,6 +5,7 @@
 mod browser_answers;
 mod class_tvd;
 mod context;
+mod exclusion_options;
 mod figure_card;
 mod files;
 mod model_samples;
@@ -13,6 +14,7 @@ mod participant;
 mod probe_tables;
 mod production_variability;
 mod sample_contexts;
+mod study_tables;
 mod table;
 mod token_level;
 
@@ -25,11 +27,12 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
-use crate::game::results_dataset::Exclusions;
+use crate::game::exclusions::ExclusionRules;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use browser_answers::BrowserAnswers;
 use class_tvd::ClassTvd;
 use context::ContextFigure;
+use exclusion_options::ExclusionOptions;
 use figure_card::FigureCard;
 use files::AnalysisFiles;
 pub(super) use files::read_texts;
@@ -37,6 +40,7 @@ use model_samples::ModelSamples;
 use options::AnalysisOptions;
 use participant::ParticipantPanel;
 use production_variability::Probes;
+use study_tables::StudyTables;
 use table::Table1View;
 use token_level::TokenLevel;
 
@@ -52,7 +56,7 @@ pub fn AnalysisPage() -> impl IntoView {
     let resamples = RwSignal::new(10usize);
     let oracle = RwSignal::new("half".to_string());
     let paper_ece = RwSignal::new(false);
-    let exclude = RwSignal::new(Exclusions::default());
+    let exclude = RwSignal::new(ExclusionRules::default());
     // Systems computed here (the loaded model's samples), analysed with the files' ones.
     let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
     let sampling_status = RwSignal::new(String::new());
@@ -127,7 +131,8 @@ pub fn AnalysisPage() -> impl IntoView {
             </p>
             <AnalysisFiles files problem />
             <BrowserAnswers />
-            <AnalysisOptions resamples oracle paper_ece exclude />
+            <AnalysisOptions resamples oracle paper_ece />
+            <ExclusionOptions exclude />
             <button
                 class="primary"
                 data-testid="analyse"
@@ -159,7 +164,12 @@ pub fn AnalysisPage() -> impl IntoView {
                             {a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
                         </ul>
                         <ParticipantRuns runs=Signal::stored(a.participant_runs.clone()) />
-                        <Table1View rows=a.rows.clone() csv=a.table1_csv.clone() />
+                        <StudyTables files=a.downloads.clone() />
+                        <Table1View
+                            rows=a.rows.clone()
+                            csv=a.table1_csv.clone()
+                            left_out=a.left_out.clone()
+                        />
                         <ModelSamples
                             contexts=a.contexts.clone()
                             status=sampling_status
@@ -187,6 +197,10 @@ pub fn AnalysisPage() -> impl IntoView {
                             systems=a.systems.clone()
                             on_add_own=add_own
                         />
+                        {a
+                            .left_out
+                            .clone()
+                            .map(|text| view! { <p class="note" data-testid="figures-left-out">{text}</p> })}
                         <div class="figures">
                             {a
                                 .figures

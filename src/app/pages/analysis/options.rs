@@ -1,20 +1,20 @@
-//! The Analysis page's options: the oracle's resamples and size, the ECE convention, and whose
-//! answers a study's results leave out (the incomplete, those who failed an attention check).
+//! The Analysis page's options: the oracle's resamples and size and the ECE convention (whose
+//! answers a study's results leave out: [`super::exclusion_options`]).
 
 use leptos::prelude::*;
 
-use crate::game::results_dataset::Exclusions;
-
-/// A checkbox bound to a part of a signal.
-fn check_box(
+/// A checkbox (`checked` at first) bound to a part of a signal.
+pub(super) fn check_box(
     testid: &'static str,
     text: &'static str,
+    checked: bool,
     on_change: impl Fn(bool) + 'static,
 ) -> impl IntoView {
     view! {
         <label>
             <input
                 type="checkbox"
+                checked=checked
                 data-testid=testid
                 on:change=move |ev| on_change(event_target_checked(&ev))
             />
@@ -28,7 +28,6 @@ pub(super) fn AnalysisOptions(
     resamples: RwSignal<usize>,
     oracle: RwSignal<String>,
     paper_ece: RwSignal<bool>,
-    exclude: RwSignal<Exclusions>,
 ) -> impl IntoView {
     view! {
         <div class="analysis-options">
@@ -61,17 +60,8 @@ pub(super) fn AnalysisOptions(
             {check_box(
                 "analysis-paper-ece",
                 " ECE as the paper's code bins it (confidence 1 left out)",
+                false,
                 move |on| paper_ece.set(on),
-            )}
-            {check_box(
-                "analysis-only-complete",
-                " Of a study's results, only participants who completed",
-                move |on| exclude.update(|e| e.incomplete = on),
-            )}
-            {check_box(
-                "analysis-no-failed-attention",
-                " Leave out participants who failed an attention check",
-                move |on| exclude.update(|e| e.failed_attention = on),
             )}
         </div>
     }

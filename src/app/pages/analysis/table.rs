@@ -2,15 +2,33 @@
 
 use leptos::prelude::*;
 
-use crate::analysis::table1::{PUBLISHED_TVD, Row};
+use crate::analysis::table1::{PUBLISHED_TVD, Row, is_reference_system};
 use crate::app::web::files::download_text;
 
 fn cell(x: Option<f64>) -> String {
     x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "—".into())
 }
 
+/// Table 1, or (with people's answers only) what it needs; `left_out` says who the study's
+/// exclusions left out.
 #[component]
-pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
+pub fn Table1View(rows: Vec<Row>, csv: String, left_out: Option<String>) -> impl IntoView {
+    let left_out =
+        left_out.map(|text| view! { <p class="note" data-testid="table1-left-out">{text}</p> });
+    if rows.iter().all(|r| is_reference_system(&r.system)) {
+        return view! {
+            <section class="table1" data-testid="table1">
+                <h3>"Table 1: calibration and distance to the human distributions"</h3>
+                <p class="note" data-testid="table1-needs-model">
+                    "Table 1 compares a model's next-word distributions with people's. These files \
+                     hold people's answers only: add model samples (the paper's sample files, or \
+                     sample GPT-2 for these contexts below), or the Provo norms with them."
+                </p>
+                {left_out}
+            </section>
+        }
+        .into_any();
+    }
     let body = rows
         .into_iter()
         .map(|r| {
@@ -65,6 +83,7 @@ pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
                     <tbody>{body}</tbody>
                 </table>
             </div>
+            {left_out}
             <button
                 data-testid="download-table1"
                 on:click=move |_| {
@@ -75,4 +94,5 @@ pub fn Table1View(rows: Vec<Row>, csv: String) -> impl IntoView {
             </button>
         </section>
     }
+    .into_any()
 }

@@ -1,0 +1,36 @@
+//! `clozelab results`: a study's results (JATOS's export, study-server bundles, the app's
+//! downloads) as the trial table, its codebook and the exclusions, the files the Analysis page
+//! offers, from the same code.
+
+use super::commands::ResultsArgs;
+use super::error::CliError;
+use super::figures::{known_passages, read_texts};
+
+pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
+    if args.data.source.provo.is_some() {
+        return Err(CliError::usage(
+            "give the study's results with --file (the Provo folder holds no study results)",
+        ));
+    }
+    let texts = read_texts(&args.data.source.files)?;
+    let study = crate::game::results_dataset::dataset_from_files(
+        &texts,
+        &known_passages(),
+        args.data.rules(),
+    )?;
+    let Some(tables) = study.tables() else {
+        return Err(CliError::usage(
+            "none of the files holds a study's results (JATOS's export, bundles or downloads)",
+        ));
+    };
+    std::fs::create_dir_all(&args.out).map_err(CliError::io("create", &args.out))?;
+    for note in &study.data.notes {
+        eprintln!("note: {note}");
+    }
+    for (name, text) in tables.files() {
+        let path = args.out.join(&name);
+        std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
+        println!("{}", path.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,582 @@
+//! A study's data for the paper: questions, a Latin square, the trial table with its codebook
+//! and exclusions, and the docs' snippets reproducing Table 1's TVD from it.
+
+use std::collections::BTreeMap;
+
+use clozelab::analysis::table1::{Table1Options, compute_on};
+use clozelab::data::ResponseRecord;
+use clozelab::data::participant_run::RunState;
+use clozelab::game::exclusions::ExclusionRules;
+use clozelab::game::export::{DeviceInfo, ExportKind, Manifest, ModelInfo, RunDetails};
+use clozelab::game::questions::QuestionAnswer;
+use clozelab::game::results::StudyResults;
+use clozelab::game::results_dataset::dataset_from_files;
+use clozelab::game::study::{StudyConfig, StudyError};
+
+const PASSAGES: [(&str, &str); 4] = [
+    ("a_high", "The baker sold fresh bread today"),
+    ("a_low", "The person saw some bread today"),
+    ("b_high", "She poured milk into the cup"),
+    ("b_low", "She put something into the box"),
+];
+
+fn config_json() -> String {
+    let texts: Vec<_> = PASSAGES
+        .iter()
+        .map(|(id, text)| serde_json::json!({"id": id, "title": id, "text": text}))
+        .collect();
+    serde_json::json!({
+        "title": "Constraint study",
+        "study_id": "constraint-1",
+        "texts": texts,
+        "latin_square": {"conditions": ["high", "low"],
+                         "items": [["a_high", "a_low"], ["b_high", "b_low"]]},
+        "questions_before": [
+            {"id": "native_speaker", "text": "Is English your native language?",
+             "kind": "single_choice", "options": ["Yes", "No"], "screen_out": ["No"]},
+            {"id": "age", "text": "Your age?", "kind": "number", "min": 16, "max": 120}
+        ],
+        "questions_after": [
+            {"id": "looked_up", "text": "Did you look anything up?", "kind": "single_choice",
+             "options": ["Yes", "No"]}
+        ],
+        "screened_out_url": "https://app.prolific.com/submissions/complete?cc=SCREENED",
+        "attention_checks": [{"id": "purple", "passage": "a_high", "after": 1,
+                              "instruction": "Type purple.", "answer": "purple"}]
+    })
+    .to_string()
+}
+
+fn config() -> StudyConfig {
+    StudyConfig::from_json(&config_json()).unwrap()
+}
+
+/// One run's bundle: `answers` to the plan's positions in order, each taking `ms`.
+struct Run<'a> {
+    participant: &'a str,
+    list: &'a str,
+    worker_type: &'a str,
+    answers: &'a [&'a str],
+    ms: f64,
+    native: &'a str,
+    attention: &'a str,
+}
+
+fn bundle(run: &Run) -> String {
+    let study = config();
+    let params = BTreeMap::from([("list".to_string(), run.list.to_string())]);
+    let mut plan = study.plan(run.participant, &params).unwrap();
+    plan.run = format!("jatos-{}", run.participant);
+    let mut manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now");
+    manifest.worker_type = Some(run.worker_type.to_string());
+    let screened = run.native == "No";
+    let mut questions = vec![QuestionAnswer {
+        question: "native_speaker".into(),
+        answer: run.native.into(),
+        response_time_ms: Some(900.0),
+        timestamp: "2026-11-27T10:00:05Z".into(),
+        screened_out: screened,
+    }];
+    if !screened {
+        questions.push(QuestionAnswer {
+            question: "age".into(),
+            answer: "30".into(),
+            response_time_ms: Some(1200.0),
+            timestamp: "2026-11-27T10:00:06Z".into(),
+            screened_out: false,
+        });
+        questions.push(QuestionAnswer {
+            question: "looked_up".into(),
+            answer: "No".into(),
+            response_time_ms: None,
+            timestamp: "2026-11-27T10:05:00Z".into(),
+            screened_out: false,
+        });
+    }
+    let attention = if plan.items.iter().any(|(p, _)| p.id == "a_high") && !screened {
+        let check = &study.attention_checks[0];
+        vec![clozelab::game::attention::AttentionResult::new(
+            run.participant,
+            check,
+            run.attention,
+            Some(1000.0),
+            "now",
+        )]
+    } else {
+        Vec::new()
+    };
+    let manifest = manifest.with_details(RunDetails {
+        consent_at: Some("2026-11-27T10:00:00Z".into()),
+        device: Some(DeviceInfo {
+            user_agent: "Mozilla/5.0 (iPhone)".into(),
+            screen_width: 390,
+            screen_height: 844,
+            touch: true,
+        }),
+        questions,
+        attention,
+    });
+    let positions = plan
+        .items
+        .iter()
+        .flat_map(|(p, _)| (2..=p.words().len() as u32).map(move |k| (p.id.clone(), k)));
+    let records: Vec<ResponseRecord> = positions
+        .zip(run.answers.iter().cycle())
+        .take(if screened { 0 } else { usize::MAX })
+        .map(|((passage, position), word)| ResponseRecord {
+            participant: run.participant.into(),
+            passage,
+            position,
+            response: word.to_string(),
+            response_time_ms: Some(run.ms),
+            timestamp: format!("2026-11-27T10:01:{position:02}Z"),
+            normalized: String::new(),
+            first_keystroke_ms: Some(run.ms / 2.0),
+            practice: false,
+            run: plan.run.clone(),
+        })
+        .collect();
+    ExportKind::Bundle
+        .render(&records, &[], Some(&manifest))
+        .unwrap()
+}
+
+fn runs() -> Vec<Run<'static>> {
+    let words: &[&str] = &["bread", "milk", "the", "cup", "today"];
+    let other: &[&str] = &["Water", "sold", "cat", "box", "bread"];
+    let run = |participant, list, worker_type, answers, ms, native, attention| Run {
+        participant,
+        list,
+        worker_type,
+        answers,
+        ms,
+        native,
+        attention,
+    };
+    vec![
+        run("P1", "A", "GeneralMultiple", words, 1500.0, "Yes", "purple"),
+        run("P2", "B", "GeneralMultiple", other, 1400.0, "Yes", "purple"),
+        run("P3", "A", "GeneralMultiple", other, 1300.0, "Yes", "green"),
+        run("P4", "A", "GeneralMultiple", words, 1300.0, "No", ""),
+        run("P5", "B", "Jatos", words, 1300.0, "Yes", "purple"),
+        run("P6", "A", "GeneralMultiple", words, 200.0, "Yes", "purple"),
+        run("P7", "B", "GeneralMultiple", words, 1800.0, "Yes", "purple"),
+    ]
+}
+
+/// GPT-2-like samples of every context of the study's passages, keyed as the dataset places
+/// the study's own passages (no others given: the k-th by id is text 1001 + k).
+fn samples() -> String {
+    let mut ids: Vec<&str> = PASSAGES.iter().map(|(id, _)| *id).collect();
+    ids.sort();
+    let mut lines = Vec::new();
+    for (k, id) in ids.iter().enumerate() {
+        let text = PASSAGES.iter().find(|(p, _)| p == id).unwrap().1;
+        for word_num in 2..=text.split_whitespace().count() as u32 {
+            lines.push(
+                serde_json::json!({"text_id": 1001 + k, "word_num": word_num,
+                    "samples": {"bread": 5 + word_num, "milk": 3, "the": 2 * word_num, "water": 1}})
+                .to_string(),
+            );
+        }
+    }
+    lines.join("\n")
+}
+
+fn files() -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = runs()
+        .iter()
+        .map(|r| (format!("{}.json", r.participant), bundle(r)))
+        .collect();
+    files.push(("samples_gpt2_study.jsonl".into(), samples()));
+    files
+}
+
+fn rules() -> ExclusionRules {
+    ExclusionRules {
+        test_runs: true,
+        incomplete: false,
+        failed_attention: true,
+        screened_out: true,
+        min_median_response_ms: Some(500.0),
+    }
+}
+
+fn parse_csv(text: &str) -> (Vec<String>, Vec<BTreeMap<String, String>>) {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(r.iter().map(String::from))
+                .collect()
+        })
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn a_latin_square_makes_balanced_lists_and_bad_squares_are_refused() {
+    let study = config();
+    let lists: Vec<(&str, Vec<&str>)> = study
+        .lists
+        .iter()
+        .map(|l| {
+            (
+                l.name.as_str(),
+                l.passages.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lists,
+        [
+            ("A", vec!["a_high", "b_low"]),
+            ("B", vec!["a_low", "b_high"])
+        ]
+    );
+    let with = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut value: serde_json::Value = serde_json::from_str(&config_json()).unwrap();
+        change(&mut value);
+        StudyConfig::from_json(&value.to_string())
+    };
+    let err = with(&|v| v["latin_square"]["items"] = serde_json::json!([["a_high", "a_low"]]))
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("1 items do not divide into 2 conditions"),
+        "{err}"
+    );
+    let short = with(&|v| v["latin_square"]["items"][1] = serde_json::json!(["b_high"]));
+    assert!(matches!(short, Err(StudyError::LatinSquare(_))));
+    // Lists written by hand beside the square must still show each item once.
+    let err = with(&|v| {
+        v["lists"] = serde_json::json!([{"name": "A", "passages": ["a_high", "a_low"]},
+                                         {"name": "B", "passages": ["b_high", "b_low"]}])
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("lists differ"), "{err}");
+}
+
+#[test]
+fn questions_are_checked_answered_and_screen_out() {
+    let with = |change: &dyn Fn(&mut serde_json::Value)| {
+        let mut value: serde_json::Value = serde_json::from_str(&config_json()).unwrap();
+        change(&mut value);
+        StudyConfig::from_json(&value.to_string())
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        with(&|v| v["questions_before"][1]["text"] = " ".into()),
+        "question \"age\" has no text"
+    );
+    assert!(
+        with(&|v| v
+            .as_object_mut()
+            .unwrap()
+            .remove("screened_out_url")
+            .map_or((), |_| ()))
+        .contains("no screened_out_url")
+    );
+    assert!(
+        with(&|v| v["questions_after"][0]["screen_out"] = serde_json::json!(["Yes"]))
+            .contains("only a choice asked before the passages")
+    );
+    assert!(
+        with(&|v| v["questions_before"][0]["screen_out"] = serde_json::json!(["Never"]))
+            .contains("not one of its options")
+    );
+    assert!(with(&|v| v["questions_before"][1]["id"] = "Age!".into()).contains("names a column"));
+    let study = config();
+    let native = &study.questions_before[0];
+    assert_eq!(native.answer(&["No".into()]).as_deref(), Ok("No"));
+    assert!(native.screens_out("No"));
+    assert!(native.answer(&["Maybe".into()]).is_err());
+    let age = &study.questions_before[1];
+    assert!(age.answer(&["abc".into()]).is_err());
+    assert_eq!(age.answer(&["42,0".into()]).as_deref(), Ok("42"));
+}
+
+#[test]
+fn the_trial_table_holds_every_answer_with_what_was_played() {
+    let study = dataset_from_files(&files(), &[], rules()).unwrap();
+    let tables = study.tables().unwrap();
+    let (header, rows) = parse_csv(&tables.trials);
+    // The codebook names every column of trials.csv, in order.
+    let (_, codebook) = parse_csv(&tables.codebook);
+    let documented: Vec<&str> = codebook
+        .iter()
+        .filter(|r| r["table"].contains("trials.csv") && !r["table"].starts_with("token"))
+        .map(|r| r["column"].as_str())
+        .collect();
+    assert_eq!(header, documented);
+    assert!(header.ends_with(&[
+        "q_native_speaker".into(),
+        "q_age".into(),
+        "q_looked_up".into()
+    ]));
+    // Six runs of eight answers (two passages of six words); P4 was screened out.
+    assert_eq!(rows.len(), 6 * 10);
+    let row = rows
+        .iter()
+        .find(|r| r["participant"] == "P1" && r["passage"] == "a_high" && r["position"] == "3")
+        .unwrap();
+    let expected = [
+        ("study_id", "constraint-1"),
+        ("run", "jatos-P1"),
+        ("run_state", "complete"),
+        ("worker_type", "GeneralMultiple"),
+        ("pilot", "false"),
+        ("list", "A"),
+        ("list_chosen_by", "link"),
+        ("attention_passed", "1"),
+        ("attention_failed", "0"),
+        ("median_response_ms", "1500"),
+        ("consent_at", "2026-11-27T10:00:00Z"),
+        ("user_agent", "Mozilla/5.0 (iPhone)"),
+        ("screen", "390x844"),
+        ("touch", "true"),
+        ("excluded", "false"),
+        ("exclusion_reason", ""),
+        ("item", "1"),
+        ("condition", "high"),
+        ("practice", "false"),
+        ("context", "The baker"),
+        ("target_word", "sold"),
+        ("response", "milk"),
+        ("response_normalized", "milk"),
+        ("correct", "false"),
+        ("first_keystroke_ms", "750"),
+        ("response_time_ms", "1500"),
+        ("timestamp", "2026-11-27T10:01:03Z"),
+        ("model", "samples_gpt2_study"),
+        ("model_samples", "18"),
+        ("q_native_speaker", "Yes"),
+        ("q_age", "30"),
+        ("q_looked_up", "No"),
+    ];
+    for (column, value) in expected {
+        assert_eq!(row[column], value, "{column}");
+    }
+    // 3 of (5 + 3) + 3 + (2 × 3) + 1 samples of the word after "The baker".
+    let p: f64 = row["model_probability"].parse().unwrap();
+    assert!((p - 3.0 / 18.0).abs() < 1e-12, "{p}");
+    let b_row = rows
+        .iter()
+        .find(|r| r["participant"] == "P2" && r["passage"] == "b_high" && r["position"] == "2")
+        .unwrap();
+    assert_eq!(
+        (
+            b_row["item"].as_str(),
+            b_row["condition"].as_str(),
+            b_row["list"].as_str()
+        ),
+        ("2", "high", "B")
+    );
+    assert_eq!(b_row["response_normalized"], "water");
+    let reasons: BTreeMap<&str, &str> = rows
+        .iter()
+        .map(|r| (r["participant"].as_str(), r["exclusion_reason"].as_str()))
+        .collect();
+    assert_eq!(
+        reasons,
+        BTreeMap::from([
+            ("P1", ""),
+            ("P2", ""),
+            ("P3", "failed_attention"),
+            ("P5", "jatos_test_run"),
+            ("P6", "too_fast"),
+            ("P7", "")
+        ])
+    );
+    let (_, exclusions) = parse_csv(&tables.exclusions);
+    let listed: Vec<(&str, &str)> = exclusions
+        .iter()
+        .map(|r| (r["participant"].as_str(), r["reason"].as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("P3", "failed_attention"),
+            ("P4", "screened_out"),
+            ("P5", "jatos_test_run"),
+            ("P6", "too_fast")
+        ]
+    );
+    assert!(exclusions[3]["detail"].contains("median response time 200 ms, under 500 ms"));
+    let screened = study
+        .data
+        .runs
+        .iter()
+        .find(|r| r.participant == "P4")
+        .unwrap();
+    assert_eq!(screened.state, RunState::ScreenedOut);
+    assert_eq!(screened.questions, [("native_speaker".into(), "No".into())]);
+    // The analysis counts only the kept runs' answers, and says who was left out.
+    let answers: u32 = study
+        .data
+        .norms
+        .iter()
+        .map(|c| c.human.values().sum::<u32>())
+        .sum();
+    assert_eq!(answers, 3 * 10);
+    assert_eq!(
+        study.left_out().unwrap(),
+        "4 runs left out (see exclusions.csv): jatos_test_run 1, failed_attention 1, \
+         screened_out 1, too_fast 1"
+    );
+}
+
+#[test]
+fn a_test_run_is_kept_when_asked_and_foreign_files_are_named_not_lost() {
+    let mut all: Vec<(String, String)> = files()
+        .into_iter()
+        .map(|(name, text)| {
+            if name.ends_with(".json") {
+                (format!("jatos_results.zip/study_result_1/{name}"), text)
+            } else {
+                (name, text)
+            }
+        })
+        .collect();
+    all.push((
+        "jatos_results.zip/README.txt".into(),
+        "Exported by JATOS".into(),
+    ));
+    all.push(("jatos_results.zip/notes.csv".into(), "a,b\n1,2\n".into()));
+    let keep_tests = ExclusionRules {
+        test_runs: false,
+        ..ExclusionRules::default()
+    };
+    let study = dataset_from_files(&all, &[], keep_tests).unwrap();
+    let (_, rows) = parse_csv(&study.tables().unwrap().trials);
+    assert_eq!(rows.len(), 60, "every answer kept");
+    assert!(rows.iter().all(|r| r["excluded"] == "false"));
+    for foreign in ["README.txt", "notes.csv"] {
+        assert!(
+            study
+                .data
+                .notes
+                .iter()
+                .any(|n| n.contains(foreign) && n.contains("left out")),
+            "{foreign}: {:?}",
+            study.data.notes
+        );
+    }
+    // A bundle whose manifest is broken is refused, naming the file.
+    let mut broken = files();
+    broken.push((
+        "P9.json".into(),
+        r#"{"manifest": 3, "responses": []}"#.into(),
+    ));
+    let err = dataset_from_files(&broken, &[], rules()).unwrap_err();
+    assert!(err.to_string().contains("P9.json"), "{err}");
+}
+
+/// The first fenced block of `language` in the trial table's docs.
+fn snippet(language: &str) -> String {
+    let docs = std::fs::read_to_string(crate::common::repo_root().join("docs/trial-table.md"))
+        .expect("docs/trial-table.md");
+    let start = docs
+        .find(&format!("```{language}\n"))
+        .expect("a snippet in the docs")
+        + language.len()
+        + 4;
+    let end = start + docs[start..].find("```").unwrap();
+    docs[start..end].to_string()
+}
+
+/// Runs a snippet in a folder holding `trials.csv`; its "mean TVD over N contexts: X" and
+/// "TVD at P word K: X" lines.
+fn run_snippet(program: &str, file: &str, code: &str, trials: &str) -> (f64, f64) {
+    let dir = std::env::temp_dir().join(format!("clozelab-snippet-{}-{file}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("trials.csv"), trials).unwrap();
+    std::fs::write(dir.join(file), code).unwrap();
+    let out = std::process::Command::new(program)
+        .arg(file)
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{program} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let value = |prefix: &str| -> f64 {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {stdout}"));
+        line.rsplit(": ").next().unwrap().trim().parse().unwrap()
+    };
+    std::fs::remove_dir_all(&dir).ok();
+    (value("TVD at a_high word 2"), value("mean TVD over"))
+}
+
+#[test]
+fn the_docs_snippets_reproduce_table_1s_tvd_from_the_trial_table() {
+    let study = dataset_from_files(&files(), &[], rules()).unwrap();
+    let trials = study.tables().unwrap().trials;
+    let (rows, per_context) = compute_on(&study.data, &Table1Options::default()).unwrap();
+    let model = rows
+        .iter()
+        .find(|r| r.system == "samples_gpt2_study")
+        .unwrap();
+    let table1 = model.tvd_human.unwrap();
+    // a_high is the first of the study's passages by id: text 1001, its word 2.
+    let first = per_context
+        .iter()
+        .find(|c| c.system == "samples_gpt2_study" && c.text_id == 1001 && c.word_num == 2)
+        .and_then(|c| c.tvd_human)
+        .unwrap();
+    let (one, mean) = run_snippet("python3", "tvd.py", &snippet("python"), &trials);
+    assert!((one - first).abs() < 1e-4, "python {one} vs {first}");
+    assert!(
+        (mean - table1).abs() < 1e-4,
+        "python {mean} vs Table 1 {table1}"
+    );
+    let has_r = std::process::Command::new("Rscript")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if has_r {
+        let (one, mean) = run_snippet("Rscript", "tvd.R", &snippet("r"), &trials);
+        assert!((one - first).abs() < 1e-4, "R {one} vs {first}");
+        assert!((mean - table1).abs() < 1e-4, "R {mean} vs Table 1 {table1}");
+    } else {
+        eprintln!("Rscript is not installed: the R snippet was not run");
+    }
+    // The check can fail: a table with one answer changed gives another mean.
+    let changed = trials.replacen(",milk,milk,", ",cup,cup,", 1);
+    assert_ne!(changed, trials);
+    let (_, other) = run_snippet("python3", "tvd.py", &snippet("python"), &changed);
+    assert!((other - table1).abs() > 1e-6);
+}
+
+#[test]
+fn results_with_only_screened_out_runs_still_make_their_tables() {
+    let screened: Vec<(String, String)> = runs()
+        .iter()
+        .filter(|r| r.native == "No")
+        .map(|r| (format!("{}.json", r.participant), bundle(r)))
+        .collect();
+    let results = StudyResults::read(
+        screened
+            .iter()
+            .map(|(n, t)| (n.clone(), t.clone().into_bytes()))
+            .collect(),
+    )
+    .unwrap();
+    assert_eq!(results.participants[0].state, RunState::ScreenedOut);
+    let study = dataset_from_files(&screened, &[], rules()).unwrap();
+    let tables = study.tables().unwrap();
+    assert_eq!(tables.trials.lines().count(), 1, "the header only");
+    assert_eq!(tables.exclusions.lines().count(), 2);
+}
