@@ -8,12 +8,18 @@
 //! "versioning":true}`, which JATOS applies only if `n` is still the session's version, answering
 //! `SESSION_ACK` (and the patch to everyone) or `SESSION_FAIL` with the same `id`.
 //!
-//! The ledger is the session's [`LEDGER_KEY`] member, participant id → list name. A participant
-//! the ledger already names keeps that list (a reload asks again); anyone else gets the list the
-//! URL named, else the least-used one ([`least_used`]), written with versioning on, so two
-//! participants starting at once cannot both take the same place: the later patch fails and its
-//! claim starts over from a newly opened channel. [`ListClaim`] is that exchange as a state
-//! machine; the page only carries its messages.
+//! The ledger is the session's [`LEDGER_KEY`] member, participant id → `{"list", "state", "at"}`
+//! ([`LedgerEntry`]). A participant the ledger already names keeps that list (a reload asks
+//! again); anyone else gets the list the URL named, else the least-used one ([`least_used`]),
+//! written with versioning on, so two participants starting at once cannot both take the same
+//! place: the later patch fails and its claim starts over from a newly opened channel.
+//!
+//! Lists are balanced by *completed* participants: a run marks its entry `complete` when it
+//! ends with every answer, `ended` when the participant declined, withdrew or was screened out
+//! (its place is free again at once), and a run still `playing` holds its place for
+//! [`HOLD_MS`] after it started (then it counts as abandoned and frees it). [`ListClaim`] is the
+//! exchange as a state machine, for claiming a list or marking how a run ended; the page only
+//! carries its messages.
 
 use std::collections::BTreeMap;
 
@@ -26,6 +32,83 @@ pub const LEDGER_KEY: &str = "clozelabLists";
 
 /// How many times a claim starts over after another participant's write came first.
 pub const MAX_ATTEMPTS: u32 = 5;
+
+/// How long a run that has not ended holds its list's place: 2 hours, past the longest a
+/// cloze study of a few hundred words takes (Prolific's default maximum time for a 30-minute
+/// study is about 2 hours too). A run left open longer counts as abandoned.
+pub const HOLD_MS: f64 = 2.0 * 60.0 * 60.0 * 1000.0;
+
+/// Where a run in the ledger stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerState {
+    /// Started, not ended: holds its place for [`HOLD_MS`].
+    Playing,
+    /// Ended with every answer: counts for good.
+    Complete,
+    /// Declined, withdrew or screened out: frees its place.
+    Ended,
+}
+
+/// One participant's entry in the ledger.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LedgerEntry {
+    pub list: String,
+    pub state: LedgerState,
+    /// When the entry was written (ms since the epoch, the page's clock).
+    pub at: f64,
+}
+
+impl LedgerEntry {
+    /// An entry as the batch session holds it; a bare list name (written before runs were
+    /// marked) reads as a run still playing that never expires.
+    fn read(value: &Value) -> Option<Self> {
+        match value {
+            Value::String(list) => Some(Self {
+                list: list.clone(),
+                state: LedgerState::Playing,
+                at: f64::INFINITY,
+            }),
+            other => serde_json::from_value(other.clone()).ok(),
+        }
+    }
+
+    /// Whether this entry takes a place in its list at `now_ms`.
+    fn counts(&self, now_ms: f64) -> bool {
+        match self.state {
+            LedgerState::Complete => true,
+            LedgerState::Playing => now_ms - self.at <= HOLD_MS,
+            LedgerState::Ended => false,
+        }
+    }
+}
+
+/// Of a ledger (participant → entry), how many places each list has taken at `now_ms`.
+///
+/// ```
+/// use clozelab::game::jatos_batch::{HOLD_MS, places_taken};
+/// let ledger = serde_json::json!({
+///     "P1": {"list": "A", "state": "complete", "at": 0.0},
+///     "P2": {"list": "A", "state": "ended", "at": 0.0},
+///     "P3": {"list": "B", "state": "playing", "at": 0.0},
+///     "P4": "B",
+/// });
+/// let taken = places_taken(ledger.as_object().unwrap(), 1.0);
+/// assert_eq!((taken["A"], taken["B"]), (1, 2));
+/// // P3 started too long ago: abandoned.
+/// let later = places_taken(ledger.as_object().unwrap(), HOLD_MS + 1.0);
+/// assert_eq!(later["B"], 1);
+/// ```
+pub fn places_taken(ledger: &serde_json::Map<String, Value>, now_ms: f64) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for entry in ledger.values().filter_map(LedgerEntry::read) {
+        let taken = counts.entry(entry.list.clone()).or_insert(0u64);
+        if entry.counts(now_ms) {
+            *taken += 1;
+        }
+    }
+    counts
+}
 
 /// Why no list came from JATOS's batch session.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
@@ -61,11 +144,11 @@ pub enum ClaimStep {
 /// use clozelab::game::jatos_batch::{ClaimStep, ListClaim};
 /// use clozelab::game::lists::PassageList;
 /// let lists = ["A", "B"].map(|n| PassageList { name: n.into(), passages: vec![] }).to_vec();
-/// let mut claim = ListClaim::new(lists, "P7", None);
+/// let mut claim = ListClaim::new(lists, "P7", None, 1000.0);
 /// // Two participants already play A: P7 is written down for B.
 /// let opened = r#"{"action":"OPENED","data":{"clozelabLists":{"P1":"A","P2":"A"}},"version":4}"#;
 /// let ClaimStep::Send(patch) = claim.on_message(opened) else { panic!() };
-/// assert!(patch.contains(r#""path":"/clozelabLists/P7","value":"B""#));
+/// assert!(patch.contains(r#""path":"/clozelabLists/P7","value":{"at":1000.0,"list":"B""#));
 /// assert!(patch.contains(r#""version":4"#) && patch.contains(r#""versioning":true"#));
 /// let ack = r#"{"action":"SESSION_ACK","id":0,"version":5}"#;
 /// assert_eq!(claim.on_message(ack), ClaimStep::Chosen("B".into()));
@@ -75,19 +158,54 @@ pub struct ListClaim {
     lists: Vec<PassageList>,
     participant: String,
     wanted: Option<String>,
+    /// Set when the exchange marks how the run ended instead of claiming a list.
+    marking: Option<(String, LedgerState)>,
+    now_ms: f64,
     attempt: u32,
     /// The write in flight: its id and the list it names.
     pending: Option<(u32, String)>,
 }
 
 impl ListClaim {
-    /// A claim for `participant`; `wanted` is the list the URL named (recorded as it is, so
-    /// that participants sent to a list by their link count towards the balance too).
-    pub fn new(lists: Vec<PassageList>, participant: &str, wanted: Option<String>) -> Self {
+    /// A claim for `participant` at `now_ms` (the page's clock); `wanted` is the list the URL
+    /// named (recorded as it is, so that participants sent to a list by their link count
+    /// towards the balance too).
+    pub fn new(
+        lists: Vec<PassageList>,
+        participant: &str,
+        wanted: Option<String>,
+        now_ms: f64,
+    ) -> Self {
         Self {
             lists,
             participant: participant.to_string(),
             wanted,
+            marking: None,
+            now_ms,
+            attempt: 0,
+            pending: None,
+        }
+    }
+
+    /// The exchange that records how `participant`'s run of `list` ended (`state`): it ends
+    /// with [`ClaimStep::Chosen`] once the batch session holds it.
+    ///
+    /// ```
+    /// use clozelab::game::jatos_batch::{ClaimStep, LedgerState, ListClaim};
+    /// let mut mark = ListClaim::mark("P7", "B", LedgerState::Complete, 5.0);
+    /// let opened = r#"{"action":"OPENED","data":{"clozelabLists":{"P7":"B"}},"version":9}"#;
+    /// let ClaimStep::Send(patch) = mark.on_message(opened) else { panic!() };
+    /// assert!(patch.contains(r#""value":{"at":5.0,"list":"B","state":"complete"}"#), "{patch}");
+    /// let ack = r#"{"action":"SESSION_ACK","id":0,"version":10}"#;
+    /// assert_eq!(mark.on_message(ack), ClaimStep::Chosen("B".into()));
+    /// ```
+    pub fn mark(participant: &str, list: &str, state: LedgerState, now_ms: f64) -> Self {
+        Self {
+            lists: Vec::new(),
+            participant: participant.to_string(),
+            wanted: None,
+            marking: Some((list.to_string(), state)),
+            now_ms,
             attempt: 0,
             pending: None,
         }
@@ -138,39 +256,45 @@ impl ListClaim {
             .and_then(|d| d.get(LEDGER_KEY))
             .and_then(Value::as_object);
         let known = |name: &str| self.lists.iter().any(|l| l.name == name);
-        if let Some(name) = ledger
-            .and_then(|l| l.get(&self.participant))
-            .and_then(Value::as_str)
-            .filter(|name| known(name))
-        {
-            return ClaimStep::Chosen(name.to_string());
-        }
-        let mut counts = BTreeMap::new();
-        for name in ledger
-            .into_iter()
-            .flat_map(|l| l.values())
-            .filter_map(Value::as_str)
-        {
-            *counts.entry(name.to_string()).or_insert(0u64) += 1;
-        }
-        let wanted = self.wanted.as_deref().filter(|name| known(name));
-        let Some(name) = wanted.or_else(|| least_used(&self.lists, &counts)) else {
-            return ClaimStep::Failed(BatchError::Server("the study has no lists".into()));
+        let (name, state) = if let Some((list, state)) = &self.marking {
+            (list.clone(), *state)
+        } else {
+            if let Some(entry) = ledger
+                .and_then(|l| l.get(&self.participant))
+                .and_then(LedgerEntry::read)
+                .filter(|entry| known(&entry.list))
+            {
+                return ClaimStep::Chosen(entry.list);
+            }
+            let counts = ledger
+                .map(|l| places_taken(l, self.now_ms))
+                .unwrap_or_default();
+            let wanted = self.wanted.as_deref().filter(|name| known(name));
+            let Some(name) = wanted.or_else(|| least_used(&self.lists, &counts)) else {
+                return ClaimStep::Failed(BatchError::Server("the study has no lists".into()));
+            };
+            (name.to_string(), LedgerState::Playing)
         };
+        let entry = serde_json::to_value(LedgerEntry {
+            list: name.clone(),
+            state,
+            at: self.now_ms,
+        })
+        .unwrap_or(Value::Null);
         let patch = match ledger {
             Some(_) => json!({
                 "op": "add",
                 "path": format!("/{LEDGER_KEY}/{}", json_pointer_token(&self.participant)),
-                "value": name,
+                "value": entry,
             }),
             None => {
                 let mut first = serde_json::Map::new();
-                first.insert(self.participant.clone(), json!(name));
+                first.insert(self.participant.clone(), entry);
                 json!({ "op": "add", "path": format!("/{LEDGER_KEY}"), "value": first })
             }
         };
         let id = self.attempt;
-        self.pending = Some((id, name.to_string()));
+        self.pending = Some((id, name));
         ClaimStep::Send(
             json!({
                 "action": "SESSION",

@@ -124,17 +124,31 @@ impl JatosRun {
     /// assert!(run.abort_url("withdrew: yes").ends_with("/../abort?message=withdrew%3A%20yes"));
     /// ```
     pub fn abort_url(&self, message: &str) -> String {
-        // Percent-encoded as a URL query value (RFC 3986 unreserved characters kept).
-        let message: String = message
-            .bytes()
-            .map(|b| match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                    (b as char).to_string()
-                }
-                _ => format!("%{b:02X}"),
-            })
-            .collect();
-        format!("{}../abort?message={message}", self.base_path)
+        format!(
+            "{}../abort?message={}",
+            self.base_path,
+            query_value(message)
+        )
+    }
+
+    /// Ends the run as not successful (JATOS marks it FAIL and keeps its result data), with
+    /// `message`: a participant a question screened out.
+    ///
+    /// ```
+    /// use clozelab::game::jatos_run::JatosRun;
+    /// let run = JatosRun::detect(
+    ///     "/publix/8a2c-01/5b1d-02/start",
+    ///     "JATOS_IDS_1=studyResultUuid=8a2c-01",
+    /// ).unwrap();
+    /// let url = run.end_failed_url("screened out");
+    /// assert!(url.ends_with("/../end?successful=false&message=screened%20out"), "{url}");
+    /// ```
+    pub fn end_failed_url(&self, message: &str) -> String {
+        format!(
+            "{}../end?successful=false&message={}",
+            self.base_path,
+            query_value(message)
+        )
     }
 
     /// The batch channel's path (a WebSocket on the page's host): under JATOS's URL base path
@@ -218,6 +232,18 @@ fn parse_pairs(value: &str) -> BTreeMap<String, String> {
         .split('&')
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `text` percent-encoded as a URL query value (RFC 3986 unreserved characters kept).
+fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
         .collect()
 }
 

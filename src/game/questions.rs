@@ -105,6 +105,31 @@ pub enum AnswerError {
     NotAnOption,
 }
 
+impl AnswerError {
+    /// What the participant reads, in the study's texts: the text and its placeholders.
+    pub fn say(&self) -> (super::participant_texts::Say, Vec<(&'static str, String)>) {
+        use super::participant_texts::Say;
+        match self {
+            Self::Required => (Say::QuestionRequired, Vec::new()),
+            Self::NotANumber => (Say::QuestionNumber, Vec::new()),
+            Self::OutOfRange { min, max } => (
+                Say::QuestionRange,
+                vec![("min", min.clone()), ("max", max.clone())],
+            ),
+            Self::NotAnOption => (Say::QuestionChoice, Vec::new()),
+        }
+    }
+}
+
+/// Where a block of questions is asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// After the consent, before the first passage.
+    Before,
+    /// After the last passage, before the end.
+    After,
+}
+
 impl Question {
     /// The column of the trial table its answers go in.
     pub fn column(&self) -> String {

@@ -547,13 +547,15 @@ impl StudyConfig {
         &self,
         participant: &str,
         params: &BTreeMap<String, String>,
+        now_ms: f64,
     ) -> Option<(String, super::jatos_batch::ListClaim)> {
         let run = self.jatos.as_ref().filter(|_| !self.preview)?;
         if self.lists.is_empty() {
             return None;
         }
         let wanted = self.parameters(params).get(LIST_PARAM).cloned();
-        let claim = super::jatos_batch::ListClaim::new(self.lists.clone(), participant, wanted);
+        let claim =
+            super::jatos_batch::ListClaim::new(self.lists.clone(), participant, wanted, now_ms);
         Some((run.batch_channel_path(), claim))
     }
 

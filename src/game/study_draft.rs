@@ -7,8 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::attention::AttentionCheck;
+use super::latin_square::LatinSquare;
 use super::lists::PassageList;
 use super::passages::{Passage, PassageError, built_in_passages, parse_plain_text};
+use super::questions::{Question, QuestionKind};
 use super::study::{StudyConfig, StudyError};
 
 /// The config as tidy JSON: fields at their default (empty, `false`, `null`, `0`, fixed order,
@@ -260,6 +262,157 @@ pub fn overrides_text(texts: &BTreeMap<String, String>) -> String {
 pub fn parse_overrides(text: &str) -> Result<BTreeMap<String, String>, String> {
     parse_lines(text, "name: text", |name, text| {
         Some((name.to_string(), text.to_string()))
+    })
+}
+
+/// The Study page's two fields of a Latin square: its conditions (`high, low`) and its items,
+/// one per line, each the passage ids of its conditions in order (`a_high, a_low`).
+///
+/// ```
+/// use clozelab::game::study_draft::{parse_square, square_texts};
+/// let square = parse_square("high, low", "a1, a2\nb1, b2\n").unwrap().unwrap();
+/// assert_eq!(square.items[1], ["b1", "b2"]);
+/// assert_eq!(square_texts(Some(&square)), ("high, low".into(), "a1, a2\nb1, b2".into()));
+/// assert_eq!(parse_square(" ", ""), Ok(None));
+/// assert!(parse_square("", "a1, a2").is_err());
+/// ```
+pub fn square_texts(square: Option<&LatinSquare>) -> (String, String) {
+    square.map_or_else(Default::default, |s| {
+        let items: Vec<String> = s.items.iter().map(|item| item.join(", ")).collect();
+        (s.conditions.join(", "), items.join("\n"))
+    })
+}
+
+/// See [`square_texts`]; `None` when both fields are empty.
+pub fn parse_square(conditions: &str, items: &str) -> Result<Option<LatinSquare>, String> {
+    let split = |line: &str| -> Vec<String> {
+        line.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let conditions = split(conditions);
+    let items: Vec<Vec<String>> = items
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(split)
+        .collect();
+    match (conditions.is_empty(), items.is_empty()) {
+        (true, true) => Ok(None),
+        (true, false) => Err("name the conditions first (e.g. \"high, low\")".into()),
+        _ => Ok(Some(LatinSquare { conditions, items })),
+    }
+}
+
+/// Sets the study's Latin square and the lists it rotates into; a square that cannot be
+/// rotated leaves no lists, and the loader says why.
+pub fn set_latin_square(config: &mut StudyConfig, square: Option<LatinSquare>) {
+    if let Some(square) = &square {
+        config.lists = square.lists().unwrap_or_default();
+    } else if config.latin_square.is_some() {
+        config.lists.clear();
+    }
+    config.latin_square = square;
+}
+
+/// Adds the built-in question `name` (see [`super::questions::built_in`]) in the study's
+/// language, before the passages or (did you look anything up) after them; `Err` when the study
+/// already asks a question of that id.
+///
+/// ```
+/// use clozelab::game::{study::StudyConfig, study_draft::add_built_in_question};
+/// let mut config = StudyConfig::default_play();
+/// add_built_in_question(&mut config, "native_speaker").unwrap();
+/// add_built_in_question(&mut config, "looked_up").unwrap();
+/// assert_eq!((config.questions_before.len(), config.questions_after.len()), (1, 1));
+/// assert!(add_built_in_question(&mut config, "looked_up").is_err());
+/// ```
+pub fn add_built_in_question(config: &mut StudyConfig, name: &str) -> Result<(), String> {
+    let language = config.language.clone().unwrap_or_else(|| "en".into());
+    let question = super::questions::built_in(name, &language)
+        .ok_or_else(|| format!("there is no built-in question {name:?}"))?;
+    add_question(config, question, name != "looked_up")
+}
+
+/// Adds `question` before the passages (`before`) or after them; `Err` when the study already
+/// asks a question of that id.
+pub fn add_question(
+    config: &mut StudyConfig,
+    question: Question,
+    before: bool,
+) -> Result<(), String> {
+    let taken = config
+        .questions_before
+        .iter()
+        .chain(&config.questions_after)
+        .any(|q| q.id == question.id);
+    if taken {
+        return Err(format!(
+            "the study already asks a question {:?}",
+            question.id
+        ));
+    }
+    if before {
+        config.questions_before.push(question);
+    } else {
+        config.questions_after.push(question);
+    }
+    Ok(())
+}
+
+/// A question of the researcher's own from the Study page's fields: `options` and
+/// `screen_out` comma-separated, `range` as `min-max` (either side may be empty).
+///
+/// ```
+/// use clozelab::game::questions::QuestionKind;
+/// use clozelab::game::study_draft::own_question;
+/// let q = own_question("handedness", "Which hand do you write with?", QuestionKind::SingleChoice,
+///     "left, right, both", "", "", true).unwrap();
+/// assert_eq!(q.options, ["left", "right", "both"]);
+/// let age = own_question("age", "Age?", QuestionKind::Number, "", "", "18-99", true).unwrap();
+/// assert_eq!((age.min, age.max), (Some(18.0), Some(99.0)));
+/// assert!(own_question("x", "X?", QuestionKind::Number, "", "", "old", true).is_err());
+/// ```
+pub fn own_question(
+    id: &str,
+    text: &str,
+    kind: QuestionKind,
+    options: &str,
+    screen_out: &str,
+    range: &str,
+    required: bool,
+) -> Result<Question, String> {
+    let list = |text: &str| -> Vec<String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let bound = |s: &str| -> Result<Option<f64>, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse()
+            .map(Some)
+            .map_err(|_| format!("the range must be written \"min-max\" in numbers, got {range:?}"))
+    };
+    let (min, max) = match range.trim().split_once('-') {
+        Some((lo, hi)) => (bound(lo)?, bound(hi)?),
+        None => (bound(range)?, None),
+    };
+    Ok(Question {
+        id: id.trim().to_string(),
+        text: text.trim().to_string(),
+        kind,
+        options: list(options),
+        min,
+        max,
+        points: None,
+        required,
+        screen_out: list(screen_out),
     })
 }
 

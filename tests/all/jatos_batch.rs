@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use clozelab::game::jatos_batch::{BatchError, ClaimStep, LEDGER_KEY, ListClaim, MAX_ATTEMPTS};
+use clozelab::game::jatos_batch::{
+    BatchError, ClaimStep, HOLD_MS, LEDGER_KEY, LedgerState, ListClaim, MAX_ATTEMPTS,
+};
 use clozelab::game::jatos_run::JatosRun;
 use clozelab::game::lists::PassageList;
 use clozelab::game::study::StudyConfig;
@@ -54,8 +56,27 @@ impl Batch {
         }
     }
 
+    /// Participant → list name, of entries as the page writes them.
     fn ledger(&self) -> BTreeMap<String, String> {
-        serde_json::from_value(self.data[LEDGER_KEY].clone()).unwrap()
+        self.data[LEDGER_KEY]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(who, entry)| (who.clone(), entry["list"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    /// Carries `exchange` (a claim or a mark) to its end with no one else in between.
+    fn carry(&mut self, mut exchange: ListClaim) -> String {
+        let mut inbox = self.opened();
+        loop {
+            match exchange.on_message(&inbox) {
+                ClaimStep::Send(out) => inbox = self.write(&out),
+                ClaimStep::Chosen(name) => return name,
+                ClaimStep::Reopen => inbox = self.opened(),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
     }
 }
 
@@ -83,16 +104,44 @@ fn apply(mut doc: Value, patches: &Value) -> Option<Value> {
 
 /// One participant's claim, carried to its end against `batch` with no one else in between.
 fn claim(batch: &mut Batch, names: &[&str], participant: &str, wanted: Option<&str>) -> String {
-    let mut claim = ListClaim::new(lists(names), participant, wanted.map(String::from));
-    let mut inbox = batch.opened();
-    loop {
-        match claim.on_message(&inbox) {
-            ClaimStep::Send(out) => inbox = batch.write(&out),
-            ClaimStep::Chosen(name) => return name,
-            ClaimStep::Reopen => inbox = batch.opened(),
-            other => panic!("unexpected {other:?}"),
-        }
+    batch.carry(ListClaim::new(
+        lists(names),
+        participant,
+        wanted.map(String::from),
+        0.0,
+    ))
+}
+
+#[test]
+fn lists_balance_by_completed_participants() {
+    let mut batch = Batch::new();
+    let at = |batch: &mut Batch, who: &str, now: f64| {
+        batch.carry(ListClaim::new(lists(&["A", "B"]), who, None, now))
+    };
+    assert_eq!(at(&mut batch, "P1", 0.0), "A");
+    assert_eq!(at(&mut batch, "P2", 0.0), "B");
+    // P1 completes; P2 withdraws: B's place is free again at once.
+    batch.carry(ListClaim::mark("P1", "A", LedgerState::Complete, 10.0));
+    batch.carry(ListClaim::mark("P2", "B", LedgerState::Ended, 10.0));
+    assert_eq!(batch.data[LEDGER_KEY]["P1"]["state"], "complete");
+    assert_eq!(at(&mut batch, "P3", 20.0), "B");
+    // P3 starts B and leaves without a word: B stays taken for the hold, then frees.
+    assert_eq!(at(&mut batch, "P4", 30.0), "A");
+    batch.carry(ListClaim::mark("P4", "A", LedgerState::Complete, 40.0));
+    assert_eq!(at(&mut batch, "P5", 50.0), "B", "A 2 complete, B 1 playing");
+    assert_eq!(
+        at(&mut batch, "P6", HOLD_MS + 60.0),
+        "B",
+        "P3 and P5 abandoned"
+    );
+    // Without the marks, assigned places would have counted: P2's withdrawal kept B's.
+    let mut unmarked = Batch::new();
+    for who in ["P1", "P2", "P3"] {
+        claim(&mut unmarked, &["A", "B"], who, None);
     }
+    assert_eq!(unmarked.ledger()["P3"], "A");
+    // A reload of a run that completed keeps its list.
+    assert_eq!(at(&mut batch, "P1", 70.0), "A");
 }
 
 #[test]
@@ -118,14 +167,14 @@ fn a_reload_keeps_the_list_and_writes_nothing() {
     assert_eq!(claim(&mut batch, &["A", "B"], "P1", None), "A");
     assert_eq!(claim(&mut batch, &["A", "B"], "P2", None), "B");
     let version = batch.version;
-    let mut again = ListClaim::new(lists(&["A", "B"]), "P2", None);
+    let mut again = ListClaim::new(lists(&["A", "B"]), "P2", None, 0.0);
     assert_eq!(
         again.on_message(&batch.opened()),
         ClaimStep::Chosen("B".into())
     );
     assert_eq!(batch.version, version);
     // A list the study no longer has is claimed afresh, the entry replaced.
-    let mut renamed = ListClaim::new(lists(&["A", "C"]), "P2", None);
+    let mut renamed = ListClaim::new(lists(&["A", "C"]), "P2", None, 0.0);
     let ClaimStep::Send(out) = renamed.on_message(&batch.opened()) else {
         panic!("expected a write")
     };
@@ -136,8 +185,8 @@ fn a_reload_keeps_the_list_and_writes_nothing() {
 #[test]
 fn two_participants_starting_at_once_get_different_lists() {
     let mut batch = Batch::new();
-    let mut first = ListClaim::new(lists(&["A", "B"]), "P1", None);
-    let mut second = ListClaim::new(lists(&["A", "B"]), "P2", None);
+    let mut first = ListClaim::new(lists(&["A", "B"]), "P1", None, 0.0);
+    let mut second = ListClaim::new(lists(&["A", "B"]), "P2", None, 0.0);
     // Both channels open on the same version and both would take A.
     let opened = batch.opened();
     let (ClaimStep::Send(w1), ClaimStep::Send(w2)) =
@@ -145,7 +194,8 @@ fn two_participants_starting_at_once_get_different_lists() {
     else {
         panic!("both write")
     };
-    assert!(w1.contains(r#""value":{"P1":"A"}"#) && w2.contains(r#""value":{"P2":"A"}"#));
+    assert!(w1.contains(r#""value":{"P1":{"at":0.0,"list":"A""#), "{w1}");
+    assert!(w2.contains(r#""value":{"P2":{"at":0.0,"list":"A""#), "{w2}");
     assert_eq!(
         first.on_message(&batch.write(&w1)),
         ClaimStep::Chosen("A".into())
@@ -167,7 +217,7 @@ fn two_participants_starting_at_once_get_different_lists() {
 
 #[test]
 fn a_claim_that_keeps_losing_gives_up() {
-    let mut claim = ListClaim::new(lists(&["A", "B"]), "P1", None);
+    let mut claim = ListClaim::new(lists(&["A", "B"]), "P1", None, 0.0);
     let opened = r#"{"action":"OPENED","data":{},"version":1}"#;
     for attempt in 1..=MAX_ATTEMPTS {
         let ClaimStep::Send(out) = claim.on_message(opened) else {
@@ -186,7 +236,7 @@ fn a_claim_that_keeps_losing_gives_up() {
 
 #[test]
 fn odd_messages_and_odd_sessions() {
-    let mut claim = ListClaim::new(lists(&["A", "B"]), "a/b~c", None);
+    let mut claim = ListClaim::new(lists(&["A", "B"]), "a/b~c", None, 0.0);
     // Heartbeats, others' patches and answers to someone else's write change nothing.
     for text in [
         r#"{"heartbeat":"pong"}"#,
@@ -218,7 +268,7 @@ fn odd_messages_and_odd_sessions() {
     assert!(batch.write(&out).contains("SESSION_ACK"));
     assert_eq!(batch.ledger()["a/b~c"], "A");
     assert_eq!(batch.data["other"], json!({"keep": 1}));
-    let mut next = ListClaim::new(lists(&["A", "B"]), "x~y/z", None);
+    let mut next = ListClaim::new(lists(&["A", "B"]), "x~y/z", None, 0.0);
     let ClaimStep::Send(out) = next.on_message(&batch.opened()) else {
         panic!("a write")
     };
@@ -227,11 +277,11 @@ fn odd_messages_and_odd_sessions() {
     assert_eq!(batch.ledger()["x~y/z"], "B");
     // Counts of names that are not the study's lists (or not strings) are ignored.
     batch.data[LEDGER_KEY] = json!({"q": "Z", "r": 3, "s": "B"});
-    let mut third = ListClaim::new(lists(&["A", "B"]), "P3", None);
+    let mut third = ListClaim::new(lists(&["A", "B"]), "P3", None, 0.0);
     let ClaimStep::Send(out) = third.on_message(&batch.opened()) else {
         panic!("a write")
     };
-    assert!(out.contains(r#""value":"A""#), "{out}");
+    assert!(out.contains(r#""list":"A""#), "{out}");
 }
 
 #[test]
@@ -241,7 +291,7 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
     let config = StudyConfig::from_json(json).unwrap();
     let params = BTreeMap::new();
     assert!(
-        config.batch_list_claim("P1", &params).is_none(),
+        config.batch_list_claim("P1", &params, 0.0).is_none(),
         "not in JATOS"
     );
     let run = JatosRun::detect(
@@ -250,19 +300,19 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
     )
     .unwrap();
     let mut in_jatos = config.clone().in_jatos(run);
-    let (path, _) = in_jatos.batch_list_claim("P1", &params).unwrap();
+    let (path, _) = in_jatos.batch_list_claim("P1", &params, 0.0).unwrap();
     assert_eq!(path, "/publix/8a2c-01/batch/open");
     assert!(
         in_jatos
             .clone()
             .for_preview()
-            .batch_list_claim("P1", &params)
+            .batch_list_claim("P1", &params, 0.0)
             .is_none()
     );
     let no_lists = StudyConfig::from_json(r#"{"passages": ["storm"]}"#)
         .unwrap()
         .in_jatos(in_jatos.jatos.clone().unwrap());
-    assert!(no_lists.batch_list_claim("P1", &params).is_none());
+    assert!(no_lists.batch_list_claim("P1", &params, 0.0).is_none());
     // The batch's list goes into the plan, recorded as chosen by JATOS; a link's list wins.
     in_jatos.jatos.as_mut().unwrap().batch_list = Some("B".into());
     let plan = in_jatos.plan("P1", &params).unwrap();

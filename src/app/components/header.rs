@@ -1,4 +1,5 @@
-//! The header: the app's name and, outside a study, the navigation and the model's state.
+//! The header: the app's name and, outside a study, the navigation and the model's state (the
+//! backend line only on pages that use the model).
 
 use leptos::prelude::*;
 use leptos_router::components::A;
@@ -14,6 +15,7 @@ pub fn Header(in_study: bool) -> impl IntoView {
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default();
     let link = move |path: &str| format!("{path}{search}");
+    let location = leptos_router::hooks::use_location();
     view! {
         <header class="app-header">
             <h1>"clozelab"</h1>
@@ -64,7 +66,15 @@ pub fn Header(in_study: bool) -> impl IntoView {
                         }
                     }}
                 </p>
-                <BackendStatus />
+                // Only where the model is used: not on the Study page, nor on the Analysis page
+                // while no model is loaded (its figures come from files).
+                <Show when=move || {
+                    let path = location.pathname.get();
+                    let model_ready = ctx.model.with(|m| matches!(m, ModelState::Ready(_)));
+                    !(path.starts_with("/study") || (path.starts_with("/analysis") && !model_ready))
+                }>
+                    <BackendStatus />
+                </Show>
             </Show>
         </header>
     }

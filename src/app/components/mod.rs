@@ -1,6 +1,6 @@
 //! Components more than one page uses: the header and backend line (with the weights'
 //! precision, [`precision_line`]), the model loader, consent and completion screens, attention
-//! checks ([`attention_check`]), declining and withdrawing ([`withdrawal`]), the progress bar,
+//! checks ([`attention_check`]), a study's questions ([`questionnaire`], asked by [`question_block`], ending a run early in [`screening`]), declining and withdrawing ([`withdrawal`]), the progress bar,
 //! where the answers are kept when not in lasting storage ([`storage_warning`]), the charts of word and token distributions, the participants of imported results, and
 //! [`outcome`] for every asynchronous result's loading and error states.
 
@@ -16,7 +16,10 @@ pub mod outcome;
 pub mod participant_runs;
 pub mod precision_line;
 pub mod progress_bar;
+pub mod question_block;
+pub mod questionnaire;
 pub mod run_stop;
+pub mod screening;
 pub mod storage_warning;
 pub mod with_model;
 pub mod withdrawal;

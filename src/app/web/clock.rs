@@ -18,3 +18,9 @@ pub fn now_ms() -> f64 {
 pub fn timestamp() -> String {
     String::from(js_sys::Date::new_0().to_iso_string())
 }
+
+/// Milliseconds since the Unix epoch on the system clock, for what other browsers compare
+/// (JATOS's batch ledger).
+pub fn epoch_ms() -> f64 {
+    js_sys::Date::now()
+}

@@ -141,13 +141,19 @@ async fn fetch_network(
 
 /// Whether `url` is cached or answers a HEAD request (without reading its body).
 pub async fn exists(url: &str) -> bool {
-    if let Some(cache) = open_cache().await
-        && cached_response(&cache, url).await.is_some()
-    {
+    if is_cached(url).await {
         return true;
     }
     let head = gloo_net::http::RequestBuilder::new(url).method(gloo_net::http::Method::HEAD);
     matches!(head.send().await, Ok(r) if r.ok())
+}
+
+/// Whether Cache Storage holds `url` (a model loaded on an earlier visit).
+pub async fn is_cached(url: &str) -> bool {
+    match open_cache().await {
+        Some(cache) => cached_response(&cache, url).await.is_some(),
+        None => false,
+    }
 }
 
 /// Bodies up to this size go with `keepalive`, so that a tab closed right after the last

@@ -83,11 +83,21 @@ impl IdbStore {
         let store = tx.object_store(STORE).map_err(unavailable)?;
         let values = wait(&store.get_all().map_err(unavailable)?).await?;
         let array: js_sys::Array = values.dyn_into().map_err(unavailable)?;
-        Ok(array
+        let mut all: Vec<ResponseRecord> = array
             .iter()
             .filter_map(|v| v.as_string())
             .filter_map(|s| serde_json::from_str(&s).ok())
-            .collect())
+            .collect();
+        // Keys hold positions as text (2, 20, 3): order by the numbers instead.
+        all.sort_by(|a, b| {
+            (&a.participant, &a.run, &a.passage, a.position).cmp(&(
+                &b.participant,
+                &b.run,
+                &b.passage,
+                b.position,
+            ))
+        });
+        Ok(all)
     }
 }
 

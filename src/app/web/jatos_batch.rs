@@ -1,5 +1,6 @@
 //! The page's side of JATOS's batch channel: carries [`ListClaim`]'s messages over the WebSocket
-//! JATOS opens for a run, so that a participant gets the least-used list of the study's batch.
+//! JATOS opens for a run, so that a participant gets the list fewest completed (or still
+//! playing) participants have, and the ledger learns how each run ended.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +8,7 @@ use futures::future::Either;
 use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::{Message, futures::WebSocket};
 
-use crate::game::jatos_batch::{ClaimStep, ListClaim};
+use crate::game::jatos_batch::{ClaimStep, LedgerState, ListClaim};
 use crate::game::study::StudyConfig;
 
 /// How long a participant waits for JATOS's batch channel before the list comes from the URL
@@ -22,7 +23,26 @@ pub async fn batch_list(
     participant: &str,
     params: &BTreeMap<String, String>,
 ) -> Option<String> {
-    let (path, claim) = config.batch_list_claim(participant, params)?;
+    let now = crate::app::web::clock::epoch_ms();
+    let (path, claim) = config.batch_list_claim(participant, params, now)?;
+    run_exchange(&path, claim).await
+}
+
+/// Records in JATOS's batch session how `participant`'s run of `list` ended (`state`), so that
+/// a run that completed counts for its list and one that ended otherwise frees its place. Does
+/// nothing outside JATOS or for a study without lists; a failure is said in the console.
+pub async fn mark_list(config: &StudyConfig, participant: &str, list: &str, state: LedgerState) {
+    let Some(run) = config.jatos.as_ref().filter(|_| !config.lists.is_empty()) else {
+        return;
+    };
+    let now = crate::app::web::clock::epoch_ms();
+    let mark = ListClaim::mark(participant, list, state, now);
+    run_exchange(&run.batch_channel_path(), mark).await;
+}
+
+/// Runs a claim or a mark over the batch channel at `path`, giving up after
+/// [`CLAIM_TIMEOUT_MS`].
+async fn run_exchange(path: &str, claim: ListClaim) -> Option<String> {
     let location = web_sys::window()?.location();
     let scheme = if location.protocol().ok()? == "https:" {
         "wss"
@@ -39,7 +59,7 @@ pub async fn batch_list(
     match outcome {
         Ok(name) => Some(name),
         Err(why) => {
-            leptos::logging::warn!("no list from JATOS's batch session: {why}");
+            leptos::logging::warn!("JATOS's batch session: {why}");
             None
         }
     }

@@ -7,6 +7,7 @@
 
 pub mod clock;
 pub mod delivered;
+pub mod device;
 pub mod digest;
 pub mod error;
 pub mod fetch;
@@ -14,6 +15,7 @@ pub mod files;
 pub mod idb;
 pub mod idb_attention;
 pub mod idb_delete;
+pub mod idb_questions;
 pub mod idb_requests;
 pub mod jatos_batch;
 pub mod jatos_client;

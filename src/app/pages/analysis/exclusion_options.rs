@@ -51,8 +51,7 @@ pub(super) fn ExclusionOptions(exclude: RwSignal<ExclusionRules>) -> impl IntoVi
                                 e.min_median_response_ms = ms.filter(|m| m.is_finite() && *m > 0.0);
                             });
                     }
-                />
-                " ms"
+                /> " ms"
             </label>
         </fieldset>
     }

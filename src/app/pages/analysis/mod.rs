@@ -200,7 +200,13 @@ pub fn AnalysisPage() -> impl IntoView {
                         {a
                             .left_out
                             .clone()
-                            .map(|text| view! { <p class="note" data-testid="figures-left-out">{text}</p> })}
+                            .map(|text| {
+                                view! {
+                                    <p class="note" data-testid="figures-left-out">
+                                        {text}
+                                    </p>
+                                }
+                            })}
                         <div class="figures">
                             {a
                                 .figures

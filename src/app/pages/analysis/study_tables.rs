@@ -36,11 +36,8 @@ pub(super) fn StudyTables(files: Vec<(String, String)>) -> impl IntoView {
             <h3>"The study's data for R or Python"</h3>
             <p>
                 "One row per answer of every run, excluded runs included (their "
-                <code>"exclusion_reason"</code>
-                " says why); "
-                <code>"codebook.csv"</code>
-                " says what each column holds, "
-                <code>"exclusions.csv"</code>
+                <code>"exclusion_reason"</code> " says why); " <code>"codebook.csv"</code>
+                " says what each column holds, " <code>"exclusions.csv"</code>
                 " who was left out and why. The researchers' guide shows R and Python reading them."
             </p>
             <div class="downloads">{buttons}</div>

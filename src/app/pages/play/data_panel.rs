@@ -119,9 +119,12 @@ pub fn DataPanel() -> impl IntoView {
                         </thead>
                         <tbody>
                             {move || {
-                                lab.imported
-                                    .get()
-                                    .into_iter()
+                                let mut rows = lab.imported.get();
+                                rows.sort_by(|a, b| {
+                                    (&a.participant, &a.run, &a.passage, a.position)
+                                        .cmp(&(&b.participant, &b.run, &b.passage, b.position))
+                                });
+                                rows.into_iter()
                                     .take(50)
                                     .map(|r| {
                                         view! {

@@ -17,6 +17,7 @@ use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::outcome::Outcome;
+use crate::app::components::question_block::QuestionBlockView;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
@@ -176,8 +177,18 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                         <ConsentScreen
                             consent
                             instructions
-                            on_accept=Callback::new(move |_| game.show_next())
+                            on_accept=Callback::new(move |_| game.accept_consent())
                             on_decline=Callback::new(move |_| game.leave(Leaving::Declined))
+                        />
+                    }
+                        .into_any()
+                }
+                Phase::Questions(block) => {
+                    view! {
+                        <QuestionBlockView
+                            questionnaire=game.questionnaire
+                            questions=game.questionnaire.due(block)
+                            on_done=Callback::new(move |screened| game.questions_done(screened))
                         />
                     }
                         .into_any()

@@ -1,6 +1,7 @@
 //! "/study": the Study page. A form that builds a study config for any of the three games
-//! ([`passage_fields`], [`line_fields`], [`screen_fields`], [`language_fields`],
-//! [`game_fields`]), checked as you type by the same loader participants' browsers run; an
+//! ([`passage_fields`], [`line_fields`], a Latin square's [`latin_square_fields`],
+//! [`screen_fields`], the questions' [`question_fields`] and [`own_question`],
+//! [`language_fields`], [`game_fields`]), checked as you type by the same loader participants' browsers run; an
 //! existing config can be loaded ([`load_config`]); the study can be played as a participant
 //! would ([`preview`]) and goes out as `study.json`, a JATOS archive or a static site
 //! ([`packages`]).
@@ -8,11 +9,14 @@
 mod fields;
 mod game_fields;
 mod language_fields;
+mod latin_square_fields;
 mod line_fields;
 mod load_config;
+mod own_question;
 mod packages;
 mod passage_fields;
 mod preview;
+mod question_fields;
 mod screen_fields;
 
 use leptos::prelude::*;
@@ -21,10 +25,12 @@ use crate::game::study::StudyConfig;
 use crate::game::study_draft::validated_json;
 use game_fields::GameFields;
 use language_fields::LanguageFields;
+use latin_square_fields::LatinSquareFields;
 use load_config::LoadConfig;
 use packages::StudyPackages;
 use passage_fields::PassageFields;
 use preview::StudyPreview;
+use question_fields::QuestionFields;
 use screen_fields::ScreenFields;
 
 /// The config being edited, shared by the page's parts.
@@ -99,7 +105,9 @@ fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
         <form class="study-form" on:submit=|ev| ev.prevent_default()>
             <GameFields />
             <PassageFields />
+            <LatinSquareFields />
             <ScreenFields />
+            <QuestionFields />
             <LanguageFields />
         </form>
         {move || match checked.get() {

@@ -30,6 +30,8 @@ pub enum Stage {
     Preparing(String),
     /// A study's consent and instructions (first visit only).
     Consent,
+    /// A block of the study's questions.
+    Questions(crate::game::questions::Block),
     /// A round on screen; `shown_ms` is when it appeared (for the answer time).
     Playing {
         slot: Slot,
@@ -79,6 +81,8 @@ pub struct TokenGame {
     pub opponent: RwSignal<Option<ModelScores>>,
     /// The study's attention checks and this participant's answers to them.
     pub attention: Attention,
+    /// The study's questions, this participant's answers and when they agreed to the consent.
+    pub questionnaire: crate::app::components::questionnaire::Questionnaire,
     /// The texts participants read.
     pub say: TextsContext,
     /// The answers live in this page only: the browser's storage failed in a study whose
@@ -132,6 +136,7 @@ impl TokenGame {
             redirect_status: crate::app::components::completion::SubmitStatus::new(),
             opponent: RwSignal::new(None),
             attention: Attention::new(),
+            questionnaire: crate::app::components::questionnaire::Questionnaire::new(),
             say,
             memory_only: RwSignal::new(None),
         };
@@ -150,6 +155,10 @@ impl TokenGame {
 
     /// Shows the next unanswered round, or the end.
     pub fn show_current(self) {
+        use crate::game::questions::Block;
+        if self.experiment && !self.questionnaire.due(Block::Before).is_empty() {
+            return self.stage.set(Stage::Questions(Block::Before));
+        }
         let (next, place) = self.schedule.with_untracked(|s| {
             s.as_ref()
                 .map(|s| (s.current().cloned(), s.place_in_passage()))
@@ -161,11 +170,13 @@ impl TokenGame {
             }
             None => self.attention.pending.set(None),
         }
+        let after_due = self.experiment && !self.questionnaire.due(Block::After).is_empty();
         self.stage.set(match next.clone() {
             Some(slot) => Stage::Playing {
                 slot,
                 shown_ms: now_ms(),
             },
+            None if after_due => return self.stage.set(Stage::Questions(Block::After)),
             None => Stage::Finished,
         });
         if next.is_none() && self.experiment {

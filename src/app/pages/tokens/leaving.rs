@@ -16,8 +16,11 @@ impl TokenGame {
         // The game's stage that says only what is going on, with no round on screen.
         self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
         leptos::task::spawn_local(async move {
+            self.mark_list(crate::game::jatos_batch::LedgerState::Ended)
+                .await;
             let message = leave_without_data(&study, &scope, leaving, self.say).await;
             self.attention.clear();
+            self.questionnaire.clear();
             self.stage.set(Stage::Left(message));
         });
     }

@@ -27,6 +27,7 @@ use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::progress_bar::ProgressBar;
+use crate::app::components::question_block::QuestionBlockView;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::state::ModelState;
 use crate::game::participant_texts::Say;
@@ -113,8 +114,18 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                         <ConsentScreen
                             consent
                             instructions
-                            on_accept=Callback::new(move |_| tg.show_current())
+                            on_accept=Callback::new(move |_| tg.accept_consent())
                             on_decline=Callback::new(move |_| tg.leave(Leaving::Declined))
+                        />
+                    }
+                        .into_any()
+                }
+                Stage::Questions(block) => {
+                    view! {
+                        <QuestionBlockView
+                            questionnaire=tg.questionnaire
+                            questions=tg.questionnaire.due(block)
+                            on_done=Callback::new(move |screened| tg.questions_done(screened))
                         />
                     }
                         .into_any()

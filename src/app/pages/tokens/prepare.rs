@@ -67,7 +67,14 @@ impl TokenGame {
             .study
             .with_value(|s| (s.attention_checks.clone(), s.preview));
         self.attention.start(checks, self.scope(), preview).await;
-        let first_visit = saved.is_empty();
+        let (before, after) = self
+            .study
+            .with_value(|s| (s.questions_before.clone(), s.questions_after.clone()));
+        self.questionnaire
+            .start(before, after, self.scope(), preview)
+            .await;
+        let first_visit =
+            saved.is_empty() && self.questionnaire.consent_at.get_untracked().is_none();
         let schedule = schedule.resume(saved.slots());
         match saved {
             TokenRecords::Top1(r) => self.top1.set(r),

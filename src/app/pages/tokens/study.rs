@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use super::TokenGameBody;
-use super::controller::TokenGame;
+use super::controller::{Stage, TokenGame};
 use crate::app::components::completion::leave_study;
 use crate::app::components::model_loader::{LOCAL_GPT2_URL, load_from_url};
 use crate::app::state::use_runtime;
@@ -74,7 +74,54 @@ impl TokenGame {
             Some(planned) => manifest.with_planned_answers(planned),
             None => manifest,
         }
-        .with_attention(self.attention.results.get_untracked())
+        .with_details(
+            self.questionnaire
+                .details(self.attention.results.get_untracked()),
+        )
+    }
+
+    /// The participant agreed to the consent: its time is recorded, then the game starts.
+    pub fn accept_consent(self) {
+        leptos::task::spawn_local(async move {
+            self.questionnaire.consent().await;
+            self.show_current();
+        });
+    }
+
+    /// A block of questions was answered and saved: on, unless an answer screened the
+    /// participant out (see [`crate::app::components::screening::end_screened_out`]).
+    pub fn questions_done(self, screened_out: bool) {
+        if !screened_out {
+            return self.show_current();
+        }
+        let study = self.study.get_value();
+        let plan = self.plan.get_value();
+        self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
+        leptos::task::spawn_local(async move {
+            self.questionnaire
+                .answers
+                .update(|answers| answers.retain(|a| a.screened_out));
+            // A bundle of no answers: the manifest carries the answer that screened them out.
+            let bundle = crate::game::export::ExportKind::Bundle
+                .render(&[], &[], Some(&self.manifest()))
+                .ok();
+            let message = crate::app::components::screening::end_screened_out(
+                &study, &plan, bundle, self.say,
+            )
+            .await;
+            self.stage.set(Stage::Left(message));
+        });
+    }
+
+    /// Records in JATOS's batch session how this run of its list ended (nothing outside JATOS,
+    /// or without lists).
+    pub async fn mark_list(self, state: crate::game::jatos_batch::LedgerState) {
+        let plan = self.plan.get_value();
+        if let Some(list) = &plan.list {
+            let study = self.study.get_value();
+            crate::app::web::jatos_batch::mark_list(&study, &plan.participant, &list.name, state)
+                .await;
+        }
     }
 
     /// The end of a study: reads every answer back from storage, and only when each scheduled
@@ -85,6 +132,8 @@ impl TokenGame {
             return;
         }
         let status = self.redirect_status;
+        self.mark_list(crate::game::jatos_batch::LedgerState::Complete)
+            .await;
         let saved = self.load_saved().await;
         let confirmed = match &saved {
             Ok(records) => self

@@ -19,6 +19,9 @@ impl GameController {
         };
         self.phase.set(Phase::Loading);
         leptos::task::spawn_local(async move {
+            // The list's place is free again (before JATOS's run is aborted and its channel shut).
+            self.mark_list(crate::game::jatos_batch::LedgerState::Ended)
+                .await;
             let message = leave_without_data(&study, &scope, leaving, self.say).await;
             // What this page still held goes too (the in-memory store of a preview, say).
             self.store.set_value(None);
@@ -26,6 +29,7 @@ impl GameController {
             self.records.set(Vec::new());
             self.trial.set(None);
             self.attention.clear();
+            self.questionnaire.clear();
             self.phase.set(Phase::Left(message));
         });
     }

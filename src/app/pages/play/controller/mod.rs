@@ -4,12 +4,14 @@
 use leptos::prelude::*;
 
 use crate::app::components::attention_check::Attention;
+use crate::app::components::questionnaire::Questionnaire;
 use crate::app::data::{LabData, use_lab_data};
 use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::texts::{TextsContext, use_texts};
 use crate::data::ResponseRecord;
 use crate::game::participant_texts::Say;
 use crate::game::passages::Passage;
+use crate::game::questions::Block;
 use crate::game::score::Score;
 use crate::game::session::{GameSession, Reveal, SubmitError, Timing, Trial};
 use crate::game::study::StudyConfig;
@@ -49,6 +51,8 @@ pub struct GameController {
     pub submit: Action<String, ()>,
     /// The study's attention checks and this participant's answers to them.
     pub attention: Attention,
+    /// The study's questions, this participant's answers and when they agreed to the consent.
+    pub questionnaire: Questionnaire,
     /// The texts participants read.
     pub say: TextsContext,
 }
@@ -99,6 +103,7 @@ pub fn provide_game_controller() -> GameController {
         feedback_call: StoredValue::new_local(None),
         submit,
         attention: Attention::new(),
+        questionnaire: Questionnaire::new(),
         say: use_texts(),
     };
     controller_cell.set_value(Some(controller));
@@ -111,6 +116,7 @@ pub fn provide_game_controller() -> GameController {
 mod feedback;
 mod leaving;
 mod phase;
+mod screening;
 mod start;
 mod storage;
 mod submission;
@@ -123,8 +129,12 @@ pub fn use_game() -> GameController {
 }
 
 impl GameController {
-    /// Shows the next trial, or the completion screen.
+    /// Shows the questions due before the passages, the next trial, the questions due after
+    /// them, or the completion screen.
     pub fn show_next(self) {
+        if !self.questionnaire.due(Block::Before).is_empty() {
+            return self.phase.set(Phase::Questions(Block::Before));
+        }
         let current = self
             .session
             .with_value(|s| s.as_ref().and_then(GameSession::current));
@@ -140,11 +150,31 @@ impl GameController {
         self.entry_error.set(String::new());
         self.shown_at.set_value(now_ms());
         self.first_key.set_value(None);
-        if finished {
+        if finished && !self.questionnaire.due(Block::After).is_empty() {
+            self.phase.set(Phase::Questions(Block::After));
+        } else if finished {
             self.phase.set(Phase::Complete);
             self.finish();
         } else {
             self.phase.set(Phase::Playing);
+        }
+    }
+
+    /// The participant agreed to the consent: its time is recorded, then the study starts.
+    pub fn accept_consent(self) {
+        leptos::task::spawn_local(async move {
+            self.questionnaire.consent().await;
+            self.show_next();
+        });
+    }
+
+    /// A block of questions was answered and saved: on to what comes next, unless an answer
+    /// screened the participant out.
+    pub fn questions_done(self, screened_out: bool) {
+        if screened_out {
+            self.screen_out();
+        } else {
+            self.show_next();
         }
     }
 

@@ -4,6 +4,8 @@
 pub enum Phase {
     Loading,
     Consent,
+    /// A block of the study's questions.
+    Questions(crate::game::questions::Block),
     Playing,
     Feedback,
     Complete,

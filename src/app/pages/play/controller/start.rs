@@ -1,6 +1,6 @@
 //! Starting a game: the participant and plan from the URL, the store (IndexedDB, or memory for
-//! a preview or a browser without storage), the answers saved before, the attention checks,
-//! then the consent screen or the next trial.
+//! a preview or a browser without storage), the answers saved before, the attention checks and
+//! the questions, then the consent screen or what is due next.
 
 use leptos::prelude::*;
 
@@ -61,10 +61,23 @@ impl GameController {
             self.memory_only.set(matches!(store, AnyStore::Memory(_)));
             let stored = store.load(&scope).await.unwrap_or_default();
             self.attention
-                .start(config.attention_checks.clone(), scope, config.preview)
+                .start(
+                    config.attention_checks.clone(),
+                    scope.clone(),
+                    config.preview,
+                )
+                .await;
+            self.questionnaire
+                .start(
+                    config.questions_before.clone(),
+                    config.questions_after.clone(),
+                    scope,
+                    config.preview,
+                )
                 .await;
             // A first visit starts on the consent/instructions screen when the study has either.
             let consent_needed = stored.is_empty()
+                && self.questionnaire.consent_at.get_untracked().is_none()
                 && !(config.consent.trim().is_empty() && config.instructions.trim().is_empty());
             self.records.set(stored.clone());
             self.session

@@ -33,8 +33,10 @@ impl GameController {
             .with_value(|s| s.as_ref().map(|g| g.plan().clone()))?;
         let info = ctx.model_info();
         Some(
-            Manifest::new(&info, &self.study.get_value(), &plan, 0, &timestamp())
-                .with_attention(self.attention.results.get_untracked()),
+            Manifest::new(&info, &self.study.get_value(), &plan, 0, &timestamp()).with_details(
+                self.questionnaire
+                    .details(self.attention.results.get_untracked()),
+            ),
         )
     }
 
@@ -81,6 +83,20 @@ impl GameController {
         crate::app::web::outbox::keep_then_send_in_background(pending, 5_000.0, on_refused).await;
     }
 
+    /// Records in JATOS's batch session how this run of its list ended (nothing outside JATOS,
+    /// or without lists).
+    pub(super) async fn mark_list(self, state: crate::game::jatos_batch::LedgerState) {
+        let plan = self
+            .session
+            .with_value(|s| s.as_ref().map(|g| g.plan().clone()));
+        let Some(plan) = plan else { return };
+        if let Some(list) = &plan.list {
+            let study = self.study.get_value();
+            crate::app::web::jatos_batch::mark_list(&study, &plan.participant, &list.name, state)
+                .await;
+        }
+    }
+
     /// Completion: responses are sent (when the study names a submit path) and the participant
     /// redirected only once every response is confirmed in storage (and accepted by the server).
     pub(super) fn finish(self) {
@@ -93,6 +109,8 @@ impl GameController {
         };
         let status = self.redirect_status;
         leptos::task::spawn_local(async move {
+            self.mark_list(crate::game::jatos_batch::LedgerState::Complete)
+                .await;
             let total = game.progress().1;
             let saved = target.load(&game.plan().scope()).await;
             let confirmed = match &saved {
