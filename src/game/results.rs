@@ -193,8 +193,12 @@ impl StudyResults {
                 counted(flagged, "run")
             )
         };
+        let screened = match count(RunState::ScreenedOut) {
+            0 => String::new(),
+            n => format!(", {n} screened out"),
+        };
         format!(
-            "{} ({} complete, {} incomplete, {} withdrawn): {answers} answers from \
+            "{} ({} complete, {} incomplete, {} withdrawn{screened}): {answers} answers from \
              {} bundles, {} repeats counted once{flagged}",
             counted(self.participants.len(), "run"),
             count(RunState::Complete),

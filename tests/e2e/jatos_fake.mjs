@@ -31,7 +31,8 @@
 // - `GET …/initData` (JsonUtils.initData: studyProperties, componentProperties with the
 //   component input as a string, urlQueryParameters, …), `PUT …/resultData` (replaces; body as
 //   text, so text/plain), `POST …/resultData` (appends), `POST /publix/<uuid>/heartbeat`,
-//   `GET /publix/<uuid>/end` (finishes the run, then `final/endPage.html` redirects to the
+//   `GET /publix/<uuid>/end` (finishes the run; `successful=false` answers JATOS's error page,
+//   an Ajax call 200, otherwise `final/endPage.html` redirects to the
 //   study's end redirect URL), `GET /publix/<uuid>/abort?message=…` (deletes every component
 //   result's data, the run ABORTED: PublixUtils.abortStudy), study assets under `/publix/<uuid>/<component uuid>/<file>`;
 // - a finished, failed or aborted run takes no more result data (Publix: the study is done → forbidden), nor
@@ -230,6 +231,13 @@ export async function startJatos() {
       if (!ENDED.includes(run.state)) {
         run.successful = url.searchParams.get("successful") !== "false";
         run.state = run.successful ? "FINISHED" : "FAIL";
+      }
+      // Publix.finishStudy: an Ajax call gets 200; a run ended as not successful gets JATOS's
+      // error page (200, no redirect); a successful one is redirected to the end page.
+      if (req.headers["x-requested-with"] === "XMLHttpRequest") { res.writeHead(200, { "content-security-policy": csp() }).end(); return; }
+      if (url.searchParams.get("successful") === "false") {
+        res.writeHead(200, { "content-type": "text/html", "content-security-policy": csp() }).end(`<p>JATOS: ${url.searchParams.get("message") ?? ""}</p>`);
+        return;
       }
       res.writeHead(303, { location: `/publix/${run.uuid}/final/endPage.html`, "content-security-policy": csp() }).end();
       return;

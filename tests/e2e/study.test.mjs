@@ -19,6 +19,8 @@ import { startJatos } from "./jatos_fake.mjs";
 
 // The run's final bundle: JATOS's result data holds one bundle per line, the last the whole run.
 const lastBundle = (run) => JSON.parse(run.resultData.trim().split("\n").at(-1));
+// JATOS's batch ledger as "list state" by participant (each run marks how it ended).
+const ledger = (jatos) => Object.fromEntries(Object.entries(jatos.batch.data.clozelabLists).map(([who, e]) => [who, `${e.list} ${e.state}`]));
 
 const TIMEOUT = 120_000;
 const WORDS = ["two", "three", "four", "five"];
@@ -225,7 +227,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const bundle = lastBundle(run);
       assert.deepEqual(bundle.manifest.list, { name: "A", how: "url_parameter" });
       // The link's list counts towards the balance too: it is in JATOS's batch session.
-      assert.deepEqual(jatos.batch.data.clozelabLists, { PS3: "A" });
+      assert.deepEqual(ledger(jatos), { PS3: "A complete" });
       assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p1@1", "blau", false]]);
     });
     await withPage("study-page-jatos", {}, async (page) => {
@@ -243,8 +245,8 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.deepEqual(bundle.responses.map((r) => r.response), WORDS);
       assert.deepEqual(bundle.responses.map((r) => r.passage), ["p2", "p2", "p2", "p2"], "list B's passage");
       assert.deepEqual(bundle.manifest.list, { name: "B", how: "jatos_batch" });
-      assert.deepEqual(jatos.batch.data.clozelabLists, { PS3: "A", PS1: "B" }, "the reload kept PS1's list");
-      assert.equal(jatos.batch.opened, 4, "PS3 once, PS1 twice (the race), once more after the reload");
+      assert.deepEqual(ledger(jatos), { PS3: "A complete", PS1: "B complete" }, "the reload kept PS1's list");
+      assert.equal(jatos.batch.opened, 6, "PS3 twice (its list, its completion), PS1 twice for its list (the race), once more after the reload, once for its completion");
       assert.deepEqual(bundle.manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["p2@1", "lila", true]]);
     });
     await withPage("study-page-jatos-withdraw", {}, async (page) => {
@@ -255,14 +257,16 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.equal(run.state, "ABORTED");
       assert.match(run.abortMsg, /withdrew/);
       assert.ok(run.componentResults.every((cr) => cr.data === null), "JATOS kept none of PS2's data");
-      assert.equal(jatos.batch.data.clozelabLists.PS2, "A", "A and B were even: the first");
+      assert.equal(ledger(jatos).PS2, "A ended", "A and B were even: the first; withdrawing freed its place");
     });
     // JATOS's results archive in the Analysis page: PS1 complete and attentive, PS3 complete
     // but failing the check, PS2 withdrawn with nothing kept; Table 1 the CLI's on the same files.
     step("three participants in JATOS (one reloading, one failing the check, one withdrawing)");
     const archive = await jatos.exportResults();
     step("JATOS's results archive exported");
-    const analysed = [join(ROOT, "tests/fixtures/analysis/norms.jsonl"), archive];
+    // With model samples beside the norms: Table 1 compares a model with people (people's
+    // answers alone give no Table 1, only what it needs).
+    const analysed = ["norms.jsonl", "samples_small_model.jsonl"].map((f) => join(ROOT, "tests/fixtures/analysis", f)).concat(archive);
     await withPage("study-page-results", {}, async (page) => {
       await page.goto(`${served.base}/analysis`);
       // Every step of reading the files is shown as it happens (an archive of 500 participants
@@ -276,7 +280,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.getByTestId("analysis-files").setInputFiles(analysed);
       await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length > 2, null, { timeout: TIMEOUT });
       const steps = await page.evaluate(() => window.readingSteps);
-      assert.ok(steps.some((s) => /^Reading file 2 of 2: jatos_results\.zip \(0\.\d MB\)…$/.test(s)), steps.join(" | "));
+      assert.ok(steps.some((s) => /^Reading file 3 of 3: jatos_results\.zip \(0\.\d MB\)…$/.test(s)), steps.join(" | "));
       assert.ok(steps.some((s) => /^Unpacking jatos_results\.zip/.test(s)), steps.join(" | "));
       assert.equal(await page.getByTestId("analysis-reading").innerText(), "", "nothing left once read");
       await page.getByTestId("analysis-resamples").fill("1");
@@ -306,7 +310,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       // Leaving out who failed the check: PS3's answers go, in the page as in the CLI.
       await page.getByTestId("analysis-no-failed-attention").check();
       await page.getByTestId("analyse").click();
-      await page.getByTestId("analysis-notes").filter({ hasText: "1 participant who failed an attention check left out" }).waitFor({ timeout: TIMEOUT });
+      await page.getByTestId("analysis-notes").filter({ hasText: "1 run left out (see exclusions.csv): failed_attention 1" }).waitFor({ timeout: TIMEOUT });
       const attentive = await pageTable("attentive");
       assert.deepEqual(attentive, await cliTable(analysed, "1", ["--exclude-failed-attention"]), "and without PS3, too");
     });

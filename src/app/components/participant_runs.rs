@@ -42,10 +42,13 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                         format!("failed {} of {checks}", run.attention_failed)
                                     };
                                     let state = run.state.to_string();
+                                    let words = state.replace('_', " ");
                                     let shown_state = if run.pilot {
-                                        format!("{state} (pilot)")
+                                        format!("{words} (pilot)")
+                                    } else if run.is_test_run() {
+                                        format!("{words} (JATOS test run)")
                                     } else {
-                                        state.clone()
+                                        words
                                     };
                                     let flagged = !run.warnings.is_empty();
                                     let warnings = run.warnings.join(" ");

@@ -90,11 +90,15 @@ fn QuestionField(
     let id = question.id.clone();
     let set_one = {
         let id = id.clone();
-        move |value: String| values.update(|v| drop(v.insert(id.clone(), vec![value])))
+        move |value: String| {
+            errors.update(|e| drop(e.remove(&id)));
+            values.update(|v| drop(v.insert(id.clone(), vec![value])))
+        }
     };
     let toggle = {
         let id = id.clone();
         move |option: String, on: bool| {
+            errors.update(|e| drop(e.remove(&id)));
             values.update(|v| {
                 let chosen = v.entry(id.clone()).or_default();
                 chosen.retain(|o| *o != option);

@@ -13,12 +13,13 @@ fn cell(x: Option<f64>) -> String {
 /// exclusions left out.
 #[component]
 pub fn Table1View(rows: Vec<Row>, csv: String, left_out: Option<String>) -> impl IntoView {
-    let left_out =
-        left_out.map(|text| view! {
+    let left_out = left_out.map(|text| {
+        view! {
             <p class="note" data-testid="table1-left-out">
                 {text}
             </p>
-        });
+        }
+    });
     if rows.iter().all(|r| is_reference_system(&r.system)) {
         return view! {
             <section class="table1" data-testid="table1">
