@@ -580,3 +580,81 @@ fn results_with_only_screened_out_runs_still_make_their_tables() {
     assert_eq!(tables.trials.lines().count(), 1, "the header only");
     assert_eq!(tables.exclusions.lines().count(), 2);
 }
+
+#[test]
+fn token_game_answers_get_their_own_table_with_the_run_columns() {
+    use clozelab::game::tokens::records::TokenRecords;
+    use clozelab::game::tokens::top1::Top1Record;
+    let study = config();
+    let mut plan = study.plan("T1", &BTreeMap::new()).unwrap();
+    plan.run = "jatos-9".into();
+    let mut manifest = Manifest::new(&ModelInfo::default(), &study, &plan, 0, "now");
+    manifest.worker_type = Some("Jatos".into());
+    let manifest = manifest.with_details(RunDetails {
+        consent_at: Some("2026-11-27T09:00:00Z".into()),
+        questions: vec![QuestionAnswer {
+            question: "age".into(),
+            answer: "41".into(),
+            response_time_ms: None,
+            timestamp: "t".into(),
+            screened_out: false,
+        }],
+        ..RunDetails::default()
+    });
+    let guess = |position: u32, guess: &str, correct: bool| Top1Record {
+        participant: "T1".into(),
+        passage: "a_high".into(),
+        position,
+        context: "The baker, \"sold\"".into(),
+        true_token: 5,
+        true_token_text: " sold".into(),
+        guess: guess.into(),
+        guess_token: Some(6),
+        correct,
+        gpt2_top1: Some(5),
+        g_true: Some(0.25),
+        g_guess: Some(0.5),
+        guess_rank: Some(1),
+        ms_to_answer: Some(640.0),
+        timestamp: "2026-11-27T09:01:00Z".into(),
+        practice: false,
+        run: "jatos-9".into(),
+    };
+    let bundle = TokenRecords::Top1(vec![guess(2, " sold", true), guess(3, " cake", false)])
+        .to_bundle(&manifest)
+        .unwrap();
+    let study = dataset_from_files(&[("t1.json".into(), bundle)], &[], rules()).unwrap();
+    let tables = study.tables().unwrap();
+    assert_eq!(tables.trials.lines().count(), 1, "no next-word answers");
+    let (header, rows) = parse_csv(tables.tokens.as_deref().unwrap());
+    let (_, codebook) = parse_csv(&tables.codebook);
+    let documented: Vec<&str> = codebook
+        .iter()
+        .filter(|r| r["table"].contains("token_trials.csv"))
+        .map(|r| r["column"].as_str())
+        .collect();
+    assert_eq!(header, documented);
+    assert_eq!(rows.len(), 2);
+    let expected = [
+        ("participant", "T1"),
+        ("run", "jatos-9"),
+        ("worker_type", "Jatos"),
+        ("excluded", "true"),
+        ("exclusion_reason", "jatos_test_run"),
+        ("consent_at", "2026-11-27T09:00:00Z"),
+        ("game", "top1"),
+        ("passage", "a_high"),
+        ("position", "3"),
+        ("context", "The baker, \"sold\""),
+        ("true_token", " sold"),
+        ("guess", " cake"),
+        ("correct", "false"),
+        ("g_true", "0.25"),
+        ("g_other", "0.5"),
+        ("ms_to_answer", "640"),
+        ("q_age", "41"),
+    ];
+    for (column, value) in expected {
+        assert_eq!(rows[1][column], value, "{column}");
+    }
+}

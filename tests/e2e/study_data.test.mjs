@@ -54,7 +54,7 @@ function parseCsv(text) {
 
 /** Plays the study from its consent screen: the questions before, the passages (answering the
  * attention check with `attention`), the question after; stops where a screening answer ends it. */
-async function play(page, { native = "Yes", language = "English", attention = "purple", shot } = {}) {
+async function play(page, { native = "Yes", language = "English", attention = "purple", shot, reloadAfter } = {}) {
   await page.getByTestId("consent").waitFor({ timeout: TIMEOUT });
   await page.getByTestId("consent-accept").click();
   await page.getByTestId("questions").waitFor({ timeout: TIMEOUT });
@@ -78,6 +78,13 @@ async function play(page, { native = "Yes", language = "English", attention = "p
     await input.pressSequentially(ANSWERS[i % 4]);
     await input.press("Enter");
     if (i < 7) await page.waitForFunction((b) => document.querySelector("[data-testid=passage-context]")?.innerText !== b || document.querySelector("[data-testid=attention-check]"), before, { timeout: TIMEOUT });
+    if (i === reloadAfter) {
+      // The questions and the answers so far are kept: the study resumes at the next word.
+      await page.reload();
+      await page.waitForFunction(() => document.querySelector("[data-testid=guess]") || document.querySelector("[data-testid=attention-check]"), null, { timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("questions").count(), 0, "the questions are not asked again");
+      assert.equal(await page.getByTestId("consent").count(), 0, "nor the consent");
+    }
   }
   await page.getByTestId("question-looked_up").waitFor({ timeout: TIMEOUT });
   await page.locator("[data-testid=question-looked_up-option][value=No]").check();
@@ -162,7 +169,7 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
       await withPage(`study-data-${pid}`, {}, async (page) => {
         const link = pid === "TEST" ? jatos.links.testRun : `${jatos.links.generalMultiple}?PROLIFIC_PID=${pid}`;
         await page.goto(link);
-        await play(page, { ...how, shot: pid === "P1" ? "study-data-participant" : undefined });
+        await play(page, { ...how, shot: pid === "P1" ? "study-data-participant" : undefined, reloadAfter: pid === "P1" ? 2 : undefined });
         await page.waitForURL(how.native === "No" ? SCREENED : PROLIFIC, { timeout: TIMEOUT });
       });
     }
@@ -260,11 +267,21 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
       assert.equal(String(contexts), table1[system].contexts);
       assert.ok(Math.abs(mean - Number(table1[system].tvd_human)) < 1e-4, `python ${mean} vs the page's ${table1[system].tvd_human}`);
     });
-    // The Study page does not use the model: no backend line there.
-    await withPage("study-data-no-backend", {}, async (page) => {
+    // The Study page does not use the model: no backend line there; and no page asks for a
+    // model folder the app does not have (this build has no models/gpt2/).
+    await withPage("study-data-no-backend", {}, async (page, logs) => {
+      const missing = [];
+      page.on("response", (r) => { if (r.status() === 404) missing.push(r.url()); });
+      for (const path of ["/", "/study", "/analysis", "/next-token"]) {
+        await page.goto(`${served.base}${path}`);
+        await page.waitForLoadState("networkidle");
+      }
+      assert.equal(await page.getByTestId("backend-status").count(), 1, "the Next token page uses the model");
       await page.goto(`${served.base}/study`);
       await page.getByTestId("study-title").waitFor();
       assert.equal(await page.getByTestId("backend-status").count(), 0);
+      assert.deepEqual(missing, [], "no 404");
+      assert.deepEqual(logs.filter((l) => /404/.test(l)), []);
     });
   } finally {
     served.server.close();
