@@ -13,15 +13,22 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
         ));
     }
     let texts = read_texts(&args.data.source.files)?;
+    if !texts
+        .iter()
+        .any(|(_, text)| crate::game::results::is_results_text(text))
+    {
+        return Err(CliError::usage(
+            "none of the files holds a study's results (JATOS's results archive or text \
+             export, a study server's bundles, the app's JSON downloads)",
+        ));
+    }
     let study = crate::game::results_dataset::dataset_from_files(
         &texts,
         &known_passages(),
         args.data.rules(),
     )?;
     let Some(tables) = study.tables() else {
-        return Err(CliError::usage(
-            "none of the files holds a study's results (JATOS's export, bundles or downloads)",
-        ));
+        return Err(CliError::usage("the study's results could not be read"));
     };
     std::fs::create_dir_all(&args.out).map_err(CliError::io("create", &args.out))?;
     for note in &study.data.notes {

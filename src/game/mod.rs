@@ -1,4 +1,4 @@
-//! The games and the studies around them: passages ([`passages`]), study configs ([`study`])
+//! The games and the studies around them: passages ([`passages`]), study configs ([`study`]; what their links say: [`study_link`])
 //! and the plans they make ([`plan`]) with their counterbalanced lists ([`lists`], rotated from an item set by [`latin_square`]), the questions asked around the passages ([`questions`]), attention checks ([`attention`]),
 //! the texts participants read in the study's language ([`participant_texts`]) and the Study
 //! page's editing of it all ([`study_draft`]); the next-word game's per-participant state
@@ -8,7 +8,7 @@
 //! ([`export`]) and the results they come back as ([`results`]; merged into runs by
 //! [`results_merge`], with what JATOS's export says of its runs from [`jatos_export`]), made
 //! the Analysis page's dataset ([`results_dataset`]) after the researcher's exclusions
-//! ([`exclusions`]), and the study's tidy trial table with its codebook ([`trial_table`]); the next-token games ([`tokens`]); a participant declining
+//! ([`exclusions`]), and the study's tidy trial table ([`trial_table`]) with its codebook ([`codebook`]); the next-token games ([`tokens`]); a participant declining
 //! or withdrawing ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS;
 //! [`jatos_batch`]: its batch session as the lists' ledger; [`jatos_archive`]: the study
 //! archive JATOS imports); and the packages a study goes out in ([`package`]: the JATOS
@@ -16,6 +16,7 @@
 //! wire it to the DOM.
 
 pub mod attention;
+pub mod codebook;
 pub mod exclusions;
 pub mod export;
 pub mod humans;
@@ -41,6 +42,7 @@ pub mod session;
 pub mod store;
 pub mod study;
 pub mod study_draft;
+pub mod study_link;
 pub mod tokens;
 pub mod trial_table;
 pub mod withdrawal;

@@ -9,237 +9,13 @@
 
 use std::collections::BTreeMap;
 
+use super::codebook::{RUN_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS, codebook_csv};
 use super::exclusions::Exclusion;
 use super::results_merge::StudyResults;
 use crate::analysis::dataset::Dataset;
 use crate::data::participant_run::ParticipantRun;
 use crate::data::{Delimiter, write_delimited};
 use crate::text::words::normalize;
-
-/// The run columns every table starts with: (name, type, description).
-const RUN_COLUMNS: [(&str, &str, &str); 17] = [
-    (
-        "study_id",
-        "string",
-        "The study's id (its config's study_id).",
-    ),
-    (
-        "participant",
-        "string",
-        "The participant's id (Prolific's PROLIFIC_PID, JATOS's worker, or the browser's own).",
-    ),
-    (
-        "run",
-        "string",
-        "The run: jatos-<study result id>, prolific-<SESSION_ID>, local-<hex> (made by the page) or preview.",
-    ),
-    (
-        "run_state",
-        "string",
-        "complete, incomplete, withdrawn or screened_out.",
-    ),
-    (
-        "worker_type",
-        "string",
-        "JATOS's worker type (Jatos = a test run from JATOS's GUI); empty outside JATOS.",
-    ),
-    ("pilot", "bool", "true for the Study page's preview."),
-    (
-        "list",
-        "string",
-        "The counterbalanced list played (empty without lists).",
-    ),
-    (
-        "list_chosen_by",
-        "string",
-        "How the list was chosen: link, JATOS batch or id hash.",
-    ),
-    (
-        "attention_passed",
-        "integer",
-        "Attention checks the run answered right.",
-    ),
-    (
-        "attention_failed",
-        "integer",
-        "Attention checks the run answered wrong.",
-    ),
-    (
-        "median_response_ms",
-        "number",
-        "The run's median response time in the next-word game (practice aside), ms.",
-    ),
-    (
-        "consent_at",
-        "datetime",
-        "When the participant agreed to the consent (RFC 3339).",
-    ),
-    (
-        "user_agent",
-        "string",
-        "The participant's browser (navigator.userAgent).",
-    ),
-    ("screen", "string", "The screen's size, WxH CSS pixels."),
-    ("touch", "bool", "Whether the device has a touch screen."),
-    (
-        "excluded",
-        "bool",
-        "true when the analyses leave this run out (see exclusion_reason).",
-    ),
-    (
-        "exclusion_reason",
-        "string",
-        "Why the run is left out, codes joined with ';' (flagged, jatos_test_run, preview, incomplete, failed_attention, screened_out, too_fast); empty when kept. exclusions.csv gives the details.",
-    ),
-];
-
-/// The next-word game's answer columns, after the run columns.
-const TRIAL_COLUMNS: [(&str, &str, &str); 16] = [
-    (
-        "passage",
-        "string",
-        "The passage's id (a Provo text id, a built-in passage or the study's own).",
-    ),
-    (
-        "item",
-        "integer",
-        "The Latin square's item (1-based); empty without a Latin square.",
-    ),
-    (
-        "condition",
-        "string",
-        "The Latin square's condition of this passage; empty without one.",
-    ),
-    (
-        "position",
-        "integer",
-        "The 1-based position of the word to predict in the passage.",
-    ),
-    (
-        "practice",
-        "bool",
-        "A practice trial (left out of every analysis).",
-    ),
-    (
-        "context",
-        "string",
-        "The passage up to the word to predict, as shown.",
-    ),
-    (
-        "target_word",
-        "string",
-        "The passage's word at this position.",
-    ),
-    ("response", "string", "The response as typed (trimmed)."),
-    (
-        "response_normalized",
-        "string",
-        "The response normalised as the analyses compare words (lower case, punctuation at the edges removed).",
-    ),
-    (
-        "correct",
-        "bool",
-        "The normalised response is the normalised target word.",
-    ),
-    (
-        "first_keystroke_ms",
-        "number",
-        "From the context being shown to the first keystroke, ms.",
-    ),
-    (
-        "response_time_ms",
-        "number",
-        "From the context being shown to submitting, ms.",
-    ),
-    (
-        "timestamp",
-        "datetime",
-        "When the answer was given (RFC 3339).",
-    ),
-    (
-        "model",
-        "string",
-        "The system whose samples give model_probability (the first of the analysis); empty without samples of this context.",
-    ),
-    (
-        "model_probability",
-        "number",
-        "That system's probability of the normalised response: its count among the model's sampled next words over all of them (0 when never sampled).",
-    ),
-    (
-        "model_samples",
-        "integer",
-        "How many sampled words that estimate rests on.",
-    ),
-];
-
-/// The token games' answer columns, after the run columns.
-const TOKEN_COLUMNS: [(&str, &str, &str); 16] = [
-    ("game", "string", "top1 or two_token."),
-    ("passage", "string", "The passage's id."),
-    (
-        "position",
-        "integer",
-        "The token's position in the passage (0-based, in GPT-2 tokens).",
-    ),
-    (
-        "round",
-        "integer",
-        "The two-token game's round at this position (empty in top1).",
-    ),
-    (
-        "practice",
-        "bool",
-        "A practice trial (left out of every analysis).",
-    ),
-    ("context", "string", "The text before the token, as shown."),
-    (
-        "true_token",
-        "string",
-        "The token that came next in the text.",
-    ),
-    (
-        "guess",
-        "string",
-        "top1: the token typed; two_token: the other token, drawn from GPT-2.",
-    ),
-    (
-        "correct",
-        "bool",
-        "top1: the guess is the true token; two_token: the button leaned to the true token.",
-    ),
-    (
-        "button",
-        "integer",
-        "two_token: the button pressed (0-10, left to right).",
-    ),
-    (
-        "p_true",
-        "number",
-        "two_token: the probability the button gave the true token.",
-    ),
-    (
-        "reward",
-        "number",
-        "two_token: the round's weighted log reward.",
-    ),
-    ("g_true", "number", "GPT-2's probability of the true token."),
-    (
-        "g_other",
-        "number",
-        "top1: GPT-2's probability of the guess; two_token: of the other token.",
-    ),
-    (
-        "ms_to_answer",
-        "number",
-        "From the round being shown to the answer, ms.",
-    ),
-    (
-        "timestamp",
-        "datetime",
-        "When the answer was given (RFC 3339).",
-    ),
-];
 
 /// The study's tables as CSV text, to download or write beside each other.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -296,6 +72,11 @@ fn number_cell(x: Option<f64>) -> String {
     x.map(|x| format!("{x}")).unwrap_or_default()
 }
 
+/// A time in milliseconds to the microsecond (`performance.now` carries float noise below it).
+fn ms_cell(x: Option<f64>) -> String {
+    number_cell(x.map(|ms| (ms * 1000.0).round() / 1000.0))
+}
+
 /// The run columns of `run` (`None`: a run no bundle described), then its question answers.
 fn run_cells(
     run: Option<&ParticipantRun>,
@@ -315,7 +96,7 @@ fn run_cells(
         text(|r| r.list_chosen_by.clone()),
         text(|r| Some(r.attention_passed.to_string())),
         text(|r| Some(r.attention_failed.to_string())),
-        number_cell(run.and_then(|r| r.median_response_ms)),
+        ms_cell(run.and_then(|r| r.median_response_ms)),
         text(|r| r.consent_at.clone()),
         text(|r| r.user_agent.clone()),
         text(|r| r.screen.clone()),
@@ -413,8 +194,8 @@ pub fn study_tables(
             r.response.clone(),
             normalized.clone(),
             bool_cell(!normalized.is_empty() && normalized == normalize(&target)),
-            number_cell(r.first_keystroke_ms),
-            number_cell(r.response_time_ms),
+            ms_cell(r.first_keystroke_ms),
+            ms_cell(r.response_time_ms),
             r.timestamp.clone(),
             model.as_ref().map(|m| m.0.clone()).unwrap_or_default(),
             number_cell(model.as_ref().map(|m| m.1)),
@@ -444,7 +225,7 @@ pub fn study_tables(
                 String::new(),
                 number_cell(r.g_true),
                 number_cell(r.g_guess),
-                number_cell(r.ms_to_answer),
+                ms_cell(r.ms_to_answer),
                 r.timestamp.clone(),
             ]);
             cells.extend(answers);
@@ -467,7 +248,7 @@ pub fn study_tables(
                 format!("{}", r.reward),
                 format!("{}", r.g_true),
                 format!("{}", r.g_other),
-                number_cell(r.ms_to_answer),
+                ms_cell(r.ms_to_answer),
                 r.timestamp.clone(),
             ]);
             cells.extend(answers);
@@ -497,34 +278,4 @@ fn passage_words(passages: &[(String, String)], passage: &str, position: u32) ->
         return Default::default();
     }
     (words[..at - 1].join(" "), words[at - 1].to_string())
-}
-
-/// `codebook.csv`: every column of `trials.csv` and `token_trials.csv` with its type and what
-/// it holds; `questions` (id, text) give the `q_<id>` columns.
-pub fn codebook_csv(questions: &[(String, String)]) -> String {
-    let run = RUN_COLUMNS
-        .iter()
-        .map(|c| ("trials.csv and token_trials.csv", *c));
-    let trials = TRIAL_COLUMNS.iter().map(|c| ("trials.csv", *c));
-    let tokens = TOKEN_COLUMNS.iter().map(|c| ("token_trials.csv", *c));
-    let mut rows: Vec<Vec<String>> = run
-        .chain(trials)
-        .chain(tokens)
-        .map(|(table, (name, kind, about))| {
-            vec![table.into(), name.into(), kind.into(), about.into()]
-        })
-        .collect();
-    rows.extend(questions.iter().map(|(id, text)| {
-        vec![
-            "trials.csv and token_trials.csv".into(),
-            format!("q_{id}"),
-            "string".into(),
-            format!("The answer to the study's question {id:?}: {text}"),
-        ]
-    }));
-    write_delimited(
-        &["table", "column", "type", "description"],
-        rows.into_iter(),
-        Delimiter::Comma,
-    )
 }

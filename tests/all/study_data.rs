@@ -658,3 +658,83 @@ fn token_game_answers_get_their_own_table_with_the_run_columns() {
         assert_eq!(rows[1][column], value, "{column}");
     }
 }
+
+#[test]
+fn the_docs_name_every_column_of_the_codebook() {
+    use clozelab::game::codebook::{RUN_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS};
+    let docs = std::fs::read_to_string(crate::common::repo_root().join("docs/trial-table.md"))
+        .expect("docs/trial-table.md");
+    let missing: Vec<&str> = RUN_COLUMNS
+        .iter()
+        .chain(&TRIAL_COLUMNS)
+        .chain(&TOKEN_COLUMNS)
+        .map(|(name, _, _)| *name)
+        .filter(|name| !docs.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/trial-table.md does not name {missing:?}"
+    );
+}
+
+#[test]
+fn clozelab_results_writes_the_pages_tables_and_refuses_files_without_results() {
+    let dir = std::env::temp_dir().join(format!("clozelab-results-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut args = vec!["results".to_string()];
+    for (name, text) in files() {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        args.extend(["--file".into(), path.display().to_string()]);
+    }
+    let out_dir = dir.join("out");
+    let mut flags = args.clone();
+    flags.extend(
+        [
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--exclude-failed-attention",
+            "--exclude-screened-out",
+            "--min-median-response-ms",
+            "500",
+        ]
+        .map(String::from),
+    );
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args(&flags)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // The page and the CLI place answers by the built-in passages and the study's own.
+    let built_in: Vec<(String, String)> = clozelab::game::passages::built_in_passages()
+        .into_iter()
+        .map(|p| (p.id, p.text))
+        .collect();
+    let page = dataset_from_files(&files(), &built_in, rules()).unwrap();
+    let tables = page.tables().unwrap();
+    for (name, text) in tables.files() {
+        assert_eq!(
+            std::fs::read_to_string(out_dir.join(&name)).unwrap(),
+            text,
+            "{name} is the page's"
+        );
+    }
+    let readme = crate::common::repo_root().join("README.md");
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args(["results", "--file", readme.to_str().unwrap(), "--out"])
+        .arg(dir.join("none"))
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("none of the files holds a study's results"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
