@@ -177,7 +177,7 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
   }
 });
 
-test("top-1 study in Dutch: every position of a practice passage and one scored, an attention check, completion code", { timeout: 3 * TIMEOUT }, async () => {
+test("top-1 study in Dutch: every position of a practice passage and one scored, an attention check, questions before and after, completion code", { timeout: 3 * TIMEOUT }, async () => {
   const study = {
     game: "top1",
     texts: [{ id: "warm", title: "Warm-up", text: "One two three" }, { id: "main", title: "Main", text: "Red green blue" }],
@@ -187,6 +187,11 @@ test("top-1 study in Dutch: every position of a practice passage and one scored,
     completion_code: "TOP1OK",
     language: "nl",
     attention_checks: [{ passage: "main", after: 1, instruction: "Typ het woord paars.", answer: "paars" }],
+    questions_before: [{ id: "age", text: "Wat is uw leeftijd?", kind: "number", min: 16, max: 120 }],
+    questions_after: [
+      { id: "difficulty", text: "Hoe moeilijk was het?", kind: "likert", options: ["makkelijk", "moeilijk"] },
+      { id: "devices", text: "Welke apparaten gebruikt u?", kind: "multiple_choice", options: ["telefoon", "laptop"], required: false },
+    ],
   };
   const file = join(DIST, "study-top1.json");
   await writeFile(file, JSON.stringify(study));
@@ -200,8 +205,26 @@ test("top-1 study in Dutch: every position of a practice passage and one scored,
           page.getByTestId("top1-round").waitFor({ timeout: TIMEOUT }).then(() => "round"),
           page.getByTestId("attention-check").waitFor({ timeout: TIMEOUT }).then(() => "check"),
           page.getByTestId("complete").waitFor({ timeout: TIMEOUT }).then(() => "done"),
+          page.getByTestId("questions").waitFor({ timeout: TIMEOUT }).then(() => "questions"),
         ]);
         if (state === "done") break;
+        if (state === "questions") {
+          if (await page.getByTestId("question-age").count()) {
+            // A number out of range is refused in the study's language.
+            await page.getByTestId("question-age-input").fill("7");
+            await page.getByTestId("questions-continue").click();
+            assert.equal(await page.getByTestId("question-age-error").innerText(), "Vul alstublieft een getal van 16 tot 120 in.");
+            await page.getByTestId("question-age-input").fill("30");
+          } else {
+            assert.equal(await page.getByTestId("question-difficulty-option").count(), 5, "a five-point scale");
+            assert.match(await page.getByTestId("question-devices").innerText(), /\(optioneel\)/);
+            await page.locator("[data-testid=question-difficulty-option][value='4']").check();
+            await screenshot(page, "top1-study-questions-after.png");
+          }
+          await page.getByTestId("questions-continue").click();
+          await page.getByTestId("questions").waitFor({ state: "detached", timeout: TIMEOUT });
+          continue;
+        }
         if (state === "check") {
           checkedAfter.push(answered);
           assert.equal(await page.getByTestId("attention-instruction").innerText(), "Typ het woord paars.");
@@ -233,6 +256,8 @@ test("top-1 study in Dutch: every position of a practice passage and one scored,
       const [bundle] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-token-bundle").click()]);
       const manifest = JSON.parse(await readFile(await bundle.path(), "utf8")).manifest;
       assert.deepEqual(manifest.attention_checks.map((c) => [c.check, c.answer, c.passed]), [["main@1", "Paars", true]]);
+      assert.deepEqual(manifest.questions.map((q) => [q.question, q.answer]), [["age", "30"], ["difficulty", "4"], ["devices", ""]]);
+      assert.match(manifest.device.user_agent, /Chrome/);
     });
   } finally {
     await rm(file, { force: true });
