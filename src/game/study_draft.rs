@@ -167,6 +167,15 @@ pub fn lists_text(lists: &[PassageList]) -> String {
         .join("\n")
 }
 
+/// The non-empty, trimmed items of a comma-separated text.
+fn comma_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
 /// Reads one item per non-blank line as `head: rest`; a line `item` refuses is named with the
 /// `form` it should have.
 fn parse_lines<T, C: FromIterator<T>>(
@@ -190,12 +199,7 @@ pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
     parse_lines(text, "name: id, id, …", |name, ids| {
         Some(PassageList {
             name: name.to_string(),
-            passages: ids
-                .split(',')
-                .map(str::trim)
-                .filter(|id| !id.is_empty())
-                .map(String::from)
-                .collect(),
+            passages: comma_list(ids),
         })
     })
 }
@@ -285,18 +289,11 @@ pub fn square_texts(square: Option<&LatinSquare>) -> (String, String) {
 
 /// See [`square_texts`]; `None` when both fields are empty.
 pub fn parse_square(conditions: &str, items: &str) -> Result<Option<LatinSquare>, String> {
-    let split = |line: &str| -> Vec<String> {
-        line.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()
-    };
-    let conditions = split(conditions);
+    let conditions = comma_list(conditions);
     let items: Vec<Vec<String>> = items
         .lines()
         .filter(|l| !l.trim().is_empty())
-        .map(split)
+        .map(comma_list)
         .collect();
     match (conditions.is_empty(), items.is_empty()) {
         (true, true) => Ok(None),
@@ -383,13 +380,6 @@ pub fn own_question(
     range: &str,
     required: bool,
 ) -> Result<Question, String> {
-    let list = |text: &str| -> Vec<String> {
-        text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()
-    };
     let bound = |s: &str| -> Result<Option<f64>, String> {
         let s = s.trim();
         if s.is_empty() {
@@ -407,12 +397,12 @@ pub fn own_question(
         id: id.trim().to_string(),
         text: text.trim().to_string(),
         kind,
-        options: list(options),
+        options: comma_list(options),
         min,
         max,
         points: None,
         required,
-        screen_out: list(screen_out),
+        screen_out: comma_list(screen_out),
     })
 }
 

@@ -88,25 +88,25 @@ fn QuestionField(
 ) -> impl IntoView {
     let say = use_texts();
     let id = question.id.clone();
-    let set_one = {
+    // What is entered changes: the question's error goes until "Continue" checks it again.
+    let answer_changed = {
         let id = id.clone();
-        move |value: String| {
+        move |change: &dyn Fn(&mut Vec<String>)| {
             errors.update(|e| drop(e.remove(&id)));
-            values.update(|v| drop(v.insert(id.clone(), vec![value])))
+            values.update(|v| change(v.entry(id.clone()).or_default()));
         }
     };
-    let toggle = {
-        let id = id.clone();
-        move |option: String, on: bool| {
-            errors.update(|e| drop(e.remove(&id)));
-            values.update(|v| {
-                let chosen = v.entry(id.clone()).or_default();
-                chosen.retain(|o| *o != option);
-                if on {
-                    chosen.push(option);
-                }
-            })
-        }
+    let set_one = {
+        let answer_changed = answer_changed.clone();
+        move |value: String| answer_changed(&|chosen| *chosen = vec![value.clone()])
+    };
+    let toggle = move |option: String, on: bool| {
+        answer_changed(&|chosen| {
+            chosen.retain(|o| *o != option);
+            if on {
+                chosen.push(option.clone());
+            }
+        })
     };
     let choices = |kind: &'static str, options: Vec<(String, String)>| {
         options
