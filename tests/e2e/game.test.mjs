@@ -110,7 +110,7 @@ test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT 
     await page.goto(`${served.base}/?PROLIFIC_PID=${encodeURIComponent("=e2e-hostile")}`);
     await page.getByTestId("passage-list").waitFor({ timeout: TIMEOUT });
     await page.locator("details.data-panel summary").click();
-    const exportCsv = `participant,passage,position,response,response_time_ms,timestamp\nP9,kitchen,2,"${HOSTILE}",100,2026-11-22T00:00:00Z\n`;
+    const exportCsv = `participant,passage,position,response,response_time_ms,timestamp\nP9,kitchen,20,later,100,2026-11-22T00:00:02Z\nP9,kitchen,2,"${HOSTILE}",100,2026-11-22T00:00:00Z\nP9,kitchen,3,next,100,2026-11-22T00:00:01Z\n`;
     const passages = `# ${HOSTILE}\n<script>alert(2)</script> ${HOSTILE} then some words\n`;
     await page.getByTestId("import-data").setInputFiles([
       { name: `${HOSTILE}.csv`, mimeType: "text/csv", buffer: Buffer.from(exportCsv) },
@@ -120,7 +120,10 @@ test("hostile imports are shown verbatim and never run", { timeout: 2 * TIMEOUT 
     await table.waitFor({ timeout: TIMEOUT });
     assert.ok((await table.innerText()).includes(HOSTILE), "the response is shown as typed");
     assert.equal(await table.locator("img").count(), 0, "and is not markup");
-    assert.ok((await page.getByTestId("import-status").innerText()).includes(`${HOSTILE}.csv: 1 responses`));
+    assert.ok((await page.getByTestId("import-status").innerText()).includes(`${HOSTILE}.csv: 3 responses`));
+    // Positions in their order as numbers (2, 3, 20), not as text (2, 20, 3).
+    const positions = await table.locator("tbody tr td:nth-child(3)").allInnerTexts();
+    assert.deepEqual(positions, ["2", "3", "20"]);
     // The imported passage joins the list, its title as text; played, its first word is text.
     const listed = page.locator('[data-testid=passage-list] li[data-passage="p1"]');
     await listed.waitFor({ timeout: TIMEOUT });
