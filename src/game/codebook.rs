@@ -24,7 +24,7 @@ pub const RUN_COLUMNS: [(&str, &str, &str); 17] = [
     (
         "run_state",
         "string",
-        "complete, incomplete, withdrawn or screened_out.",
+        "complete, incomplete, withdrawn or screened_out (answers from a long-format download say nothing of their plan: incomplete).",
     ),
     (
         "worker_type",

@@ -1,7 +1,7 @@
 //! A study's results read back in, whatever carried them: JATOS's results archive (a ZIP of
 //! `study_result_<id>/comp-result_<id>/data.txt` with a `metadata.json`, JATOS 3.8+), JATOS's
 //! older text export (one result per line), the bundles a `submit_url` server saved (files, or
-//! a ZIP of them) and the app's own bundle downloads. Files are told apart by content, never
+//! a ZIP of them), the app's own bundle downloads and its long-format answers (CSV or JSON). Files are told apart by content, never
 //! by name: JATOS calls every result `data.txt`.
 //!
 //! The app sends a participant's answers more than once (each answer as it is saved, everything
@@ -121,6 +121,32 @@ pub fn is_results_text(text: &str) -> bool {
     })
 }
 
+/// Whether a text is the app's long format of answers (a CSV or TSV with a `participant`
+/// column, as "Your data" downloads it, or a JSON array of answers): a participant's answers
+/// without a manifest, read with study results into the trial table.
+///
+/// ```
+/// use clozelab::game::results::is_long_export;
+/// assert!(is_long_export("participant,passage,position,response,response_time_ms,timestamp\n"));
+/// assert!(is_long_export(r#"[{"participant": "P1", "passage": "storm"}]"#));
+/// assert!(!is_long_export("Text_ID,Text,Word_Number,Word,Response,Response_Count\n"));
+/// ```
+pub fn is_long_export(text: &str) -> bool {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    let first = body.lines().next().unwrap_or_default();
+    if body.starts_with('[') {
+        let head: String = body.chars().take(4000).collect();
+        return head.contains("\"participant\"");
+    }
+    !first.contains("Response_Count") && first.split([',', '\t']).any(|c| c.trim() == "participant")
+}
+
+/// Whether a text holds a study's answers: results ([`is_results_text`]) or the long format
+/// ([`is_long_export`]).
+pub fn is_study_answers(text: &str) -> bool {
+    is_results_text(text) || is_long_export(text)
+}
+
 impl StudyResults {
     /// Reads and merges files as `(name, bytes)`: ZIP archives are unpacked, every text holding
     /// bundles is read (however many per file), JATOS's `metadata.json` gives each run's state.
@@ -152,6 +178,16 @@ impl StudyResults {
                 let text = text.as_str();
                 if text.trim().is_empty() {
                     skipped.push(format!("{path}: empty (a run that sent nothing)"));
+                    continue;
+                }
+                // Answers in the long format: no manifest says which run or plan they had.
+                if is_long_export(text) && !is_results_text(text) {
+                    let records = if text.trim_start().starts_with('[') {
+                        crate::data::import_long_json(&path, text)?
+                    } else {
+                        crate::data::import_long_csv(&path, text)?
+                    };
+                    merging.add_plain(records);
                     continue;
                 }
                 let Some(values) = json_values(text) else {

@@ -4,7 +4,7 @@
 //! as norms and samples. [`StudyData::tables`] then makes the study's trial table.
 
 use super::exclusions::{Exclusion, ExclusionRules, decide, left_out_sentence};
-use super::results::{ResultsError, StudyResults, is_results_text};
+use super::results::{ResultsError, StudyResults, is_study_answers};
 use super::trial_table::{StudyTables, study_tables};
 use crate::analysis::dataset::{Dataset, DatasetError};
 
@@ -62,7 +62,7 @@ pub fn dataset_from_files(
     let (results, mut others): (Vec<_>, Vec<_>) = files
         .iter()
         .cloned()
-        .partition(|(_, text)| is_results_text(text));
+        .partition(|(_, text)| is_study_answers(text));
     // Other files of an archive that holds results (a README, uploads) are not norms.
     let archives: Vec<&str> = results
         .iter()

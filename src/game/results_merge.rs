@@ -118,6 +118,38 @@ impl Merging {
                 .contains_key(&(participant.to_string(), String::new()))
     }
 
+    /// Answers in the long format (no manifest): each counted once by its key, their runs
+    /// known by participant and run alone (their plan unknown, so never complete).
+    pub(super) fn add_plain(&mut self, records: Vec<ResponseRecord>) {
+        let runs: std::collections::BTreeSet<RunKey> = records
+            .iter()
+            .map(|r| (r.participant.clone(), r.run.clone()))
+            .collect();
+        for run in runs {
+            self.people.entry(run).or_default().bundles += 1;
+        }
+        for r in records {
+            let person = self
+                .people
+                .entry((r.participant.clone(), r.run.clone()))
+                .or_default();
+            let key = response_key_in(&r.participant, &r.run, &r.passage, r.position);
+            let label = format!("{} word {}", r.passage, r.position);
+            let answer = (r.response.clone(), r.practice);
+            match self.responses.get(&key) {
+                Some(kept) => {
+                    self.repeats += 1;
+                    if (kept.response.clone(), kept.practice) != answer {
+                        person.conflicts.push(label);
+                    }
+                }
+                None => {
+                    self.responses.insert(key, r);
+                }
+            }
+        }
+    }
+
     pub(super) fn add_bundle(&mut self, path: &str, value: Value) -> Result<(), DataError> {
         let manifest: Manifest =
             serde_json::from_value(value.get("manifest").cloned().unwrap_or(Value::Null))

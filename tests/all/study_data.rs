@@ -738,3 +738,55 @@ fn clozelab_results_writes_the_pages_tables_and_refuses_files_without_results() 
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn long_format_answers_join_the_trial_table_beside_jatos_results() {
+    // A lab computer's participant, downloaded from "Your data" as the long CSV.
+    let csv = "participant,passage,position,response,response_time_ms,timestamp,normalized,first_keystroke_ms,practice,run\n\
+               L1,a_high,2,Bread,900,2026-11-27T11:00:00Z,bread,400,false,local-00000000000000aa\n\
+               L1,a_high,3,sold,800,2026-11-27T11:00:01Z,sold,300,false,local-00000000000000aa\n";
+    let mut all = files();
+    all.push(("lab.csv".into(), csv.into()));
+    let study = dataset_from_files(&all, &[], rules()).unwrap();
+    let (_, rows) = parse_csv(&study.tables().unwrap().trials);
+    let lab: Vec<_> = rows.iter().filter(|r| r["participant"] == "L1").collect();
+    assert_eq!(lab.len(), 2);
+    let expected = [
+        ("run", "local-00000000000000aa"),
+        ("run_state", "incomplete"),
+        ("response", "Bread"),
+        ("response_normalized", "bread"),
+        ("context", "The"),
+        ("target_word", "baker"),
+        ("item", "1"),
+        ("condition", "high"),
+        ("first_keystroke_ms", "400"),
+        ("excluded", "false"),
+    ];
+    for (column, value) in expected {
+        assert_eq!(lab[0][column], value, "{column}");
+    }
+    // Kept in the analyses as before: three complete runs and the lab's two answers.
+    let answers: u32 = study
+        .data
+        .norms
+        .iter()
+        .map(|c| c.human.values().sum::<u32>())
+        .sum();
+    assert_eq!(answers, 3 * 10 + 2);
+    let only_complete = ExclusionRules {
+        incomplete: true,
+        ..rules()
+    };
+    let (_, rows) = parse_csv(
+        &dataset_from_files(&all, &[], only_complete)
+            .unwrap()
+            .tables()
+            .unwrap()
+            .exclusions,
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["participant"] == "L1" && r["reason"] == "incomplete")
+    );
+}
