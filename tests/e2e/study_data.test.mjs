@@ -150,6 +150,7 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
       assert.equal(await page.getByTestId("study-preview-playing").innerText(), "Playing list B: p2, p3");
       await page.getByTestId("consent-accept").click();
       await page.getByTestId("questions").waitFor({ timeout: TIMEOUT });
+      assert.equal(await page.getByTestId("withdraw").count(), 1, "a participant can withdraw on the questions too");
       await page.locator("[data-testid=question-native_speaker-option][value=Yes]").check();
       await page.getByTestId("question-native_language-input").fill("English");
       await page.getByTestId("questions-continue").click();

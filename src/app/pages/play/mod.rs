@@ -190,6 +190,9 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                             questions=game.questionnaire.due(block)
                             on_done=Callback::new(move |screened| game.questions_done(screened))
                         />
+                        <WithdrawButton on_withdraw=Callback::new(move |_| {
+                            game.leave(Leaving::Withdrew)
+                        }) />
                     }
                         .into_any()
                 }

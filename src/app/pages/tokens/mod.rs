@@ -127,6 +127,9 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                             questions=tg.questionnaire.due(block)
                             on_done=Callback::new(move |screened| tg.questions_done(screened))
                         />
+                        <WithdrawButton on_withdraw=Callback::new(move |_| {
+                            tg.leave(Leaving::Withdrew)
+                        }) />
                     }
                         .into_any()
                 }
