@@ -103,12 +103,12 @@ impl LatinSquare {
             .collect())
     }
 
-    /// The item (1-based) and condition of a passage of the square.
+    /// The item (1-based) and condition of a passage of the square (`None` where a square read
+    /// from someone's file has more versions than conditions).
     pub fn place_of(&self, passage: &str) -> Option<(usize, &str)> {
         self.items.iter().enumerate().find_map(|(i, item)| {
-            item.iter()
-                .position(|p| p == passage)
-                .map(|c| (i + 1, self.conditions[c].as_str()))
+            let c = item.iter().position(|p| p == passage)?;
+            Some((i + 1, self.conditions.get(c)?.as_str()))
         })
     }
 }

@@ -790,3 +790,16 @@ fn long_format_answers_join_the_trial_table_beside_jatos_results() {
             .any(|r| r["participant"] == "L1" && r["reason"] == "incomplete")
     );
 }
+
+#[test]
+fn a_hostile_manifest_square_does_not_break_the_table() {
+    // A bundle whose study config claims an item with more versions than conditions.
+    let mut bundle: serde_json::Value = serde_json::from_str(&bundle(&runs()[0])).unwrap();
+    bundle["manifest"]["study"]["latin_square"]["items"][0] =
+        serde_json::json!(["x", "y", "a_high"]);
+    let files = vec![("odd.json".to_string(), bundle.to_string())];
+    let study = dataset_from_files(&files, &[], rules()).unwrap();
+    let (_, rows) = parse_csv(&study.tables().unwrap().trials);
+    let row = rows.iter().find(|r| r["passage"] == "a_high").unwrap();
+    assert_eq!((row["item"].as_str(), row["condition"].as_str()), ("", ""));
+}

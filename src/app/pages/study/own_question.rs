@@ -45,7 +45,9 @@ pub(super) fn OwnQuestion() -> impl IntoView {
         let question = own_question(
             &id.get_untracked(),
             &text.get_untracked(),
-            KINDS[kind.get_untracked()].1,
+            KINDS
+                .get(kind.get_untracked())
+                .map_or(QuestionKind::Text, |k| k.1),
             &options.get_untracked(),
             &screen_out.get_untracked(),
             &range.get_untracked(),
