@@ -214,6 +214,22 @@ pub enum GameKind {
     TwoToken,
 }
 
+impl GameKind {
+    /// The game's short name in page addresses, storage keys and file names.
+    ///
+    /// ```
+    /// use clozelab::game::study::GameKind;
+    /// assert_eq!(GameKind::TwoToken.name(), "two-token");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Top1 => "top1",
+            Self::TwoToken => "two-token",
+            Self::NextWord => "next-word",
+        }
+    }
+}
+
 impl StudyConfig {
     /// Parses and validates a config.
     pub fn from_json(text: &str) -> Result<Self, StudyError> {

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
-use crate::app::web::{WebError, fetch, query_param};
+use crate::app::web::{WebError, query_param};
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{
     ModelFolder, Reply, Request, UploadBeginRequest, UploadChunkRequest, chunk_ranges,
@@ -61,28 +61,8 @@ pub async fn load_from_url(ctx: RuntimeContext, base: String) {
 pub async fn load_initial_model(ctx: RuntimeContext) {
     if let Some(url) = query_param("model") {
         load_from_url(ctx, url).await;
-    } else if local_gpt2_is_there().await {
+    } else if crate::app::web::local_model::is_served(LOCAL_GPT2_URL).await {
         load_from_url(ctx, LOCAL_GPT2_URL.to_string()).await;
-    }
-}
-
-/// Whether the app's server has GPT-2 in `models/gpt2/`: the build's list of its files says
-/// (so that no page asks for a folder that is not there, and logs a 404); a host without the
-/// list is asked once.
-async fn local_gpt2_is_there() -> bool {
-    let config = format!("{LOCAL_GPT2_URL}config.json");
-    if fetch::is_cached(&config).await {
-        return true;
-    }
-    let list_url = format!(
-        "{}{}",
-        crate::app::web::jatos_client::app_root(),
-        crate::game::package::APP_FILES_LIST
-    );
-    match fetch::fetch_text_uncached(&list_url).await {
-        Ok(list) => crate::game::package::parse_file_list(&list)
-            .is_ok_and(|files| files.iter().any(|f| f == config.trim_start_matches('/'))),
-        Err(_) => fetch::exists(&config).await,
     }
 }
 

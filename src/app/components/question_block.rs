@@ -9,7 +9,22 @@ use super::questionnaire::Questionnaire;
 use crate::app::texts::use_texts;
 use crate::app::web::clock::{now_ms, timestamp};
 use crate::game::participant_texts::Say;
-use crate::game::questions::{Question, QuestionAnswer, QuestionKind};
+use crate::game::questions::{Block, Question, QuestionAnswer, QuestionKind};
+
+/// A block of the study's questions as a game's stage: the questions still due, and the way out
+/// (`on_withdraw`), as during the passages.
+#[component]
+pub fn QuestionsStage(
+    questionnaire: Questionnaire,
+    block: Block,
+    on_done: Callback<bool>,
+    on_withdraw: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <QuestionBlockView questionnaire questions=questionnaire.due(block) on_done />
+        <super::withdrawal::WithdrawButton on_withdraw />
+    }
+}
 
 /// The questions of a block still to be answered; `on_done(screened_out)` runs once the
 /// answers are saved.

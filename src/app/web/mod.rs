@@ -19,6 +19,7 @@ pub mod idb_questions;
 pub mod idb_requests;
 pub mod jatos_batch;
 pub mod jatos_client;
+pub mod local_model;
 pub mod outbox;
 pub mod outbox_flush;
 pub mod participant;

@@ -17,7 +17,7 @@ use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::outcome::Outcome;
-use crate::app::components::question_block::QuestionBlockView;
+use crate::app::components::question_block::QuestionsStage;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
@@ -185,14 +185,12 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                 }
                 Phase::Questions(block) => {
                     view! {
-                        <QuestionBlockView
+                        <QuestionsStage
                             questionnaire=game.questionnaire
-                            questions=game.questionnaire.due(block)
+                            block
                             on_done=Callback::new(move |screened| game.questions_done(screened))
+                            on_withdraw=Callback::new(move |_| game.leave(Leaving::Withdrew))
                         />
-                        <WithdrawButton on_withdraw=Callback::new(move |_| {
-                            game.leave(Leaving::Withdrew)
-                        }) />
                     }
                         .into_any()
                 }

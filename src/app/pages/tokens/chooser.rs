@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use super::controller::game_name;
 use crate::app::data::use_lab_data;
 use crate::game::study::GameKind;
 
@@ -27,12 +26,12 @@ pub fn TokenGameChooser() -> impl IntoView {
             .map(|p| {
                 let href = format!(
                     "/tokens/{}/{}{query}",
-                    game_name(game),
+                    game.name(),
                     String::from(js_sys::encode_uri_component(&p.id))
                 );
                 view! {
                     <li>
-                        <a href=href data-testid=format!("{}-passage", game_name(game))>
+                        <a href=href data-testid=format!("{}-passage", game.name())>
                             {p.title.clone()}
                         </a>
                     </li>

@@ -94,14 +94,6 @@ pub fn use_token_game() -> TokenGame {
     expect_context::<TokenGame>()
 }
 
-pub fn game_name(game: GameKind) -> &'static str {
-    match game {
-        GameKind::Top1 => "top1",
-        GameKind::TwoToken => "two-token",
-        GameKind::NextWord => "next-word",
-    }
-}
-
 impl TokenGame {
     /// `rounds` is the two-token game's rounds per position in play mode (a study says its own).
     pub fn provide(

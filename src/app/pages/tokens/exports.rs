@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::controller::{TokenGame, game_name, use_token_game};
+use super::controller::{TokenGame, use_token_game};
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::download_text;
 use crate::game::participant_texts::Say;
@@ -24,7 +24,7 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
     let participant = game.participant.get_value();
     let stem = format!(
         "clozelab-{}-{}",
-        game_name(game.game),
+        game.game.name(),
         crate::game::export::file_safe(&participant)
     );
     let text = match kind {

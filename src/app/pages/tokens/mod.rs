@@ -27,7 +27,7 @@ use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::progress_bar::ProgressBar;
-use crate::app::components::question_block::QuestionBlockView;
+use crate::app::components::question_block::QuestionsStage;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::state::ModelState;
 use crate::game::participant_texts::Say;
@@ -35,7 +35,7 @@ use crate::game::study::GameKind;
 use crate::game::withdrawal::Leaving;
 use bias::BiasSimulation;
 pub use chooser::TokenGameChooser;
-use controller::{Stage, game_name, use_token_game};
+use controller::{Stage, use_token_game};
 use exports::TokenExports;
 use feedback::{RoundFeedback, RunningScore};
 pub use imported::ImportedTokenResults;
@@ -78,7 +78,7 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
         _ => None,
     };
     view! {
-        <section class="game token-game" data-testid="token-game" data-game=game_name(game)>
+        <section class="game token-game" data-testid="token-game" data-game=game.name()>
             <h2>{title}</h2>
             <StorageWarning message=tg.memory_only />
             {move || match tg.stage.get() {
@@ -122,14 +122,12 @@ pub(super) fn TokenGameBody(title: String) -> impl IntoView {
                 }
                 Stage::Questions(block) => {
                     view! {
-                        <QuestionBlockView
+                        <QuestionsStage
                             questionnaire=tg.questionnaire
-                            questions=tg.questionnaire.due(block)
+                            block
                             on_done=Callback::new(move |screened| tg.questions_done(screened))
+                            on_withdraw=Callback::new(move |_| tg.leave(Leaving::Withdrew))
                         />
-                        <WithdrawButton on_withdraw=Callback::new(move |_| {
-                            tg.leave(Leaving::Withdrew)
-                        }) />
                     }
                         .into_any()
                 }

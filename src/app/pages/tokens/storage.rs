@@ -6,7 +6,7 @@
 
 use leptos::prelude::*;
 
-use super::controller::{TokenGame, game_name};
+use super::controller::TokenGame;
 use crate::app::web::idb::IdbStore;
 use crate::game::participant_texts::Say;
 use crate::game::run_scope::RunScope;
@@ -18,7 +18,7 @@ use crate::game::tokens::two_token::TwoTokenRecord;
 
 /// `study␟run␟participant␟game␟`: the prefix of one run's answers to one game.
 fn game_prefix(scope: &RunScope, game: GameKind) -> String {
-    format!("{}{}\u{1f}", scope.storage_prefix(), game_name(game))
+    format!("{}{}\u{1f}", scope.storage_prefix(), game.name())
 }
 
 impl TokenGame {

@@ -116,6 +116,7 @@ pub fn provide_game_controller() -> GameController {
 mod feedback;
 mod leaving;
 mod phase;
+mod questions;
 mod screening;
 mod start;
 mod storage;
@@ -157,24 +158,6 @@ impl GameController {
             self.finish();
         } else {
             self.phase.set(Phase::Playing);
-        }
-    }
-
-    /// The participant agreed to the consent: its time is recorded, then the study starts.
-    pub fn accept_consent(self) {
-        leptos::task::spawn_local(async move {
-            self.questionnaire.consent().await;
-            self.show_next();
-        });
-    }
-
-    /// A block of questions was answered and saved: on to what comes next, unless an answer
-    /// screened the participant out.
-    pub fn questions_done(self, screened_out: bool) {
-        if screened_out {
-            self.screen_out();
-        } else {
-            self.show_next();
         }
     }
 
