@@ -12,6 +12,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {
     clozelab::cli::allocator::keep_freed_memory();
-    clozelab::model::gemm_packing::pack_weights_from_few_rows();
+    clozelab::model::ops::gemm_packing::pack_weights_from_few_rows();
     clozelab::cli::main()
 }

@@ -5,7 +5,7 @@
 fn main() {
     clozelab::app::run_static_constructors_once();
     console_error_panic_hook::set_once();
-    clozelab::model::gemm_packing::pack_weights_from_few_rows();
+    clozelab::model::ops::gemm_packing::pack_weights_from_few_rows();
     clozelab::app::worker::register();
 }
 

@@ -10,22 +10,21 @@
 //! pass ([`sample_words_together`]): their prefixes are joined, each row sees its own, and each
 //! context keeps its own seeded generator. With temperature-only decoding the draws happen on
 //! the device, uniforms from the seeded host generator, and only token ids are read back: on a
-//! GPU by one kernel per LM-head call ([`crate::model::kernels::draw_tokens`]), on the CPU
-//! backend by burn's composition ([`crate::estimators::inverse_cdf`]). [`sample_words_naive`]
+//! GPU by one kernel per LM-head call, on the CPU backend by burn's composition
+//! ([`crate::model::ops::draw`]). [`sample_words_naive`]
 //! is the one-row-per-sample reference the tests compare it with.
 
 use std::collections::BTreeMap;
 
-use burn::tensor::activation::softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
-use crate::estimators::inverse_cdf::{CdfSearch, blocked_cdf};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{bucket, extend_branches, run_prefix, run_prefixes};
-use crate::model::readback::{read_f32, read_i64};
-use crate::model::{Gpt2, KvCache, ModelError, kernels};
+use crate::model::ops::draw::draw;
+use crate::model::readback::read_f32;
+use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
 use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{ContinuationStatus, continuation_status, normalize};
@@ -230,7 +229,6 @@ async fn draw_next(
 ) -> Result<Vec<Vec<(u32, usize)>>, SamplerError> {
     let [_, _, n_embd] = hidden.dims();
     let vocab = model.vocab_size;
-    let device = model.device();
     let mut draws = Vec::with_capacity(counts.len());
     for chunk_start in (0..counts.len()).step_by(HEAD_ROWS) {
         let chunk = &counts[chunk_start..(chunk_start + HEAD_ROWS).min(counts.len())];
@@ -255,20 +253,12 @@ async fn draw_next(
             }
             continue;
         }
-        let slot_rows: Vec<i64> = chunk
-            .iter()
-            .enumerate()
-            .flat_map(|(r, &c)| std::iter::repeat_n(r as i64, c))
-            .collect();
-        let uniforms: Vec<f32> = slot_rows
-            .iter()
-            .map(|&r| rngs[contexts[chunk_start + r as usize]].next_unit())
-            .collect();
-        let ids = if kernels::runs_on(&device) {
-            draw_on_gpu(logits, chunk, uniforms, strategy.temperature() as f32).await?
-        } else {
-            draw_composed(logits, &slot_rows, &uniforms, strategy.temperature()).await?
-        };
+        let mut uniforms = Vec::with_capacity(chunk.iter().sum());
+        for (r, &count) in chunk.iter().enumerate() {
+            let rng = &mut rngs[contexts[chunk_start + r]];
+            uniforms.extend((0..count).map(|_| rng.next_unit()));
+        }
+        let ids = draw(logits, chunk, uniforms, strategy.temperature()).await?;
         let mut slot = 0;
         for &count in chunk {
             let mut row: BTreeMap<u32, usize> = BTreeMap::new();
@@ -282,65 +272,6 @@ async fn draw_next(
         }
     }
     Ok(draws)
-}
-
-/// Each slot's token from `logits` `[rows, vocab]` (row r has `counts[r]` slots, in order) by
-/// the draw kernel, read back once.
-async fn draw_on_gpu(
-    logits: Tensor<2>,
-    counts: &[usize],
-    uniforms: Vec<f32>,
-    temperature: f32,
-) -> Result<Vec<i64>, SamplerError> {
-    let device = logits.device();
-    let mut starts = Vec::with_capacity(counts.len() + 1);
-    starts.push(0i64);
-    for &count in counts {
-        starts.push(starts[starts.len() - 1] + count as i64);
-    }
-    let slot_starts =
-        Tensor::<1, Int>::from_data(TensorData::new(starts, [counts.len() + 1]), &device);
-    let slots = uniforms.len();
-    let uniforms = Tensor::<1>::from_data(TensorData::new(uniforms, [slots]), &device);
-    Ok(read_i64(kernels::draw_tokens(
-        logits,
-        slot_starts,
-        uniforms,
-        temperature,
-    ))
-    .await?)
-}
-
-/// Each slot's token from `logits` `[rows, vocab]` (slot s of row `slot_rows[s]`) by burn's
-/// composition: the softmax, the blocked cumulative sums, the two-pass search, the slots in
-/// groups so that the comparisons' buffers stay small.
-async fn draw_composed(
-    logits: Tensor<2>,
-    slot_rows: &[i64],
-    uniforms: &[f32],
-    temperature: f64,
-) -> Result<Vec<i64>, SamplerError> {
-    let device = logits.device();
-    let rows = logits.dims()[0];
-    let cdf = blocked_cdf(softmax(logits / temperature, 1));
-    let padded_len = cdf.dims()[1];
-    let totals = cdf.clone().slice([0..rows, padded_len - 1..padded_len]);
-    let search = CdfSearch::new(cdf);
-    let mut ids = Vec::with_capacity(slot_rows.len());
-    for group in (0..slot_rows.len()).step_by(HEAD_ROWS) {
-        let end = (group + HEAD_ROWS).min(slot_rows.len());
-        let index = Tensor::<1, Int>::from_data(
-            TensorData::new(slot_rows[group..end].to_vec(), [end - group]),
-            &device,
-        );
-        let u = Tensor::<2>::from_data(
-            TensorData::new(uniforms[group..end].to_vec(), [end - group, 1]),
-            &device,
-        );
-        let thresholds = u * totals.clone().select(0, index.clone());
-        ids.extend(read_i64(search.count_at_or_below(index, thresholds)).await?);
-    }
-    Ok(ids)
 }
 
 /// Samples the first words of `config.samples()` continuations of `context` (an empty context

@@ -24,5 +24,16 @@ pub enum ModelError {
     #[error("reading a tensor back from the device failed: {0}")]
     Readback(String),
     #[error(transparent)]
-    PanelProduct(#[from] super::panel_product::PanelError),
+    PanelProduct(#[from] super::ops::panel_product::PanelError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_readback_failure_says_so_in_its_first_words() {
+        let text = ModelError::Readback("mapping failed".into()).to_string();
+        assert!(text.starts_with(READBACK_FAILED), "{text}");
+    }
 }

@@ -7,6 +7,7 @@ use std::ops::Range;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
+use super::ops::cache_storage;
 
 /// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
 /// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
@@ -94,6 +95,39 @@ impl LayerCache {
                 .slice([rows.clone(), heads, 0..len, 0..head_dim])
         };
         (part(0..n_head), part(n_head..both))
+    }
+
+    /// A block's empty cache for `batch` rows of `capacity` positions.
+    pub(super) fn empty(
+        batch: usize,
+        n_head: usize,
+        capacity: usize,
+        head_dim: usize,
+        device: &Device,
+    ) -> Self {
+        let shape = [batch, 2 * n_head, capacity.max(1), head_dim];
+        Self {
+            keys_values: cache_storage(shape, device),
+        }
+    }
+
+    /// The cache with a step's keys and values, `[batch, 2·n_head, seq, head_dim]`, written
+    /// from position `past` on.
+    pub(super) fn append(self, keys_values: Tensor<4>, past: usize) -> Self {
+        let [batch, both, seq, head_dim] = keys_values.dims();
+        Self {
+            keys_values: self.keys_values.slice_assign(
+                [0..batch, 0..both, past..past + seq, 0..head_dim],
+                keys_values,
+            ),
+        }
+    }
+
+    /// Every row's own keys and values for their first `len` positions (see
+    /// [`Self::keys_and_values`]).
+    pub(super) fn own(&self, len: usize) -> (Tensor<4>, Tensor<4>) {
+        let batch = self.keys_values.dims()[0];
+        self.keys_and_values(0..batch, len)
     }
 }
 

@@ -12,10 +12,12 @@ use burn::module::Param;
 use burn::tensor::{Device, Tensor, TensorData};
 use safetensors::{Dtype, SafeTensorError, SafeTensors};
 
+use super::block::{Attention, Block, LayerNorm, Mlp};
 use super::config::{ConfigError, Gpt2Config};
-use super::embedding::TokenEmbedding;
-use super::gpt2::{Attention, Block, Conv1D, Gpt2, LayerNorm, Mlp};
-use super::panel_product::{self, PanelError};
+use super::gpt2::Gpt2;
+use super::ops::embedding::TokenEmbedding;
+use super::ops::panel_product::PanelError;
+use super::ops::projection::Conv1D;
 
 /// Why a checkpoint cannot be loaded. Every tensor-level variant names the tensor.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -216,8 +218,7 @@ impl Checkpoint {
             });
         }
         let bias = self.take(&format!("{prefix}.bias"), device)?;
-        let panels = panel_product::packs_weights_on(device);
-        Ok(Conv1D::new(values, [n_in, n_out], bias, panels, device)?)
+        Ok(Conv1D::new(values, [n_in, n_out], bias, device)?)
     }
 }
 

@@ -1,27 +1,23 @@
-//! GPT-2: configuration ([`config`]), its errors ([`error`]), the burn modules ([`gpt2`]) with
-//! the chunked token embedding ([`embedding`]) and a shareable KV cache ([`kv_cache`]), on a GPU
-//! the layer norm, a step's attention, each projection's bias with what follows it, the token
-//! embedding's lookup and the sampler's draw as kernels of our own ([`kernels`]), async reads
-//! from the device ([`readback`]), the checkpoint loader ([`loader`]), the
-//! deterministic random test model ([`testmodel`]: real vocabulary, random weights), the
-//! weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`), and
-//! on the CPU, products with few rows split over the threads ([`threaded_product`]) and gemm told
-//! to pack the weights ([`gemm_packing`]), and in the browser's CPU backend the blocks' weights
-//! packed once into column panels ([`panel_product`]).
+//! GPT-2: configuration ([`config`]), its errors ([`error`]), the model ([`gpt2`]: init and the
+//! forward passes) and its blocks ([`block`]), a shareable KV cache ([`kv_cache`]), the
+//! operations the modules call ([`ops`]: layer norm, GELU, projection, attention, embedding and
+//! the sampler's draw, each with a body per backend and a reference, the GPU bodies in
+//! [`ops::kernels`]), async reads from the device ([`readback`]), the checkpoint loader
+//! ([`loader`]), the deterministic random test model ([`testmodel`]: real vocabulary, random
+//! weights), the weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`)
+//! and the model re-stored in another precision or packed ([`weight_layout`]).
 
+pub mod block;
 pub mod config;
-pub mod embedding;
 pub mod error;
-pub mod gemm_packing;
 pub mod gpt2;
-pub mod kernels;
 pub mod kv_cache;
 pub mod loader;
-pub mod panel_product;
+pub mod ops;
 pub mod precision;
 pub mod readback;
 pub mod testmodel;
-pub mod threaded_product;
+pub mod weight_layout;
 
 pub use config::{ConfigError, Gpt2Config};
 pub use error::{ModelError, READBACK_FAILED};

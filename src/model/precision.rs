@@ -21,9 +21,11 @@
 //! has no tensor cores: cubek offers none for an f32 × f16 pair), is why f32 stays the default
 //! and f16 is a choice.
 //!
-//! [`kernels::half_product`]: super::kernels::half_product
+//! [`kernels::half_product`]: super::ops::kernels::half_product
 
-use burn::tensor::{DType, Device, FloatDType, Tensor};
+use burn::tensor::{Device, FloatDType};
+
+use super::ops::projection::{HalfWeights, half_weights};
 
 /// The largest next-token total variation distance between f16 and f32 that the tests accept
 /// on the golden contexts (2-layer test model).
@@ -68,13 +70,10 @@ impl Precision {
     /// Whether `device` can run this precision: f32 everywhere; f16 on a GPU backend whose
     /// adapter offers `shader-f16`, never on the CPU backend (its f16 products are no faster).
     pub fn check(self, device: &Device) -> Result<(), PrecisionError> {
-        match self {
-            Precision::F32 => Ok(()),
-            Precision::F16 if *device == Device::flex() => Err(PrecisionError::CpuBackend),
-            Precision::F16 if !device.supports_dtype(DType::F16) => {
-                Err(PrecisionError::NoShaderF16)
-            }
-            Precision::F16 => Ok(()),
+        match (self, half_weights(device)) {
+            (Precision::F32, _) | (Precision::F16, HalfWeights::Run) => Ok(()),
+            (Precision::F16, HalfWeights::CpuBackend) => Err(PrecisionError::CpuBackend),
+            (Precision::F16, HalfWeights::NoShaderF16) => Err(PrecisionError::NoShaderF16),
         }
     }
 
@@ -110,13 +109,5 @@ impl std::str::FromStr for Precision {
             "f16" => Ok(Precision::F16),
             _ => Err(PrecisionError::UnknownName(name.to_string())),
         }
-    }
-}
-
-/// A product's result back in f32 (a no-op when it already is).
-pub(crate) fn to_f32<const D: usize>(tensor: Tensor<D>) -> Tensor<D> {
-    match tensor.dtype() {
-        DType::F32 => tensor,
-        _ => tensor.cast(FloatDType::F32),
     }
 }

@@ -212,7 +212,7 @@ fn check_against_golden(compute: &ComputeDevice) {
 fn check_gelu(compute: &ComputeDevice) {
     let xs: Vec<f32> = (-400..=400).map(|i| i as f32 * 0.03).collect();
     let y = Tensor::<1>::from_floats(xs.as_slice(), &compute.device);
-    let y = clozelab::model::gpt2::gelu_new(y)
+    let y = clozelab::model::ops::gelu::gelu_new(y)
         .into_data()
         .try_to_vec::<f32>()
         .unwrap();

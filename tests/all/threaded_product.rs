@@ -2,7 +2,7 @@
 //! are split, and that the split product equals the single call.
 
 use burn::tensor::{Device, Distribution, Tensor};
-use clozelab::model::threaded_product::{GEMM_THREADS_FROM, Split, linear, matmul, split_for};
+use clozelab::model::ops::threaded_product::{GEMM_THREADS_FROM, Split, linear, matmul, split_for};
 
 #[test]
 fn a_decoding_steps_products_are_split_and_large_ones_are_not() {
@@ -87,7 +87,7 @@ fn split_products_equal_the_single_call() {
 /// equals the product computed in f64.
 #[test]
 fn packed_weights_give_the_same_products() {
-    clozelab::model::gemm_packing::pack_weights_from_few_rows();
+    clozelab::model::ops::gemm_packing::pack_weights_from_few_rows();
     assert_eq!(gemm::get_lhs_packing_threshold_single_thread(), 1);
     assert_eq!(gemm::get_lhs_packing_threshold_multi_thread(), 1);
     let device = Device::flex();

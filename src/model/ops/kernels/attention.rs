@@ -14,7 +14,7 @@ use cubecl::prelude::*;
 
 /// The widest head the kernel takes: one thread per dimension of a head, and WebGPU promises
 /// 256 threads per workgroup.
-pub(super) const MAX_HEAD_DIM: usize = 256;
+pub(crate) const MAX_HEAD_DIM: usize = 256;
 
 /// Keys scored at once: one per thread.
 const MIN_UNITS: usize = 64;

@@ -1,5 +1,6 @@
 //! Products against a layer's weight packed once into column panels: the browser's CPU backend
-//! (the blocks' four projections, and `wteᵀ` for the LM head, see `embedding`).
+//! (the blocks' four projections, and `wteᵀ` for the LM head, see `embedding`): the
+//! [`super::Body::BrowserCpu`] body of those ops.
 //!
 //! gemm (under burn-flex) packs a weight into its kernel's layout on every product of more than
 //! one row, and its single-threaded wasm kernel runs short products (a prompt, a tree level of a
@@ -17,12 +18,6 @@
 //! tests (natively the CPU backend keeps gemm, which runs on every core).
 
 use std::sync::Arc;
-
-/// Whether the loader packs the blocks' weights for `device`: on the browser's CPU backend. Natively
-/// the CPU backend's gemm runs on every core and stays faster; GPUs keep burn's products.
-pub fn packs_weights_on(device: &burn::tensor::Device) -> bool {
-    cfg!(target_arch = "wasm32") && *device == burn::tensor::Device::flex()
-}
 
 /// Output columns per panel: three 4-lane vectors.
 pub const PANEL: usize = 12;

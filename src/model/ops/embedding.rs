@@ -1,15 +1,21 @@
 //! GPT-2's token embedding `wte`, kept in row chunks (WebGPU binds at most 128 MiB per
 //! buffer), which is also the tied LM head; on the browser's CPU backend packed once as `wteᵀ`
 //! for [`PanelWeight::product`] instead.
+//!
+//! Its ops, the lookup ([`TokenEmbedding::forward_plus`]) and the LM head
+//! ([`TokenEmbedding::logits`]), have a body per backend: on a GPU one kernel per chunk
+//! ([`kernels::token_embedding`]) and one product per chunk; natively on the CPU burn's
+//! `embedding` and the product split over the threads; in the browser's CPU backend the packed
+//! `wteᵀ`'s columns and its panel product. The reference is one chunk through burn's
+//! `embedding` and `matmul` (the tests compare uneven chunks, the kernel and the panels with it).
 
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use super::error::ModelError;
-use super::kernels;
-use super::panel_product::{self, PanelError, PanelWeight};
-use super::readback::read_f32_now;
-use super::threaded_product;
+use super::panel_product::{PanelError, PanelWeight};
+use super::{Body, kernels, threaded_product};
+use crate::model::error::ModelError;
+use crate::model::readback::read_f32_now;
 
 /// Largest tensor, in bytes, the model keeps in one device buffer. WebGPU guarantees only
 /// 128 MiB per storage binding (lavapipe and many browsers grant no more), while GPT-2's `wte`
@@ -23,7 +29,7 @@ pub struct TokenEmbedding {
     /// Consecutive row blocks of `wte`, each `[rows, n_embd]`; with `panels`, one empty
     /// `[0, n_embd]` that keeps the device.
     pub chunks: Vec<Param<Tensor<2>>>,
-    /// `wteᵀ` packed where [`panel_product::packs_weights_on`] (the browser's CPU backend): the LM
+    /// `wteᵀ` packed in the browser's CPU backend ([`Body::BrowserCpu`]): the LM
     /// head's product and, column by column, the embedding's rows.
     #[module(skip)]
     pub panels: Option<PanelWeight>,
@@ -36,14 +42,14 @@ impl TokenEmbedding {
     }
 
     /// Splits a full `[vocab, n_embd]` row-major matrix into chunks on `device`, or packs it
-    /// where [`panel_product::packs_weights_on`] says.
+    /// in the browser's CPU backend ([`Body::BrowserCpu`]).
     pub fn from_rows(
         values: Vec<f32>,
         vocab: usize,
         n_embd: usize,
         device: &Device,
     ) -> Result<Self, PanelError> {
-        if panel_product::packs_weights_on(device) {
+        if Body::of(device) == Body::BrowserCpu {
             return Self::packed(&values, vocab, n_embd, device);
         }
         Ok(Self::from_rows_in_chunks(
@@ -106,7 +112,7 @@ impl TokenEmbedding {
             return packed_rows(packed, ids);
         }
         let device = ids.device();
-        if kernels::runs_on(&device) {
+        if Body::of(&device) == Body::Gpu {
             let seq = ids.dims()[1];
             let width = self.chunks.first().map_or(0, |c| c.val().dims()[1]);
             return self.forward_plus(ids, Tensor::zeros([1, seq, width], &device));
@@ -147,7 +153,7 @@ impl TokenEmbedding {
         ids: Tensor<2, Int>,
         base: Tensor<3>,
     ) -> Result<Tensor<3>, ModelError> {
-        if self.panels.is_none() && kernels::runs_on(&base.device()) {
+        if self.panels.is_none() && Body::of(&base.device()) == Body::Gpu {
             let chunks: Vec<Tensor<2>> = self.chunks.iter().map(|c| c.val()).collect();
             return Ok(kernels::token_embedding(&chunks, ids, base));
         }
@@ -170,7 +176,7 @@ impl TokenEmbedding {
                 &device,
             ));
         }
-        if kernels::runs_on(&hidden.device()) {
+        if Body::of(&hidden.device()) == Body::Gpu {
             // On a GPU `hidden · chunkᵀ` (the chunk read transposed in place) and the parts
             // side by side: no transposing copy of the logits.
             let rows = hidden.reshape([batch * seq, n_embd]);
@@ -200,7 +206,7 @@ impl TokenEmbedding {
         Ok(stacked.transpose().reshape([batch, seq, vocab]))
     }
 
-    pub(super) fn device(&self) -> Device {
+    pub fn device(&self) -> Device {
         // With panels the one empty chunk is still on the model's device.
         self.chunks
             .first()
@@ -230,4 +236,41 @@ fn packed_rows(packed: &PanelWeight, ids: Tensor<2, Int>) -> Result<Tensor<3>, M
         TensorData::new(values, [batch, seq, n_embd]),
         &device,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunking `wte` must not change lookups or logits: compare 1 chunk against uneven chunks.
+    #[test]
+    fn chunked_token_embedding_equals_single_matrix() {
+        let device = Device::flex();
+        let (vocab, n_embd) = (11, 3);
+        let values: Vec<f32> = (0..vocab * n_embd)
+            .map(|i| (i as f32 * 0.37).sin())
+            .collect();
+        let whole =
+            TokenEmbedding::from_rows_in_chunks(values.clone(), vocab, n_embd, vocab, &device);
+        let split = TokenEmbedding::from_rows_in_chunks(values, vocab, n_embd, 4, &device);
+        assert_eq!((whole.chunks.len(), split.chunks.len()), (1, 3));
+        let ids = Tensor::<2, Int>::from_data(
+            TensorData::new(vec![0i64, 3, 4, 7, 8, 10], [2, 3]),
+            &device,
+        );
+        let read = |t: Tensor<3>| t.into_data().try_to_vec::<f32>().unwrap();
+        let a = read(whole.forward(ids.clone()).unwrap());
+        let b = read(split.forward(ids).unwrap());
+        assert_eq!(a, b);
+        let hidden = Tensor::<3>::from_data(
+            TensorData::new(vec![0.5f32, -1.0, 2.0, 1.5, 0.25, -0.75], [1, 2, 3]),
+            &device,
+        );
+        let la = read(whole.logits(hidden.clone()).unwrap());
+        let lb = read(split.logits(hidden).unwrap());
+        assert_eq!(la.len(), 2 * vocab);
+        for (x, y) in la.iter().zip(&lb) {
+            assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+        }
+    }
 }

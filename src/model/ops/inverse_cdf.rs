@@ -1,7 +1,5 @@
-//! Drawing tokens on the device by inverse CDF, composed of burn's operations (the CPU backend's
-//! way; a GPU runs `model::kernels::draw_tokens` instead): the sampler's temperature-only draws
-//! compare uniforms from the host's seeded generator with cumulative sums of each row's
-//! probabilities (`blocked_cdf`), searched in two passes (`CdfSearch`), so that only token
+//! The parts of [`super::draw`]'s composed body: cumulative sums of each row's probabilities
+//! (`blocked_cdf`), searched in two passes (`CdfSearch`), on the device, so that only token
 //! ids are read back.
 
 use burn::tensor::{Int, Tensor};

@@ -1,19 +1,19 @@
-//! GPU kernels of our own for the steps that burn composes of many dispatches: the layer norm
-//! (two reductions and the element-wise steps around them), the attention of a step (the
-//! products against the shared prefix and the row's own keys, the masks, the softmax and the
-//! weighted values: up to a dozen kernels), a projection's bias with the GELU or residual after
-//! it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
+//! The GPU bodies of [`super`]'s ops, for the steps that burn composes of many dispatches: the
+//! layer norm (two reductions and the element-wise steps around them), the attention of a step
+//! (the products against the shared prefix and the row's own keys, the masks, the softmax and
+//! the weighted values: up to a dozen kernels), a projection's bias with the GELU or residual
+//! after it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
 //! about thirty a level of its tree). One kernel each here. Beside them, a projection with f16
 //! weights and f32 activations ([`half_product`]): cubek's matmul, which burn launches for its
 //! own products, given operands of two types (burn's `matmul` takes one type, so f16 weights
 //! had the activations cast to f16 and the product back: three kernels).
 //!
-//! They run wherever the device is a GPU (burn-wgpu natively, WebGPU in the browser, with or
-//! without fusion); the CPU backend keeps burn's own composition, which the kernels are tested
-//! against. Each is a [`backend_extension`] of burn's `Dispatch` backend: the trait below is
-//! implemented for `CubeBackend`, and for `Fusion<CubeBackend>` (the browser's engine) by the
-//! macro, which records the call and runs it in order with the fused kernels around it.
+//! Every function here runs on a GPU only (burn-wgpu natively, WebGPU in the browser, with or
+//! without fusion); the ops choose them where [`super::Body::of`] says `Gpu`. Each is a
+//! [`backend_extension`] of burn's `Dispatch` backend: the trait below is implemented for
+//! `CubeBackend`, and for `Fusion<CubeBackend>` (the browser's engine) by the macro, which
+//! records the call and runs it in order with the fused kernels around it.
 
 mod attention;
 mod draw;
@@ -25,7 +25,7 @@ mod workgroup;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, Dispatch, backend_extension};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Int, Tensor};
 use burn_cubecl::CubeBackend;
 
 pub use attention::AttentionShape;
@@ -117,13 +117,8 @@ fn attention_output_shape(query: &burn::tensor::Shape) -> burn::tensor::Shape {
     burn::tensor::Shape::from([query[0], query[2], query[1] * query[3]])
 }
 
-/// Whether `device` runs the kernels of this module: every device but the CPU backend's.
-pub fn runs_on(device: &Device) -> bool {
-    *device != Device::flex()
-}
-
 /// `y = (x − mean) / sqrt(var + ε) · weight + bias` over the last dimension (the biased
-/// variance, as PyTorch's `LayerNorm`): one kernel on a GPU, burn's composition on the CPU.
+/// variance, as PyTorch's `LayerNorm`), in one kernel.
 ///
 /// # Shapes
 /// - input `[..., width]`, weight and bias `[width]` → output `[..., width]`
@@ -133,9 +128,6 @@ pub fn layer_norm<const D: usize>(
     bias: Tensor<1>,
     epsilon: f64,
 ) -> Tensor<D> {
-    if !runs_on(&input.device()) {
-        return burn::tensor::module::layer_norm(input, weight, Some(bias), epsilon);
-    }
     Tensor::from_dispatch(Dispatch::fused_layer_norm(
         input.into_dispatch(),
         weight.into_dispatch(),
@@ -144,8 +136,7 @@ pub fn layer_norm<const D: usize>(
     ))
 }
 
-/// `gelu_new(product + bias)` (GPT-2's tanh GELU) in one kernel. Only on a GPU: see
-/// [`runs_on`].
+/// `gelu_new(product + bias)` (GPT-2's tanh GELU) in one kernel.
 ///
 /// # Shapes
 /// - product `[..., width]`, bias `[width]` → `[..., width]`
@@ -158,7 +149,7 @@ pub fn bias_gelu<const D: usize>(product: Tensor<D>, bias: Tensor<1>) -> Tensor<
     ))
 }
 
-/// `product + bias + residual` in one kernel. Only on a GPU: see [`runs_on`].
+/// `product + bias + residual` in one kernel.
 ///
 /// # Shapes
 /// - product and residual `[..., width]`, bias `[width]` → `[..., width]`
@@ -178,7 +169,7 @@ pub fn bias_residual<const D: usize>(
 /// `wte`'s rows for `ids` plus `base` (the position embeddings), gathered from `wte`'s row
 /// chunks (`chunks[k]` holds the rows from the sum of the heights before it): one kernel per
 /// chunk, each adding the rows whose ids fall in it. An id outside the chunks adds nothing
-/// (`Gpt2::token_tensor` checks them first). Only on a GPU: see [`runs_on`].
+/// (`Gpt2::token_tensor` checks them first).
 ///
 /// # Shapes
 /// - chunks `[rows_k, width]`, ids `[batch, seq]`, base `[batch or 1, seq, width]` →
@@ -208,7 +199,7 @@ pub fn token_embedding(chunks: &[Tensor<2>], ids: Tensor<2, Int>, base: Tensor<3
 /// Draws tokens from each row's `softmax(logits / temperature)` by inverse CDF, in one kernel
 /// (one workgroup per row): slot s of row r (`slot_starts[r] ≤ s < slot_starts[r + 1]`) gets
 /// the first token whose running sum of weights exceeds `uniforms[s]` times the row's total. A
-/// token whose weight underflows to 0 is never drawn. Only on a GPU: see [`runs_on`].
+/// token whose weight underflows to 0 is never drawn.
 ///
 /// # Shapes
 /// - logits `[rows, vocab]`, slot_starts `[rows + 1]` (non-decreasing, from 0), uniforms
@@ -228,7 +219,7 @@ pub fn draw_tokens(
 }
 
 /// `input · weight` with `weight` in f16 and `input` and the result in f32, accumulated in f32
-/// (so only the weights are rounded to f16). Only on a GPU: see [`runs_on`].
+/// (so only the weights are rounded to f16).
 ///
 /// # Shapes
 /// - input `[..., in]`, weight `[in, out]` → `[..., out]`
@@ -256,7 +247,7 @@ pub fn half_product<const D: usize>(input: Tensor<D>, weight: Tensor<2>) -> Tens
 /// query and head, which runs an online softmax over the keys in chunks (no score matrix is
 /// written out). With `bias`, q, k and v are the projection's product without its bias, which
 /// the kernel adds (so the model skips an addition per block and caches keys and values
-/// without it). Only on a GPU: see [`runs_on`].
+/// without it).
 ///
 /// # Shapes
 /// - query `[batch, n_head, seq, head_dim]`, own keys and values `[batch, n_head, past + seq,
@@ -276,13 +267,10 @@ pub struct StepAttention {
     pub scale: f32,
 }
 
-/// Whether [`attention`] runs on `device` for heads `head_dim` wide: a GPU's (see [`runs_on`]),
-/// and a head no wider than a workgroup. Elsewhere the caller computes attention its own way.
-pub fn attention_runs_on(device: &Device, head_dim: usize) -> bool {
-    runs_on(device) && head_dim <= attention::MAX_HEAD_DIM
-}
+/// The widest head [`attention`] takes: one workgroup's lanes.
+pub const MAX_HEAD_DIM: usize = attention::MAX_HEAD_DIM;
 
-/// See [`StepAttention`]. Only where [`attention_runs_on`] says so.
+/// See [`StepAttention`]; heads at most [`MAX_HEAD_DIM`] wide.
 pub fn attention(step: StepAttention) -> Tensor<3> {
     let StepAttention {
         query,
