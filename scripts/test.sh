@@ -47,10 +47,10 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-phase "cargo fmt --check, leptosfmt --check, no import cycles"
+phase "cargo fmt --check, leptosfmt --check, the layer check"
 cargo fmt --check
 leptosfmt --check -q src/app >/dev/null || { leptosfmt --check src/app | grep -v '^✅'; exit 1; }
-python3 scripts/check_cycles.py
+python3 scripts/check_layers.py && python3 scripts/check_layers_test.py
 
 # Each build writes cargo's timing report (which crate took how long, how many ran at once) to
 # test-artifacts/timings/: where a fresh machine's time goes.

@@ -24,7 +24,25 @@ pub enum ModelError {
     #[error("reading a tensor back from the device failed: {0}")]
     Readback(String),
     #[error(transparent)]
-    PanelProduct(#[from] super::ops::panel_product::PanelError),
+    PanelProduct(#[from] PanelError),
+}
+
+/// Why a weight cannot be packed into panels or a product against them computed
+/// (`ops::panel_product`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PanelError {
+    #[error("a weight of {values} values cannot be [{n_in}, {n_out}]")]
+    WeightShape {
+        values: usize,
+        n_in: usize,
+        n_out: usize,
+    },
+    #[error("an input of {values} values is not {rows} rows of {n_in}")]
+    InputShape {
+        values: usize,
+        rows: usize,
+        n_in: usize,
+    },
 }
 
 #[cfg(test)]

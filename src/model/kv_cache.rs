@@ -7,12 +7,8 @@ use std::ops::Range;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
+use super::ops::attention::MASKED_SCORE;
 use super::ops::cache_storage;
-
-/// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
-/// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
-/// underflows to exactly 0 in f32.
-pub(super) const MASKED_SCORE: f32 = -1.0e9;
 
 /// Keys and values of a prefix for every block, `[1, n_head, prefix_len, head_dim]` each.
 /// The prefix is one or more contexts' keys side by side (its segments, in order); a row that

@@ -13,7 +13,11 @@ use burn::tensor::{Device, Tensor, TensorData};
 use super::projection::{Conv1D, Then};
 use super::{Body, kernels};
 use crate::model::error::ModelError;
-use crate::model::kv_cache::MASKED_SCORE;
+
+/// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
+/// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
+/// underflows to exactly 0 in f32.
+pub(crate) const MASKED_SCORE: f32 = -1.0e9;
 
 /// A step's queries and new keys and values, from the fused projection.
 pub struct Qkv {

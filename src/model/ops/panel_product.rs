@@ -19,28 +19,13 @@
 
 use std::sync::Arc;
 
+pub use crate::model::error::PanelError;
+
 /// Output columns per panel: three 4-lane vectors.
 pub const PANEL: usize = 12;
 
 /// Rows per tile of the input.
 const TILE_ROWS: usize = 4;
-
-/// Why a weight cannot be packed or a product computed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PanelError {
-    #[error("a weight of {values} values cannot be [{n_in}, {n_out}]")]
-    WeightShape {
-        values: usize,
-        n_in: usize,
-        n_out: usize,
-    },
-    #[error("an input of {values} values is not {rows} rows of {n_in}")]
-    InputShape {
-        values: usize,
-        rows: usize,
-        n_in: usize,
-    },
-}
 
 /// A weight `[in, out]` stored as panels `[ceil(out / PANEL), in, PANEL]` (the last panel padded
 /// with zero columns).

@@ -1,7 +1,18 @@
 #!/usr/bin/env python3
-"""Fails when clozelab's modules import each other in a cycle.
+"""The layer check: fails when clozelab's code breaks the rules docs/architecture.md states.
 
-Reads every `.rs` file under src/ and collects the paths it names (`use` statements with their
+- **Layers**: the top-level modules and which others each may use are read from the
+  ```layers``` block of docs/architecture.md (one line each, `module: used modules`); every
+  reference from one top-level module to another must be listed there, and every module under
+  src/ must have a line.
+- **Cycles**: no two modules at any level use each other, directly or round a loop.
+- **Devices**: only `model/ops/`, `runtime/` and the crate roots ask which device or target they
+  run on (`Device::flex`, `Body::of`, `target_arch`); the model's files call ops instead.
+- **Sizes**: no file under src/ over 600 lines, none under src/app/ over 250.
+
+Each violation is printed with the file (and the import) that makes it, and the exit status is 1.
+
+How imports are read: every `.rs` file under src/ and collects the paths it names (`use` statements with their
 brace groups, and `crate::…`, `super::…` and `self::…` paths in code). Each reference between
 two files is an edge between the two children of their nearest common module: `data/jatos.rs`
 naming `game::study` is the edge data → game at the top, and `analysis/figures.rs` naming
@@ -9,14 +20,21 @@ naming `game::study` is the edge data → game at the top, and `analysis/figures
 parent or child is no edge. Every strongly connected group of two or more is printed with one
 file-level reference per edge, and the exit status is 1.
 
-    python3 scripts/check_cycles.py [SRC_DIR]
+    python3 scripts/check_layers.py [--src DIR] [--rules FILE]
 """
+import argparse
 import re
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "src"
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+MAX_LINES = 600
+MAX_APP_LINES = 250
+# Where a file may ask which device or target it runs on.
+DEVICE_ASKERS = (("model", "ops"), ("runtime",), ())
+DEVICE_QUESTION = re.compile(r"Device::flex|Body::of|target_arch")
 # The crate roots: the library's modules live under them; binaries only use the library.
 ROOTS = {"lib.rs", "main.rs"}
 
@@ -144,9 +162,69 @@ def strongly_connected(graph):
     return groups
 
 
-def main():
-    files = {module_of(p): p for p in sorted(SRC.rglob("*.rs")) if p.parent != SRC / "bin"}
-    modules = set(files)
+def read_layers(rules_file):
+    """{module: set of modules it may use} from the ```layers``` block."""
+    text = rules_file.read_text(encoding="utf-8")
+    block = re.search(r"```layers\n(.*?)```", text, re.S)
+    if not block:
+        sys.exit(f"{rules_file}: no ```layers``` block")
+    layers = {}
+    for line in block.group(1).splitlines():
+        line = line.split("#")[0].strip()
+        if line:
+            name, _, uses = line.partition(":")
+            layers[name.strip()] = set(uses.split())
+    return layers
+
+
+def check_layers(files, modules, layers):
+    """Messages for references outside the layers' rules and modules without a rule."""
+    problems = []
+    for top in sorted({m[0] for m in modules if m}):
+        if top not in layers:
+            problems.append(f"src/{top}: no line for it in the layers block")
+    seen = set()
+    for here, file in files.items():
+        for path in paths_in(file.read_text(encoding="utf-8")):
+            there = resolve(path, here, modules)
+            if not here or not there or here[0] == there[0]:
+                continue
+            if there[0] in layers.get(here[0], set()) or (here[0], there[0]) in seen:
+                continue
+            seen.add((here[0], there[0]))
+            problems.append(
+                f"{here[0]} may not use {there[0]}  ({file.relative_to(SRC.parent)}: {path})"
+            )
+    return problems
+
+
+def check_devices(files):
+    problems = []
+    for here, file in files.items():
+        if any(here[: len(a)] == a for a in DEVICE_ASKERS if a) or len(here) == 0:
+            continue
+        code = strip_comments_and_strings(file.read_text(encoding="utf-8"))
+        found = DEVICE_QUESTION.search(code)
+        if found:
+            problems.append(
+                f"{file.relative_to(SRC.parent)} asks which device it runs on ({found.group(0)}):"
+                " call an op of model/ops instead"
+            )
+    return problems
+
+
+def check_sizes(all_files):
+    problems = []
+    for file in all_files:
+        lines = len(file.read_text(encoding="utf-8").splitlines())
+        limit = MAX_APP_LINES if (SRC / "app") in file.parents else MAX_LINES
+        if lines > limit:
+            problems.append(f"{file.relative_to(SRC.parent)} has {lines} lines (at most {limit})")
+    return problems
+
+
+def check_cycles(files, modules):
+    """Messages for each strongly connected group of modules, at every level."""
     # graphs[parent][child_a][child_b] = an example "file: path" for the edge
     graphs = defaultdict(lambda: defaultdict(dict))
     for here, file in files.items():
@@ -162,22 +240,46 @@ def main():
             parent = here[:common]
             edge = graphs[parent][here[common]]
             edge.setdefault(there[common], f"{file.relative_to(SRC.parent)}: {path}")
-    cycles = 0
+    problems = []
     for parent, graph in sorted(graphs.items()):
         for group in strongly_connected(graph):
             if len(group) < 2:
                 continue
-            cycles += 1
             where = "::".join(parent) or "crate"
-            print(f"cycle in {where}: {' ↔ '.join(sorted(group))}")
+            lines = [f"cycle in {where}: {' ↔ '.join(sorted(group))}"]
             members = set(group)
             for a in sorted(members):
                 for b, example in sorted(graph[a].items()):
                     if b in members:
-                        print(f"  {a} → {b}  ({example})")
-    if cycles:
+                        lines.append(f"  {a} → {b}  ({example})")
+            problems.append("\n".join(lines))
+    return problems
+
+
+def main():
+    global SRC
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, default=SRC)
+    parser.add_argument("--rules", type=Path, default=ROOT / "docs" / "architecture.md")
+    args = parser.parse_args()
+    SRC = args.src.resolve()
+    all_files = sorted(SRC.rglob("*.rs"))
+    files = {module_of(p): p for p in all_files if p.parent != SRC / "bin"}
+    modules = set(files)
+    problems = (
+        check_layers(files, modules, read_layers(args.rules))
+        + check_cycles(files, modules)
+        + check_devices(files)
+        + check_sizes(all_files)
+    )
+    for problem in problems:
+        print(problem)
+    if problems:
         sys.exit(1)
-    print(f"check_cycles: no cycles among {len(modules)} modules")
+    print(
+        f"check_layers: {len(modules)} modules keep their layers, no cycles, device questions"
+        f" only in model/ops and runtime, {len(all_files)} files within their sizes"
+    )
 
 
 if __name__ == "__main__":
