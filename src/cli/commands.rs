@@ -72,6 +72,8 @@ pub enum BenchCommand {
     Forward(BenchForwardArgs),
     /// Word distributions per second: the sampling tree against the paper's procedure.
     Words(BenchWordsArgs),
+    /// The model's attention op against burn's own `attention`, per backend.
+    Attention(BenchAttentionArgs),
 }
 
 #[derive(Debug, Args)]
@@ -368,6 +370,26 @@ pub struct BenchForwardArgs {
     #[arg(long)]
     pub no_python: bool,
     /// Fewer steps and repeats: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchAttentionArgs {
+    /// Where to write the figures as JSON.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "target/bench-attention.json"
+    )]
+    pub out: PathBuf,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Timed calls per side and shape (the median is printed).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub rounds: usize,
+    /// Three calls per side: a smoke run, not a measurement.
     #[arg(long)]
     pub quick: bool,
 }

@@ -84,6 +84,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::TokenLevel(args) => figures::token_level(&args),
         Command::Bench(BenchCommand::Forward(args)) => bench::forward(&args),
         Command::Bench(BenchCommand::Words(args)) => bench::words(&args),
+        Command::Bench(BenchCommand::Attention(args)) => bench::attention_bench(&args),
     }
 }
 

@@ -1,15 +1,18 @@
 //! `clozelab bench`: [`forward`] (tokens/s per backend) and [`words`] (word distributions per
 //! second), each beside Hugging Face transformers (torch on the CPU, or CUDA with
-//! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run. Benchmarks print ratios
+//! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run; [`attention_bench`] (the
+//! model's attention op beside burn's own `attention`). Benchmarks print ratios
 //! against that baseline; they are never timed tests.
 
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Tensor;
 
+mod attention;
 mod forward;
 mod words;
 
+pub use attention::attention_bench;
 pub use forward::forward;
 pub use words::words;
 

@@ -3,9 +3,9 @@
 //!
 //! Its bodies: on a GPU one kernel ([`kernels::attention`]: an online softmax per query and head,
 //! no score matrix written out, the projection's bias added inside it, so the projection skips
-//! an addition and the cache holds keys and values without it); elsewhere, and for heads wider
-//! than a workgroup, burn's composition ([`reference`]), in slices of rows small enough for a
-//! GPU's dispatch limit.
+//! an addition and the cache holds keys and values without it); on the CPU without a shared
+//! prefix burn's own `attention`, over one burn's composition ([`reference`], also the body for
+//! heads wider than a workgroup), in slices of rows small enough for a GPU's dispatch limit.
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -83,7 +83,11 @@ pub struct StepInputs<'a> {
 /// - see [`StepInputs`] → `[batch, seq, n_head·head_dim]`
 pub fn attention(inputs: StepInputs) -> Tensor<3> {
     let head_dim = inputs.query.dims()[3];
-    if kernel_runs(&inputs.query.device(), head_dim) {
+    let device = inputs.query.device();
+    if Body::of(&device) != Body::Gpu && inputs.prefix.is_none() {
+        return library(inputs);
+    }
+    if kernel_runs(&device, head_dim) {
         return kernels::attention(kernels::StepAttention {
             query: inputs.query,
             own_keys: inputs.own_keys,
@@ -96,6 +100,32 @@ pub fn attention(inputs: StepInputs) -> Tensor<3> {
         });
     }
     reference(inputs)
+}
+
+/// [`attention`] without a shared prefix by burn's own `attention` (burn-flex's on the CPU:
+/// one pass per query block, causal from the bottom right, as a step after `past` cached tokens
+/// needs). Over a shared prefix the prefix would have to be copied beside every row's keys, and
+/// the composition is 11–14× faster there (`clozelab bench attention`, CPU).
+///
+/// # Shapes
+/// - as [`attention`], without a prefix
+fn library(inputs: StepInputs) -> Tensor<3> {
+    let seq = inputs.query.dims()[2];
+    let Composed {
+        q,
+        own_k,
+        own_v,
+        scale,
+        ..
+    } = with_bias(inputs);
+    let options = burn::tensor::ops::AttentionModuleOptions {
+        scale: Some(scale),
+        softcap: None,
+        is_causal: seq > 1,
+    };
+    merge_heads(burn::tensor::module::attention(
+        q, own_k, own_v, None, None, options,
+    ))
 }
 
 /// [`attention`] composed of burn's operations, on any backend.

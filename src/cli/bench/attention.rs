@@ -1,0 +1,230 @@
+//! `clozelab bench attention`: the model's attention op (`model::ops::attention`: one kernel on a
+//! GPU; on the CPU burn's `attention` without a prefix, burn's composition over one) against
+//! burn's own `attention` and against burn's composition (the op's reference body) on the same
+//! inputs and outputs, per backend: a decoding step of a sampling tree over a shared prefix (64 and 512
+//! rows), and a prefill. burn's side gets the prefix's keys and values concatenated before each
+//! row's own (what the model would have to build to call it) and its heads merged after, so
+//! both sides start from the same tensors and end with the same `[batch, seq, n_embd]`.
+
+use std::time::Instant;
+
+use burn::tensor::module::attention;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use super::{median, process_cpu_seconds, write_report};
+use crate::cli::commands::BenchAttentionArgs;
+use crate::cli::error::CliError;
+use crate::model::ops::attention::{StepInputs, attention as model_attention, reference};
+use crate::model::readback::read_f32;
+use crate::runtime::backend::device_for;
+
+/// One shape: rows, heads, head width, new tokens, cached own tokens, shared prefix tokens.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+struct Shape {
+    name: &'static str,
+    batch: usize,
+    heads: usize,
+    head_dim: usize,
+    seq: usize,
+    past: usize,
+    prefix: usize,
+}
+
+const SHAPES: [Shape; 5] = [
+    Shape {
+        name: "decode step, 64 rows over a 24-token prefix",
+        batch: 64,
+        heads: 12,
+        head_dim: 64,
+        seq: 1,
+        past: 3,
+        prefix: 24,
+    },
+    Shape {
+        name: "decode step, 512 rows over a 24-token prefix",
+        batch: 512,
+        heads: 12,
+        head_dim: 64,
+        seq: 1,
+        past: 3,
+        prefix: 24,
+    },
+    Shape {
+        name: "decode step, 1 row after 63 tokens",
+        batch: 1,
+        heads: 12,
+        head_dim: 64,
+        seq: 1,
+        past: 63,
+        prefix: 0,
+    },
+    Shape {
+        name: "prefill of 16 tokens",
+        batch: 1,
+        heads: 12,
+        head_dim: 64,
+        seq: 16,
+        past: 0,
+        prefix: 0,
+    },
+    Shape {
+        name: "prefill of 64 tokens",
+        batch: 1,
+        heads: 12,
+        head_dim: 64,
+        seq: 64,
+        past: 0,
+        prefix: 0,
+    },
+];
+
+struct Inputs {
+    query: Tensor<4>,
+    own_keys: Tensor<4>,
+    own_values: Tensor<4>,
+    prefix: Option<(Tensor<4>, Tensor<4>)>,
+}
+
+fn inputs(shape: Shape, device: &Device) -> Inputs {
+    let tensor = |dims: [usize; 4], seed: f32| {
+        let n: usize = dims.iter().product();
+        let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.618 + seed).sin()).collect();
+        Tensor::<4>::from_data(TensorData::new(values, dims), device)
+    };
+    let Shape {
+        batch,
+        heads,
+        head_dim,
+        seq,
+        past,
+        prefix,
+        ..
+    } = shape;
+    let own = [batch, heads, past + seq, head_dim];
+    Inputs {
+        query: tensor([batch, heads, seq, head_dim], 0.1),
+        own_keys: tensor(own, 0.2),
+        own_values: tensor(own, 0.3),
+        prefix: (prefix > 0).then(|| {
+            (
+                tensor([1, heads, prefix, head_dim], 0.4),
+                tensor([1, heads, prefix, head_dim], 0.5),
+            )
+        }),
+    }
+}
+
+fn step<'a>(inputs: &'a Inputs, past: usize, scale: f32) -> StepInputs<'a> {
+    StepInputs {
+        query: inputs.query.clone(),
+        own_keys: inputs.own_keys.clone(),
+        own_values: inputs.own_values.clone(),
+        prefix: inputs.prefix.as_ref(),
+        prefix_mask: None,
+        bias: None,
+        past,
+        scale,
+    }
+}
+
+fn burns(inputs: &Inputs, causal: bool, scale: f32) -> Tensor<3> {
+    let [batch, heads, seq, head_dim] = inputs.query.dims();
+    let (keys, values) = match &inputs.prefix {
+        None => (inputs.own_keys.clone(), inputs.own_values.clone()),
+        Some((k, v)) => {
+            let expand = |t: &Tensor<4>| t.clone().expand([batch as i64, -1, -1, -1]);
+            (
+                Tensor::cat(vec![expand(k), inputs.own_keys.clone()], 2),
+                Tensor::cat(vec![expand(v), inputs.own_values.clone()], 2),
+            )
+        }
+    };
+    let options = AttentionModuleOptions {
+        scale: Some(scale as f64),
+        softcap: None,
+        is_causal: causal,
+    };
+    attention(inputs.query.clone(), keys, values, None, None, options)
+        .swap_dims(1, 2)
+        .reshape([batch, seq, heads * head_dim])
+}
+
+/// One side's median milliseconds and CPU seconds per call over `rounds` calls, each read back.
+fn time(
+    rounds: usize,
+    run: impl Fn() -> Tensor<3>,
+) -> Result<(f64, Option<f64>, Vec<f32>), CliError> {
+    let output = pollster::block_on(read_f32(run()))?;
+    let cpu_before = process_cpu_seconds();
+    let mut times = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        pollster::block_on(read_f32(run().sum()))?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let cpu = cpu_before
+        .zip(process_cpu_seconds())
+        .map(|(a, b)| (b - a) / rounds as f64);
+    Ok((median(times), cpu, output))
+}
+
+/// Runs the benchmark and prints one line per backend and shape.
+pub fn attention_bench(args: &BenchAttentionArgs) -> Result<(), CliError> {
+    let rounds = if args.quick { 3 } else { args.rounds.max(1) };
+    let mut rows = Vec::new();
+    for kind in args.backend.kinds() {
+        let compute = match device_for(kind) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipping {}: {e}", kind.name());
+                continue;
+            }
+        };
+        for shape in SHAPES {
+            let data = inputs(shape, &compute.device);
+            let scale = 1.0 / (shape.head_dim as f32).sqrt();
+            // A prefill without a prefix is causal; a decoding step's one query sees every key.
+            let causal = shape.seq > 1;
+            let (our_ms, our_cpu, a) =
+                time(rounds, || model_attention(step(&data, shape.past, scale)))?;
+            let (burn_ms, burn_cpu, b) = time(rounds, || burns(&data, causal, scale))?;
+            let (composed_ms, _, c) = time(rounds, || reference(step(&data, shape.past, scale)))?;
+            let worst = a
+                .iter()
+                .zip(&b)
+                .chain(a.iter().zip(&c))
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0f32, f32::max);
+            println!(
+                "{} ({}), {}: clozelab {our_ms:.3} ms, burn attention {burn_ms:.3} ms ({:.2}×), \
+                 burn's composition {composed_ms:.3} ms ({:.2}×); CPU s per call {} against {}; \
+                 outputs differ by at most {worst:.1e}",
+                kind.name(),
+                compute.adapter,
+                shape.name,
+                burn_ms / our_ms,
+                composed_ms / our_ms,
+                our_cpu.map_or("?".into(), |c| format!("{c:.4}")),
+                burn_cpu.map_or("?".into(), |c| format!("{c:.4}")),
+            );
+            if worst > 1e-3 {
+                return Err(CliError::Usage(format!(
+                    "{}: the attention bodies differ by {worst} on {}",
+                    kind.name(),
+                    shape.name
+                )));
+            }
+            rows.push(serde_json::json!({
+                "backend": kind.name(), "adapter": compute.adapter, "shape": shape,
+                "clozelab_ms": our_ms, "burn_attention_ms": burn_ms, "composition_ms": composed_ms,
+                "ratio_burn_over_clozelab": burn_ms / our_ms,
+                "clozelab_cpu_s": our_cpu, "burn_attention_cpu_s": burn_cpu,
+            }));
+        }
+    }
+    write_report(
+        &args.out,
+        &serde_json::json!({ "rounds": rounds, "results": rows }),
+    )
+}
