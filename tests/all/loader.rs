@@ -87,6 +87,106 @@ fn accepts_prefix_f16_bf16_and_ignored_buffers() {
     load(&config, &to_safetensors(&with_buffers).unwrap()).unwrap();
 }
 
+/// The logits of `bytes` loaded, for two rows of tokens.
+fn logits(config: &Gpt2Config, bytes: &[u8]) -> Vec<f32> {
+    let (_, model) = load_gpt2(&config.to_hf_json(), bytes, &Device::flex()).unwrap();
+    let tokens = model
+        .token_tensor(&[vec![1, 7, 19, 3, 42], vec![5, 5, 0, 49, 11]])
+        .unwrap();
+    model
+        .forward(tokens)
+        .unwrap()
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap()
+}
+
+/// Every tensor rounded through `round` and back to f32.
+fn rounded(tensors: &Tensors, round: fn(f32) -> f32) -> Tensors {
+    tensors
+        .iter()
+        .map(|(n, (v, s))| {
+            (
+                n.clone(),
+                (v.iter().map(|&x| round(x)).collect(), s.clone()),
+            )
+        })
+        .collect()
+}
+
+/// A checkpoint variant: its name, how it stores and names the weights, the rounding that
+/// storage applies, and the logits' relative tolerance against the unrounded f32 model.
+type Case = (
+    &'static str,
+    safetensors::Dtype,
+    &'static str,
+    fn(f32) -> f32,
+    f32,
+);
+
+/// f16, bf16 and prefixed checkpoints compute what the f32 model computes: exactly the f32
+/// model of the same weights rounded to that format (the loader converts without loss), and
+/// the unrounded model's logits within the format's precision.
+#[test]
+fn half_and_prefixed_checkpoints_give_the_f32_models_logits() {
+    let mut config = test_config(2, 32, 4);
+    config.vocab_size = 50;
+    config.n_positions = 16;
+    let weights = generate_weights(&config, 5);
+    let reference = logits(&config, &to_safetensors(&weights).unwrap());
+    let scale = reference.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let cases: [Case; 4] = [
+        (
+            "f32, prefixed",
+            safetensors::Dtype::F32,
+            "transformer.",
+            |x| x,
+            0.0,
+        ),
+        (
+            "f16",
+            safetensors::Dtype::F16,
+            "",
+            |x| half::f16::from_f32(x).to_f32(),
+            2e-3,
+        ),
+        (
+            "bf16",
+            safetensors::Dtype::BF16,
+            "",
+            |x| half::bf16::from_f32(x).to_f32(),
+            2e-2,
+        ),
+        (
+            "bf16, prefixed",
+            safetensors::Dtype::BF16,
+            "transformer.",
+            |x| half::bf16::from_f32(x).to_f32(),
+            2e-2,
+        ),
+    ];
+    for (name, dtype, prefix, round, precision) in cases {
+        let got = logits(&config, &serialize_as(&weights, dtype, prefix));
+        let same_weights = logits(&config, &to_safetensors(&rounded(&weights, round)).unwrap());
+        assert_eq!(
+            got, same_weights,
+            "{name}: not the f32 model of the rounded weights"
+        );
+        let worst = got
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            worst <= precision * scale.max(1.0),
+            "{name}: logits differ by {worst} (scale {scale})"
+        );
+        if precision > 0.0 {
+            assert!(worst > 0.0, "{name}: the weights were not rounded at all");
+        }
+    }
+}
+
 #[test]
 fn typed_errors_name_the_tensor() {
     let (config, weights) = tiny();

@@ -109,3 +109,59 @@ fn packed_weights_give_the_same_products() {
         }
     }
 }
+
+/// `GEMM_THREADS_FROM` copies a private constant of burn-flex (`PARALLEL_THRESHOLD` in its
+/// `src/ops/matmul.rs`; no API exposes it): read it from the source of the burn-flex version
+/// Cargo.lock builds, so an upgrade that moves it fails here instead of splitting products gemm
+/// already runs on its threads.
+#[test]
+fn the_gemm_thread_limit_is_burn_flexs_own() {
+    let root = crate::common::repo_root();
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap();
+    let version = lock
+        .split("[[package]]")
+        .find(|p| p.contains("name = \"burn-flex\""))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+        .map(|v| v.trim_end_matches('"').to_string())
+        .expect("burn-flex in Cargo.lock");
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo")
+        });
+    let source = std::fs::read_dir(cargo_home.join("registry/src"))
+        .unwrap()
+        .filter_map(|index| {
+            let path = index
+                .ok()?
+                .path()
+                .join(format!("burn-flex-{version}/src/ops/matmul.rs"));
+            std::fs::read_to_string(path).ok()
+        })
+        .next()
+        .unwrap_or_else(|| {
+            panic!(
+                "burn-flex {version}'s source under {}",
+                cargo_home.display()
+            )
+        });
+    let line = source
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("const PARALLEL_THRESHOLD: usize =")
+        })
+        .expect("burn-flex's matmul.rs defines PARALLEL_THRESHOLD");
+    let value: usize = line
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(';')
+        .split('*')
+        .map(|factor| factor.trim().replace('_', "").parse::<usize>().unwrap())
+        .product();
+    assert_eq!(
+        value, GEMM_THREADS_FROM,
+        "burn-flex {version} hands gemm its threads from {value} multiply-adds: update GEMM_THREADS_FROM"
+    );
+}

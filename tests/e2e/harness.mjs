@@ -156,6 +156,23 @@ export function cliWordProb(modelDir, context, word) {
   return JSON.parse(out).words[0];
 }
 
+/** Types `context` on the Next token page and returns the list it shows: `{id, logprob}` each. */
+export async function shownNextTokens(page, context, timeout) {
+  await page.getByTestId("context").fill(context);
+  const list = page.locator(`[data-testid=token-list][data-context="${context}"]`);
+  await list.waitFor({ timeout });
+  return list.locator("li").evaluateAll((items) => items.map((li) => ({ id: Number(li.dataset.id), logprob: Number(li.dataset.logprob) })));
+}
+
+/** Scores `word` on the Next token page and returns the probability it shows. */
+export async function shownWordProb(page, word, timeout) {
+  await page.getByTestId("scored-word").fill(word);
+  await page.getByTestId("score-word").click();
+  const scored = page.locator(`[data-testid=word-prob][data-word="${word}"]`);
+  await scored.waitFor({ timeout });
+  return Number(await scored.getAttribute("data-prob"));
+}
+
 export async function screenshot(page, name) {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot } from "./harness.mjs";
+import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
 const CONTEXT = "The quick brown fox jumps over";
@@ -36,10 +36,7 @@ async function checkMode(webgpu) {
     // A one-token context first: its forward pass is one row (on the CPU, the packed weights'
     // one-row loop), the longer one's several.
     for (const context of [ONE_TOKEN, CONTEXT]) {
-      await page.getByTestId("context").fill(context);
-      const list = page.locator(`[data-testid=token-list][data-context="${context}"]`);
-      await list.waitFor({ timeout: TIMEOUT });
-      const shown = await list.locator("li").evaluateAll((items) => items.map((li) => ({ id: Number(li.dataset.id), logprob: Number(li.dataset.logprob) })));
+      const shown = await shownNextTokens(page, context, TIMEOUT);
       const reference = cliNextToken(MODEL_DIR, context, TOP).tokens;
       assert.equal(shown.length, TOP);
       for (let i = 0; i < TOP; i++) {
@@ -48,11 +45,7 @@ async function checkMode(webgpu) {
       }
     }
     for (const word of SCORED_WORDS) {
-      await page.getByTestId("scored-word").fill(word);
-      await page.getByTestId("score-word").click();
-      const scored = page.locator(`[data-testid=word-prob][data-word="${word}"]`);
-      await scored.waitFor({ timeout: TIMEOUT });
-      const shown = Number(await scored.getAttribute("data-prob"));
+      const shown = await shownWordProb(page, word, TIMEOUT);
       const reference = cliWordProb(MODEL_DIR, CONTEXT, word);
       assert.ok(shown > 0 && Math.abs(Math.log(shown) - reference.logprob) <= TOLERANCE, `${word}: browser ${shown}, CLI ${reference.prob}`);
     }
