@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the clozelab app on http://127.0.0.1:8080 (installing what is missing first).
 # Open it with ?model=models/test/ for the random test model, or put real GPT-2 in
-# public/models/gpt2/ (see README) and it loads by itself.
+# public/models/gpt2/ (see docs/researchers.md, "Models") and it loads by itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -23,7 +23,7 @@ def run(binary, *args):
 
 # (next-token TVD, worst |log p| difference, word probabilities' relative difference) per precision.
 # f16 on the 12-layer test model: the stated 3e-3 TVD; words move by up to 1.4e-2 relative there,
-# as much as rounding the weights alone moves them (README, "f16 weights").
+# as much as rounding the weights alone moves them (docs/performance.md, "f16 weights").
 TOLERANCES = {"f32": (1e-3, 2e-3, 1e-3), "f16": (3e-3, 5e-2, 2e-2)}
 
 

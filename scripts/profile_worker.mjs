@@ -2,7 +2,7 @@
 // sampling profiler on the worker (DevTools protocol), self time per function, the top 25.
 // Function names need a wasm build that keeps its name section: wasm-opt drops it, so build the
 // release worker with `data-wasm-opt="0"` on its link in index.html (speed unchanged: the
-// README has the figures) into its own folder, and point CLOZELAB_DIST there.
+// docs/performance.md has the figures) into its own folder, and point CLOZELAB_DIST there.
 //
 // Usage: CLOZELAB_DIST=dist-noopt node scripts/profile_worker.mjs [--model big|test] [--out F.cpuprofile]
 import { writeFileSync } from "node:fs";

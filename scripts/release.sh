@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the app for participants into dist-release/ (or the folder given): release profile and
-# wasm-opt -Oz on both wasm files. Serve that folder; see README "Deploying".
+# wasm-opt -Oz on both wasm files. Serve that folder; see docs/researchers.md, "Deploying".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

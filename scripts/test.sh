@@ -62,6 +62,10 @@ phase "native build + clippy (all targets)"
 cargo test --locked -q --no-run --all-targets --timings 2>&1
 keep_timings native
 
+phase "docs: every link and command in README.md and docs/"
+python3 scripts/check_docs.py --bin "$CARGO_TARGET_DIR/debug/clozelab"
+python3 scripts/check_docs_test.py --bin "$CARGO_TARGET_DIR/debug/clozelab"
+
 phase "cargo test, and beside it the wasm32 build + clippy (trunk: the app and the worker)"
 # The clozelab binary cargo test built above (a `cargo build` could differ in features).
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"

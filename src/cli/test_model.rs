@@ -44,7 +44,7 @@ pub fn write_test_model(
     let tokenizer_dir = tokenizer_dir.unwrap_or(Path::new(DEFAULT_TOKENIZER_DIR));
     let (vocab, merges) = vocab_and_merges_paths(tokenizer_dir).ok_or_else(|| {
         CliError::Missing(format!(
-            "no GPT-2 vocabulary in {} (run the README's setup, or pass --tokenizer DIR)",
+            "no GPT-2 vocabulary in {} (run bash scripts/setup.sh, or pass --tokenizer DIR)",
             tokenizer_dir.display()
         ))
     })?;

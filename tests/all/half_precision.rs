@@ -1,5 +1,5 @@
 //! f16 weights on a GPU with `shader-f16` (lavapipe offers it) against f32, by the tolerance
-//! the README states: at every position of the golden contexts a next-token total variation
+//! docs/performance.md states: at every position of the golden contexts a next-token total variation
 //! distance below `F16_MAX_TVD` and the same top 20 next tokens up to near-ties (tokens whose
 //! f32 probabilities are within `F16_MAX_RELATIVE_ERROR` of the 20th's may trade places), and
 //! exact word probabilities within `F16_MAX_RELATIVE_ERROR`; at GPT-2 small's shape, where the

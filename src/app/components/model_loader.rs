@@ -14,7 +14,7 @@ use crate::runtime::protocol::{
 
 /// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).
 pub const HUB_GPT2_URL: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
-/// Where the README's download step puts real GPT-2 (served by Trunk from public/).
+/// Where the download step of docs/researchers.md (Models) puts real GPT-2 (served by Trunk from public/).
 pub const LOCAL_GPT2_URL: &str = "/models/gpt2/";
 
 /// Shows the worker's final reply to a load.
@@ -57,7 +57,7 @@ pub async fn load_from_url(ctx: RuntimeContext, base: String) {
 }
 
 /// At start: the model named by `?model=URL`, else real GPT-2 from public/models/ if the
-/// README's download step put it there. Nothing is downloaded from the hub unasked.
+/// download step of docs/researchers.md put it there. Nothing is downloaded from the hub unasked.
 pub async fn load_initial_model(ctx: RuntimeContext) {
     if let Some(url) = query_param("model") {
         load_from_url(ctx, url).await;

@@ -9,7 +9,7 @@
 //! products. Packing from one kernel width of rows on (measured 2026-11-26, GPT-2-small shape):
 //! natively a prefill of 64 tokens 144–149 → 110–114 ms and decoding at batch 64 321 → 375–382
 //! tokens/s; in the browser's worker a prefill of 16 tokens 269–272 → 207–211 ms and the
-//! 100-sample word distribution 2.13–2.17 → 1.99–2.08 s (README, performance). One-row
+//! 100-sample word distribution 2.13–2.17 → 1.99–2.08 s (docs/performance.md). One-row
 //! products (gemv) never pack and are unchanged.
 
 /// Sets gemm's packing thresholds for this process (gemm keeps them in globals), as the CLI

@@ -10,7 +10,7 @@ use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::two_token::ModelScores;
 use crate::runtime::protocol::{ModelFolder, OpponentLogProbsRequest, Reply, Request};
 
-/// Folder offered by default (the README's download step can put distilgpt2 there).
+/// Folder offered by default (the download step of docs/researchers.md can put distilgpt2 there).
 const DEFAULT_FOLDER: &str = "/models/distilgpt2/";
 
 async fn load(game: TokenGame, base: String, status: RwSignal<String>) {
