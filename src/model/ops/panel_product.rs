@@ -40,7 +40,7 @@ impl PanelWeight {
     /// Packs a row-major weight `[n_in, n_out]`.
     ///
     /// ```
-    /// use clozelab::model::panel_product::PanelWeight;
+    /// use clozelab::model::ops::panel_product::PanelWeight;
     /// // [2, 3]: x · w for x = [1, 2] is [1·1 + 2·4, 1·2 + 2·5, 1·3 + 2·6].
     /// let w = PanelWeight::pack(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3).unwrap();
     /// assert_eq!(w.product(&[1.0, 2.0], 1).unwrap(), vec![9.0, 12.0, 15.0]);
@@ -72,7 +72,7 @@ impl PanelWeight {
     /// (GPT-2's tied LM head is `wteᵀ`).
     ///
     /// ```
-    /// use clozelab::model::panel_product::PanelWeight;
+    /// use clozelab::model::ops::panel_product::PanelWeight;
     /// // Rows [1, 2] and [3, 4]: x · rowsᵀ for x = [1, 1] is [3, 7]; column 1 is row 1.
     /// let w = PanelWeight::pack_transposed(&[1.0, 2.0, 3.0, 4.0], 2, 2).unwrap();
     /// assert_eq!(w.product(&[1.0, 1.0], 1).unwrap(), vec![3.0, 7.0]);
