@@ -31,52 +31,37 @@ struct Shape {
     prefix: usize,
 }
 
+/// GPT-2 small's heads (12 × 64) in each shape.
+const fn gpt2_small(
+    name: &'static str,
+    batch: usize,
+    seq: usize,
+    past: usize,
+    prefix: usize,
+) -> Shape {
+    Shape {
+        name,
+        batch,
+        heads: 12,
+        head_dim: 64,
+        seq,
+        past,
+        prefix,
+    }
+}
+
 const SHAPES: [Shape; 5] = [
-    Shape {
-        name: "decode step, 64 rows over a 24-token prefix",
-        batch: 64,
-        heads: 12,
-        head_dim: 64,
-        seq: 1,
-        past: 3,
-        prefix: 24,
-    },
-    Shape {
-        name: "decode step, 512 rows over a 24-token prefix",
-        batch: 512,
-        heads: 12,
-        head_dim: 64,
-        seq: 1,
-        past: 3,
-        prefix: 24,
-    },
-    Shape {
-        name: "decode step, 1 row after 63 tokens",
-        batch: 1,
-        heads: 12,
-        head_dim: 64,
-        seq: 1,
-        past: 63,
-        prefix: 0,
-    },
-    Shape {
-        name: "prefill of 16 tokens",
-        batch: 1,
-        heads: 12,
-        head_dim: 64,
-        seq: 16,
-        past: 0,
-        prefix: 0,
-    },
-    Shape {
-        name: "prefill of 64 tokens",
-        batch: 1,
-        heads: 12,
-        head_dim: 64,
-        seq: 64,
-        past: 0,
-        prefix: 0,
-    },
+    gpt2_small("decode step, 64 rows over a 24-token prefix", 64, 1, 3, 24),
+    gpt2_small(
+        "decode step, 512 rows over a 24-token prefix",
+        512,
+        1,
+        3,
+        24,
+    ),
+    gpt2_small("decode step, 1 row after 63 tokens", 1, 1, 63, 0),
+    gpt2_small("prefill of 16 tokens", 1, 16, 0, 0),
+    gpt2_small("prefill of 64 tokens", 1, 64, 0, 0),
 ];
 
 struct Inputs {
