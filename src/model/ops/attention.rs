@@ -3,8 +3,8 @@
 //!
 //! Its bodies: on a GPU one kernel ([`kernels::attention`]: an online softmax per query and head,
 //! no score matrix written out, the projection's bias added inside it, so the projection skips
-//! an addition and the cache holds keys and values without it); on the CPU without a shared
-//! prefix burn's own `attention`, over one burn's composition ([`reference`], also the body for
+//! an addition and the cache holds keys and values without it); natively on the CPU without a
+//! shared prefix burn's own `attention`; elsewhere burn's composition ([`reference`], also the body for
 //! heads wider than a workgroup), in slices of rows small enough for a GPU's dispatch limit.
 
 use burn::tensor::activation::softmax;
@@ -84,7 +84,7 @@ pub struct StepInputs<'a> {
 pub fn attention(inputs: StepInputs) -> Tensor<3> {
     let head_dim = inputs.query.dims()[3];
     let device = inputs.query.device();
-    if Body::of(&device) != Body::Gpu && inputs.prefix.is_none() {
+    if Body::of(&device) == Body::Cpu && inputs.prefix.is_none() {
         return library(inputs);
     }
     if kernel_runs(&device, head_dim) {
@@ -102,10 +102,11 @@ pub fn attention(inputs: StepInputs) -> Tensor<3> {
     reference(inputs)
 }
 
-/// [`attention`] without a shared prefix by burn's own `attention` (burn-flex's on the CPU:
-/// one pass per query block, causal from the bottom right, as a step after `past` cached tokens
-/// needs). Over a shared prefix the prefix would have to be copied beside every row's keys, and
-/// the composition is 11–14× faster there (`clozelab bench attention`, CPU).
+/// [`attention`] without a shared prefix by burn's own `attention` (burn-flex's on the native
+/// CPU: one pass per query block, causal from the bottom right, as a step after `past` cached
+/// tokens needs). Over a shared prefix the prefix would have to be copied beside every row's
+/// keys, and the composition is 13× faster there (`clozelab bench attention`, CPU). The
+/// browser's CPU backend keeps the composition: burn-flex's attention was not measured there.
 ///
 /// # Shapes
 /// - as [`attention`], without a prefix
@@ -133,15 +134,19 @@ fn library(inputs: StepInputs) -> Tensor<3> {
 /// # Shapes
 /// - as [`attention`]
 pub fn reference(inputs: StepInputs) -> Tensor<3> {
-    merge_heads(attend(with_bias(inputs), MAX_PRODUCT_BATCH))
+    let [_, _, seq, _] = inputs.query.dims();
+    let total = inputs.own_keys.dims()[2];
+    let mask = causal_mask(total - seq, seq, &inputs.query.device());
+    merge_heads(attend(with_bias(inputs), mask.as_ref(), MAX_PRODUCT_BATCH))
 }
 
 /// The inputs with the query/key/value bias added to the query, the keys and values (the
 /// prefix's too), and none left.
+///
+/// # Shapes
+/// - see [`StepInputs`] → see [`Composed`]
 fn with_bias(inputs: StepInputs) -> Composed {
-    let [_, n_head, seq, head_dim] = inputs.query.dims();
-    let total = inputs.own_keys.dims()[2];
-    let mask = causal_mask(total - seq, seq, &inputs.query.device());
+    let [_, n_head, _, head_dim] = inputs.query.dims();
     let Some(bias) = inputs.bias else {
         return Composed {
             q: inputs.query,
@@ -149,7 +154,6 @@ fn with_bias(inputs: StepInputs) -> Composed {
             own_v: inputs.own_values,
             prefix: inputs.prefix.cloned(),
             prefix_mask: inputs.prefix_mask,
-            mask,
             scale: inputs.scale as f64,
         };
     };
@@ -168,7 +172,6 @@ fn with_bias(inputs: StepInputs) -> Composed {
             .prefix
             .map(|(k, v)| (k.clone() + k_bias, v.clone() + v_bias)),
         prefix_mask: inputs.prefix_mask,
-        mask,
         scale: inputs.scale as f64,
     }
 }
@@ -252,8 +255,6 @@ struct Composed {
     prefix: Option<(Tensor<4>, Tensor<4>)>,
     /// `[batch, 1, 1, prefix_len]`
     prefix_mask: Option<Tensor<4>>,
-    /// `[1 or batch, 1, seq, total]`
-    mask: Option<Tensor<4>>,
     scale: f64,
 }
 
@@ -261,12 +262,13 @@ struct Composed {
 /// rows small enough that no product spans more than `max_batch` batch entries.
 ///
 /// # Shapes
-/// - see [`Composed`] → `[batch, n_head, seq, head_dim]`
-fn attend(inputs: Composed, max_batch: usize) -> Tensor<4> {
+/// - see [`Composed`], mask `[1, 1, seq, total]` (see [`causal_mask`]) →
+///   `[batch, n_head, seq, head_dim]`
+fn attend(inputs: Composed, mask: Option<&Tensor<4>>, max_batch: usize) -> Tensor<4> {
     let [batch, n_head, _, _] = inputs.q.dims();
     let rows_per_slice = (max_batch / n_head.max(1)).max(1);
     if batch <= rows_per_slice {
-        return attend_rows(inputs);
+        return attend_rows(inputs, mask);
     }
     let rows = |t: &Tensor<4>, start: usize, len: usize| {
         if t.dims()[0] == batch {
@@ -279,35 +281,36 @@ fn attend(inputs: Composed, max_batch: usize) -> Tensor<4> {
         .step_by(rows_per_slice)
         .map(|start| {
             let len = rows_per_slice.min(batch - start);
-            attend_rows(Composed {
-                q: rows(&inputs.q, start, len),
-                own_k: rows(&inputs.own_k, start, len),
-                own_v: rows(&inputs.own_v, start, len),
-                prefix: inputs.prefix.clone(),
-                prefix_mask: inputs.prefix_mask.as_ref().map(|m| rows(m, start, len)),
-                mask: inputs.mask.as_ref().map(|m| rows(m, start, len)),
-                scale: inputs.scale,
-            })
+            attend_rows(
+                Composed {
+                    q: rows(&inputs.q, start, len),
+                    own_k: rows(&inputs.own_k, start, len),
+                    own_v: rows(&inputs.own_v, start, len),
+                    prefix: inputs.prefix.clone(),
+                    prefix_mask: inputs.prefix_mask.as_ref().map(|m| rows(m, start, len)),
+                    scale: inputs.scale,
+                },
+                mask,
+            )
         })
         .collect();
     Tensor::cat(slices, 0)
 }
 
-fn attend_rows(inputs: Composed) -> Tensor<4> {
+fn attend_rows(inputs: Composed, mask: Option<&Tensor<4>>) -> Tensor<4> {
     let Composed {
         q,
         own_k,
         own_v,
         prefix,
         prefix_mask,
-        mask,
         scale,
     } = inputs;
     let [batch, n_head, seq, _] = q.dims();
     let total = own_k.dims()[2];
     let mut own_scores = q.clone().matmul(own_k.swap_dims(2, 3)) * scale;
     if let Some(mask) = mask {
-        own_scores = own_scores + mask;
+        own_scores = own_scores + mask.clone();
     }
     match prefix {
         None => softmax(own_scores, 3).matmul(own_v),
@@ -395,12 +398,12 @@ mod tests {
             own_v: tensor([batch, n_head, total, head_dim], 2.3),
             prefix: Some(prefix.clone()),
             prefix_mask: Some(prefix_mask.clone()),
-            mask: causal_mask(total - seq, seq, &device),
             scale: 0.5,
         };
-        let whole = attend(inputs(), MAX_PRODUCT_BATCH);
+        let mask = causal_mask(total - seq, seq, &device);
+        let whole = attend(inputs(), mask.as_ref(), MAX_PRODUCT_BATCH);
         // Two rows (four batch entries) per product: slices of 2, 2 and 1 rows.
-        let sliced = attend(inputs(), 2 * n_head);
+        let sliced = attend(inputs(), mask.as_ref(), 2 * n_head);
         assert_eq!(sliced.dims(), [batch, n_head, seq, head_dim]);
         let (a, b) = (
             whole.into_data().try_to_vec::<f32>().unwrap(),
