@@ -125,8 +125,11 @@ fn burns(inputs: &Inputs, causal: bool, scale: f32) -> Tensor<3> {
             )
         }
     };
+    // burn's default scale is GPT-2's, 1/sqrt(head_dim); naming it would send burn's cubecl
+    // backends to its unfused fallback (they take the flash kernels only without a scale).
+    debug_assert_eq!(scale, 1.0 / (head_dim as f32).sqrt());
     let options = AttentionModuleOptions {
-        scale: Some(scale as f64),
+        scale: None,
         softcap: None,
         is_causal: causal,
     };

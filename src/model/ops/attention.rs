@@ -6,6 +6,10 @@
 //! an addition and the cache holds keys and values without it); natively on the CPU without a
 //! shared prefix burn's own `attention`; elsewhere burn's composition ([`reference`], also the body for
 //! heads wider than a workgroup), in slices of rows small enough for a GPU's dispatch limit.
+//! The kernel is one dispatch where burn's `attention` is 12 to 16 and the composition 8 to 15
+//! (`STAGES=attention bash scripts/count_dispatches.sh`), and dispatches are what paced every
+//! GPU run measured; on lavapipe, which emulates the GPU on the CPU, it costs more CPU time
+//! (docs/performance.md, "Attention").
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
