@@ -3,9 +3,12 @@
 // Chromium, WebGPU off. Both run the same fixed prompt ids: a forward pass over 16 and over 64
 // tokens, and a decode step after the 64 (the mean of 8); clozelab also its 100-sample word
 // distribution (the game's feedback). Each figure is the median of 3 timed runs after an
-// untimed one. onnxruntime-web runs with 1 thread (clozelab's count: a page's worker has no
-// threads without cross-origin isolation) and, for reference, with 2 (served cross-origin
-// isolated). Ratios are onnxruntime-web's time over clozelab's: above 1, clozelab is faster.
+// untimed one. onnxruntime-web runs two graphs of scripts/export_onnx.py: one that computes only
+// the last position's logits (the work clozelab's next-token request does) and one that
+// computes every position's (what transformers.js' exports compute); each with 1 thread
+// (clozelab's count: a page's worker has no threads without cross-origin isolation) and the
+// first, for reference, with 2 (served cross-origin isolated). Ratios are onnxruntime-web's
+// time over clozelab's (the first build's): above 1, clozelab is faster.
 //
 // Usage: node scripts/bench_browser.mjs [--model big|test] [--out FILE.json]
 //          [--dists DIR,DIR… [--rounds N]] [--no-onnxruntime]
@@ -71,11 +74,14 @@ function ensureOrt() {
   return dir;
 }
 
+// The two graphs export_onnx.py writes: the last position's logits, and every position's.
+const GRAPHS = { last: "gpt2.onnx", every: "gpt2-all-positions.onnx" };
+
 function ensureOnnx(modelDir) {
   const out = join(CACHE, "onnx", args.model);
-  const onnx = join(out, "gpt2.onnx");
   const weights = join(modelDir, "model.safetensors");
-  if (!existsSync(onnx) || statSync(onnx).mtimeMs < statSync(weights).mtimeMs) {
+  const stale = (name) => !existsSync(join(out, name)) || statSync(join(out, name)).mtimeMs < statSync(weights).mtimeMs;
+  if (Object.values(GRAPHS).some(stale)) {
     mkdirSync(out, { recursive: true });
     const python = process.env.CLOZELAB_PYTHON ?? "python3";
     try {
@@ -86,17 +92,17 @@ function ensureOnnx(modelDir) {
       throw new Error(`the ONNX export failed (${python} needs torch, transformers and onnx: set CLOZELAB_PYTHON, or leave onnxruntime-web out with --no-onnxruntime):\n${said}`);
     }
   }
-  return onnx;
+  return out;
 }
 
 // onnxruntime-web's page: cross-origin isolated (its threads need SharedArrayBuffer).
 const ORT_PAGE = `<!doctype html><meta charset="utf-8"><title>onnxruntime-web</title>
 <script type="module">
 import * as ort from "/ort/ort.wasm.min.mjs";
-window.runOrt = async ({ threads, config, rounds, prefills, decodeSteps }) => {
+window.runOrt = async ({ graph, threads, config, rounds, prefills, decodeSteps }) => {
   ort.env.wasm.numThreads = threads;
   ort.env.wasm.wasmPaths = "/ort/";
-  const session = await ort.InferenceSession.create("/model/gpt2.onnx", { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
+  const session = await ort.InferenceSession.create("/model/" + graph, { executionProviders: ["wasm"], graphOptimizationLevel: "all" });
   const headDim = config.n_embd / config.n_head;
   const empty = () => new ort.Tensor("float32", new Float32Array(0), [config.n_layer, 1, config.n_head, 0, headDim]);
   const ids = (list) => new ort.Tensor("int64", BigInt64Array.from(list.map(BigInt)), [1, list.length]);
@@ -121,7 +127,7 @@ window.runOrt = async ({ threads, config, rounds, prefills, decodeSteps }) => {
 };
 </script>`;
 
-async function serveOrt(onnx, ortPackage) {
+async function serveOrt(onnxDir, ortPackage) {
   const ortDir = join(ortPackage, "dist");
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, "http://x").pathname;
@@ -129,7 +135,7 @@ async function serveOrt(onnx, ortPackage) {
     try {
       let body, type;
       if (path === "/") [body, type] = [ORT_PAGE, "text/html"];
-      else if (path === "/model/gpt2.onnx") [body, type] = [await readFile(onnx), "application/octet-stream"];
+      else if (Object.values(GRAPHS).some((name) => path === `/model/${name}`)) [body, type] = [await readFile(join(onnxDir, path.slice(7))), "application/octet-stream"];
       else if (path.startsWith("/ort/") && !path.includes("..")) {
         body = await readFile(join(ortDir, path.slice(5)));
         type = { ".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm" }[extname(path)] ?? "application/octet-stream";
@@ -165,12 +171,12 @@ async function clozelab(browser, base) {
   return figures;
 }
 
-async function onnxruntime(browser, base, threads, config) {
+async function onnxruntime(browser, base, graph, threads, config) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${base}/`);
   await page.waitForFunction(() => typeof window.runOrt === "function");
-  const { isolated, times } = await page.evaluate((a) => window.runOrt(a), { threads, config, rounds: ROUNDS, prefills: PREFILLS, decodeSteps: DECODE_STEPS });
+  const { isolated, times } = await page.evaluate((a) => window.runOrt(a), { graph, threads, config, rounds: ROUNDS, prefills: PREFILLS, decodeSteps: DECODE_STEPS });
   if (threads > 1 && !isolated) throw new Error("the onnxruntime-web page is not cross-origin isolated: it would run one thread");
   await context.close();
   return { prefill16: median(times.prefill[0]), prefill64: median(times.prefill[1]), decode: median(times.decode) };
@@ -194,29 +200,31 @@ try {
   }
   const keys = ["prefill16", "prefill64", "decode", "words100"];
   const ours = runs.map((list) => Object.fromEntries(keys.map((k) => [k, median(list.map((f) => f[k]))])));
-  let ort1 = null, ort2 = null, ortVersion = null;
-  if (withOrt) {
-    console.error("onnxruntime-web, 1 thread…");
-    ort1 = await onnxruntime(browser, ort.base, 1, config);
-    console.error("onnxruntime-web, 2 threads…");
-    ort2 = await onnxruntime(browser, ort.base, 2, config);
-    ortVersion = JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version;
+  // Each onnxruntime-web run: [label, graph, threads].
+  const ortRuns = withOrt ? [["last position's logits, 1 thread", GRAPHS.last, 1], ["every position's logits, 1 thread", GRAPHS.every, 1], ["last position's logits, 2 threads", GRAPHS.last, 2]] : [];
+  const ortFigures = [];
+  for (const [label, graph, threads] of ortRuns) {
+    console.error(`onnxruntime-web, ${label}…`);
+    ortFigures.push(await onnxruntime(browser, ort.base, graph, threads, config));
   }
+  const ortVersion = withOrt ? JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version : null;
   const label = (dist) => (dists.length > 1 ? ` ${dist}` : "");
+  // [name, figures, whether a ratio against clozelab is shown]
   const rows = [
-    ...dists.map((dist, i) => [`clozelab worker, CPU (wasm SIMD, 1 thread)${label(dist)}`, ours[i]]),
-    ...(withOrt ? [[`onnxruntime-web ${ortVersion}, wasm, 1 thread`, ort1], [`onnxruntime-web ${ortVersion}, wasm, 2 threads`, ort2]] : []),
+    ...dists.map((dist, i) => [`clozelab worker, CPU (wasm SIMD, 1 thread)${label(dist)}`, ours[i], false]),
+    ...ortRuns.map(([name], i) => [`onnxruntime-web ${ortVersion}, ${name}`, ortFigures[i], true]),
   ];
   const cols = [["prefill16", "prefill 16"], ["prefill64", "prefill 64"], ["decode", "decode step"]];
   const rounds = buildRounds > 1 ? `, the median of ${buildRounds} such runs per build, alternating` : "";
-  const ratio = withOrt ? "; ratio: onnxruntime-web 1 thread over this row" : "";
+  const ratio = withOrt ? `; ratio: the row's time over clozelab's${dists.length > 1 ? " (first build)" : ""}` : "";
   console.log(`browser CPU, ms (median of ${ROUNDS} after an untimed run${rounds}; ${config.n_layer} layers, ${config.n_embd} dims${ratio})`);
-  console.log(["engine".padEnd(48), ...cols.map(([, h]) => h.padStart(18)), "100-sample words".padStart(18)].join(""));
-  for (const [name, f] of rows) {
-    const cells = cols.map(([k]) => `${f[k].toFixed(1)}${withOrt ? ` (${(ort1[k] / f[k]).toFixed(2)}×)` : ""}`.padStart(18));
-    console.log([name.padEnd(48), ...cells, (f.words100 ? `${(f.words100 / 1000).toFixed(2)} s` : "—").padStart(18)].join(""));
+  console.log(["engine".padEnd(64), ...cols.map(([, h]) => h.padStart(18)), "100-sample words".padStart(18)].join(""));
+  for (const [name, f, withRatio] of rows) {
+    const cells = cols.map(([k]) => `${f[k].toFixed(1)}${withRatio ? ` (${(f[k] / ours[0][k]).toFixed(2)}×)` : ""}`.padStart(18));
+    console.log([name.padEnd(64), ...cells, (f.words100 ? `${(f.words100 / 1000).toFixed(2)} s` : "—").padStart(18)].join(""));
   }
-  if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dists, config, rounds: ROUNDS, build_rounds: buildRounds, clozelab: dists.length === 1 ? ours[0] : ours, clozelab_runs: runs, ort_1_thread: ort1, ort_2_threads: ort2, ort_version: ortVersion }, null, 2));
+  const ortOut = Object.fromEntries(ortRuns.map(([, graph, threads], i) => [`${graph}, ${threads} thread${threads > 1 ? "s" : ""}`, ortFigures[i]]));
+  if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dists, config, rounds: ROUNDS, build_rounds: buildRounds, clozelab: dists.length === 1 ? ours[0] : ours, clozelab_runs: runs, onnxruntime_web: ortOut, ort_version: ortVersion }, null, 2));
 } finally {
   await browser.close();
   for (const app of apps) app.server.close();
