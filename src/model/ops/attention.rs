@@ -109,7 +109,7 @@ pub fn attention(inputs: StepInputs) -> Tensor<3> {
 /// [`attention`] without a shared prefix by burn's own `attention` (burn-flex's on the native
 /// CPU: one pass per query block, causal from the bottom right, as a step after `past` cached
 /// tokens needs). Over a shared prefix the prefix would have to be copied beside every row's
-/// keys, and the composition is 13× faster there (`clozelab bench attention`, CPU). The
+/// keys, and the composition is about 12× faster there (`clozelab bench attention`, CPU). The
 /// browser's CPU backend keeps the composition: burn-flex's attention was not measured there.
 ///
 /// # Shapes
