@@ -16,7 +16,7 @@
 // after in one sitting: each row's figures are the medians over its rounds); `--no-onnxruntime`
 // leaves onnxruntime-web out (no torch needed).
 // Needs: a built app (CLOZELAB_DIST, default dist/; `bash scripts/release.sh` builds the
-// participants' dist-release/), CLOZELAB_BIN (to write the test model), CLOZELAB_PYTHON (torch
+// participants' dist-release/), the CLI (to write the test model: CLOZELAB_BIN, else where scripts/cargo_env.sh builds it), CLOZELAB_PYTHON (torch
 // + transformers + onnx, for scripts/export_onnx.py; not with --no-onnxruntime) and Chromium. onnxruntime-web (pinned
 // below) is installed from npm into ~/.cache/clozelab/ on first use, not into the project: the
 // test command's installs stay as they are. The ONNX export is kept in ~/.cache/clozelab/onnx/

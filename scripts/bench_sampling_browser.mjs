@@ -6,7 +6,7 @@
 //
 //   node scripts/bench_sampling_browser.mjs --dists dist-before,dist-release [--samples 40] [--rounds 2]
 //
-// Needs: the built apps (`bash scripts/release.sh DIR`), CLOZELAB_BIN (writes the 12-layer test
+// Needs: the built apps (`bash scripts/release.sh DIR`), the CLI (CLOZELAB_BIN, else where scripts/cargo_env.sh builds it; writes the 12-layer test
 // model into the first app's folder on first use; the others read it through a link).
 import { chromium } from "playwright-core";
 import { existsSync, symlinkSync, mkdirSync } from "node:fs";

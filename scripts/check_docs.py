@@ -107,9 +107,19 @@ def command_lines(lines):
     return out
 
 
+def default_cli():
+    """CLOZELAB_BIN, else where scripts/cargo_env.sh has cargo build (outside the clone), else
+    the clone's own target/."""
+    if os.environ.get("CLOZELAB_BIN"):
+        return os.environ["CLOZELAB_BIN"]
+    targets = [Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/clozelab/target")), ROOT / "target"]
+    found = [t / "debug" / "clozelab" for t in targets if (t / "debug" / "clozelab").exists()]
+    return str(found[0] if found else targets[0] / "debug" / "clozelab")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_bin = os.environ.get("CLOZELAB_BIN", str(ROOT / "target" / "debug" / "clozelab"))
+    default_bin = default_cli()
     parser.add_argument("--bin", default=default_bin)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose docs to check")
     args = parser.parse_args()

@@ -14,7 +14,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = os.environ.get("CLOZELAB_BIN", str(ROOT / "target" / "debug" / "clozelab"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_docs import default_cli  # noqa: E402
+
+BIN = default_cli()
 if "--bin" in sys.argv:
     BIN = sys.argv[sys.argv.index("--bin") + 1]
 

@@ -1,4 +1,4 @@
-//! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]),
+//! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]), a model folder read from a host whatever its tokenizer's layout ([`model_folder`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
 //! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
 //! on its device ([`speed`]) and the typed messages between the
@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod distributions;
 pub mod engine;
+pub mod model_folder;
 pub mod productions;
 pub mod protocol;
 /// Test support: sample values of every variant of the protocol's enums.

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, assertSameAsCli, cliTable, serveDist, screenshot, withPage } from "./harness.mjs";
+import { ROOT, assertSameAsCli, cliTable, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 const FIXTURES = join(ROOT, "tests/fixtures/analysis");
@@ -110,7 +110,7 @@ test("analysis: the loaded model sampled on every context becomes a system, and 
     await page.getByTestId("token-level-run").click();
     await page.getByTestId("token-level-row").waitFor({ timeout: 2 * TIMEOUT });
     const shown = await page.getByTestId("token-level-row").locator("td").allInnerTexts();
-    const cli = JSON.parse(execFileSync(process.env.CLOZELAB_BIN, ["token-level", "--model", join(ROOT, "public/models/test"), "--file", FILES[0], "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
+    const cli = JSON.parse(execFileSync(cliBinary(), ["token-level", "--model", join(ROOT, "public/models/test"), "--file", FILES[0], "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
     assert.deepEqual(shown.map((c) => c.trim()), ["token", String(cli.contexts), cli.tvd.toFixed(3), cli.ece_original.toFixed(3), cli.ece_majority.toFixed(3), cli.top1_accuracy.toFixed(3)]);
     // Its figure: the token level's TVD density beside each system's word level.
     await page.waitForFunction(() => document.querySelector('[data-figure="token-level-density"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
@@ -212,7 +212,7 @@ const PROVO_FILES = ["provo_cloze.jsonl", "samples_gpt2_ancestral_n1000.jsonl", 
 async function cliParticipant(files, who, system, responses = []) {
   const out = await mkdtemp(join(tmpdir(), "clozelab-participant-cli-"));
   try {
-    execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "2", "--participant", who, "--out", out, ...(system ? ["--system", system] : []), ...files.flatMap((f) => ["--file", f]), ...responses.flatMap((f) => ["--responses", f])]);
+    execFileSync(cliBinary(), ["figures", "--resamples", "2", "--participant", who, "--out", out, ...(system ? ["--system", system] : []), ...files.flatMap((f) => ["--file", f]), ...responses.flatMap((f) => ["--responses", f])]);
     const [header, ...lines] = (await readFile(join(out, `participant-${who}.csv`), "utf8")).trim().split(/\r?\n/);
     const cols = header.split(",");
     return lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c]))).map((e) => ({
@@ -275,7 +275,7 @@ test("analysis: every figure on the Provo data in ../shared, the numbers equal t
     await page.getByTestId("token-level-run").click();
     await page.waitForFunction(() => document.querySelector('[data-figure="token-level-density"]')?.dataset.drawn === "true", null, { timeout: 3 * TIMEOUT });
     const shown = await page.getByTestId("token-level-row").locator("td").allInnerTexts();
-    const cli = JSON.parse(execFileSync(process.env.CLOZELAB_BIN, ["token-level", "--model", join(ROOT, "public/models/test"), ...files.flatMap((f) => ["--file", f]), "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
+    const cli = JSON.parse(execFileSync(cliBinary(), ["token-level", "--model", join(ROOT, "public/models/test"), ...files.flatMap((f) => ["--file", f]), "--resamples", "1", "--json"], { encoding: "utf8" }).trim().split("\n").pop()).token_level;
     assert.deepEqual(shown.map((c) => c.trim()), ["token", String(cli.contexts), cli.tvd.toFixed(3), cli.ece_original.toFixed(3), cli.ece_majority.toFixed(3), cli.top1_accuracy.toFixed(3)]);
     await page.getByTestId("token-level").scrollIntoViewIfNeeded();
     await screenshot(page, "analysis-provo-token-level.png");
@@ -299,7 +299,7 @@ test("analysis: syntactic and semantic TVD as the CLI computes them, and the pro
     // The CLI on the same files, model and options.
     const out = await mkdtemp(join(tmpdir(), "clozelab-classes-"));
     try {
-      execFileSync(process.env.CLOZELAB_BIN, ["figures", "--resamples", "3", "--syntactic", "--semantic", "--model", join(ROOT, "public/models/test"),
+      execFileSync(cliBinary(), ["figures", "--resamples", "3", "--syntactic", "--semantic", "--model", join(ROOT, "public/models/test"),
         "--lexicon", join(ROOT, "node_modules/pos/lexicon.js"), "--out", out, ...FILES.slice(0, 2).flatMap((f) => ["--file", f])], { stdio: "pipe" });
       const [, ...lines] = (await readFile(join(out, "class_tvd.csv"), "utf8")).trim().split(/\r?\n/);
       assert.equal(lines.length, 4);

@@ -2,7 +2,7 @@
 // headless Chromium through playwright-core, and the native CLI for reference numbers.
 import { createServer } from "node:http";
 import { readFile, mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { extname, join, normalize, resolve } from "node:path";
@@ -14,10 +14,24 @@ export const ROOT = resolve(import.meta.dirname, "..", "..");
 // CLOZELAB_DIST serves another build (e.g. `trunk build --release --dist dist-release`).
 export const DIST = resolve(ROOT, process.env.CLOZELAB_DIST ?? "dist");
 export const ARTIFACTS = join(ROOT, "test-artifacts");
+/** The native CLI: CLOZELAB_BIN, else where scripts/cargo_env.sh has cargo build it (the target
+ * directory outside the clone), else the clone's own target/. */
+export function cliBinary() {
+  if (process.env.CLOZELAB_BIN) return process.env.CLOZELAB_BIN;
+  const targets = [process.env.CARGO_TARGET_DIR ?? join(homedir(), ".cache", "clozelab", "target"), join(ROOT, "target")];
+  const found = targets.map((t) => join(t, "debug", "clozelab")).find((bin) => existsSync(bin));
+  if (!found) {
+    throw new Error(`the clozelab CLI is not built (looked in ${targets.join(", ")}): run \`source scripts/cargo_env.sh && cargo build\`, or set CLOZELAB_BIN`);
+  }
+  return found;
+}
+
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css", ".json": "application/json", ".txt": "text/plain" };
 
-/** Serves `root` (the built app, or a study's unpacked website) as a static host would. */
-export async function serveDist(root = DIST) {
+/** Serves `root` (the built app, or a study's unpacked website) as a static host would; with
+ * `pageForMissing`, as hosts with a single-page fallback do (Netlify, Cloudflare Pages, `trunk
+ * serve`): any path it does not have is answered with index.html and status 200. */
+export async function serveDist(root = DIST, { pageForMissing = false } = {}) {
   // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect. As a
   // careful study server would, it stores a submission once per idempotency key (a retry is
   // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile,
@@ -59,7 +73,14 @@ export async function serveDist(root = DIST) {
       // The app's routes (/play/kitchen, /model, …) are client-side: serve the page for them,
       // as Trunk's server does (static hosts need the same fallback for reloads on a route).
       if (!extname(path) && !path.endsWith("/")) file = join(root, "index.html");
-      const body = await readFile(file);
+      let body;
+      try {
+        body = await readFile(file);
+      } catch (e) {
+        if (!pageForMissing) throw e;
+        file = join(root, "index.html");
+        body = await readFile(file);
+      }
       // As a typical static host: the page is revalidated, the (content-hashed) assets cached.
       const cache = extname(file) === ".html" || extname(file) === ".json" ? "no-cache" : "max-age=3600";
       res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length, "cache-control": cache });
@@ -101,7 +122,7 @@ export const GPT2_SMALL_SHAPE = "models/gpt2-small-shape/";
 export function ensureGpt2SmallShape(root = DIST) {
   const dir = join(root, GPT2_SMALL_SHAPE);
   if (!existsSync(join(dir, "model.safetensors"))) {
-    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    const bin = cliBinary();
     execFileSync(bin, ["make-test-model", "--out", dir, "--layers", "12", "--dim", "768", "--heads", "12"], { stdio: "ignore" });
   }
   return GPT2_SMALL_SHAPE;
@@ -144,14 +165,14 @@ export async function launch({ webgpu }) {
 
 /** `clozelab next-token --json` for the same model and context (the reference). */
 export function cliNextToken(modelDir, context, top) {
-  const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+  const bin = cliBinary();
   const out = execFileSync(bin, ["next-token", "--model", modelDir, "--context", context, "--top", String(top), "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   return JSON.parse(out);
 }
 
 /** `clozelab word-prob --json` for the same model, context and word (the reference). */
 export function cliWordProb(modelDir, context, word) {
-  const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+  const bin = cliBinary();
   const out = execFileSync(bin, ["word-prob", "--model", modelDir, "--context", context, "--word", word, "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
   return JSON.parse(out).words[0];
 }
@@ -219,7 +240,7 @@ export async function answerTwoToken(page, timeout, answered) {
 export async function cliTable(files, resamples = "3", flags = []) {
   const out = await mkdtemp(join(tmpdir(), "clozelab-figures-"));
   try {
-    execFileSync(process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab"), ["figures", "--resamples", resamples, "--out", out, ...flags, ...files.flatMap((f) => ["--file", f])]);
+    execFileSync(cliBinary(), ["figures", "--resamples", resamples, "--out", out, ...flags, ...files.flatMap((f) => ["--file", f])]);
     return parseTable1(await readFile(join(out, "table1.csv"), "utf8"));
   } finally {
     await rm(out, { recursive: true, force: true });

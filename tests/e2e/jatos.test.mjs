@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 240_000;
@@ -21,7 +21,7 @@ function jatosPackage(study) {
     const studyFile = join(dir, "study.json");
     await writeFile(studyFile, JSON.stringify(study));
     const out = join(dir, "study.jzip");
-    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    const bin = cliBinary();
     execFileSync(bin, ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
     return out;
   });

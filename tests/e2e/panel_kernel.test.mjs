@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, DIST, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
+import { ROOT, DIST, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb, cliBinary } from "./harness.mjs";
 
 const MODEL = "models/odd-shape/";
 const TOP = 15;
@@ -23,7 +23,7 @@ let served;
 before(async () => {
   const dir = join(DIST, MODEL);
   if (!existsSync(join(dir, "model.safetensors"))) {
-    const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+    const bin = cliBinary();
     execFileSync(bin, ["make-test-model", "--out", dir, "--layers", "1", "--dim", "18", "--heads", "3", "--seed", "11"], { stdio: "ignore" });
   }
   served = await serveDist();

@@ -10,7 +10,7 @@ import { writeFile, rm, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, isFinalKey, rng } from "./harness.mjs";
+import { DIST, ROOT, isFinalKey, rng, cliBinary } from "./harness.mjs";
 import { storedRecords } from "./faults.mjs";
 
 export const SECOND_STUDY = "second study, same Prolific id";
@@ -49,8 +49,18 @@ async function answer(page, word) {
     const gone = !document.querySelector("section.game");
     return gone || document.querySelector("[data-testid=complete], [data-testid=game-error]") || (c && Number(c.dataset.position) > p) || now !== said;
   }, [pos, before], { timeout: TIMEOUT });
+  // The storage message can show before the page moves on with the same answer: whether the
+  // answer was taken is what the page does next (moves on, or stays and says why), not which
+  // of the two came first.
+  await page.waitForFunction((p) => {
+    const c = document.querySelector("[data-testid=passage-context]");
+    return !document.querySelector("section.game") || document.querySelector("[data-testid=complete], [data-testid=game-error]") || !c || Number(c.dataset.position) > p;
+  }, pos, { timeout: SETTLE_MS }).catch(() => {});
   return pos;
 }
+
+/** How long an answer may take to move the page on after the storage message showed. */
+const SETTLE_MS = 5_000;
 
 /** Plays from the current context on, word `tag<position>` each, at most `limit` answers;
  * returns the positions accepted. */
@@ -163,7 +173,7 @@ async function jatosPackage(jatos) {
   const studyFile = join(dir, "study.json");
   await writeFile(studyFile, JSON.stringify({ title: "Fault runs in JATOS", study_id: "fi-jatos", texts: [{ id: "p", title: "P", text: TEXT }], passages: ["p"], redirect_url: `${jatos.base}/prolific/done` }));
   const out = join(dir, "study.jzip");
-  execFileSync(process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab"), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+  execFileSync(cliBinary(), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
   await jatos.importStudy(out);
   await rm(dir, { recursive: true, force: true });
 }

@@ -9,7 +9,7 @@ import { writeFile, rm, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, isFinalKey, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, isFinalKey, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 240_000;
@@ -162,7 +162,7 @@ test("runs: a JATOS General Multiple link played twice in one browser with one P
     const studyFile = join(dir, "study.json");
     await writeFile(studyFile, JSON.stringify({ title: "Runs in JATOS", texts: [PASSAGE], passages: ["short"], consent: "JATOS consent.", redirect_url: PROLIFIC }));
     const jzip = join(dir, "study.jzip");
-    execFileSync(process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab"), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", jzip], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync(cliBinary(), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", jzip], { stdio: ["ignore", "ignore", "pipe"] });
     await jatos.importStudy(jzip);
     await withPage("runs-jatos-twice", {}, async (page) => {
       for (const words of [["two", "three", "four", "five"], ["uno", "dós", "tres", "cuatro"]]) {

@@ -14,7 +14,7 @@ import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 // The run's final bundle: JATOS's result data holds one bundle per line, the last the whole run.
@@ -25,7 +25,7 @@ const ledger = (jatos) => Object.fromEntries(Object.entries(jatos.batch.data.clo
 const TIMEOUT = 120_000;
 const WORDS = ["two", "three", "four", "five"];
 const CHECK = "Um zu zeigen, dass Sie aufmerksam lesen, tippen Sie hier das Wort lila.";
-const bin = process.env.CLOZELAB_BIN ?? join(ROOT, "target", "debug", "clozelab");
+const bin = cliBinary();
 
 async function download(page, testid, dir) {
   const [file] = await Promise.all([page.waitForEvent("download", { timeout: TIMEOUT }), page.getByTestId(testid).click()]);

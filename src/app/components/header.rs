@@ -32,7 +32,13 @@ pub fn Header(in_study: bool) -> impl IntoView {
                 </nav>
                 <p class="model-badge" data-testid="model-badge" aria-live="polite">
                     {move || match ctx.model.get() {
-                        ModelState::Empty => view! { <span>"No model loaded"</span> }.into_any(),
+                        ModelState::Empty => {
+                            view! {
+                                <span>"No model loaded: "</span>
+                                <A href="/model">"load one"</A>
+                            }
+                                .into_any()
+                        }
                         ModelState::Loading { step, .. } => {
                             view! { <span>{format!("Loading {step}…")}</span> }.into_any()
                         }

@@ -14,6 +14,13 @@ pub enum WebError {
     /// No answer: offline, blocked by the Content-Security-Policy, CORS, or an aborted stream.
     #[error("cannot fetch {url}: {message}")]
     Network { url: String, message: String },
+    /// The server answered 2xx with something that is not the file asked for: its HTML page in
+    /// place of a missing file, or a file of another kind.
+    #[error("{url}: {reason}")]
+    NotTheFile {
+        url: String,
+        reason: crate::data::served_file::NotTheFile,
+    },
     #[error("{0} is not UTF-8 text")]
     NotUtf8(String),
     #[error("cannot read {name}: {message}")]
@@ -24,6 +31,23 @@ pub enum WebError {
 }
 
 impl WebError {
+    /// What the server answered in place of the file, without the URL (for a list of the
+    /// files a folder was asked for).
+    pub fn what_came_back(&self) -> String {
+        match self {
+            WebError::Http {
+                status,
+                status_text,
+                ..
+            } => format!("HTTP {status} {status_text}")
+                .trim_end()
+                .to_string(),
+            WebError::NotTheFile { reason, .. } => reason.to_string(),
+            WebError::Network { message, .. } => format!("no answer ({message})"),
+            other => other.to_string(),
+        }
+    }
+
     /// A browser API's exception, with the text the browser gave it.
     pub fn browser(value: &wasm_bindgen::JsValue) -> Self {
         WebError::Browser(super::js_error_text(value))

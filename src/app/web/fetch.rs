@@ -1,5 +1,8 @@
 //! Downloads with progress (gloo-net, so the same code runs on the page and in the worker),
-//! model files cached in Cache Storage so that a second visit works offline.
+//! model files cached in Cache Storage so that a second visit works offline. Every download
+//! names the kind of file it expects: a host that answers a missing path with its HTML page and
+//! status 200 (`trunk serve`, single-page static hosts) gives [`WebError::NotTheFile`], as a
+//! 404 gives [`WebError::Http`], and such an answer is never cached.
 
 use gloo_net::http::{Request, Response};
 use js_sys::{Reflect, Uint8Array};
@@ -8,6 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::Cache;
 
 use super::WebError;
+use crate::data::served_file::{self, FileKind};
 
 const CACHE_NAME: &str = "clozelab-models-v1";
 
@@ -33,26 +37,35 @@ async fn cached_response(cache: &Cache, url: &str) -> Option<web_sys::Response> 
         .ok()
 }
 
-async fn cached(cache: &Cache, url: &str) -> Option<Vec<u8>> {
+/// The cached copy of `url` if it is a file of `kind`; a copy that is not (an earlier version
+/// cached a host's page in place of a missing file) is deleted.
+async fn cached(cache: &Cache, url: &str, kind: FileKind) -> Option<Vec<u8>> {
     let response = cached_response(cache, url).await?;
     let buffer = JsFuture::from(response.array_buffer().ok()?).await.ok()?;
-    Some(Uint8Array::new(&buffer).to_vec())
+    let bytes = Uint8Array::new(&buffer).to_vec();
+    if served_file::check(kind, None, &bytes).is_ok() {
+        Some(bytes)
+    } else {
+        let _ = JsFuture::from(cache.delete_with_str(url)).await;
+        None
+    }
 }
 
-/// Fetches `url` (from the cache when present), calling `progress(loaded, total)` as bytes
-/// arrive.
+/// Fetches `url`, a file of `kind` (from the cache when present), calling
+/// `progress(loaded, total)` as bytes arrive.
 pub async fn fetch_bytes_cached(
     url: &str,
+    kind: FileKind,
     progress: impl Fn(u64, Option<u64>),
 ) -> Result<Vec<u8>, WebError> {
     let cache = open_cache().await;
     if let Some(cache) = &cache
-        && let Some(bytes) = cached(cache, url).await
+        && let Some(bytes) = cached(cache, url, kind).await
     {
         progress(bytes.len() as u64, Some(bytes.len() as u64));
         return Ok(bytes);
     }
-    let bytes = fetch_network(url, progress).await?;
+    let bytes = fetch_network(url, kind, progress).await?;
     if let Some(cache) = &cache {
         // Caching is best effort: quota errors only cost a re-download next time.
         let copy = Uint8Array::from(bytes.as_slice());
@@ -63,18 +76,21 @@ pub async fn fetch_bytes_cached(
     Ok(bytes)
 }
 
-/// Fetches `url` from the network, bypassing Cache Storage (study configs may change).
-pub async fn fetch_text_uncached(url: &str) -> Result<String, WebError> {
-    let bytes = fetch_network(url, |_, _| {}).await?;
+/// Fetches `url`, a text file of `kind`, from the network, bypassing Cache Storage (study
+/// configs may change).
+pub async fn fetch_text_uncached(url: &str, kind: FileKind) -> Result<String, WebError> {
+    let bytes = fetch_network(url, kind, |_, _| {}).await?;
     String::from_utf8(bytes).map_err(|_| WebError::NotUtf8(url.to_string()))
 }
 
-/// Fetches `url` from the network, bypassing Cache Storage, calling `progress(loaded, total)`.
+/// Fetches `url`, a file of `kind`, from the network, bypassing Cache Storage, calling
+/// `progress(loaded, total)`.
 pub async fn fetch_bytes_uncached(
     url: &str,
+    kind: FileKind,
     progress: impl Fn(u64, Option<u64>),
 ) -> Result<Vec<u8>, WebError> {
-    fetch_network(url, progress).await
+    fetch_network(url, kind, progress).await
 }
 
 fn checked(url: &str, response: Response) -> Result<Response, WebError> {
@@ -96,8 +112,10 @@ fn network(url: &str, message: impl ToString) -> WebError {
     }
 }
 
+/// The body of `url` if it is a file of `kind`.
 async fn fetch_network(
     url: &str,
+    kind: FileKind,
     progress: impl Fn(u64, Option<u64>),
 ) -> Result<Vec<u8>, WebError> {
     let response = Request::get(url)
@@ -105,6 +123,26 @@ async fn fetch_network(
         .await
         .map_err(|e| network(url, e))?;
     let response = checked(url, response)?;
+    let content_type = response.headers().get("content-type");
+    let not_the_file = |reason| WebError::NotTheFile {
+        url: url.to_string(),
+        reason,
+    };
+    // A page where another kind of file was expected is told by its header alone, before
+    // its body is read.
+    if let Some(content_type) = &content_type {
+        served_file::check_content_type(kind, content_type).map_err(not_the_file)?;
+    }
+    let bytes = read_body(url, response, progress).await?;
+    served_file::check(kind, content_type.as_deref(), &bytes).map_err(not_the_file)?;
+    Ok(bytes)
+}
+
+async fn read_body(
+    url: &str,
+    response: Response,
+    progress: impl Fn(u64, Option<u64>),
+) -> Result<Vec<u8>, WebError> {
     let total = response
         .headers()
         .get("content-length")
@@ -139,13 +177,20 @@ async fn fetch_network(
     Ok(bytes)
 }
 
-/// Whether `url` is cached or answers a HEAD request (without reading its body).
+/// Whether `url` is cached or answers a HEAD request with something other than an HTML page
+/// (without reading its body; a host's page in place of a missing file does not count).
 pub async fn exists(url: &str) -> bool {
     if is_cached(url).await {
         return true;
     }
     let head = gloo_net::http::RequestBuilder::new(url).method(gloo_net::http::Method::HEAD);
-    matches!(head.send().await, Ok(r) if r.ok())
+    match head.send().await {
+        Ok(response) if response.ok() => response
+            .headers()
+            .get("content-type")
+            .is_none_or(|t| served_file::check_content_type(FileKind::for_name(url), &t).is_ok()),
+        _ => false,
+    }
 }
 
 /// Whether Cache Storage holds `url` (a model loaded on an earlier visit).

@@ -41,7 +41,8 @@ pub fn app_root() -> String {
 /// study's JSON, and where researchers can edit it), else `study.json` beside the page.
 pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
     use super::fetch::fetch_text_uncached;
-    let init = fetch_text_uncached(&run.init_data_url())
+    use crate::data::served_file::FileKind;
+    let init = fetch_text_uncached(&run.init_data_url(), FileKind::Json)
         .await
         .map_err(|e| {
             // Back after the end: JATOS has closed the run (403), and it has every answer.
@@ -56,7 +57,7 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
     let input = run.read_init_data(&init).map_err(|e| e.to_string())?;
     let text = match input {
         Some(text) => text,
-        None => fetch_text_uncached(&format!("{}study.json", run.base_path))
+        None => fetch_text_uncached(&format!("{}study.json", run.base_path), FileKind::Json)
             .await
             .map_err(|e| format!("the JATOS component has no study config ({e})"))?,
     };

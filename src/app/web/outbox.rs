@@ -13,6 +13,7 @@ use wasm_bindgen::JsValue;
 use super::WebError;
 use super::idb::{IdbStore, OUTBOX_STORE};
 use super::idb_requests::{committed, unavailable};
+use crate::data::served_file::FileKind;
 use crate::game::outbox::{Pending, RetryPolicy, SendMethod, refused_for_good};
 use crate::game::store::StoreError;
 
@@ -92,7 +93,7 @@ async fn send_once(pending: &Pending) -> Result<(), WebError> {
             super::fetch::post_json(&pending.url, &pending.body, &pending.key).await
         }
         SendMethod::AppendText => super::fetch::post_text(&pending.url, &pending.body).await,
-        SendMethod::Get => super::fetch::fetch_text_uncached(&pending.url)
+        SendMethod::Get => super::fetch::fetch_text_uncached(&pending.url, FileKind::Html)
             .await
             .map(|_| ()),
     }

@@ -17,7 +17,12 @@ async fn tagger(state: &Shared, lexicon_url: &str) -> Result<Rc<Tagger>, WorkerE
     if let Some(t) = state.borrow().tagger.clone() {
         return Ok(t);
     }
-    let bytes = crate::app::web::fetch::fetch_bytes_cached(lexicon_url, |_, _| {}).await?;
+    let bytes = crate::app::web::fetch::fetch_bytes_cached(
+        lexicon_url,
+        crate::data::served_file::FileKind::Other,
+        |_, _| {},
+    )
+    .await?;
     let text = String::from_utf8(bytes).map_err(|_| WorkerError::NotUtf8("the lexicon"))?;
     let tagger = Rc::new(Tagger::new(Lexicon::from_js(&text)?));
     state.borrow_mut().tagger = Some(tagger.clone());

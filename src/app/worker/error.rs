@@ -56,6 +56,8 @@ pub enum WorkerError {
     #[error(transparent)]
     ChosenFiles(#[from] ChosenFilesError),
     #[error(transparent)]
+    ModelFolder(#[from] crate::runtime::model_folder::ModelFolderError),
+    #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
     Backend(#[from] BackendError),

@@ -3,8 +3,10 @@
 
 use super::{Responder, Shared, WorkerError, device};
 use crate::app::web::fetch;
+use crate::data::served_file::FileKind;
 use crate::runtime::backend::ComputeDevice;
 use crate::runtime::engine::{Engine, TokenizerFiles, model_parts_from_files};
+use crate::runtime::model_folder::read_model_folder;
 use crate::runtime::protocol::{InitRequest, ModelSummary, Reply, UploadError};
 
 /// Loads the model folder at `base` on the worker's device, reporting each file's download.
@@ -60,37 +62,36 @@ fn with_slash(base: &str) -> String {
     }
 }
 
-fn utf8(bytes: Vec<u8>, what: &'static str) -> Result<String, WorkerError> {
-    String::from_utf8(bytes).map_err(|_| WorkerError::NotUtf8(what))
-}
-
-/// Downloads `config.json`, the tokenizer (`tokenizer.json`, else `vocab.json` + `merges.txt`)
-/// and `model.safetensors` from `base`, reporting `(file, loaded, total)`.
+/// Downloads `config.json`, the tokenizer (`tokenizer.json`, else `vocab.json` + `merges.txt`,
+/// else `encoder.json` + `vocab.bpe`) and `model.safetensors` from `base`, reporting
+/// `(file, loaded, total)`. A host's page in place of a file counts as the file not there.
 pub(super) async fn from_url(
     base: &str,
     device: &ComputeDevice,
     progress: impl Fn(&str, u64, Option<u64>),
 ) -> Result<(Engine, ModelSummary), WorkerError> {
     let base = with_slash(base.trim());
-    let get = |file: &'static str| {
+    let progress = &progress;
+    let parts = read_model_folder(&base, |file: &'static str| {
         let url = format!("{base}{file}");
-        let progress = &progress;
         async move {
-            fetch::fetch_bytes_cached(&url, |loaded, total| progress(file, loaded, total)).await
+            fetch::fetch_bytes_cached(&url, FileKind::for_name(file), |loaded, total| {
+                progress(file, loaded, total)
+            })
+            .await
+            .map_err(|e| e.what_came_back())
         }
-    };
-    let config = utf8(get("config.json").await?, "config.json")?;
-    // Asking for tokenizer.json directly avoids a separate existence check.
-    let tokenizer = match get("tokenizer.json").await {
-        Ok(json) => TokenizerFiles::TokenizerJson(json),
-        Err(_) => TokenizerFiles::VocabAndMerges {
-            vocab_json: utf8(get("vocab.json").await?, "vocab.json")?,
-            merges_txt: utf8(get("merges.txt").await?, "merges.txt")?,
-        },
-    };
-    let weights = get("model.safetensors").await?;
+    })
+    .await?;
     progress("building the model on the device", 0, None);
-    build(base, &config, weights, tokenizer, device).await
+    build(
+        base,
+        &parts.config_json,
+        parts.weights,
+        parts.tokenizer,
+        device,
+    )
+    .await
 }
 
 /// Builds the model from uploaded files (any order; see [`model_parts_from_files`]).

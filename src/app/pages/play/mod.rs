@@ -16,12 +16,14 @@ use leptos_router::hooks::use_params_map;
 use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
+use crate::app::components::get_model::GetModel;
 use crate::app::components::outcome::Outcome;
 use crate::app::components::question_block::QuestionsStage;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
+use crate::data::served_file::FileKind;
 use crate::game::study::StudyConfig;
 use crate::game::withdrawal::Leaving;
 use controller::{ModelFeedback, Phase, provide_game_controller};
@@ -42,6 +44,7 @@ pub fn PlayHome() -> impl IntoView {
         (Some(source), _) => view! { <StudyFrom source /> }.into_any(),
         (None, Some(config)) => view! { <GameRun config experiment=true /> }.into_any(),
         (None, None) => view! {
+            <GetModel />
             <PassageList />
             <TokenGameChooser />
             <DataPanel />
@@ -78,7 +81,7 @@ fn StudyFrom(source: StudySource) -> impl IntoView {
         async move {
             match source {
                 StudySource::Url(url) => {
-                    let text = fetch_text_uncached(&url)
+                    let text = fetch_text_uncached(&url, FileKind::Json)
                         .await
                         .map_err(StudyLoadError::Fetch)?;
                     StudyConfig::from_json(&text).map_err(StudyLoadError::Config)

@@ -8,6 +8,7 @@ use crate::app::components::error_note::ErrorNote;
 use crate::app::web::fetch::{fetch_bytes_cached, fetch_bytes_uncached, fetch_text_uncached};
 use crate::app::web::files::{download_bytes, download_text};
 use crate::app::web::jatos_client::app_root;
+use crate::data::served_file::FileKind;
 use crate::game::jatos_archive::assets_dir_name;
 use crate::game::package::{
     APP_FILES_LIST, AppFile, jatos_study_archive, package_file_names, parse_file_list,
@@ -116,7 +117,7 @@ async fn make(
 ) -> Result<(String, Vec<u8>), String> {
     let config = StudyConfig::from_json(json).map_err(|e| e.to_string())?;
     let root = app_root();
-    let list = fetch_text_uncached(&format!("{root}{APP_FILES_LIST}"))
+    let list = fetch_text_uncached(&format!("{root}{APP_FILES_LIST}"), FileKind::Json)
         .await
         .map_err(|e| format!("cannot list the app's files: {e}"))?;
     let names = package_file_names(&parse_file_list(&list).map_err(|e| e.to_string())?, &config);
@@ -140,10 +141,11 @@ async fn make(
         };
         // Model files may already be in the cache the model loader fills; the app's own files
         // are fetched fresh, so that the package holds this build.
+        let kind = FileKind::for_name(name);
         let bytes = if name.starts_with("models/") {
-            fetch_bytes_cached(&url, shown).await
+            fetch_bytes_cached(&url, kind, shown).await
         } else {
-            fetch_bytes_uncached(&url, shown).await
+            fetch_bytes_uncached(&url, kind, shown).await
         }
         .map_err(|e| e.to_string())?;
         files.push(AppFile {
