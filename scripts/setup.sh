@@ -18,6 +18,8 @@ in_background() { # name command...: runs the command with its output kept for a
 apt_missing=()
 command -v chromium >/dev/null || apt_missing+=(chromium chromium-driver)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || apt_missing+=(mesa-vulkan-drivers libvulkan1)
+# The test command runs the docs' R snippet on the trial table (Debian's R).
+[ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v Rscript >/dev/null && apt_missing+=(r-base-core)
 # Trunk's post-build hook (scripts/csp_hash.py) puts the loader's hash into the page's CSP.
 command -v python3 >/dev/null || apt_missing+=(python3)
 apt_install() {

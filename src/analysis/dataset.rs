@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::passage_texts::{OWN_TEXTS_FROM, PassageTexts, own_text_id};
 use crate::data::provo::{
     ContextKey, ProvoContext, ProvoError, SystemSamples, parse_jsonl, parse_sample_file,
     read_continuations, read_counted_samples, read_norms, read_word_lists,
@@ -15,10 +16,16 @@ use crate::data::{
 /// One participant's answers: context → their normalised word (the first answer per trial).
 pub type Answers = BTreeMap<ContextKey, String>;
 
-/// Text ids of passages that are not Provo texts (the app's built-in passages): the k-th
-/// passage given to [`Dataset::add_responses`] (from 0) is text `OTHER_PASSAGES_FROM + k`, far
-/// above Provo's 1–55.
-pub const OTHER_PASSAGES_FROM: u32 = 1001;
+/// Where an answer belongs: a context of the norms (Provo's by number), or one of a passage's
+/// own text (created on first use).
+enum Place {
+    Norms(ContextKey),
+    Own {
+        key: ContextKey,
+        context: String,
+        original: String,
+    },
+}
 
 /// Norms and the systems compared with them.
 #[derive(Clone, Debug, Default)]
@@ -90,19 +97,22 @@ impl Dataset {
 
     /// From files as a user gives them, each (name, text): norms as the OSF CSV/TSV or as
     /// JSON Lines with a `human` field, the app's exports (long CSV/TSV, long JSON or a JSON
-    /// bundle: merged with [`Dataset::add_responses`], `passages` giving the texts of non-Provo
+    /// bundle: merged with [`Dataset::add_responses`], `texts` giving the texts of non-Provo
     /// passages), and any number of sample files (see [`parse_sample_file`]). Later norms files
     /// add contexts (a context given twice keeps the first). `more_responses` (read elsewhere,
-    /// e.g. a study's results) are merged like the exports'. Empty files are noted and left out.
+    /// e.g. a study's results) are merged like the exports'. Empty files are noted and left out,
+    /// and so are samples of contexts the data does not have (counted in the notes).
     pub fn from_files(
         files: &[(String, String)],
-        passages: &[(String, String)],
+        texts: &PassageTexts,
         more_responses: &[ResponseRecord],
     ) -> Result<Self, DatasetError> {
         let mut norms: BTreeMap<ContextKey, ProvoContext> = BTreeMap::new();
         let mut systems = Vec::new();
         let mut responses = Vec::new();
         let mut notes = Vec::new();
+        // (system, the file it came from), for the notes on contexts no passage has.
+        let mut sample_files: Vec<(String, String)> = Vec::new();
         for (name, text) in files {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
             if body.trim().is_empty() {
@@ -122,7 +132,13 @@ impl Dataset {
                 if first_line.contains("\"human\"") {
                     parse_jsonl::<ProvoContext>(name, body)?
                 } else {
-                    systems.extend(parse_sample_file(name, body)?);
+                    let parsed = parse_sample_file(name, body)?;
+                    sample_files.extend(
+                        parsed
+                            .iter()
+                            .map(|(system, _)| (system.clone(), name.clone())),
+                    );
+                    systems.extend(parsed);
                     continue;
                 }
             } else if !first_line.contains("Response_Count")
@@ -154,20 +170,58 @@ impl Dataset {
             notes,
             ..Self::default()
         };
-        data.add_responses(&responses, passages);
+        data.add_responses(&responses, texts);
         if data.norms.is_empty() {
             return Err(DatasetError::NoNorms);
         }
+        data.note_samples_without_context(&sample_files);
         Ok(data)
+    }
+
+    /// Notes, per sample file, the contexts it names that no passage of the data has (a
+    /// samples file of another study, or of passages whose text has changed): they are left
+    /// out of every comparison.
+    fn note_samples_without_context(&mut self, sample_files: &[(String, String)]) {
+        let known: std::collections::BTreeSet<ContextKey> =
+            self.norms.iter().map(ProvoContext::key).collect();
+        for (system, samples) in &self.systems {
+            let unknown: Vec<&ContextKey> = samples.keys().filter(|k| !known.contains(k)).collect();
+            if unknown.is_empty() {
+                continue;
+            }
+            let file = sample_files
+                .iter()
+                .find(|(s, _)| s == system)
+                .map_or(system.as_str(), |(_, f)| f.as_str());
+            let own = unknown
+                .iter()
+                .filter(|k| k.text_id >= OWN_TEXTS_FROM)
+                .count();
+            let shown: Vec<String> = unknown.iter().take(3).map(|k| k.to_string()).collect();
+            let more = if unknown.len() > 3 { ", …" } else { "" };
+            self.notes.push(format!(
+                "{file}: {} of its {} contexts ({}{more}) are in no passage of these data{}: \
+                 left out",
+                unknown.len(),
+                samples.len(),
+                shown.join(", "),
+                if own > 0 {
+                    " (samples of another study's passages, or of a passage whose text has changed)"
+                } else {
+                    ""
+                }
+            ));
+        }
     }
 
     /// Merges the app's exported responses into the norms: each participant's first answer to
     /// a context counts once (however often it is imported), practice trials and empty answers
-    /// are left out. A response belongs to a Provo context when its passage id is the norms'
-    /// text id; otherwise to the passage of that id among `passages` (id, text) — built in or
-    /// the study's — which then gets its own contexts. Responses on passages of unknown text
-    /// are left out and counted in [`Dataset::notes`].
-    pub fn add_responses(&mut self, records: &[ResponseRecord], passages: &[(String, String)]) {
+    /// are left out. A response belongs to the text its run saw (see [`PassageTexts`]): its
+    /// study's own passage of that id, else a shared one, which then get their own contexts
+    /// (keyed by [`own_text_id`]); a study's copy of a Provo text, or a number with no text
+    /// given, belongs to the Provo context of that number. Responses on passages of unknown
+    /// text are left out and counted in [`Dataset::notes`].
+    pub fn add_responses(&mut self, records: &[ResponseRecord], texts: &PassageTexts) {
         let mut index: BTreeMap<ContextKey, usize> = self
             .norms
             .iter()
@@ -184,19 +238,30 @@ impl Dataset {
             if word.is_empty() {
                 continue;
             }
-            let provo = r
-                .passage
-                .parse::<u32>()
-                .ok()
-                .map(|id| ContextKey::new(id, r.position));
-            let key = match provo.filter(|k| index.contains_key(k)) {
-                Some(k) => k,
+            let key = match self.place(&index, texts, r) {
+                Some(Place::Norms(key)) => key,
+                Some(Place::Own {
+                    key,
+                    context,
+                    original,
+                }) => {
+                    if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
+                        slot.insert(self.norms.len());
+                        self.norms.push(ProvoContext {
+                            text_id: key.text_id,
+                            word_num: key.word_num,
+                            context,
+                            original,
+                            human: BTreeMap::new(),
+                            gpt2_logprob_human: None,
+                            gpt2_logprob_original: None,
+                        });
+                    }
+                    key
+                }
                 None => {
-                    let Some(k) = self.passage_context(&mut index, passages, r) else {
-                        unplaced += 1;
-                        continue;
-                    };
-                    k
+                    unplaced += 1;
+                    continue;
                 }
             };
             let answers = self.participants.entry(r.participant.clone()).or_default();
@@ -222,62 +287,79 @@ impl Dataset {
         }
     }
 
-    /// The context an answer to `passage` at `position` was placed in by
-    /// [`Dataset::add_responses`] (`passages` as given to it); `None` when the dataset has none.
-    pub fn context_of(
-        &self,
-        passage: &str,
-        position: u32,
-        passages: &[(String, String)],
-    ) -> Option<&ProvoContext> {
-        let provo = passage
-            .parse::<u32>()
-            .ok()
-            .map(|id| ContextKey::new(id, position));
-        let other = passages
-            .iter()
-            .position(|(id, _)| id == passage)
-            .and_then(|k| OTHER_PASSAGES_FROM.checked_add(u32::try_from(k).ok()?))
-            .map(|id| ContextKey::new(id, position));
-        let find = |key: ContextKey| {
-            self.norms
-                .binary_search_by_key(&key, ProvoContext::key)
-                .ok()
-                .map(|i| &self.norms[i])
-        };
-        provo.and_then(find).or_else(|| other.and_then(find))
+    /// The context `response` belongs to by the rules of [`Dataset::add_responses`] (`texts`
+    /// as given to it), whether or not the dataset holds it (a practice trial's is not);
+    /// `None` when its passage's text is unknown.
+    pub fn key_of(&self, response: &ResponseRecord, texts: &PassageTexts) -> Option<ContextKey> {
+        match Self::place_in(&|k| self.find(k), texts, response)? {
+            Place::Norms(key) | Place::Own { key, .. } => Some(key),
+        }
     }
 
-    /// The context of a response on a non-Provo passage, created (without answers yet) on
-    /// first use; `None` when the passage or the position is unknown.
-    fn passage_context(
-        &mut self,
-        index: &mut BTreeMap<ContextKey, usize>,
-        passages: &[(String, String)],
+    /// The context `response` was placed in by [`Dataset::add_responses`] (`texts` as given
+    /// to it); `None` when the dataset has none.
+    pub fn context_of(
+        &self,
+        response: &ResponseRecord,
+        texts: &PassageTexts,
+    ) -> Option<&ProvoContext> {
+        self.find(self.key_of(response, texts)?)
+    }
+
+    fn find(&self, key: ContextKey) -> Option<&ProvoContext> {
+        self.norms
+            .binary_search_by_key(&key, ProvoContext::key)
+            .ok()
+            .map(|i| &self.norms[i])
+    }
+
+    fn place(
+        &self,
+        index: &BTreeMap<ContextKey, usize>,
+        texts: &PassageTexts,
         r: &ResponseRecord,
-    ) -> Option<ContextKey> {
-        let k = passages.iter().position(|(id, _)| id == &r.passage)?;
-        let words: Vec<&str> = passages[k].1.split_whitespace().collect();
+    ) -> Option<Place> {
+        Self::place_in(&|k| index.get(&k).map(|&i| &self.norms[i]), texts, r)
+    }
+
+    /// Where `r` belongs (see [`Dataset::add_responses`]); `norms(key)` finds a context of
+    /// the norms.
+    fn place_in<'a>(
+        norms: &dyn Fn(ContextKey) -> Option<&'a ProvoContext>,
+        texts: &PassageTexts,
+        r: &ResponseRecord,
+    ) -> Option<Place> {
+        let provo = r
+            .passage
+            .parse::<u32>()
+            .ok()
+            .filter(|id| *id < OWN_TEXTS_FROM)
+            .map(|id| ContextKey::new(id, r.position))
+            .filter(|k| norms(*k).is_some());
+        let Some(text) = texts.text_of(&r.participant, &r.run, &r.passage) else {
+            return provo.map(Place::Norms);
+        };
+        let words: Vec<&str> = text.split_whitespace().collect();
         let position = r.position as usize;
         if position < 2 || position > words.len() {
             return None;
         }
-        let key = ContextKey::new(
-            OTHER_PASSAGES_FROM.checked_add(u32::try_from(k).ok()?)?,
-            r.position,
-        );
-        if let std::collections::btree_map::Entry::Vacant(slot) = index.entry(key) {
-            slot.insert(self.norms.len());
-            self.norms.push(ProvoContext {
-                text_id: key.text_id,
-                word_num: key.word_num,
-                context: words[..position - 1].join(" "),
-                original: words[position - 1].to_string(),
-                human: BTreeMap::new(),
-                gpt2_logprob_human: None,
-                gpt2_logprob_original: None,
-            });
+        let context = words[..position - 1].join(" ");
+        let original = words[position - 1].to_string();
+        // A study's copy of a Provo text is that Provo text; any other text under its number
+        // is a passage of its own.
+        if let Some(key) = provo
+            && norms(key).is_some_and(|c| {
+                c.original == original
+                    && c.context.split_whitespace().eq(context.split_whitespace())
+            })
+        {
+            return Some(Place::Norms(key));
         }
-        Some(key)
+        Some(Place::Own {
+            key: ContextKey::new(own_text_id(&r.passage, text), r.position),
+            context,
+            original,
+        })
     }
 }

@@ -1,5 +1,5 @@
 //! Comparing people with models. The metrics ([`metrics`]: TVD, ECE, W1, bootstrap, densities)
-//! over a dataset of norms and systems' samples ([`dataset`]); Table 1 of Ilia & Aziz (2024)
+//! over a dataset of norms and systems' samples ([`dataset`], answers placed on the text their study gave: [`passage_texts`]); Table 1 of Ilia & Aziz (2024)
 //! ([`table1`]), its syntactic and semantic rows ([`classes`], with the meaning clusters of
 //! [`clusters`]) and its token-level companion ([`token_level`], Appendix D); one participant
 //! beside the models ([`participant`]); human perplexity from the two-token game
@@ -13,6 +13,7 @@ pub mod dataset;
 pub mod figures;
 pub mod metrics;
 pub mod participant;
+pub mod passage_texts;
 pub mod perplexity;
 pub mod report;
 pub mod table1;

@@ -31,6 +31,9 @@ pub struct Analysis {
     /// The study's tables to download: (file name, CSV).
     #[serde(default)]
     pub downloads: Vec<(String, String)>,
+    /// The study's participant flow as a figure (with study results only).
+    #[serde(default)]
+    pub flow: Option<super::figures::Figure>,
 }
 
 impl Analysis {
@@ -65,6 +68,7 @@ impl Analysis {
             notes: data.notes.clone(),
             left_out: None,
             downloads: Vec::new(),
+            flow: None,
         }
     }
 }

@@ -71,7 +71,10 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
         } else {
             crate::data::import_long_csv(&name, &text)?
         };
-        data.add_responses(&records, &passages);
+        data.add_responses(
+            &records,
+            &crate::analysis::passage_texts::PassageTexts::shared(&passages),
+        );
     }
     for note in &data.notes {
         eprintln!("note: {note}");

@@ -1,6 +1,7 @@
 //! `clozelab results`: a study's results (JATOS's export, study-server bundles, the app's
-//! downloads) as the trial table, its codebook and the exclusions, the files the Analysis page
-//! offers, from the same code.
+//! downloads) as the trial table, the runs, the study's norms, the participant flow (CSV and
+//! `flow.svg`), the codebook and the exclusions, the files the Analysis page offers, from the
+//! same code.
 
 use super::commands::ResultsArgs;
 use super::error::CliError;
@@ -34,10 +35,14 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
     for note in &study.data.notes {
         eprintln!("note: {note}");
     }
-    for (name, text) in tables.files() {
+    let flow = tables.flow.figure();
+    let (w, h) = flow.size();
+    let figure = ("flow.svg".to_string(), flow.to_svg(w, h)?);
+    for (name, text) in tables.files().into_iter().chain([figure]) {
         let path = args.out.join(&name);
         std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
         println!("{}", path.display());
     }
+    eprintln!("participant flow: {}", tables.flow.sentence());
     Ok(())
 }

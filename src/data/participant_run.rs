@@ -85,6 +85,11 @@ pub struct ParticipantRun {
     /// Median milliseconds from a context being shown to its answer (next-word game).
     #[serde(default)]
     pub median_response_ms: Option<f64>,
+    /// Prolific's `STUDY_ID` and `SESSION_ID` from the study link, when it carried them.
+    #[serde(default)]
+    pub prolific_study_id: Option<String>,
+    #[serde(default)]
+    pub prolific_session_id: Option<String>,
 }
 
 impl ParticipantRun {
@@ -112,6 +117,8 @@ impl ParticipantRun {
             touch: None,
             questions: Vec::new(),
             median_response_ms: None,
+            prolific_study_id: None,
+            prolific_session_id: None,
         }
     }
 

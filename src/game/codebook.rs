@@ -5,7 +5,7 @@
 use crate::data::{Delimiter, write_delimited};
 
 /// The run columns every table starts with: (name, type, description).
-pub const RUN_COLUMNS: [(&str, &str, &str); 17] = [
+pub const RUN_COLUMNS: [(&str, &str, &str); 19] = [
     (
         "study_id",
         "string",
@@ -25,6 +25,16 @@ pub const RUN_COLUMNS: [(&str, &str, &str); 17] = [
         "run_state",
         "string",
         "complete, incomplete, withdrawn or screened_out (answers from a long-format download say nothing of their plan: incomplete).",
+    ),
+    (
+        "prolific_study_id",
+        "string",
+        "Prolific's STUDY_ID from the study link; empty when it carried none.",
+    ),
+    (
+        "prolific_session_id",
+        "string",
+        "Prolific's SESSION_ID from the study link; empty when it carried none.",
     ),
     (
         "worker_type",
@@ -82,11 +92,21 @@ pub const RUN_COLUMNS: [(&str, &str, &str); 17] = [
 ];
 
 /// The next-word game's answer columns, after the run columns.
-pub const TRIAL_COLUMNS: [(&str, &str, &str); 16] = [
+pub const TRIAL_COLUMNS: [(&str, &str, &str); 20] = [
     (
         "passage",
         "string",
         "The passage's id (a Provo text id, a built-in passage or the study's own).",
+    ),
+    (
+        "text_id",
+        "integer",
+        "The text the context belongs to: Provo's number for a Provo text, else the passage's own text id (from its id and text: the same id and text are the same passage in every study; model samples name contexts by it). Empty when the passage's text is unknown.",
+    ),
+    (
+        "text_fingerprint",
+        "string",
+        "The first 8 hex digits of SHA-256 of the passage's text as this run saw it (two studies' passages of one id differ here when their texts do); empty for a Provo text given by number.",
     ),
     (
         "item",
@@ -122,7 +142,7 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 16] = [
     (
         "response_normalized",
         "string",
-        "The response normalised as the analyses compare words (lower case, punctuation at the edges removed).",
+        "The response normalised as the analyses compare words: Unicode NFC, lower case, and every character that is not a letter, digit or combining mark removed, inside the word too (don't → dont, U.S. → us, 10,000 → 10000, Café! → café).",
     ),
     (
         "correct",
@@ -145,6 +165,16 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 16] = [
         "When the answer was given (RFC 3339).",
     ),
     (
+        "trial_index",
+        "integer",
+        "The answer's place in its run, 1-based, in the order given (practice included; as jsPsych's trial_index).",
+    ),
+    (
+        "time_elapsed_ms",
+        "number",
+        "From the run's first answer to this one, ms (as jsPsych's time_elapsed, counted from the first answer).",
+    ),
+    (
         "model",
         "string",
         "The system whose samples give model_probability (the first of the analysis); empty without samples of this context.",
@@ -160,6 +190,85 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 16] = [
         "How many sampled words that estimate rests on.",
     ),
 ];
+
+/// `runs.csv`'s columns after the run columns: one row per run, whatever its state.
+pub const RUNS_COLUMNS: [(&str, &str, &str); 4] = [
+    (
+        "answered",
+        "integer",
+        "Answers the run holds (0 for a withdrawal, whose answers were deleted, and for a run screened out or left before its first word).",
+    ),
+    (
+        "planned",
+        "integer",
+        "Answers its plan has; empty when unknown (answers from a long-format download).",
+    ),
+    (
+        "bundles",
+        "integer",
+        "Bundles its answers arrived in (each answer is sent again at the end).",
+    ),
+    (
+        "flagged",
+        "string",
+        "Why its data does not add up (more answers than planned, an answer arriving again with another response); empty when it does.",
+    ),
+];
+
+/// `norms.csv`'s columns: the study's own norms in Provo's format.
+pub const NORMS_CODEBOOK: [(&str, &str, &str); 9] = [
+    ("Text_ID", "integer", "As trials.csv's text_id."),
+    ("Text", "string", "The passage's text."),
+    (
+        "Word_Number",
+        "integer",
+        "The position of the word to predict (as position).",
+    ),
+    (
+        "Word",
+        "string",
+        "The passage's word there (as target_word).",
+    ),
+    (
+        "Response",
+        "string",
+        "A response, normalised (as response_normalized).",
+    ),
+    (
+        "Response_Count",
+        "integer",
+        "How many analysed participants gave it (each participant's first answer to a context once).",
+    ),
+    (
+        "Total_Response_Count",
+        "integer",
+        "How many analysed participants answered this context.",
+    ),
+    (
+        "Response_Proportion",
+        "number",
+        "Response_Count / Total_Response_Count: the response's cloze probability.",
+    ),
+    ("Passage", "string", "The study's passage id (as passage)."),
+];
+
+/// `flow.csv`'s columns.
+pub const FLOW_CODEBOOK: [(&str, &str, &str); 3] = [
+    (
+        "stage",
+        "string",
+        "started (every run), withdrew, left_out (one row per reason, each run under the first of its reasons) or analysed (one row per state): started = withdrew + left_out + analysed.",
+    ),
+    (
+        "detail",
+        "string",
+        "The exclusion reason's code (left_out) or the run's state (analysed).",
+    ),
+    ("runs", "integer", "How many runs."),
+];
+
+/// The tables whose rows begin with the run columns.
+pub const RUN_TABLES: &str = "trials.csv; token_trials.csv; runs.csv";
 
 /// The token games' answer columns, after the run columns.
 pub const TOKEN_COLUMNS: [(&str, &str, &str); 16] = [
@@ -232,29 +341,69 @@ pub const TOKEN_COLUMNS: [(&str, &str, &str); 16] = [
 /// `codebook.csv`: every column of `trials.csv` and `token_trials.csv` with its type and what
 /// it holds; `questions` (id, text) give the `q_<id>` columns.
 pub fn codebook_csv(questions: &[(String, String)]) -> String {
-    let run = RUN_COLUMNS
-        .iter()
-        .map(|c| ("trials.csv and token_trials.csv", *c));
+    let run = RUN_COLUMNS.iter().map(|c| (RUN_TABLES, *c));
     let trials = TRIAL_COLUMNS.iter().map(|c| ("trials.csv", *c));
     let tokens = TOKEN_COLUMNS.iter().map(|c| ("token_trials.csv", *c));
+    let runs = RUNS_COLUMNS.iter().map(|c| ("runs.csv", *c));
     let mut rows: Vec<Vec<String>> = run
         .chain(trials)
         .chain(tokens)
+        .chain(runs)
         .map(|(table, (name, kind, about))| {
             vec![table.into(), name.into(), kind.into(), about.into()]
         })
         .collect();
-    rows.extend(questions.iter().map(|(id, text)| {
+    rows.extend(questions.iter().map(|(id, about)| {
         vec![
-            "trials.csv and token_trials.csv".into(),
+            RUN_TABLES.into(),
             format!("q_{id}"),
             "string".into(),
-            format!("The answer to the study's question {id:?}: {text}"),
+            format!("The answer to the study's question {id:?}: {about}"),
         ]
     }));
+    rows.extend(
+        NORMS_CODEBOOK
+            .iter()
+            .map(|c| ("norms.csv", *c))
+            .chain(FLOW_CODEBOOK.iter().map(|c| ("flow.csv", *c)))
+            .map(|(table, (name, kind, about))| {
+                vec![table.into(), name.into(), kind.into(), about.into()]
+            }),
+    );
     write_delimited(
         &["table", "column", "type", "description"],
         rows.into_iter(),
         Delimiter::Comma,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scoring rule the codebook gives is the one the code applies: each of its examples
+    /// (`typed → normalised`) is what `normalize` makes of it.
+    #[test]
+    fn the_scoring_rule_is_the_codes() {
+        let (_, _, description) = TRIAL_COLUMNS
+            .iter()
+            .find(|(name, _, _)| *name == "response_normalized")
+            .expect("the column");
+        let examples = description
+            .split_once('(')
+            .and_then(|(_, rest)| rest.rsplit_once(')'))
+            .map(|(inside, _)| inside)
+            .expect("examples in parentheses");
+        let mut checked = 0;
+        for example in examples.split(", ") {
+            let (typed, normalised) = example.split_once(" → ").expect("typed → normalised");
+            assert_eq!(
+                crate::text::words::normalize(typed),
+                normalised,
+                "{example}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 3, "{examples}");
+    }
 }

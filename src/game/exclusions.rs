@@ -52,6 +52,17 @@ pub enum ExclusionReason {
 }
 
 impl ExclusionReason {
+    /// Every reason, in the order they are checked (and a run's first reason is counted by).
+    pub const ALL: [Self; 7] = [
+        Self::Flagged,
+        Self::JatosTestRun,
+        Self::Preview,
+        Self::Incomplete,
+        Self::FailedAttention,
+        Self::ScreenedOut,
+        Self::TooFast,
+    ];
+
     /// The reason as `exclusions.csv` and the trial table write it.
     pub fn code(self) -> &'static str {
         match self {

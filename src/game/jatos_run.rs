@@ -92,6 +92,12 @@ impl JatosRun {
         })
     }
 
+    /// A test run from JATOS's GUI (its "Run" buttons): worker type `Jatos` in JATOS's ID
+    /// cookie.
+    pub fn is_test_run(&self) -> bool {
+        self.ids.get("workerType").map(String::as_str) == Some("Jatos")
+    }
+
     /// `initData`'s URL.
     pub fn init_data_url(&self) -> String {
         format!("{}initData", self.base_path)

@@ -38,8 +38,23 @@ pub enum LatinSquareError {
     Uneven { items: usize, conditions: usize },
     #[error("passage {0:?} is used twice in the item set")]
     Repeated(String),
-    #[error("the study names lists of its own and a Latin square whose lists differ from them")]
-    ListsDiffer,
+    #[error(
+        "the study's own lists do not counterbalance its Latin square: {0} (it needs as many \
+         lists as conditions, each showing every item once, every item in every condition in \
+         exactly one list, and passages outside the square in every list)"
+    )]
+    ListsDiffer(String),
+    #[error(
+        "the practice passage {0:?} is in the Latin square: a practice passage is not analysed, \
+         so its item would be missing from every list"
+    )]
+    PracticeInSquare(String),
+    #[error(
+        "passages_per_participant is {wanted}, but each list of the Latin square has {per_list} \
+         passages: a participant drawing fewer would see the conditions unequally often (leave \
+         it out, or set it to {per_list})"
+    )]
+    PartOfAList { wanted: usize, per_list: usize },
 }
 
 /// The name of the `k`-th list: A, B, …, Z, then L27, ….
@@ -113,23 +128,79 @@ impl LatinSquare {
     }
 }
 
-/// Checks that `lists` show every item of `square` exactly once each and every condition
-/// equally often (what a list edited by hand after rotation could break).
+/// Checks that hand-written `lists` counterbalance `square` as a whole: as many lists as
+/// conditions, each showing every item once, every item in every condition in exactly one
+/// list, and any passage outside the square (a filler) in every list.
+///
+/// ```
+/// use clozelab::game::latin_square::{LatinSquare, check_balanced};
+/// use clozelab::game::lists::PassageList;
+/// let square = LatinSquare {
+///     conditions: vec!["high".into(), "low".into()],
+///     items: vec![vec!["i1h".into(), "i1l".into()], vec!["i2h".into(), "i2l".into()]],
+/// };
+/// let list = |name: &str, passages: &[&str]| PassageList {
+///     name: name.into(),
+///     passages: passages.iter().map(|p| p.to_string()).collect(),
+/// };
+/// // The rotation, with a filler shared by both lists.
+/// let good = [list("A", &["i1h", "i2l", "f"]), list("B", &["f", "i1l", "i2h"])];
+/// assert!(check_balanced(&square, &good).is_ok());
+/// // Two identical lists: condition confounded with item.
+/// let same = [list("A", &["i1h", "i2l"]), list("B", &["i1h", "i2l"])];
+/// assert!(check_balanced(&square, &same).is_err());
+/// // One list alone.
+/// assert!(check_balanced(&square, &good[..1]).is_err());
+/// ```
 pub fn check_balanced(square: &LatinSquare, lists: &[PassageList]) -> Result<(), LatinSquareError> {
+    let n = square.conditions.len();
+    let differ = |why: String| Err(LatinSquareError::ListsDiffer(why));
+    if lists.len() != n {
+        return differ(format!("{} lists for {n} conditions", lists.len()));
+    }
+    // (item, condition) → the lists showing it.
+    let mut shown = vec![vec![0usize; n]; square.items.len()];
+    let mut fillers: Option<BTreeSet<&str>> = None;
     for list in lists {
         let mut items = vec![0usize; square.items.len()];
-        let mut conditions = vec![0usize; square.conditions.len()];
+        let mut own_fillers = BTreeSet::new();
         for passage in &list.passages {
             let Some((item, condition)) = square.place_of(passage) else {
-                return Err(LatinSquareError::ListsDiffer);
+                own_fillers.insert(passage.as_str());
+                continue;
             };
             items[item - 1] += 1;
             if let Some(c) = square.conditions.iter().position(|n| n == condition) {
-                conditions[c] += 1;
+                shown[item - 1][c] += 1;
             }
         }
-        if items.iter().any(|&k| k != 1) || conditions.iter().any(|&k| k != conditions[0]) {
-            return Err(LatinSquareError::ListsDiffer);
+        if let Some(item) = items.iter().position(|&k| k != 1) {
+            return differ(format!(
+                "list {:?} shows item {} {} times",
+                list.name,
+                item + 1,
+                items[item]
+            ));
+        }
+        match &fillers {
+            Some(first) if *first != own_fillers => {
+                return differ(format!(
+                    "list {:?} has other passages outside the square than list {:?}",
+                    list.name, lists[0].name
+                ));
+            }
+            None => fillers = Some(own_fillers),
+            _ => {}
+        }
+    }
+    for (item, conditions) in shown.iter().enumerate() {
+        if let Some(c) = conditions.iter().position(|&k| k != 1) {
+            return differ(format!(
+                "item {} is in condition {:?} in {} lists",
+                item + 1,
+                square.conditions[c],
+                conditions[c]
+            ));
         }
     }
     Ok(())

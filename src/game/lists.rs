@@ -132,3 +132,22 @@ pub fn least_used<'a>(lists: &'a [PassageList], counts: &BTreeMap<String, u64>) 
         .min_by_key(|l| counts.get(&l.name).copied().unwrap_or(0))
         .map(|l| l.name.as_str())
 }
+
+/// How unevenly a stable hash of participants' ids spreads `participants` over `lists` lists,
+/// as the standard deviation of one list's count: the ids' hashes behave as independent
+/// uniform draws, so a list's count is binomial, σ = √(n · (1/k) · (1 − 1/k)). `None` without
+/// lists or participants.
+///
+/// ```
+/// use clozelab::game::lists::hash_spread;
+/// // 40 participants over 2 lists: 20 each on average, give or take about 3.2.
+/// assert!((hash_spread(40, 2).unwrap() - 10f64.sqrt()).abs() < 1e-12);
+/// assert_eq!(hash_spread(40, 0), None);
+/// ```
+pub fn hash_spread(participants: usize, lists: usize) -> Option<f64> {
+    if participants == 0 || lists == 0 {
+        return None;
+    }
+    let share = 1.0 / lists as f64;
+    Some((participants as f64 * share * (1.0 - share)).sqrt())
+}

@@ -8,7 +8,7 @@
 //! ([`export`]) and the results they come back as ([`results`]; merged into runs by
 //! [`results_merge`], with what JATOS's export says of its runs from [`jatos_export`]), made
 //! the Analysis page's dataset ([`results_dataset`]) after the researcher's exclusions
-//! ([`exclusions`]), and the study's tidy trial table ([`trial_table`]) with its codebook ([`codebook`]); the next-token games ([`tokens`]); a participant declining
+//! ([`exclusions`]), and the study's tidy trial table ([`trial_table`]) with its codebook ([`codebook`]), its runs' flow ([`participant_flow`]) and its own cloze norms ([`study_norms`]); the next-token games ([`tokens`]); a participant declining
 //! or withdrawing ([`withdrawal`]); a study on JATOS ([`jatos_run`]: the run inside JATOS;
 //! [`jatos_batch`]: its batch session as the lists' ledger; [`jatos_archive`]: the study
 //! archive JATOS imports); and the packages a study goes out in ([`package`]: the JATOS
@@ -29,6 +29,7 @@ pub mod latin_square;
 pub mod lists;
 pub mod outbox;
 pub mod package;
+pub mod participant_flow;
 pub mod participant_texts;
 pub mod passages;
 pub mod plan;
@@ -43,6 +44,7 @@ pub mod store;
 pub mod study;
 pub mod study_draft;
 pub mod study_link;
+pub mod study_norms;
 pub mod tokens;
 pub mod trial_table;
 pub mod withdrawal;

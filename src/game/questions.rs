@@ -131,6 +131,60 @@ pub enum Block {
 }
 
 impl Question {
+    /// What the question is and what its answers can be, for the codebook.
+    ///
+    /// ```
+    /// use clozelab::game::questions::Question;
+    /// let age: Question = serde_json::from_str(
+    ///     r#"{"id": "age", "text": "Your age?", "kind": "number", "min": 16, "max": 120}"#,
+    /// ).unwrap();
+    /// assert_eq!(age.describe(), "\"Your age?\" A number from 16 to 120. Required.");
+    /// ```
+    pub fn describe(&self) -> String {
+        let options = self
+            .options
+            .iter()
+            .map(|o| format!("{o:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let answers = match self.kind {
+            QuestionKind::Text => "Free text.".to_string(),
+            QuestionKind::Number => match (self.min, self.max) {
+                (Some(lo), Some(hi)) => format!("A number from {lo} to {hi}."),
+                (Some(lo), None) => format!("A number of at least {lo}."),
+                (None, Some(hi)) => format!("A number of at most {hi}."),
+                (None, None) => "A number.".to_string(),
+            },
+            QuestionKind::SingleChoice => format!("One of {options}."),
+            QuestionKind::MultipleChoice => {
+                format!("Any of {options}, joined with \"; \".")
+            }
+            QuestionKind::Likert => format!(
+                "1 to {} on a Likert scale{}.",
+                self.points.unwrap_or(5),
+                if options.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({options} at its ends)")
+                }
+            ),
+        };
+        let required = if self.required {
+            "Required."
+        } else {
+            "Optional (empty when not answered)."
+        };
+        let mut out = format!("{:?} {answers} {required}", self.text);
+        if !self.screen_out.is_empty() {
+            let screened: Vec<String> = self.screen_out.iter().map(|o| format!("{o:?}")).collect();
+            out.push_str(&format!(
+                " {} screened the participant out.",
+                screened.join(", ")
+            ));
+        }
+        out
+    }
+
     /// The column of the trial table its answers go in.
     pub fn column(&self) -> String {
         format!("q_{}", self.id)

@@ -102,22 +102,28 @@ fn latin1_results(bytes: &[u8]) -> Option<String> {
     is_results_text(&text).then_some(text)
 }
 
-/// Whether a text is study results (one or more bundles, or JATOS's `metadata.json`), so that
-/// importers send it here rather than read it as passages or norms.
+/// Whether a text is study results (one or more bundles or withdrawal notices, or JATOS's
+/// `metadata.json`), so that importers send it here rather than read it as passages or norms.
 pub fn is_results_text(text: &str) -> bool {
     let start = text.trim_start_matches('\u{feff}').trim_start();
     if !start.starts_with('{') {
         return false;
     }
     let head: String = start.chars().take(4000).collect();
-    if !(head.contains("\"manifest\"") || head.contains("\"studyResults\"")) {
+    if !["\"manifest\"", "\"studyResults\"", "\"withdrawal\""]
+        .iter()
+        .any(|key| head.contains(key))
+    {
         return false;
     }
+    // A study server saves each POST as it comes: a withdrawal notice may be a file alone.
     json_values(text).is_some_and(|values| {
         !values.is_empty()
-            && values
-                .iter()
-                .all(|v| v.get("manifest").is_some() || is_jatos_metadata(v))
+            && values.iter().all(|v| {
+                v.get("manifest").is_some()
+                    || is_jatos_metadata(v)
+                    || WithdrawalNotice::from_value(v).is_some()
+            })
     })
 }
 

@@ -7,6 +7,7 @@ use super::exclusions::{Exclusion, ExclusionRules, decide, left_out_sentence};
 use super::results::{ResultsError, StudyResults, is_study_answers};
 use super::trial_table::{StudyTables, study_tables};
 use crate::analysis::dataset::{Dataset, DatasetError};
+use crate::analysis::passage_texts::PassageTexts;
 
 /// Why the Analysis page's files could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -24,8 +25,8 @@ pub struct StudyData {
     /// The results read, every run kept, and the runs left out; `None` when the files held
     /// no study results.
     pub results: Option<(StudyResults, Vec<Exclusion>)>,
-    /// The passages answers were placed by: (id, text).
-    pub passages: Vec<(String, String)>,
+    /// The texts answers were placed by: each study's own, and the shared ones.
+    pub texts: PassageTexts,
 }
 
 impl StudyData {
@@ -33,12 +34,7 @@ impl StudyData {
     /// probabilities from the dataset's systems as they are now); `None` without results.
     pub fn tables(&self) -> Option<StudyTables> {
         let (results, exclusions) = self.results.as_ref()?;
-        Some(study_tables(
-            results,
-            exclusions,
-            &self.data,
-            &self.passages,
-        ))
+        Some(study_tables(results, exclusions, &self.data, &self.texts))
     }
 
     /// One sentence on who was left out (for Table 1 and the figures), if anyone was.
@@ -53,10 +49,11 @@ impl StudyData {
 /// (see [`StudyResults::read`]) are merged first, each participant's answers once, their
 /// states kept in [`Dataset::runs`]; the runs `rules` leave out (and flagged runs, always) are
 /// left out of the analyses, and the notes count them; everything else is read by
-/// [`Dataset::from_files`].
+/// [`Dataset::from_files`]. Each run's answers are placed on the texts its own study gave
+/// (the config in its bundles), else on `shared` passages (the app's built-ins: (id, text)).
 pub fn dataset_from_files(
     files: &[(String, String)],
-    passages: &[(String, String)],
+    shared: &[(String, String)],
     rules: ExclusionRules,
 ) -> Result<StudyData, AnalysisFilesError> {
     let (results, mut others): (Vec<_>, Vec<_>) = files
@@ -78,11 +75,12 @@ pub fn dataset_from_files(
         }
         !inside
     });
+    let mut texts = PassageTexts::shared(shared);
     if results.is_empty() {
         return Ok(StudyData {
-            data: Dataset::from_files(&others, passages, &[])?,
+            data: Dataset::from_files(&others, &texts, &[])?,
             results: None,
-            passages: passages.to_vec(),
+            texts,
         });
     }
     let read = StudyResults::read(
@@ -94,15 +92,18 @@ pub fn dataset_from_files(
     let exclusions = decide(&read.participants, &rules);
     let mut kept = read.clone();
     kept.without(&exclusions);
-    // The studies' own passages make their contexts known too.
-    let mut passages = passages.to_vec();
-    for own in &read.passages {
-        if !passages.iter().any(|(id, _)| *id == own.id) {
-            passages.push((own.id.clone(), own.text.clone()));
-        }
+    // Each study's own passages, and which study each run belongs to.
+    for (study_id, config) in &read.studies {
+        texts.add_study(
+            study_id,
+            config.texts.iter().map(|p| (p.id.clone(), p.text.clone())),
+        );
+    }
+    for run in &read.participants {
+        texts.add_run(&run.participant, &run.run, &run.study_id);
     }
     // Results whose every answer is left out still make their tables.
-    let mut data = match Dataset::from_files(&others, &passages, &kept.responses) {
+    let mut data = match Dataset::from_files(&others, &texts, &kept.responses) {
         Err(DatasetError::NoNorms) => Dataset::default(),
         other => other?,
     };
@@ -112,11 +113,12 @@ pub fn dataset_from_files(
     data.notes.extend(read.warnings.iter().cloned());
     data.notes.extend(read.skipped.iter().cloned());
     data.notes.extend(foreign);
+    data.notes.extend(texts.clashes());
     data.runs = read.participants.clone();
     Ok(StudyData {
         data,
         results: Some((read, exclusions)),
-        passages,
+        texts,
     })
 }
 

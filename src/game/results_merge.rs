@@ -87,6 +87,8 @@ struct Person {
     screened_out: bool,
     /// Answers to the study's questions by id (a later bundle's answer replaces an earlier).
     questions: BTreeMap<String, String>,
+    /// The study link's ids (Prolific's `STUDY_ID`, `SESSION_ID`).
+    url_ids: BTreeMap<String, String>,
 }
 
 /// Puts `record` under `key`; a repeat counts once. `true` when the repeat differs (a
@@ -262,6 +264,7 @@ impl Merging {
             person.consent_at = manifest.consent_at.clone().or(person.consent_at.take());
             person.device = manifest.device.clone().or(person.device.take());
             person.screened_out |= manifest.screened_out;
+            person.url_ids.extend(manifest.url_ids.clone());
             for answer in &manifest.questions {
                 person
                     .questions
@@ -376,6 +379,16 @@ impl Merging {
                     ));
                 }
                 let device = person.device.as_ref();
+                // The link's ids: the manifest's, else those JATOS kept of the study link.
+                let url_id = |name: &str| {
+                    person.url_ids.get(name).cloned().or_else(|| {
+                        person
+                            .run_ids
+                            .iter()
+                            .filter_map(state_of)
+                            .find_map(|r| r.url_parameters.get(name).cloned())
+                    })
+                };
                 let worker_type = person.worker_type.clone().or_else(|| {
                     person
                         .run_ids
@@ -413,6 +426,8 @@ impl Merging {
                     touch: device.map(|d| d.touch),
                     questions: person.questions.clone().into_iter().collect(),
                     median_response_ms: times.get_mut(&key).and_then(|t| median(t)),
+                    prolific_study_id: url_id("STUDY_ID"),
+                    prolific_session_id: url_id("SESSION_ID"),
                 }
             })
             .collect();

@@ -230,6 +230,31 @@ impl GameKind {
     }
 }
 
+/// What else a Latin square's balance needs of the study: no practice passage inside it, and
+/// every participant shown a whole list.
+fn check_square_design(square: &LatinSquare, config: &StudyConfig) -> Result<(), StudyError> {
+    use super::latin_square::LatinSquareError;
+    if let Some(practice) = config
+        .practice
+        .as_ref()
+        .filter(|p| square.place_of(p).is_some())
+    {
+        return Err(LatinSquareError::PracticeInSquare(practice.clone()).into());
+    }
+    let per_list = config.lists.first().map_or(0, |list| {
+        list.passages
+            .iter()
+            .filter(|p| Some(*p) != config.practice.as_ref())
+            .count()
+    });
+    match config.passages_per_participant {
+        Some(wanted) if wanted < per_list => {
+            Err(LatinSquareError::PartOfAList { wanted, per_list }.into())
+        }
+        _ => Ok(()),
+    }
+}
+
 impl StudyConfig {
     /// Parses and validates a config.
     pub fn from_json(text: &str) -> Result<Self, StudyError> {
@@ -243,6 +268,7 @@ impl StudyConfig {
             if config.lists.is_empty() {
                 config.lists = lists;
             }
+            check_square_design(square, &config)?;
         }
         check_blocks(
             &config.questions_before,

@@ -93,14 +93,19 @@ impl StudyConfig {
 
     /// Inside JATOS, for a study with lists: the claim of `participant`'s list in JATOS's
     /// batch session, and the batch channel's path to open it on (the list it gives goes in
-    /// [`super::jatos_run::JatosRun::batch_list`]). `None` elsewhere.
+    /// [`super::jatos_run::JatosRun::batch_list`]). `None` elsewhere, and for previews and
+    /// JATOS's test runs (its "Run" button): a researcher trying the study must not shift the
+    /// counterbalancing of the real sample (they get a list as outside JATOS).
     pub fn batch_list_claim(
         &self,
         participant: &str,
         params: &BTreeMap<String, String>,
         now_ms: f64,
     ) -> Option<(String, super::jatos_batch::ListClaim)> {
-        let run = self.jatos.as_ref().filter(|_| !self.preview)?;
+        let run = self
+            .jatos
+            .as_ref()
+            .filter(|run| !self.preview && !run.is_test_run())?;
         if self.lists.is_empty() {
             return None;
         }

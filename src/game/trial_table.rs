@@ -9,12 +9,15 @@
 
 use std::collections::BTreeMap;
 
-use super::codebook::{RUN_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS, codebook_csv};
+use super::codebook::{RUN_COLUMNS, RUNS_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS, codebook_csv};
 use super::exclusions::Exclusion;
+use super::participant_flow::ParticipantFlow;
 use super::results_merge::StudyResults;
 use crate::analysis::dataset::Dataset;
+use crate::analysis::passage_texts::{PassageTexts, text_fingerprint};
 use crate::data::participant_run::ParticipantRun;
-use crate::data::{Delimiter, write_delimited};
+use crate::data::rfc3339::epoch_ms;
+use crate::data::{Delimiter, spreadsheet_safe_csv, write_delimited};
 use crate::text::words::normalize;
 
 /// The study's tables as CSV text, to download or write beside each other.
@@ -24,32 +27,59 @@ pub struct StudyTables {
     pub trials: String,
     /// `token_trials.csv`, when the results hold token-game answers.
     pub tokens: Option<String>,
+    /// `runs.csv`: one row per run, whatever its state (a withdrawal's fact, not its answers).
+    pub runs: String,
+    /// `norms.csv`: the analysed answers as cloze norms in Provo's columns.
+    pub norms: String,
+    /// The participant flow (`flow.csv`, and its figure).
+    pub flow: ParticipantFlow,
     /// `codebook.csv`: table, column, type, description.
     pub codebook: String,
     /// `exclusions.csv`.
     pub exclusions: String,
 }
 
+/// The suffix of a table's spreadsheet-safe variant (`trials_spreadsheet.csv`).
+pub const SPREADSHEET_SUFFIX: &str = "_spreadsheet.csv";
+
 impl StudyTables {
-    /// The files as (name, text), in the order they are offered.
+    /// The files as (name, text), in the order they are offered: the exact tables (to read in
+    /// R or Python), then each one's spreadsheet-safe variant with a byte-order mark (cells a
+    /// spreadsheet would run as formulas made text; see [`spreadsheet_safe_csv`]).
     pub fn files(&self) -> Vec<(String, String)> {
         let mut files = vec![("trials.csv".to_string(), self.trials.clone())];
         if let Some(tokens) = &self.tokens {
             files.push(("token_trials.csv".to_string(), tokens.clone()));
         }
+        files.push(("runs.csv".to_string(), self.runs.clone()));
+        files.push(("norms.csv".to_string(), self.norms.clone()));
+        files.push(("flow.csv".to_string(), self.flow.csv()));
         files.push(("codebook.csv".to_string(), self.codebook.clone()));
         files.push(("exclusions.csv".to_string(), self.exclusions.clone()));
+        let safe: Vec<(String, String)> = files
+            .iter()
+            .map(|(name, text)| {
+                let stem = name.trim_end_matches(".csv");
+                let cells = spreadsheet_safe_csv(name, text).unwrap_or_else(|_| text.clone());
+                (
+                    format!("{stem}{SPREADSHEET_SUFFIX}"),
+                    format!("\u{feff}{cells}"),
+                )
+            })
+            .collect();
+        files.extend(safe);
         files
     }
 }
 
-/// The questions of the results' studies, in the order their configs ask them: (id, text).
+/// The questions of the results' studies, in the order their configs ask them: (id, what the
+/// codebook says of it).
 fn questions(results: &StudyResults) -> Vec<(String, String)> {
     let mut seen = Vec::<(String, String)>::new();
     for study in results.studies.values() {
         for q in study.questions_before.iter().chain(&study.questions_after) {
             if !seen.iter().any(|(id, _)| *id == q.id) {
-                seen.push((q.id.clone(), q.text.clone()));
+                seen.push((q.id.clone(), q.describe()));
             }
         }
     }
@@ -90,6 +120,8 @@ fn run_cells(
         key.0.to_string(),
         key.1.to_string(),
         text(|r| Some(r.state.to_string())),
+        text(|r| r.prolific_study_id.clone()),
+        text(|r| r.prolific_session_id.clone()),
         text(|r| r.worker_type.clone()),
         bool_cell(run.is_some_and(|r| r.pilot)),
         text(|r| r.list.clone()),
@@ -117,12 +149,12 @@ fn run_cells(
 
 /// The tables of `results` (every run, excluded or not), `exclusions` naming who is left out,
 /// and `data` (the analysed dataset, with the model's samples) giving contexts and the model's
-/// probabilities; `passages` are the (id, text) the dataset placed non-Provo answers by.
+/// probabilities; `texts` are those the dataset placed answers by.
 pub fn study_tables(
     results: &StudyResults,
     exclusions: &[Exclusion],
     data: &Dataset,
-    passages: &[(String, String)],
+    texts: &PassageTexts,
 ) -> StudyTables {
     let questions = questions(results);
     let runs: BTreeMap<(&str, &str), &ParticipantRun> = results
@@ -151,59 +183,90 @@ pub fn study_tables(
             &questions,
         )
     };
-    let squares: Vec<&super::latin_square::LatinSquare> = results
-        .studies
-        .values()
-        .filter_map(|s| s.latin_square.as_ref())
-        .collect();
+    // A passage's item and condition are those of its own study's Latin square.
+    let square_of = |participant: &str, run: &str| {
+        texts
+            .study_of(participant, run)
+            .and_then(|study| results.studies.get(study))
+            .and_then(|config| config.latin_square.as_ref())
+    };
     let mut responses = results.responses.clone();
     responses.sort_by(|a, b| {
         (&a.participant, &a.run, &a.timestamp).cmp(&(&b.participant, &b.run, &b.timestamp))
     });
-    let trial_rows = responses.iter().map(|r| {
-        let (mut cells, answers) = row_start(&r.participant, &r.run);
-        let place = squares.iter().find_map(|s| s.place_of(&r.passage));
-        let context = data.context_of(&r.passage, r.position, passages);
-        let normalized = if r.normalized.is_empty() {
-            normalize(&r.response)
-        } else {
-            r.normalized.clone()
-        };
-        let (context_text, target) = match context {
-            Some(c) => (c.context.clone(), c.original.clone()),
-            None => passage_words(passages, &r.passage, r.position),
-        };
-        let model = context.and_then(|c| {
-            data.systems.iter().find_map(|(name, samples)| {
-                let s = samples.get(&c.key())?;
-                let total: f64 = s.words.values().sum();
-                (total > 0.0).then(|| {
-                    let count = s.words.get(&normalized).copied().unwrap_or(0.0);
-                    (name.clone(), count / total, total)
+    // Each answer's place in its run (1-based, in the order given) and its time since the
+    // run's first answer.
+    let mut order: BTreeMap<(&str, &str), (usize, Option<f64>)> = BTreeMap::new();
+    let placed: Vec<(usize, Option<f64>)> = responses
+        .iter()
+        .map(|r| {
+            let at = epoch_ms(&r.timestamp);
+            let (count, first) = order
+                .entry((r.participant.as_str(), r.run.as_str()))
+                .or_insert((0, at));
+            *count += 1;
+            (*count, at.zip(*first).map(|(at, first)| at - first))
+        })
+        .collect();
+    let trial_rows = responses
+        .iter()
+        .zip(placed)
+        .map(|(r, (trial_index, elapsed))| {
+            let (mut cells, answers) = row_start(&r.participant, &r.run);
+            let place = square_of(&r.participant, &r.run).and_then(|s| s.place_of(&r.passage));
+            let context = data.context_of(r, texts);
+            let normalized = if r.normalized.is_empty() {
+                normalize(&r.response)
+            } else {
+                r.normalized.clone()
+            };
+            let (context_text, target) = match context {
+                Some(c) => (c.context.clone(), c.original.clone()),
+                None => passage_words(
+                    texts.text_of(&r.participant, &r.run, &r.passage),
+                    r.position,
+                ),
+            };
+            let model = context.and_then(|c| {
+                data.systems.iter().find_map(|(name, samples)| {
+                    let s = samples.get(&c.key())?;
+                    let total: f64 = s.words.values().sum();
+                    (total > 0.0).then(|| {
+                        let count = s.words.get(&normalized).copied().unwrap_or(0.0);
+                        (name.clone(), count / total, total)
+                    })
                 })
-            })
+            });
+            cells.extend([
+                r.passage.clone(),
+                data.key_of(r, texts)
+                    .map(|k| k.text_id.to_string())
+                    .unwrap_or_default(),
+                texts
+                    .text_of(&r.participant, &r.run, &r.passage)
+                    .map(text_fingerprint)
+                    .unwrap_or_default(),
+                place.map(|(item, _)| item.to_string()).unwrap_or_default(),
+                place.map(|(_, c)| c.to_string()).unwrap_or_default(),
+                r.position.to_string(),
+                bool_cell(r.practice),
+                context_text,
+                target.clone(),
+                r.response.clone(),
+                normalized.clone(),
+                bool_cell(!normalized.is_empty() && normalized == normalize(&target)),
+                ms_cell(r.first_keystroke_ms),
+                ms_cell(r.response_time_ms),
+                r.timestamp.clone(),
+                trial_index.to_string(),
+                ms_cell(elapsed),
+                model.as_ref().map(|m| m.0.clone()).unwrap_or_default(),
+                number_cell(model.as_ref().map(|m| m.1)),
+                model.as_ref().map(|m| m.2.to_string()).unwrap_or_default(),
+            ]);
+            cells.extend(answers);
+            cells
         });
-        cells.extend([
-            r.passage.clone(),
-            place.map(|(item, _)| item.to_string()).unwrap_or_default(),
-            place.map(|(_, c)| c.to_string()).unwrap_or_default(),
-            r.position.to_string(),
-            bool_cell(r.practice),
-            context_text,
-            target.clone(),
-            r.response.clone(),
-            normalized.clone(),
-            bool_cell(!normalized.is_empty() && normalized == normalize(&target)),
-            ms_cell(r.first_keystroke_ms),
-            ms_cell(r.response_time_ms),
-            r.timestamp.clone(),
-            model.as_ref().map(|m| m.0.clone()).unwrap_or_default(),
-            number_cell(model.as_ref().map(|m| m.1)),
-            model.as_ref().map(|m| m.2.to_string()).unwrap_or_default(),
-        ]);
-        cells.extend(answers);
-        cells
-    });
     let header_trials = header(&TRIAL_COLUMNS);
     let refs: Vec<&str> = header_trials.iter().map(String::as_str).collect();
     let trials = write_delimited(&refs, trial_rows, Delimiter::Comma);
@@ -258,9 +321,31 @@ pub fn study_tables(
         let refs: Vec<&str> = header_tokens.iter().map(String::as_str).collect();
         write_delimited(&refs, top1.chain(two), Delimiter::Comma)
     });
+    let run_rows = results.participants.iter().map(|run| {
+        let (mut cells, answers) = row_start(&run.participant, &run.run);
+        cells.extend([
+            run.answered.to_string(),
+            run.planned.map(|n| n.to_string()).unwrap_or_default(),
+            run.bundles.to_string(),
+            run.warnings.join("; "),
+        ]);
+        cells.extend(answers);
+        cells
+    });
+    let header_runs = header(&RUNS_COLUMNS);
+    let refs: Vec<&str> = header_runs.iter().map(String::as_str).collect();
+    let runs_csv = write_delimited(&refs, run_rows, Delimiter::Comma);
+    let kept: Vec<&crate::data::ResponseRecord> = results
+        .responses
+        .iter()
+        .filter(|r| !excluded.contains_key(&(r.participant.as_str(), r.run.as_str())))
+        .collect();
     StudyTables {
         trials,
         tokens,
+        runs: runs_csv,
+        norms: super::study_norms::norms_csv(&kept, data, texts),
+        flow: ParticipantFlow::of(&results.participants, exclusions),
         codebook: codebook_csv(&questions),
         exclusions: super::exclusions::exclusions_csv(exclusions),
     }
@@ -268,8 +353,8 @@ pub fn study_tables(
 
 /// The context and target word of a passage position from the passages' texts (an answer
 /// whose context the dataset does not hold).
-fn passage_words(passages: &[(String, String)], passage: &str, position: u32) -> (String, String) {
-    let Some((_, text)) = passages.iter().find(|(id, _)| id == passage) else {
+fn passage_words(text: Option<&str>, position: u32) -> (String, String) {
+    let Some(text) = text else {
         return Default::default();
     };
     let words: Vec<&str> = text.split_whitespace().collect();

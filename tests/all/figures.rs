@@ -7,6 +7,7 @@ use clozelab::data::provo::ContextKey;
 use clozelab::analysis::dataset::{Dataset, DatasetError};
 use clozelab::analysis::figures::{Plot, all, context_bars};
 use clozelab::analysis::metrics::EceConvention;
+use clozelab::analysis::passage_texts::PassageTexts;
 use clozelab::analysis::table1::table1_csv;
 use clozelab::analysis::table1::{Table1Options, compute_on};
 
@@ -27,7 +28,7 @@ fn fixture_files() -> Vec<(String, String)> {
 
 #[test]
 fn every_figure_draws_with_the_numbers_behind_it() {
-    let data = Dataset::from_files(&fixture_files(), &[], &[]).unwrap();
+    let data = Dataset::from_files(&fixture_files(), &PassageTexts::default(), &[]).unwrap();
     assert_eq!(data.norms.len(), 24);
     let names: Vec<&str> = data.systems.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(names, ["samples_small_model", "continuations_small_model"]);
@@ -106,14 +107,14 @@ fn every_figure_draws_with_the_numbers_behind_it() {
 fn bad_analysis_files_are_refused_with_their_names() {
     let no_norms = vec![("s.jsonl".to_string(), fixture_files()[1].1.clone())];
     assert!(matches!(
-        Dataset::from_files(&no_norms, &[], &[]),
+        Dataset::from_files(&no_norms, &PassageTexts::default(), &[]),
         Err(DatasetError::NoNorms)
     ));
     let broken = vec![(
         "n.jsonl".to_string(),
         "{\"text_id\": 1, \"human\": {".to_string(),
     )];
-    let err = Dataset::from_files(&broken, &[], &[])
+    let err = Dataset::from_files(&broken, &PassageTexts::default(), &[])
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("n.jsonl line 1"), "{err}");
@@ -124,7 +125,9 @@ fn bad_analysis_files_are_refused_with_their_names() {
             "{\"text_id\": 1, \"word_num\": 2}\n".to_string(),
         ),
     ];
-    let err = Dataset::from_files(&odd, &[], &[]).unwrap_err().to_string();
+    let err = Dataset::from_files(&odd, &PassageTexts::default(), &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("odd.jsonl") && err.contains("not a sample file"),
         "{err}"

@@ -22,25 +22,25 @@ fn lists(names: &[&str]) -> Vec<PassageList> {
 }
 
 /// JATOS's side of one batch: the session, its version, and what a `SESSION` write does.
-struct Batch {
+pub(crate) struct Batch {
     data: Value,
     version: u64,
 }
 
 impl Batch {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             data: json!({}),
             version: 1,
         }
     }
 
-    fn opened(&self) -> String {
+    pub(crate) fn opened(&self) -> String {
         json!({"action": "OPENED", "data": self.data, "version": self.version}).to_string()
     }
 
     /// The answer to the sender (the patch broadcast to all is left out: claims ignore it).
-    fn write(&mut self, text: &str) -> String {
+    pub(crate) fn write(&mut self, text: &str) -> String {
         let msg: Value = serde_json::from_str(text).unwrap();
         assert_eq!(msg["action"], "SESSION");
         let id = msg["id"].clone();
@@ -57,7 +57,7 @@ impl Batch {
     }
 
     /// Participant → list name, of entries as the page writes them.
-    fn ledger(&self) -> BTreeMap<String, String> {
+    pub(crate) fn ledger(&self) -> BTreeMap<String, String> {
         self.data[LEDGER_KEY]
             .as_object()
             .unwrap()
@@ -67,7 +67,7 @@ impl Batch {
     }
 
     /// Carries `exchange` (a claim or a mark) to its end with no one else in between.
-    fn carry(&mut self, mut exchange: ListClaim) -> String {
+    pub(crate) fn carry(&mut self, mut exchange: ListClaim) -> String {
         let mut inbox = self.opened();
         loop {
             match exchange.on_message(&inbox) {
@@ -306,6 +306,20 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
         in_jatos
             .clone()
             .for_preview()
+            .batch_list_claim("P1", &params, 0.0)
+            .is_none()
+    );
+    // JATOS's test run (its "Run" button, worker type Jatos) takes no list place either.
+    let test_run = JatosRun::detect(
+        "/publix/8a2c-01/5b1d-02/start",
+        "JATOS_ID_1=studyResultUuid=8a2c-01&workerType=Jatos&urlBasePath=/",
+    )
+    .unwrap();
+    assert!(test_run.is_test_run());
+    assert!(
+        config
+            .clone()
+            .in_jatos(test_run)
             .batch_list_claim("P1", &params, 0.0)
             .is_none()
     );

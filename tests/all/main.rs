@@ -24,6 +24,7 @@ mod participant_texts;
 mod results;
 mod robustness;
 mod runs;
+mod simulated_study;
 mod speed;
 mod study_config;
 mod study_data;

@@ -6,9 +6,10 @@ use clozelab::data::provo::ContextKey;
 
 use std::collections::BTreeMap;
 
-use clozelab::analysis::dataset::{Dataset, OTHER_PASSAGES_FROM};
+use clozelab::analysis::dataset::Dataset;
 use clozelab::analysis::figures::Plot;
 use clozelab::analysis::participant::{ParticipantError, accuracies, report};
+use clozelab::analysis::passage_texts::{PassageTexts, own_text_id};
 use clozelab::data::provo::{ProvoContext, Samples};
 use clozelab::data::{Delimiter, ResponseRecord, export_long_csv};
 
@@ -86,7 +87,10 @@ fn dataset() -> Dataset {
         answer("p4", "storm", 3, "Wind"),
         answer("p5", "nowhere", 2, "x"),
     ];
-    data.add_responses(&records, &[("storm".into(), STORM.into())]);
+    data.add_responses(
+        &records,
+        &PassageTexts::shared(&[("storm".into(), STORM.into())]),
+    );
     data
 }
 
@@ -116,7 +120,7 @@ fn exports_merge_into_the_norms_once_per_trial() {
     let storm = data
         .norms
         .iter()
-        .find(|c| c.text_id == OTHER_PASSAGES_FROM)
+        .find(|c| c.text_id == own_text_id("storm", STORM))
         .unwrap();
     assert_eq!(
         (
@@ -219,7 +223,7 @@ fn exports_are_recognised_among_the_files_and_alone_make_a_dataset() {
         serde_json::to_string(&records[1..]).unwrap()
     );
     let files = vec![("a.tsv".to_string(), csv), ("b.json".to_string(), bundle)];
-    let passages = [("storm".to_string(), STORM.to_string())];
+    let passages = PassageTexts::shared(&[("storm".to_string(), STORM.to_string())]);
     let data = Dataset::from_files(&files, &passages, &[]).unwrap();
     assert_eq!(data.norms.len(), 1);
     assert_eq!(

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use clozelab::analysis::passage_texts::own_text_id;
 use clozelab::analysis::table1::{Table1Options, compute_on};
 use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
@@ -164,17 +165,14 @@ fn runs() -> Vec<Run<'static>> {
     ]
 }
 
-/// GPT-2-like samples of every context of the study's passages, keyed as the dataset places
-/// the study's own passages (no others given: the k-th by id is text 1001 + k).
+/// GPT-2-like samples of every context of the study's passages, each named by its passage's
+/// own text id (from the passage's id and text).
 fn samples() -> String {
-    let mut ids: Vec<&str> = PASSAGES.iter().map(|(id, _)| *id).collect();
-    ids.sort();
     let mut lines = Vec::new();
-    for (k, id) in ids.iter().enumerate() {
-        let text = PASSAGES.iter().find(|(p, _)| p == id).unwrap().1;
+    for (id, text) in PASSAGES {
         for word_num in 2..=text.split_whitespace().count() as u32 {
             lines.push(
-                serde_json::json!({"text_id": 1001 + k, "word_num": word_num,
+                serde_json::json!({"text_id": own_text_id(id, text), "passage": id, "word_num": word_num,
                     "samples": {"bread": 5 + word_num, "milk": 3, "the": 2 * word_num, "water": 1}})
                 .to_string(),
             );
@@ -259,7 +257,53 @@ fn a_latin_square_makes_balanced_lists_and_bad_squares_are_refused() {
                                          {"name": "B", "passages": ["b_high", "b_low"]}])
     })
     .unwrap_err();
-    assert!(err.to_string().contains("lists differ"), "{err}");
+    assert!(
+        err.to_string().contains("list \"A\" shows item 1 2 times"),
+        "{err}"
+    );
+    // The design as a whole: two identical lists (condition confounded with item), a single
+    // list, a filler in one list only are refused; fillers in every list, and the lists in
+    // another order, are not.
+    let lists =
+        |lists: serde_json::Value| move |v: &mut serde_json::Value| v["lists"] = lists.clone();
+    let refused = |change: serde_json::Value, why: &str| {
+        let err = with(&lists(change)).unwrap_err().to_string();
+        assert!(err.contains(why), "{why}: {err}");
+    };
+    refused(
+        serde_json::json!([{"name": "A", "passages": ["a_high", "b_low"]},
+                           {"name": "B", "passages": ["a_high", "b_low"]}]),
+        "item 1 is in condition \"high\" in 2 lists",
+    );
+    refused(
+        serde_json::json!([{"name": "A", "passages": ["a_high", "b_low"]}]),
+        "1 lists for 2 conditions",
+    );
+    refused(
+        serde_json::json!([{"name": "A", "passages": ["a_high", "b_low", "kitchen"]},
+                           {"name": "B", "passages": ["a_low", "b_high"]}]),
+        "other passages outside the square",
+    );
+    let fillers = with(&lists(serde_json::json!([
+        {"name": "A", "passages": ["kitchen", "a_high", "b_low"]},
+        {"name": "B", "passages": ["b_high", "kitchen", "a_low"]}])))
+    .unwrap();
+    assert_eq!(fillers.lists[1].passages, ["b_high", "kitchen", "a_low"]);
+    // A practice passage inside the square, and a participant shown part of a list.
+    let err = with(&|v| v["practice"] = "a_low".into()).unwrap_err();
+    assert!(matches!(
+        err,
+        StudyError::LatinSquare(
+            clozelab::game::latin_square::LatinSquareError::PracticeInSquare(_)
+        )
+    ));
+    let err = with(&|v| v["passages_per_participant"] = 1.into()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("passages_per_participant is 1, but each list of the Latin square has 2"),
+        "{err}"
+    );
+    assert!(with(&|v| v["passages_per_participant"] = 2.into()).is_ok());
 }
 
 #[test]
@@ -311,7 +355,7 @@ fn the_trial_table_holds_every_answer_with_what_was_played() {
     let (_, codebook) = parse_csv(&tables.codebook);
     let documented: Vec<&str> = codebook
         .iter()
-        .filter(|r| r["table"].contains("trials.csv") && !r["table"].starts_with("token"))
+        .filter(|r| r["table"].split("; ").any(|t| t == "trials.csv"))
         .map(|r| r["column"].as_str())
         .collect();
     assert_eq!(header, documented);
@@ -530,10 +574,11 @@ fn the_docs_snippets_reproduce_table_1s_tvd_from_the_trial_table() {
         .find(|r| r.system == "samples_gpt2_study")
         .unwrap();
     let table1 = model.tvd_human.unwrap();
-    // a_high is the first of the study's passages by id: text 1001, its word 2.
+    // a_high's word 2.
+    let a_high = own_text_id(PASSAGES[0].0, PASSAGES[0].1);
     let first = per_context
         .iter()
-        .find(|c| c.system == "samples_gpt2_study" && c.text_id == 1001 && c.word_num == 2)
+        .find(|c| c.system == "samples_gpt2_study" && c.text_id == a_high && c.word_num == 2)
         .and_then(|c| c.tvd_human)
         .unwrap();
     let (one, mean) = run_snippet("python3", "tvd.py", &snippet("python"), &trials);
@@ -542,17 +587,18 @@ fn the_docs_snippets_reproduce_table_1s_tvd_from_the_trial_table() {
         (mean - table1).abs() < 1e-4,
         "python {mean} vs Table 1 {table1}"
     );
-    let has_r = std::process::Command::new("Rscript")
-        .arg("--version")
-        .output()
-        .is_ok();
-    if has_r {
-        let (one, mean) = run_snippet("Rscript", "tvd.R", &snippet("r"), &trials);
-        assert!((one - first).abs() < 1e-4, "R {one} vs {first}");
-        assert!((mean - table1).abs() < 1e-4, "R {mean} vs Table 1 {table1}");
-    } else {
-        eprintln!("Rscript is not installed: the R snippet was not run");
-    }
+    // R runs where the tests run (the test command installs Debian's r-base-core): a
+    // missing R fails here instead of skipping the snippet.
+    assert!(
+        std::process::Command::new("Rscript")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "Rscript is not installed: `apt-get install r-base-core` (the test command does)"
+    );
+    let (one, mean) = run_snippet("Rscript", "tvd.R", &snippet("r"), &trials);
+    assert!((one - first).abs() < 1e-4, "R {one} vs {first}");
+    assert!((mean - table1).abs() < 1e-4, "R {mean} vs Table 1 {table1}");
     // The check can fail: a table with one answer changed gives another mean.
     let changed = trials.replacen(",milk,milk,", ",cup,cup,", 1);
     assert_ne!(changed, trials);
@@ -661,13 +707,18 @@ fn token_game_answers_get_their_own_table_with_the_run_columns() {
 
 #[test]
 fn the_docs_name_every_column_of_the_codebook() {
-    use clozelab::game::codebook::{RUN_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS};
+    use clozelab::game::codebook::{
+        FLOW_CODEBOOK, NORMS_CODEBOOK, RUN_COLUMNS, RUNS_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS,
+    };
     let docs = std::fs::read_to_string(crate::common::repo_root().join("docs/trial-table.md"))
         .expect("docs/trial-table.md");
     let missing: Vec<&str> = RUN_COLUMNS
         .iter()
         .chain(&TRIAL_COLUMNS)
         .chain(&TOKEN_COLUMNS)
+        .chain(&RUNS_COLUMNS)
+        .chain(&NORMS_CODEBOOK)
+        .chain(&FLOW_CODEBOOK)
         .map(|(name, _, _)| *name)
         .filter(|name| !docs.contains(&format!("`{name}`")))
         .collect();

@@ -266,3 +266,29 @@ export async function assertSameAsCli(page, cli, systems) {
     }
   }
 }
+
+/** Clicks the button `testid` and saves the download it starts into `dir`; returns its path. */
+export async function download(page, testid, dir, timeout = 120_000) {
+  const [file] = await Promise.all([page.waitForEvent("download", { timeout }), page.getByTestId(testid).click()]);
+  const path = join(dir, file.suggestedFilename());
+  await file.saveAs(path);
+  return path;
+}
+
+/** RFC 4180 CSV (quoted cells may hold commas, quotes and newlines) as objects by header. */
+export function parseCsv(text) {
+  const rows = [];
+  let row = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") { row.push(cell); cell = ""; } else if (c === "\n") { row.push(cell); rows.push(row); row = []; cell = ""; } else if (c !== "\r") cell += c;
+  }
+  if (cell || row.length) { row.push(cell); rows.push(row); }
+  const [header, ...body] = rows;
+  return { header, rows: body.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]]))) };
+}

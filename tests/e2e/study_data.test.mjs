@@ -12,7 +12,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { ROOT, parseTable1, serveDist, screenshot, withPage } from "./harness.mjs";
+import { ROOT, download, parseCsv, parseTable1, serveDist, screenshot, withPage } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 120_000;
@@ -26,31 +26,6 @@ const PLACE = { p1: ["1", "high"], p2: ["1", "low"], p3: ["2", "high"], p4: ["2"
 const LISTS = { A: ["p1", "p4"], B: ["p2", "p3"] };
 const ANSWERS = ["bread", "Milk", "the", "cups"];
 const CHECK = "Type the word purple.";
-
-async function download(page, testid, dir) {
-  const [file] = await Promise.all([page.waitForEvent("download", { timeout: TIMEOUT }), page.getByTestId(testid).click()]);
-  const path = join(dir, file.suggestedFilename());
-  await file.saveAs(path);
-  return path;
-}
-
-/** RFC 4180 CSV (quoted cells may hold commas, quotes and newlines) as objects by header. */
-function parseCsv(text) {
-  const rows = [];
-  let row = [];
-  let cell = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; } else if (c === '"') quoted = false; else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ",") { row.push(cell); cell = ""; } else if (c === "\n") { row.push(cell); rows.push(row); row = []; cell = ""; } else if (c !== "\r") cell += c;
-  }
-  if (cell || row.length) { row.push(cell); rows.push(row); }
-  const [header, ...body] = rows;
-  return { header, rows: body.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]]))) };
-}
 
 /** Plays the study from its consent screen: the questions before, the passages (answering the
  * attention check with `attention`), the question after; stops where a screening answer ends it. */
@@ -181,11 +156,15 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
     assert.deepEqual(screenedBundle.responses, []);
     assert.deepEqual(screenedBundle.manifest.questions.map((q) => [q.question, q.answer]), [["native_speaker", "No"]], "only the answer that screened out");
     // Lists balanced by completed runs: P3's place (A) was freed when screened out, so P4 got
-    // A again (by assigned places it would have had B).
+    // A again (by assigned places it would have had B). JATOS's test run takes no place: P6
+    // gets B, the list with fewer completed runs.
     const lists = Object.fromEntries(Object.entries(jatos.batch.data.clozelabLists).map(([who, e]) => [who, `${e.list} ${e.state}`]));
     assert.deepEqual(lists, {
-      P1: "A complete", P2: "B complete", P3: "A ended", P4: "A complete", "jatos-worker-1": "B complete", P6: "A complete",
+      P1: "A complete", P2: "B complete", P3: "A ended", P4: "A complete", P6: "B complete",
     });
+    // The test run played a list as outside JATOS, chosen by its worker's id.
+    const testRunList = lastBundle(runOf(undefined)).manifest.list;
+    assert.equal(testRunList.how, "participant_hash");
     const p1 = lastBundle(runOf("P1")).manifest;
     assert.match(p1.consent_at, /^\d{4}-\d\d-\d\dT/);
     assert.match(p1.device.user_agent, /Chrome/);
@@ -222,13 +201,13 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
       const codebook = parseCsv(await readFile(await download(page, "download-codebook", dir), "utf8"));
       const exclusions = parseCsv(await readFile(await download(page, "download-exclusions", dir), "utf8"));
       // The codebook documents every column, in order.
-      assert.deepEqual(trials.header, codebook.rows.filter((r) => !r.table.startsWith("token")).map((r) => r.column));
+      assert.deepEqual(trials.header, codebook.rows.filter((r) => r.table.split("; ").includes("trials.csv")).map((r) => r.column));
       assert.deepEqual(exclusions.rows.map((r) => [r.participant, r.reason]), [
         ["P3", "screened_out"], ["P4", "failed_attention"], ["jatos-worker-1", "jatos_test_run"],
       ]);
       // Every answer of every run that played (five of eight), each column what was played.
       assert.equal(trials.rows.length, 5 * 8);
-      const listOf = { P1: "A", P2: "B", P4: "A", "jatos-worker-1": "B", P6: "A" };
+      const listOf = { P1: "A", P2: "B", P4: "A", "jatos-worker-1": testRunList.name, P6: "B" };
       const reasonOf = { P4: "failed_attention", "jatos-worker-1": "jatos_test_run" };
       for (const r of trials.rows) {
         const who = r.participant;
@@ -239,7 +218,7 @@ test("study data: a Latin-square study with questions through JATOS, to the tria
         const expected = {
           study_id: p1.study_id, run: `jatos-${run.id}`, run_state: "complete",
           worker_type: who === "jatos-worker-1" ? "Jatos" : "GeneralMultiple", pilot: "false",
-          list: listOf[who], list_chosen_by: "JATOS batch",
+          list: listOf[who], list_chosen_by: who === "jatos-worker-1" ? "id hash" : "JATOS batch",
           attention_passed: who === "P4" ? "0" : "1", attention_failed: who === "P4" ? "1" : "0",
           touch: "false", excluded: String(who in reasonOf), exclusion_reason: reasonOf[who] ?? "",
           item: PLACE[r.passage][0], condition: PLACE[r.passage][1], practice: "false",

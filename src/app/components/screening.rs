@@ -2,7 +2,8 @@
 //! keeping only the answers that screened them out (in `bundle`, the run's final bundle with
 //! no answers). Those go to the study's server (in JATOS the run then ends as not successful),
 //! the list's place is freed, this browser forgets the run, and the participant goes to the
-//! study's screened-out URL (Prolific's screen-out link) or is told.
+//! study's screened-out URL (Prolific's screen-out link), even when saving or sending failed,
+//! or is told.
 
 use crate::app::texts::TextsContext;
 use crate::app::web::idb::IdbStore;
@@ -61,8 +62,13 @@ pub async fn end_screened_out(
             problems.push(format!("JATOS did not end the run ({})", e.reason));
         }
     }
-    if problems.is_empty()
-        && let Some(url) = &study.screened_out_url
+    // The participant goes on to the screened-out URL whatever failed on the way: Prolific
+    // pays screening by that link, and an answer the server did not take stays in the
+    // outbox, sent again on the next visit.
+    if !problems.is_empty() {
+        web_sys::console::warn_1(&format!("screened out: {}", problems.join("; ")).into());
+    }
+    if let Some(url) = &study.screened_out_url
         && let Some(window) = web_sys::window()
         && window.location().assign(url).is_ok()
     {

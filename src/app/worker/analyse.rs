@@ -22,12 +22,15 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         .collect();
     let mut study = crate::game::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     study.data.systems.extend(extra);
-    let downloads = study.tables().map(|t| t.files()).unwrap_or_default();
+    let tables = study.tables();
+    let downloads = tables.as_ref().map(|t| t.files()).unwrap_or_default();
+    let flow = tables.map(|t| t.flow.figure());
     let left_out = study.left_out();
     let data = study.data;
     let (rows, per_context) = compute_on(&data, &options)?;
     let mut analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
     analysis.downloads = downloads;
+    analysis.flow = flow;
     analysis.left_out = left_out;
     let mut state = state.borrow_mut();
     state.dataset = Some(data);

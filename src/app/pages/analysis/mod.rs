@@ -164,7 +164,7 @@ pub fn AnalysisPage() -> impl IntoView {
                             {a.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
                         </ul>
                         <ParticipantRuns runs=Signal::stored(a.participant_runs.clone()) />
-                        <StudyTables files=a.downloads.clone() />
+                        <StudyTables files=a.downloads.clone() flow=a.flow.clone() />
                         <Table1View
                             rows=a.rows.clone()
                             csv=a.table1_csv.clone()

@@ -1,16 +1,16 @@
-//! The study's tables for R or Python: the trial table (and the token games'), its codebook
-//! and the exclusions, each a download.
+//! The study's tables for R or Python: the trial table (and the token games'), the runs, the
+//! study's own norms, the participant flow (with its figure), the codebook and the exclusions,
+//! each a download, and each also as a spreadsheet-safe variant.
 
 use leptos::prelude::*;
 
+use super::figure_card::FigureCard;
+use crate::analysis::figures::Figure;
 use crate::app::web::files::download_text;
+use crate::game::trial_table::SPREADSHEET_SUFFIX;
 
-#[component]
-pub(super) fn StudyTables(files: Vec<(String, String)>) -> impl IntoView {
-    if files.is_empty() {
-        return ().into_any();
-    }
-    let buttons = files
+fn buttons(files: Vec<(String, String)>) -> impl IntoView {
+    files
         .into_iter()
         .map(|(name, csv)| {
             let rows = csv.lines().count().saturating_sub(1);
@@ -30,17 +30,41 @@ pub(super) fn StudyTables(files: Vec<(String, String)>) -> impl IntoView {
                 </button>
             }
         })
-        .collect_view();
+        .collect_view()
+}
+
+#[component]
+pub(super) fn StudyTables(files: Vec<(String, String)>, flow: Option<Figure>) -> impl IntoView {
+    if files.is_empty() {
+        return ().into_any();
+    }
+    let (spreadsheet, plain): (Vec<_>, Vec<_>) = files
+        .into_iter()
+        .partition(|(name, _)| name.ends_with(SPREADSHEET_SUFFIX));
     view! {
         <section class="study-tables" data-testid="study-tables">
             <h3>"The study's data for R or Python"</h3>
             <p>
                 "One row per answer of every run, excluded runs included (their "
-                <code>"exclusion_reason"</code> " says why); " <code>"codebook.csv"</code>
-                " says what each column holds, " <code>"exclusions.csv"</code>
+                <code>"exclusion_reason"</code> " says why); " <code>"runs.csv"</code>
+                " has every run whatever its state, " <code>"norms.csv"</code>
+                " the study's own norms in Provo's columns, " <code>"codebook.csv"</code>
+                " what each column holds, " <code>"exclusions.csv"</code>
                 " who was left out and why. The researchers' guide shows R and Python reading them."
             </p>
-            <div class="downloads">{buttons}</div>
+            <div class="downloads">{buttons(plain)}</div>
+            <p>
+                "For a spreadsheet (Excel, LibreOffice, Google Sheets): the same tables with cells that would run as formulas made text, and a byte-order mark."
+            </p>
+            <div class="downloads spreadsheet">{buttons(spreadsheet)}</div>
+            {flow
+                .map(|figure| {
+                    view! {
+                        <div data-testid="participant-flow">
+                            <FigureCard figure />
+                        </div>
+                    }
+                })}
         </section>
     }
     .into_any()

@@ -1,5 +1,5 @@
 //! "/study": the Study page. A form that builds a study config for any of the three games
-//! ([`passage_fields`], [`line_fields`], a Latin square's [`latin_square_fields`],
+//! ([`passage_fields`], [`line_fields`], a Latin square's [`latin_square_fields`], how balanced lists are outside JATOS ([`list_links`]),
 //! [`screen_fields`], the questions' [`question_fields`] and [`own_question`],
 //! [`language_fields`], [`game_fields`]), checked as you type by the same loader participants' browsers run; an
 //! existing config can be loaded ([`load_config`]); the study can be played as a participant
@@ -11,6 +11,7 @@ mod game_fields;
 mod language_fields;
 mod latin_square_fields;
 mod line_fields;
+mod list_links;
 mod load_config;
 mod own_question;
 mod packages;
@@ -26,6 +27,7 @@ use crate::game::study_draft::validated_json;
 use game_fields::GameFields;
 use language_fields::LanguageFields;
 use latin_square_fields::LatinSquareFields;
+use list_links::ListLinks;
 use load_config::LoadConfig;
 use packages::StudyPackages;
 use passage_fields::PassageFields;
@@ -106,6 +108,7 @@ fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
             <GameFields />
             <PassageFields />
             <LatinSquareFields />
+            <ListLinks />
             <ScreenFields />
             <QuestionFields />
             <LanguageFields />

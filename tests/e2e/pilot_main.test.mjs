@@ -1,0 +1,170 @@
+// A pilot and a main study merged, as a researcher merges them: both studies have a passage
+// `p1`, with different texts, in two lists; each is packaged by `clozelab jatos-package`, run on its own JATOS
+// stand-in by two participants (the main study also by a JATOS test run), and both exports go
+// onto the Analysis page together. trials.csv, runs.csv, norms.csv and flow.csv are read back
+// column by column: every row has its own study's context, target word and text id, the test
+// run takes no list place and is left out, and the flow adds up. `clozelab results` on the same
+// two exports and a samples file naming both texts gives the page's tables, each row its own
+// study's model columns.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { DIST, cliBinary, download, parseCsv, serveDist, screenshot, withPage } from "./harness.mjs";
+import { startJatos } from "./jatos_fake.mjs";
+
+const TIMEOUT = 120_000;
+const STUDIES = {
+  pilot: { text: "The baker sold fresh bread", answers: ["baker", "Sold", "cakes", "bread"], people: ["A1", "A2"] },
+  main: { text: "The river ran very dry", answers: ["river", "ran", "very", "Wet"], people: ["B1", "B2", "TEST"] },
+};
+
+/** A passage's own text id, as clozelab makes it: SHA-256 of its id, a zero byte and its
+ * words, the first 31 bits, from 2^31 up. */
+function ownTextId(passage, text) {
+  const digest = createHash("sha256").update(passage).update(Buffer.from([0])).update(text.split(/\s+/).join(" ")).digest();
+  return (0x80000000 | (digest.readUInt32BE(0) >>> 1)) >>> 0;
+}
+
+/** Plays a one-passage study to its end (JATOS's end redirects to `done`). */
+async function play(page, answers, done) {
+  await page.getByTestId("consent-accept").click({ timeout: TIMEOUT });
+  for (const word of answers) {
+    const input = page.getByTestId("guess");
+    await input.waitFor({ timeout: TIMEOUT });
+    const before = await page.evaluate(() => document.querySelector("[data-testid=passage-context]")?.dataset.position);
+    await input.fill(word);
+    await input.press("Enter");
+    await page.waitForFunction((b) => document.querySelector("[data-testid=passage-context]")?.dataset.position !== b || !document.querySelector("section.game"), before, { timeout: TIMEOUT });
+  }
+  await page.waitForURL(done, { timeout: TIMEOUT });
+}
+
+test("a pilot and a main study with a passage p1 of different texts, merged: every row its own study's", { timeout: 12 * TIMEOUT }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "clozelab-pilot-main-"));
+  const served = await serveDist();
+  const exports = {};
+  try {
+    for (const [name, study] of Object.entries(STUDIES)) {
+      const jatos = await startJatos();
+      try {
+        const done = `${jatos.base}/prolific/submissions/complete?cc=${name.toUpperCase()}`;
+        // Both studies have lists, so that the batch session counterbalances them.
+        const config = {
+          title: `Cloze ${name}`, study_id: `cloze-${name}`, consent: "Agree?", redirect_url: done,
+          texts: [{ id: "p1", title: "One", text: study.text }],
+          lists: [{ name: "A", passages: ["p1"] }, { name: "B", passages: ["p1"] }],
+        };
+        const file = join(dir, `${name}.json`);
+        await writeFile(file, JSON.stringify(config));
+        const jzip = join(dir, `${name}.jzip`);
+        execFileSync(cliBinary(), ["jatos-package", "--study", file, "--dist", DIST, "--out", jzip], { stdio: ["ignore", "ignore", "pipe"] });
+        await jatos.importStudy(jzip);
+        for (const pid of study.people) {
+          await withPage(`pilot-main-${name}-${pid}`, {}, async (page) => {
+            await page.goto(pid === "TEST" ? jatos.links.testRun : `${jatos.links.generalMultiple}?PROLIFIC_PID=${pid}&STUDY_ID=prolific-${name}&SESSION_ID=s-${pid}`);
+            await play(page, study.answers, done);
+          });
+        }
+        // The test run took no place: the two participants have one list each.
+        const ledger = Object.fromEntries(Object.entries(jatos.batch.data.clozelabLists).map(([who, e]) => [who, `${e.list} ${e.state}`]));
+        assert.deepEqual(Object.keys(ledger).sort(), study.people.filter((p) => p !== "TEST").sort(), `${name}: ${JSON.stringify(ledger)}`);
+        assert.deepEqual(Object.values(ledger).map((e) => e.split(" ")[0]).sort(), ["A", "B"]);
+        exports[name] = await jatos.exportResults({ name: `${name}.zip` });
+      } finally {
+        jatos.server.close();
+      }
+    }
+    // Model samples naming each study's p1 by its own text id: the pilot's model likes
+    // "bread", the main study's "dry".
+    const samples = join(dir, "samples_model.jsonl");
+    const lines = [];
+    for (const [word, study] of [["bread", STUDIES.pilot], ["dry", STUDIES.main]]) {
+      for (let position = 2; position <= 5; position++) {
+        lines.push(JSON.stringify({ text_id: ownTextId("p1", study.text), passage: "p1", word_num: position, samples: { [word]: 3, the: 1 } }));
+      }
+    }
+    await writeFile(samples, lines.join("\n"));
+    const got = {};
+    await withPage("pilot-main-analysis", {}, async (page) => {
+      await page.goto(`${served.base}/analysis`);
+      await page.getByTestId("analysis-files").setInputFiles([exports.pilot, exports.main, samples]);
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length >= 3, null, { timeout: TIMEOUT });
+      await page.getByTestId("analysis-resamples").fill("1");
+      await page.getByTestId("analyse").click();
+      await page.getByTestId("study-tables").waitFor({ timeout: TIMEOUT });
+      assert.match(await page.getByTestId("analysis-notes").innerText(), /passage "p1" has 2 different texts, kept apart/);
+      await page.getByTestId("participant-flow").locator("canvas").waitFor({ timeout: TIMEOUT });
+      await screenshot(page, "pilot-main-analysis.png");
+      for (const table of ["trials", "runs", "norms", "flow"]) {
+        got[table] = parseCsv(await readFile(await download(page, `download-${table}`, dir), "utf8"));
+      }
+      const safe = await readFile(await download(page, "download-trials-spreadsheet", dir), "utf8");
+      assert.ok(safe.startsWith("\ufeff"), "the spreadsheet variant has a byte-order mark");
+    });
+    // trials.csv: every answer of every run, each with its own study's text.
+    const textOf = (studyId) => STUDIES[studyId.replace("cloze-", "")].text;
+    const rowsOf = (pid) => got.trials.rows.filter((r) => r.participant === (pid === "TEST" ? "jatos-worker-1" : pid));
+    for (const [name, study] of Object.entries(STUDIES)) {
+      for (const pid of study.people) {
+        const rows = rowsOf(pid);
+        assert.equal(rows.length, 4, `${pid}'s rows`);
+        for (const r of rows) {
+          assert.equal(r.passage, "p1");
+          const words = textOf(r.study_id).split(" ");
+          const position = Number(r.position);
+          assert.equal(r.study_id, `cloze-${name}`, `${pid}'s rows are ${name}'s`);
+          assert.equal(r.context, words.slice(0, position - 1).join(" "), `${pid} ${r.passage} ${position} context`);
+          assert.equal(r.target_word, words[position - 1], `${pid} ${r.passage} ${position} target`);
+          assert.equal(r.text_id, String(ownTextId("p1", study.text)), `${pid} text_id`);
+          assert.equal(r.response, study.answers[position - 2]);
+          assert.equal(r.excluded, String(pid === "TEST"));
+          // The model's probability from this study's own samples of p1.
+          const word = name === "pilot" ? "bread" : "dry";
+          assert.equal(r.model_samples, "4");
+          assert.equal(Number(r.model_probability), r.response_normalized === word ? 0.75 : 0, `${pid} word ${position} model_probability`);
+        }
+        const ids = rowsOf(pid).map((r) => r.trial_index);
+        assert.deepEqual(ids, ids.map((_, i) => String(i + 1)), `${pid}'s trial_index`);
+      }
+    }
+    assert.notEqual(ownTextId("p1", STUDIES.pilot.text), ownTextId("p1", STUDIES.main.text));
+    // runs.csv: one row per run, the Prolific ids from the link.
+    assert.equal(got.runs.rows.length, 5);
+    for (const r of got.runs.rows) {
+      const test = r.worker_type === "Jatos";
+      assert.equal(r.run_state, "complete");
+      assert.equal(r.excluded, String(test));
+      assert.equal(r.prolific_study_id, test ? "" : `prolific-${r.study_id.replace("cloze-", "")}`);
+      assert.equal(r.prolific_session_id, test ? "" : `s-${r.participant}`);
+      assert.equal(r.list_chosen_by, test ? "id hash" : "JATOS batch");
+    }
+    // norms.csv: the analysed answers (the test run's left out) per text, Provo's columns.
+    for (const [name, study] of Object.entries(STUDIES)) {
+      const textId = String(ownTextId("p1", study.text));
+      const mine = got.norms.rows.filter((r) => r.Text_ID === textId);
+      assert.deepEqual([...new Set(mine.map((r) => r.Text))], [study.text]);
+      for (let position = 2; position <= 5; position++) {
+        const at = mine.filter((r) => r.Word_Number === String(position));
+        assert.equal(at[0].Word, study.text.split(" ")[position - 1]);
+        assert.deepEqual(at.map((r) => [r.Response, r.Response_Count, r.Total_Response_Count]), [[study.answers[position - 2].toLowerCase(), "2", "2"]], `${name} word ${position}`);
+      }
+    }
+    // flow.csv: 5 started = 0 withdrew + 1 left out + 4 analysed.
+    assert.deepEqual(got.flow.rows.map((r) => [r.stage, r.detail, r.runs]), [
+      ["started", "", "5"], ["withdrew", "", "0"], ["left_out", "jatos_test_run", "1"], ["analysed", "complete", "4"],
+    ]);
+    // The command line gives the page's tables.
+    const out = join(dir, "cli");
+    execFileSync(cliBinary(), ["results", "--file", exports.pilot, "--file", exports.main, "--file", samples, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+    for (const table of ["trials", "runs", "norms", "flow"]) {
+      assert.deepEqual(parseCsv(await readFile(join(out, `${table}.csv`), "utf8")), got[table], `clozelab results' ${table}.csv`);
+    }
+    assert.match(await readFile(join(out, "flow.svg"), "utf8"), /<svg/);
+  } finally {
+    served.server.close();
+  }
+});
