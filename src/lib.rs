@@ -11,15 +11,17 @@
 //! - [`analysis`]: metrics (TVD, ECE, W1, …), Table 1 of Ilia & Aziz (2024) and its companions,
 //!   human perplexity, the production probes and the papers' figures;
 //! - [`data`]: import and export formats, one file per format (delimited text, the OSF norms,
-//!   the long format, the Provo JSON Lines);
-//! - [`game`]: the games' state machines, studies, storage and sending, exports and JATOS;
+//!   the long format, the Provo JSON Lines), and what a web host's answer for a file is;
+//! - [`game`]: a study's design, playing a run (state machines, storage and sending, JATOS),
+//!   results read back into the tables for the paper, and the packages a study goes out in;
 //! - `app` (wasm32): the Leptos pages and the inference worker; `cli` (native): the command
 //!   line and its benchmarks.
 //!
-//! Dependencies point one way, with no cycles (`scripts/check_cycles.py` checks it): `rng` ←
-//! `model`; `text` ← `data` ← `analysis`; `analysis` and `model` ← `estimators` ← `runtime` ←
-//! `app`/`cli`; `game` uses `analysis`, `data`, `text` and `rng`, and only `app` and `cli` use
-//! `game`. [`rng`] is the one seeded generator everything random uses.
+//! Dependencies point one way, with no cycles (`scripts/check_layers.py` checks every import
+//! against the table in `docs/architecture.md`): `rng` ← `model`; `text` ← `data` ← `analysis`;
+//! `analysis` and `model` ← `estimators` ← `runtime` ← `app`/`cli`; `game` uses `analysis`,
+//! `data`, `text` and `rng`, and `runtime` (for the exclusion rules its protocol carries),
+//! `app` and `cli` use `game`. [`rng`] is the one seeded generator everything random uses.
 
 pub mod analysis;
 pub mod data;

@@ -6,10 +6,10 @@ use leptos::prelude::*;
 use crate::app::web::files::read_file_list;
 use crate::data::ResponseRecord;
 use crate::data::participant_run::ParticipantRun;
-use crate::game::humans::HumanCounts;
-use crate::game::imports::{Imported, import_file};
-use crate::game::passages::{Passage, built_in_passages, from_norms};
-use crate::game::study::StudyConfig;
+use crate::game::design::passages::{Passage, built_in_passages, from_norms};
+use crate::game::design::study::StudyConfig;
+use crate::game::readback::imports::{Imported, import_file};
+use crate::game::run::humans::HumanCounts;
 use crate::game::tokens::records::TokenRecords;
 
 #[derive(Clone, Copy)]
@@ -86,7 +86,7 @@ impl LabData {
 
     /// Adds study results: their answers to the counts and tables, their participants to the
     /// list (a participant imported again is replaced: the newer file holds more).
-    fn add_results(self, results: crate::game::results::StudyResults) {
+    fn add_results(self, results: crate::game::readback::results::StudyResults) {
         self.humans.update(|h| h.add_responses(&results.responses));
         self.top1.update(|a| a.extend(results.top1));
         self.two_token.update(|a| a.extend(results.two_token));

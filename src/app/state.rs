@@ -58,7 +58,7 @@ pub struct RuntimeContext {
 
 impl RuntimeContext {
     /// The model and device, as an export manifest records them.
-    pub fn model_info(&self) -> crate::game::export::ModelInfo {
+    pub fn model_info(&self) -> crate::game::run::export::ModelInfo {
         let (backend, adapter) = match self.backend.get_untracked() {
             BackendState::Ready {
                 kind,
@@ -75,7 +75,7 @@ impl RuntimeContext {
                     .map(|s| (s.name.clone(), s.weight_sha256.clone()))
             })
             .unwrap_or_default();
-        crate::game::export::ModelInfo {
+        crate::game::run::export::ModelInfo {
             model_name,
             weight_sha256,
             tokenizer: "GPT-2 BPE (50257)".into(),

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::game::participant_texts::{ParticipantTexts, Say};
+use crate::game::design::participant_texts::{ParticipantTexts, Say};
 
 /// The study's texts, shared by every component a participant sees.
 #[derive(Clone, Copy)]

@@ -74,9 +74,9 @@ pub enum CliError {
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
-    AnalysisFiles(#[from] crate::game::results_dataset::AnalysisFilesError),
+    AnalysisFiles(#[from] crate::game::readback::results_dataset::AnalysisFilesError),
     #[error(transparent)]
-    Results(#[from] crate::game::results::ResultsError),
+    Results(#[from] crate::game::readback::results::ResultsError),
     #[error(transparent)]
     Figure(#[from] crate::analysis::figures::FigureError),
     #[error(transparent)]

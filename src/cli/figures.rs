@@ -22,7 +22,7 @@ pub(super) fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Cli
     for f in paths {
         let bytes = std::fs::read(f).map_err(CliError::io("read", f))?;
         // A ZIP (JATOS's results archive) gives its text files.
-        let mut inside = crate::game::results::texts_of(&f.display().to_string(), bytes)?;
+        let mut inside = crate::game::readback::results::texts_of(&f.display().to_string(), bytes)?;
         for path in &inside.not_text {
             eprintln!("note: {path}: not text, left out");
         }
@@ -33,7 +33,7 @@ pub(super) fn read_texts(paths: &[PathBuf]) -> Result<Vec<(String, String)>, Cli
 
 /// The texts of the passages clozelab knows (built in), for responses on non-Provo passages.
 pub(super) fn known_passages() -> Vec<(String, String)> {
-    crate::game::passages::built_in_passages()
+    crate::game::design::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect()
@@ -52,7 +52,7 @@ fn dataset(flags: &DataFlags, responses: &[PathBuf]) -> Result<Dataset, CliError
     let mut data = match (&source.provo, source.files.is_empty()) {
         (Some(dir), true) => Dataset::from_shared_dir(dir)?,
         (None, false) => {
-            crate::game::results_dataset::dataset_from_files(
+            crate::game::readback::results_dataset::dataset_from_files(
                 &read_texts(&source.files)?,
                 &passages,
                 flags.rules(),
@@ -223,7 +223,7 @@ fn participants(
     let mut written = vec![write(out, "participants.csv", &table)?];
     if let Some(id) = chosen {
         let r = report(data, id, system).map_err(|e| CliError::usage(e.to_string()))?;
-        let name = crate::game::export::file_safe(id);
+        let name = crate::game::run::export::file_safe(id);
         written.push(write(out, &format!("participant-{name}.csv"), &r.csv())?);
         let mut histogram = r.histogram;
         histogram.id = format!("participant-{name}-accuracy");

@@ -127,8 +127,8 @@ pub struct DataFlags {
 
 impl DataFlags {
     /// The exclusion rules these flags ask for.
-    pub fn rules(&self) -> crate::game::exclusions::ExclusionRules {
-        crate::game::exclusions::ExclusionRules {
+    pub fn rules(&self) -> crate::game::readback::exclusions::ExclusionRules {
+        crate::game::readback::exclusions::ExclusionRules {
             test_runs: !self.include_test_runs,
             incomplete: self.only_complete,
             failed_attention: self.exclude_failed_attention,

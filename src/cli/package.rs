@@ -1,16 +1,16 @@
 //! `clozelab jatos-package` and `clozelab site-package` (`--study study.json --dist dist/ --out
 //! FILE`): a study's packages from the built app on disk, written by the same functions the
-//! Study page calls ([`crate::game::package`]).
+//! Study page calls ([`crate::game::packages::package`]).
 
 use std::path::{Path, PathBuf};
 
 use super::commands::PackageArgs;
 use super::error::CliError;
-use crate::game::package::{
+use crate::game::design::study::StudyConfig;
+use crate::game::packages::package::{
     APP_FILES_LIST, AppFile, PackageError, jatos_study_archive, package_file_names,
     parse_file_list, static_site_archive,
 };
-use crate::game::study::StudyConfig;
 
 pub fn jatos_package(args: &PackageArgs) -> Result<(), CliError> {
     let (config, archive, files) = build(args, jatos_study_archive)?;

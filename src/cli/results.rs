@@ -16,14 +16,14 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
     let texts = read_texts(&args.data.source.files)?;
     if !texts
         .iter()
-        .any(|(_, text)| crate::game::results::is_study_answers(text))
+        .any(|(_, text)| crate::game::readback::results::is_study_answers(text))
     {
         return Err(CliError::usage(
             "none of the files holds a study's results (JATOS's results archive or text \
              export, a study server's bundles, the app's downloads of answers)",
         ));
     }
-    let study = crate::game::results_dataset::dataset_from_files(
+    let study = crate::game::readback::results_dataset::dataset_from_files(
         &texts,
         &known_passages(),
         args.data.rules(),

@@ -15,7 +15,7 @@ use crate::analysis::perplexity::{
 };
 use crate::data::DataError;
 use crate::data::rows::read_rows;
-use crate::game::passages::{built_in_passages, parse_plain_text};
+use crate::game::design::passages::{built_in_passages, parse_plain_text};
 use crate::game::tokens::single_token;
 use crate::game::tokens::top1::is_correct;
 use crate::runtime::distributions::{next_token_logprobs, simulate_bias};

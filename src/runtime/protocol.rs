@@ -192,9 +192,9 @@ pub struct AnalyseRequest {
     /// Systems computed in the page (GPT-2 sampled here), beside the files' ones.
     pub extra: Vec<crate::data::provo::SystemSamples>,
     pub options: Table1Options,
-    /// Whose answers to leave out (see [`crate::game::results_dataset::dataset_from_files`]).
+    /// Whose answers to leave out (see [`crate::game::readback::results_dataset::dataset_from_files`]).
     #[serde(default)]
-    pub exclude: crate::game::exclusions::ExclusionRules,
+    pub exclude: crate::game::readback::exclusions::ExclusionRules,
 }
 
 /// The payload of [`Request::TokenLevel`].

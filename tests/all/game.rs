@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use clozelab::data::{Delimiter, import_long_csv};
-use clozelab::game::export::provo_aggregate_csv;
-use clozelab::game::session::{EntryError, GameSession, SubmitError, Timing};
-use clozelab::game::store::{MemoryStore, ResponseStore};
-use clozelab::game::study::StudyConfig;
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::run::export::provo_aggregate_csv;
+use clozelab::game::run::session::{EntryError, GameSession, SubmitError, Timing};
+use clozelab::game::run::store::{MemoryStore, ResponseStore};
 
 fn study() -> StudyConfig {
     StudyConfig::from_json(
@@ -136,7 +136,7 @@ fn correct_answers_and_reveal() {
             .unwrap();
         assert!(!r.correct && r.true_word == "my");
         assert_eq!(
-            clozelab::game::session::validate_entry("x y"),
+            clozelab::game::run::session::validate_entry("x y"),
             Err(EntryError::Characters)
         );
     });
@@ -144,10 +144,10 @@ fn correct_answers_and_reveal() {
 
 #[test]
 fn lists_counterbalance_and_are_recorded_to_the_results() {
-    use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
-    use clozelab::game::lists::ListAssignment;
-    use clozelab::game::results::StudyResults;
-    use clozelab::game::study::StudyError;
+    use clozelab::game::design::lists::ListAssignment;
+    use clozelab::game::design::study::StudyError;
+    use clozelab::game::readback::results::StudyResults;
+    use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo};
     let config = StudyConfig::from_json(
         r#"{"title": "Lists", "practice": "garden", "lists": [
             {"name": "A", "passages": ["storm", "bees"]},

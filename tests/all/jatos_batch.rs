@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use clozelab::game::jatos_batch::{
+use clozelab::game::design::jatos_run::JatosRun;
+use clozelab::game::design::lists::PassageList;
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::run::jatos_batch::{
     BatchError, ClaimStep, HOLD_MS, LEDGER_KEY, LedgerState, ListClaim, MAX_ATTEMPTS,
+    batch_list_claim,
 };
-use clozelab::game::jatos_run::JatosRun;
-use clozelab::game::lists::PassageList;
-use clozelab::game::study::StudyConfig;
 use serde_json::{Value, json};
 
 fn lists(names: &[&str]) -> Vec<PassageList> {
@@ -291,7 +292,7 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
     let config = StudyConfig::from_json(json).unwrap();
     let params = BTreeMap::new();
     assert!(
-        config.batch_list_claim("P1", &params, 0.0).is_none(),
+        batch_list_claim(&config, "P1", &params, 0.0).is_none(),
         "not in JATOS"
     );
     let run = JatosRun::detect(
@@ -300,15 +301,9 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
     )
     .unwrap();
     let mut in_jatos = config.clone().in_jatos(run);
-    let (path, _) = in_jatos.batch_list_claim("P1", &params, 0.0).unwrap();
+    let (path, _) = batch_list_claim(&in_jatos, "P1", &params, 0.0).unwrap();
     assert_eq!(path, "/publix/8a2c-01/batch/open");
-    assert!(
-        in_jatos
-            .clone()
-            .for_preview()
-            .batch_list_claim("P1", &params, 0.0)
-            .is_none()
-    );
+    assert!(batch_list_claim(&in_jatos.clone().for_preview(), "P1", &params, 0.0).is_none());
     // JATOS's test run (its "Run" button, worker type Jatos) takes no list place either.
     let test_run = JatosRun::detect(
         "/publix/8a2c-01/5b1d-02/start",
@@ -316,23 +311,20 @@ fn only_a_jatos_run_of_a_study_with_lists_claims() {
     )
     .unwrap();
     assert!(test_run.is_test_run());
-    assert!(
-        config
-            .clone()
-            .in_jatos(test_run)
-            .batch_list_claim("P1", &params, 0.0)
-            .is_none()
-    );
+    assert!(batch_list_claim(&config.clone().in_jatos(test_run), "P1", &params, 0.0).is_none());
     let no_lists = StudyConfig::from_json(r#"{"passages": ["storm"]}"#)
         .unwrap()
         .in_jatos(in_jatos.jatos.clone().unwrap());
-    assert!(no_lists.batch_list_claim("P1", &params, 0.0).is_none());
+    assert!(batch_list_claim(&no_lists, "P1", &params, 0.0).is_none());
     // The batch's list goes into the plan, recorded as chosen by JATOS; a link's list wins.
     in_jatos.jatos.as_mut().unwrap().batch_list = Some("B".into());
     let plan = in_jatos.plan("P1", &params).unwrap();
     let list = plan.list.unwrap();
     assert_eq!(list.name, "B");
-    assert_eq!(list.how, clozelab::game::lists::ListAssignment::JatosBatch);
+    assert_eq!(
+        list.how,
+        clozelab::game::design::lists::ListAssignment::JatosBatch
+    );
     let linked = in_jatos
         .plan("P1", &BTreeMap::from([("list".into(), "A".into())]))
         .unwrap();

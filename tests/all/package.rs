@@ -3,10 +3,10 @@
 
 use std::io::Read;
 
-use clozelab::game::package::{
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::packages::package::{
     AppFile, PackageError, jatos_study_archive, parse_file_list, static_site_archive,
 };
-use clozelab::game::study::StudyConfig;
 
 /// A built app as Trunk writes it: a page whose inline loader is allowed by its hash, the
 /// hashed wasm and scripts, the worker's loader, and two model folders.

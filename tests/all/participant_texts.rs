@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use clozelab::game::participant_texts::{
+use clozelab::game::design::participant_texts::{
     LANGUAGES, ParticipantTexts, Say, TextPart, TextsError, built_in, parts, placeholders,
 };
-use clozelab::game::study::{StudyConfig, StudyError};
+use clozelab::game::design::study::{StudyConfig, StudyError};
 
 #[test]
 fn every_language_has_every_text_with_the_same_placeholders() {

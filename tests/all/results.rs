@@ -7,13 +7,15 @@ use std::io::Write;
 
 use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
-use clozelab::game::exclusions::ExclusionRules;
-use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
-use clozelab::game::imports::{Imported, import_file};
-use clozelab::game::jatos_export::study_result_id;
-use clozelab::game::results::{ResultsError, StudyResults, is_results_text, texts_of, unpack};
-use clozelab::game::results_dataset::dataset_from_files;
-use clozelab::game::study::StudyConfig;
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::readback::exclusions::ExclusionRules;
+use clozelab::game::readback::imports::{Imported, import_file};
+use clozelab::game::readback::jatos_export::study_result_id;
+use clozelab::game::readback::results::{
+    ResultsError, StudyResults, is_results_text, texts_of, unpack,
+};
+use clozelab::game::readback::results_dataset::dataset_from_files;
+use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo};
 
 fn study() -> StudyConfig {
     StudyConfig::from_json(
@@ -281,7 +283,7 @@ fn only_complete_participants_can_be_kept() {
 #[test]
 fn a_withdrawal_notice_deletes_what_the_server_already_had() {
     // W sent two answers one by one (send_each_response), then withdrew; K stayed.
-    let notice = clozelab::game::withdrawal::WithdrawalNotice {
+    let notice = clozelab::game::run::withdrawal::WithdrawalNotice {
         participant: "W".into(),
         study: "Storm study".into(),
         withdrawn_at: "2026-11-24T10:05:00Z".into(),
@@ -351,7 +353,7 @@ fn a_preview_is_listed_as_pilot_and_never_kept_with_the_complete() {
 
 #[test]
 fn attention_checks_are_counted_per_participant_and_failures_can_be_left_out() {
-    use clozelab::game::attention::{AttentionCheck, AttentionResult};
+    use clozelab::game::design::attention::{AttentionCheck, AttentionResult};
     let check = AttentionCheck {
         id: "purple".into(),
         passage: "s".into(),

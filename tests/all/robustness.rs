@@ -17,10 +17,10 @@ use clozelab::data::{
     ClozeNorms, Delimiter, ResponseRecord, export_long_csv, export_long_json, import_long_csv,
     import_long_json, import_provo_norms,
 };
-use clozelab::game::export::{ExportKind, Manifest, ModelInfo, import_bundle};
-use clozelab::game::imports::import_file;
-use clozelab::game::results::StudyResults;
-use clozelab::game::study::StudyConfig;
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::readback::imports::import_file;
+use clozelab::game::readback::results::StudyResults;
+use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo, import_bundle};
 use clozelab::game::tokens::records::import_token_records;
 
 /// Counts the largest single allocation made by this thread while `TRACK` is on.
@@ -316,7 +316,7 @@ fn provo_norms_csv_and_tsv() {
 
 #[test]
 fn study_configs_and_url_parameters() {
-    let ids: Vec<String> = clozelab::game::passages::built_in_passages()
+    let ids: Vec<String> = clozelab::game::design::passages::built_in_passages()
         .into_iter()
         .map(|p| p.id)
         .collect();

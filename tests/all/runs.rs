@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 
 use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
-use clozelab::game::export::{ExportKind, Manifest, ModelInfo};
-use clozelab::game::jatos_run::JatosRun;
-use clozelab::game::outbox::SendMethod;
-use clozelab::game::plan::Plan;
-use clozelab::game::results::StudyResults;
-use clozelab::game::session::{GameSession, Timing};
-use clozelab::game::store::{MemoryStore, ResponseStore};
-use clozelab::game::study::{StudyConfig, StudyError};
+use clozelab::game::design::jatos_run::JatosRun;
+use clozelab::game::design::plan::Plan;
+use clozelab::game::design::study::{StudyConfig, StudyError};
+use clozelab::game::readback::results::StudyResults;
+use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo};
+use clozelab::game::run::outbox::SendMethod;
+use clozelab::game::run::session::{GameSession, Timing};
+use clozelab::game::run::store::{MemoryStore, ResponseStore};
 
 fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -173,7 +173,7 @@ fn inside_jatos_each_answer_is_a_small_append_with_its_runs_key() {
         .render(std::slice::from_ref(&record), &[], Some(&manifest))
         .unwrap();
     let key = plan.scope().response_key("storm", 2);
-    let pending = jatos.submission(key.clone(), bundle).unwrap();
+    let pending = clozelab::game::run::outbox::submission(&jatos, key.clone(), bundle).unwrap();
     assert_eq!(pending.method, SendMethod::AppendText);
     assert!(pending.url.ends_with("/resultData"));
     assert_eq!(pending.key, "P1/jatos-4/storm/2");
@@ -188,7 +188,7 @@ fn inside_jatos_each_answer_is_a_small_append_with_its_runs_key() {
 
     // Outside JATOS: a POST of JSON the server keeps once per key.
     let own = config(r#"{"passages": ["storm"], "submit_url": "/submit"}"#);
-    let pending = own.submission("k".into(), "{}".into()).unwrap();
+    let pending = clozelab::game::run::outbox::submission(&own, "k".into(), "{}".into()).unwrap();
     assert_eq!(pending.method, SendMethod::PostJson);
 }
 

@@ -19,16 +19,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use clozelab::analysis::dataset::{Dataset, DatasetError};
 use clozelab::analysis::passage_texts::{PassageTexts, own_text_id};
 use clozelab::data::{Delimiter, ResponseRecord, export_long_csv, import_provo_norms};
-use clozelab::game::exclusions::{ExclusionRules, decide};
-use clozelab::game::export::{ExportKind, Manifest, ModelInfo, RunDetails};
-use clozelab::game::jatos_batch::{LedgerState, ListClaim};
-use clozelab::game::jatos_run::JatosRun;
-use clozelab::game::questions::QuestionAnswer;
-use clozelab::game::results::{StudyResults, is_study_answers};
-use clozelab::game::results_dataset::dataset_from_files;
-use clozelab::game::study::StudyConfig;
-use clozelab::game::trial_table::{StudyTables, study_tables};
-use clozelab::game::withdrawal::WithdrawalNotice;
+use clozelab::game::design::jatos_run::JatosRun;
+use clozelab::game::design::questions::QuestionAnswer;
+use clozelab::game::design::study::StudyConfig;
+use clozelab::game::readback::exclusions::{ExclusionRules, decide};
+use clozelab::game::readback::results::{StudyResults, is_study_answers};
+use clozelab::game::readback::results_dataset::dataset_from_files;
+use clozelab::game::readback::trial_table::{StudyTables, study_tables};
+use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo, RunDetails};
+use clozelab::game::run::jatos_batch::{LedgerState, ListClaim};
+use clozelab::game::run::withdrawal::WithdrawalNotice;
 use clozelab::rng::SplitMix64;
 use serde_json::json;
 
@@ -256,9 +256,19 @@ fn simulate(seed: u64, fault: Fault) -> Case {
                     run.ids
                         .insert("workerType".into(), "GeneralMultiple".into());
                 }
-                as_participant.batch_list_claim(&participant, &params, now)
+                clozelab::game::run::jatos_batch::batch_list_claim(
+                    &as_participant,
+                    &participant,
+                    &params,
+                    now,
+                )
             } else {
-                config.batch_list_claim(&participant, &params, now)
+                clozelab::game::run::jatos_batch::batch_list_claim(
+                    &config,
+                    &participant,
+                    &params,
+                    now,
+                )
             };
             if let Some((_, claim)) = claim {
                 let name = batch.carry(claim);
@@ -404,7 +414,7 @@ fn simulate(seed: u64, fault: Fault) -> Case {
 
 /// The built-in passages, as the page and the CLI give them.
 fn built_in() -> Vec<(String, String)> {
-    clozelab::game::passages::built_in_passages()
+    clozelab::game::design::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect()

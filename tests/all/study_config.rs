@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use clozelab::game::study::*;
+use clozelab::game::design::study::*;
 
 fn params(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -89,7 +89,7 @@ fn config_validation() {
 
 #[test]
 fn attention_checks_are_validated_like_the_rest_of_the_config() {
-    use clozelab::game::attention::AttentionError;
+    use clozelab::game::design::attention::AttentionError;
     let with = |checks: &str| {
         StudyConfig::from_json(&format!(
             r#"{{"texts": [{{"id": "s", "title": "S", "text": "One two three"}}],
@@ -165,7 +165,7 @@ fn plans_are_seeded_per_participant() {
 fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
     let cookie = "JATOS_ID_7=studyResultUuid=0a-1b&workerId=5";
     let mut run =
-        clozelab::game::jatos_run::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie)
+        clozelab::game::design::jatos_run::JatosRun::detect("/publix/0a-1b/c-2/index.html", cookie)
             .unwrap();
     let config =
         StudyConfig::from_json(r#"{"title": "T", "redirect_url": "https://app.prolific.com/x"}"#)
@@ -179,7 +179,8 @@ fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
     assert_eq!(config.redirect_url.as_deref(), Some(run.end_url().as_str()));
     assert!(config.send_each_response);
     let bundle = r#"{"responses": [{"participant": "P", "passage": "p", "position": 2}]}"#;
-    let pending = config.submission("P/p/2".into(), bundle.into()).unwrap();
+    let pending =
+        clozelab::game::run::outbox::submission(&config, "P/p/2".into(), bundle.into()).unwrap();
     // Appended to the run's result data under the answer's own key, one bundle per line.
     assert_eq!(
         (pending.key.as_str(), pending.url.as_str()),
@@ -187,7 +188,7 @@ fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
     );
     assert_eq!(
         pending.method,
-        clozelab::game::outbox::SendMethod::AppendText
+        clozelab::game::run::outbox::SendMethod::AppendText
     );
     assert!(
         pending.body.contains("\"idempotency_key\":\"P/p/2\"") && pending.body.ends_with("}\n")
@@ -203,15 +204,19 @@ fn a_study_inside_jatos_takes_its_ids_from_the_study_link_and_sends_to_jatos() {
     assert_eq!(plan.url_ids.get("STUDY_ID").map(String::as_str), Some("s9"));
     // Outside JATOS: one response's own key, added to what the server has.
     let plain = StudyConfig::from_json(r#"{"submit_url": "/submit"}"#).unwrap();
-    let pending = plain.submission("P/p/2".into(), bundle.into()).unwrap();
+    let pending =
+        clozelab::game::run::outbox::submission(&plain, "P/p/2".into(), bundle.into()).unwrap();
     assert_eq!(
         (pending.key.as_str(), pending.method),
-        ("P/p/2", clozelab::game::outbox::SendMethod::PostJson)
+        ("P/p/2", clozelab::game::run::outbox::SendMethod::PostJson)
     );
     assert!(
-        StudyConfig::default_play()
-            .submission("k".into(), "{}".into())
-            .is_none()
+        clozelab::game::run::outbox::submission(
+            &StudyConfig::default_play(),
+            "k".into(),
+            "{}".into()
+        )
+        .is_none()
     );
 }
 

@@ -7,12 +7,12 @@ use clozelab::analysis::passage_texts::own_text_id;
 use clozelab::analysis::table1::{Table1Options, compute_on};
 use clozelab::data::ResponseRecord;
 use clozelab::data::participant_run::RunState;
-use clozelab::game::exclusions::ExclusionRules;
-use clozelab::game::export::{DeviceInfo, ExportKind, Manifest, ModelInfo, RunDetails};
-use clozelab::game::questions::QuestionAnswer;
-use clozelab::game::results::StudyResults;
-use clozelab::game::results_dataset::dataset_from_files;
-use clozelab::game::study::{StudyConfig, StudyError};
+use clozelab::game::design::questions::QuestionAnswer;
+use clozelab::game::design::study::{StudyConfig, StudyError};
+use clozelab::game::readback::exclusions::ExclusionRules;
+use clozelab::game::readback::results::StudyResults;
+use clozelab::game::readback::results_dataset::dataset_from_files;
+use clozelab::game::run::export::{DeviceInfo, ExportKind, Manifest, ModelInfo, RunDetails};
 
 const PASSAGES: [(&str, &str); 4] = [
     ("a_high", "The baker sold fresh bread today"),
@@ -96,7 +96,7 @@ fn bundle(run: &Run) -> String {
     }
     let attention = if plan.items.iter().any(|(p, _)| p.id == "a_high") && !screened {
         let check = &study.attention_checks[0];
-        vec![clozelab::game::attention::AttentionResult::new(
+        vec![clozelab::game::design::attention::AttentionResult::new(
             run.participant,
             check,
             run.attention,
@@ -294,7 +294,7 @@ fn a_latin_square_makes_balanced_lists_and_bad_squares_are_refused() {
     assert!(matches!(
         err,
         StudyError::LatinSquare(
-            clozelab::game::latin_square::LatinSquareError::PracticeInSquare(_)
+            clozelab::game::design::latin_square::LatinSquareError::PracticeInSquare(_)
         )
     ));
     let err = with(&|v| v["passages_per_participant"] = 1.into()).unwrap_err();
@@ -707,7 +707,7 @@ fn token_game_answers_get_their_own_table_with_the_run_columns() {
 
 #[test]
 fn the_docs_name_every_column_of_the_codebook() {
-    use clozelab::game::codebook::{
+    use clozelab::game::readback::codebook::{
         FLOW_CODEBOOK, NORMS_CODEBOOK, RUN_COLUMNS, RUNS_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS,
     };
     let docs = std::fs::read_to_string(crate::common::repo_root().join("docs/trial-table.md"))
@@ -761,7 +761,7 @@ fn clozelab_results_writes_the_pages_tables_and_refuses_files_without_results() 
         String::from_utf8_lossy(&run.stderr)
     );
     // The page and the CLI place answers by the built-in passages and the study's own.
-    let built_in: Vec<(String, String)> = clozelab::game::passages::built_in_passages()
+    let built_in: Vec<(String, String)> = clozelab::game::design::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();

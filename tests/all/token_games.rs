@@ -421,10 +421,10 @@ fn sampled_tokens_follow_the_distribution() {
 
 #[test]
 fn token_exports_dropped_into_your_data_are_recognised() {
-    use clozelab::game::export::{Manifest, ModelInfo};
-    use clozelab::game::imports::{Imported, import_file};
-    use clozelab::game::plan::Plan;
-    use clozelab::game::study::StudyConfig;
+    use clozelab::game::design::plan::Plan;
+    use clozelab::game::design::study::StudyConfig;
+    use clozelab::game::readback::imports::{Imported, import_file};
+    use clozelab::game::run::export::{Manifest, ModelInfo};
     let all = TokenRecords::TwoToken(vec![two_token_record(3, 0, (0.2, 0.05), 80, false)]);
     let plan = Plan {
         participant: "P1".into(),
@@ -480,7 +480,7 @@ fn no_rounds_score_zero_not_minus_zero() {
 
 #[test]
 fn a_token_study_config_says_game_counts_seed_and_model() {
-    use clozelab::game::study::{GameKind, StudyConfig, StudyError};
+    use clozelab::game::design::study::{GameKind, StudyConfig, StudyError};
     let config = StudyConfig::from_json(
         r#"{"game": "two_token", "passages": ["storm"], "positions_per_passage": 5,
             "rounds_per_position": 3, "seed": 42, "model": "models/test/"}"#,

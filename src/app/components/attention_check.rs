@@ -7,9 +7,9 @@ use leptos::prelude::*;
 use crate::app::texts::use_texts;
 use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::web::idb::IdbStore;
-use crate::game::attention::{AttentionCheck, AttentionResult, due};
-use crate::game::participant_texts::Say;
-use crate::game::run_scope::RunScope;
+use crate::game::design::attention::{AttentionCheck, AttentionResult, due};
+use crate::game::design::participant_texts::Say;
+use crate::game::design::run_scope::RunScope;
 
 /// The checks of one participant's run.
 #[derive(Clone, Copy)]

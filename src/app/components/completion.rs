@@ -3,9 +3,9 @@
 use leptos::prelude::*;
 
 use crate::app::texts::{TextsContext, use_texts};
-use crate::game::outbox::Pending;
-use crate::game::participant_texts::Say;
-use crate::game::study::StudyConfig;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::outbox::Pending;
 
 /// A final submission the server has not acknowledged, with where the study goes once it has.
 #[derive(Clone, Debug)]
@@ -156,7 +156,7 @@ pub async fn leave_study(
         return go(status, redirect);
     }
     let pending = match body() {
-        Ok(body) => study.submission(key, body),
+        Ok(body) => crate::game::run::outbox::submission(&study, key, body),
         Err(e) => {
             return status
                 .text

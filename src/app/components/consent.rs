@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::texts::use_texts;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 
 #[component]
 pub fn ConsentScreen(

@@ -3,8 +3,11 @@
 
 use leptos::prelude::*;
 
-use crate::app::components::model_loader::{HUB_GPT2_URL, TEST_MODEL_URL, load_from_url};
+use crate::app::components::model_loader::{HUB_GPT2_URL, load_from_url};
 use crate::app::state::{ModelState, use_runtime};
+
+/// Where the app command writes the random test model (public/models/test/, served by Trunk).
+pub const TEST_MODEL_URL: &str = "/models/test/";
 
 #[component]
 pub fn GetModel() -> impl IntoView {

@@ -16,8 +16,6 @@ use crate::runtime::protocol::{
 pub const HUB_GPT2_URL: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
 /// Where the download step of docs/researchers.md (Models) puts real GPT-2 (served by Trunk from public/).
 pub const LOCAL_GPT2_URL: &str = "/models/gpt2/";
-/// Where the app command writes the random test model (public/models/test/, served by Trunk).
-pub const TEST_MODEL_URL: &str = "/models/test/";
 
 /// Shows the worker's final reply to a load.
 fn finish(ctx: RuntimeContext, reply: Reply) {

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::texts::use_texts;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 
 /// `done` of `total` answered, as a `<progress>` bar and its text (`counted` says what is
 /// counted: [`Say::ProgressWords`], positions or rounds).

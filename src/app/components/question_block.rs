@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use super::questionnaire::Questionnaire;
 use crate::app::texts::use_texts;
 use crate::app::web::clock::{now_ms, timestamp};
-use crate::game::participant_texts::Say;
-use crate::game::questions::{Block, Question, QuestionAnswer, QuestionKind};
+use crate::game::design::participant_texts::Say;
+use crate::game::design::questions::{Block, Question, QuestionAnswer, QuestionKind};
 
 /// A block of the study's questions as a game's stage: the questions still due, and the way out
 /// (`on_withdraw`), as during the passages.

@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use crate::app::web::clock::timestamp;
 use crate::app::web::idb::IdbStore;
-use crate::game::export::RunDetails;
-use crate::game::questions::{Block, Question, QuestionAnswer};
-use crate::game::run_scope::RunScope;
+use crate::game::design::questions::{Block, Question, QuestionAnswer};
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::export::RunDetails;
 
 /// The questions of one participant's run.
 #[derive(Clone, Copy)]
@@ -114,7 +114,10 @@ impl Questionnaire {
     }
 
     /// The run's details for its manifest, with the attention checks' `attention` answers.
-    pub fn details(self, attention: Vec<crate::game::attention::AttentionResult>) -> RunDetails {
+    pub fn details(
+        self,
+        attention: Vec<crate::game::design::attention::AttentionResult>,
+    ) -> RunDetails {
         RunDetails {
             consent_at: self.consent_at.get_untracked(),
             device: crate::app::web::device::device_info(),

@@ -8,11 +8,11 @@
 use crate::app::texts::TextsContext;
 use crate::app::web::idb::IdbStore;
 use crate::app::web::outbox::deliver;
-use crate::game::jatos_batch::LedgerState;
-use crate::game::outbox::{Pending, SendMethod};
-use crate::game::participant_texts::Say;
-use crate::game::plan::Plan;
-use crate::game::study::StudyConfig;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::plan::Plan;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::jatos_batch::LedgerState;
+use crate::game::run::outbox::{Pending, SendMethod};
 
 /// How long the participant waits while the server is told.
 const SCREEN_OUT_WAIT_MS: f64 = 8_000.0;
@@ -41,7 +41,9 @@ pub async fn end_screened_out(
     {
         problems.push(format!("this browser's copy could not be deleted ({e})"));
     }
-    let told = bundle.and_then(|body| study.submission(scope.submission_key(), body));
+    let told = bundle.and_then(|body| {
+        crate::game::run::outbox::submission(&study, scope.submission_key(), body)
+    });
     if let Some(pending) = told
         && let Err(e) = deliver(pending, SCREEN_OUT_WAIT_MS, |_| {}).await
     {

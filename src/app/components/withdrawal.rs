@@ -10,11 +10,11 @@ use crate::app::texts::{TextsContext, use_texts};
 use crate::app::web::clock::timestamp;
 use crate::app::web::idb::IdbStore;
 use crate::app::web::outbox::deliver;
-use crate::game::outbox::{Pending, SendMethod};
-use crate::game::participant_texts::Say;
-use crate::game::run_scope::RunScope;
-use crate::game::study::StudyConfig;
-use crate::game::withdrawal::{Leaving, WithdrawalNotice, farewell};
+use crate::game::design::participant_texts::Say;
+use crate::game::design::run_scope::RunScope;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::outbox::{Pending, SendMethod};
+use crate::game::run::withdrawal::{Leaving, WithdrawalNotice, farewell};
 
 /// How long a participant who leaves waits while the server is told (tries with backoff).
 const WITHDRAWAL_WAIT_MS: f64 = 8_000.0;

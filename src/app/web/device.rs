@@ -3,7 +3,7 @@
 
 use wasm_bindgen::JsValue;
 
-use crate::game::export::DeviceInfo;
+use crate::game::run::export::DeviceInfo;
 
 /// `object[name]` as a whole number (0 when absent). Read through `Reflect`: web-sys's
 /// `Screen` binding would be one more feature for two numbers.

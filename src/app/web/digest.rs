@@ -5,14 +5,14 @@ use js_sys::{ArrayBuffer, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// Hex SHA-256 of `bytes`, the same text as [`crate::game::export::sha256_hex`].
+/// Hex SHA-256 of `bytes`, the same text as [`crate::game::run::export::sha256_hex`].
 ///
 /// `crypto.subtle` exists only in secure contexts (https, localhost) and may refuse a view of
 /// shared memory; then the portable hash runs instead, so the fingerprint is always there.
 pub async fn sha256_hex(bytes: &[u8]) -> String {
     match subtle_sha256(bytes).await {
         Ok(digest) => digest.iter().map(|b| format!("{b:02x}")).collect(),
-        Err(_) => crate::game::export::sha256_hex(bytes),
+        Err(_) => crate::game::run::export::sha256_hex(bytes),
     }
 }
 

@@ -65,7 +65,7 @@ pub async fn fetch_bytes_cached(
         progress(bytes.len() as u64, Some(bytes.len() as u64));
         return Ok(bytes);
     }
-    let bytes = fetch_network(url, kind, progress).await?;
+    let bytes = fetch_bytes_uncached(url, kind, progress).await?;
     if let Some(cache) = &cache {
         // Caching is best effort: quota errors only cost a re-download next time.
         let copy = Uint8Array::from(bytes.as_slice());
@@ -79,18 +79,8 @@ pub async fn fetch_bytes_cached(
 /// Fetches `url`, a text file of `kind`, from the network, bypassing Cache Storage (study
 /// configs may change).
 pub async fn fetch_text_uncached(url: &str, kind: FileKind) -> Result<String, WebError> {
-    let bytes = fetch_network(url, kind, |_, _| {}).await?;
+    let bytes = fetch_bytes_uncached(url, kind, |_, _| {}).await?;
     String::from_utf8(bytes).map_err(|_| WebError::NotUtf8(url.to_string()))
-}
-
-/// Fetches `url`, a file of `kind`, from the network, bypassing Cache Storage, calling
-/// `progress(loaded, total)`.
-pub async fn fetch_bytes_uncached(
-    url: &str,
-    kind: FileKind,
-    progress: impl Fn(u64, Option<u64>),
-) -> Result<Vec<u8>, WebError> {
-    fetch_network(url, kind, progress).await
 }
 
 fn checked(url: &str, response: Response) -> Result<Response, WebError> {
@@ -112,8 +102,9 @@ fn network(url: &str, message: impl ToString) -> WebError {
     }
 }
 
-/// The body of `url` if it is a file of `kind`.
-async fn fetch_network(
+/// Fetches `url`, a file of `kind`, from the network, bypassing Cache Storage, calling
+/// `progress(loaded, total)`.
+pub async fn fetch_bytes_uncached(
     url: &str,
     kind: FileKind,
     progress: impl Fn(u64, Option<u64>),

@@ -8,8 +8,8 @@ use wasm_bindgen::prelude::*;
 
 use super::idb_requests::{committed, unavailable, wait, wait_open};
 use crate::data::ResponseRecord;
-use crate::game::run_scope::RunScope;
-use crate::game::store::{ResponseStore, StoreError};
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::store::{ResponseStore, StoreError};
 
 const DB_NAME: &str = "clozelab";
 pub(super) const STORE: &str = "responses";

@@ -4,9 +4,9 @@
 //! deletes them with everything else of the run.
 
 use super::idb::IdbStore;
-use crate::game::attention::AttentionResult;
-use crate::game::run_scope::RunScope;
-use crate::game::store::StoreError;
+use crate::game::design::attention::AttentionResult;
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::store::StoreError;
 
 pub(super) fn prefix(scope: &RunScope) -> String {
     format!("{}attention\u{1f}", scope.storage_prefix())

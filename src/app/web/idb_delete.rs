@@ -5,8 +5,8 @@ use wasm_bindgen::JsValue;
 
 use super::idb::{IdbStore, OUTBOX_STORE, STORE, TOKEN_STORE};
 use super::idb_requests::{committed, unavailable};
-use crate::game::run_scope::RunScope;
-use crate::game::store::StoreError;
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::store::StoreError;
 
 impl IdbStore {
     /// Deletes every entry of `store_name` whose key `doomed` picks; returns how many.

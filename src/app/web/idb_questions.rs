@@ -4,9 +4,9 @@
 //! withdrawing deletes them with everything else of the run.
 
 use super::idb::IdbStore;
-use crate::game::questions::QuestionAnswer;
-use crate::game::run_scope::RunScope;
-use crate::game::store::StoreError;
+use crate::game::design::questions::QuestionAnswer;
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::store::StoreError;
 
 fn prefix(scope: &RunScope) -> String {
     format!("{}questions\u{1f}", scope.storage_prefix())

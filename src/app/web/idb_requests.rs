@@ -4,7 +4,7 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::game::store::StoreError;
+use crate::game::run::store::StoreError;
 
 pub(super) fn unavailable(e: JsValue) -> StoreError {
     StoreError::Unavailable(super::js_error_text(&e))

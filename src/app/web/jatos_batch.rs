@@ -8,8 +8,8 @@ use futures::future::Either;
 use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::{Message, futures::WebSocket};
 
-use crate::game::jatos_batch::{ClaimStep, LedgerState, ListClaim};
-use crate::game::study::StudyConfig;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::jatos_batch::{ClaimStep, LedgerState, ListClaim};
 
 /// How long a participant waits for JATOS's batch channel before the list comes from the URL
 /// or the hash of their id instead (a proxy without WebSockets never answers).
@@ -24,7 +24,8 @@ pub async fn batch_list(
     params: &BTreeMap<String, String>,
 ) -> Option<String> {
     let now = crate::app::web::clock::epoch_ms();
-    let (path, claim) = config.batch_list_claim(participant, params, now)?;
+    let (path, claim) =
+        crate::game::run::jatos_batch::batch_list_claim(&config, participant, params, now)?;
     run_exchange(&path, claim).await
 }
 

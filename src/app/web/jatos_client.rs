@@ -1,4 +1,4 @@
-//! The page's side of running inside JATOS ([`crate::game::jatos_run`]): finding the run this page
+//! The page's side of running inside JATOS ([`crate::game::design::jatos_run`]): finding the run this page
 //! belongs to, reading the study config from JATOS, the participant's list from its batch
 //! session, and the heartbeat.
 
@@ -6,8 +6,8 @@ use std::cell::OnceCell;
 
 use wasm_bindgen::JsCast;
 
-use crate::game::jatos_run::JatosRun;
-use crate::game::study::StudyConfig;
+use crate::game::design::jatos_run::JatosRun;
+use crate::game::design::study::StudyConfig;
 
 thread_local! {
     static RUN: OnceCell<Option<JatosRun>> = const { OnceCell::new() };

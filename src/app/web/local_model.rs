@@ -12,12 +12,12 @@ pub async fn is_served(folder: &str) -> bool {
     let list_url = format!(
         "{}{}",
         crate::app::web::jatos_client::app_root(),
-        crate::game::package::APP_FILES_LIST
+        crate::game::packages::package::APP_FILES_LIST
     );
     match super::fetch::fetch_text_uncached(&list_url, crate::data::served_file::FileKind::Json)
         .await
     {
-        Ok(list) => crate::game::package::parse_file_list(&list)
+        Ok(list) => crate::game::packages::package::parse_file_list(&list)
             .is_ok_and(|files| files.iter().any(|f| f == config.trim_start_matches('/'))),
         Err(_) => super::fetch::exists(&config).await,
     }

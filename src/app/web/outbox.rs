@@ -14,8 +14,8 @@ use super::WebError;
 use super::idb::{IdbStore, OUTBOX_STORE};
 use super::idb_requests::{committed, unavailable};
 use crate::data::served_file::FileKind;
-use crate::game::outbox::{Pending, RetryPolicy, SendMethod, refused_for_good};
-use crate::game::store::StoreError;
+use crate::game::run::outbox::{Pending, RetryPolicy, SendMethod, refused_for_good};
+use crate::game::run::store::StoreError;
 
 /// The outbox store: submissions the server has not acknowledged, as JSON of [`Pending`].
 impl IdbStore {

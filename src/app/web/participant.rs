@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use gloo_storage::Storage;
 
-use crate::game::run_scope::page_run_id;
+use crate::game::design::run_scope::page_run_id;
 
 const PARTICIPANT_KEY: &str = "clozelab-participant";
 /// The address parameter that starts the next participant on a shared computer.
@@ -89,6 +89,6 @@ pub fn next_participant_href() -> Option<String> {
 
 /// Whether `study` plays on this browser's own participant id (no id from the link or JATOS,
 /// not a preview): then the end screen offers to start the next person.
-pub fn on_shared_computer(study: &crate::game::study::StudyConfig) -> bool {
+pub fn on_shared_computer(study: &crate::game::design::study::StudyConfig) -> bool {
     !study.preview && !study.link_names_participant(&super::query_params())
 }

@@ -14,7 +14,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::game::run_scope::RunScope;
+use crate::game::design::run_scope::RunScope;
 
 /// How long a new page waits for the lock before saying the run is open elsewhere: a reload's
 /// old page lets go as it unloads, which can come a moment after the new page asks.

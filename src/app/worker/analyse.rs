@@ -16,11 +16,12 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         exclude,
     } = request;
     // Exports of the built-in passages are placed by the passages' texts.
-    let passages: Vec<(String, String)> = crate::game::passages::built_in_passages()
+    let passages: Vec<(String, String)> = crate::game::design::passages::built_in_passages()
         .into_iter()
         .map(|p| (p.id, p.text))
         .collect();
-    let mut study = crate::game::results_dataset::dataset_from_files(&files, &passages, exclude)?;
+    let mut study =
+        crate::game::readback::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     study.data.systems.extend(extra);
     let tables = study.tables();
     let downloads = tables.as_ref().map(|t| t.files()).unwrap_or_default();

@@ -29,7 +29,7 @@ pub enum WorkerError {
     #[error(transparent)]
     Dataset(#[from] crate::analysis::dataset::DatasetError),
     #[error(transparent)]
-    AnalysisFiles(#[from] crate::game::results_dataset::AnalysisFilesError),
+    AnalysisFiles(#[from] crate::game::readback::results_dataset::AnalysisFilesError),
     #[error(transparent)]
     Table1(#[from] crate::analysis::table1::Table1Error),
     #[error(transparent)]

@@ -7,7 +7,7 @@ use super::top1::Top1Record;
 use super::two_token::TwoTokenRecord;
 use crate::data::DataError;
 use crate::data::rows::{read_rows, write_csv};
-use crate::game::export::{ExportError, Manifest};
+use crate::game::run::export::{ExportError, Manifest};
 
 /// Records of one next-token game.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

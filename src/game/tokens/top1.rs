@@ -30,7 +30,7 @@ pub struct Top1Record {
     pub ms_to_answer: Option<f64>,
     pub timestamp: String,
     pub practice: bool,
-    /// The run the answer was given in (see `crate::game::run_scope`); empty in exports made
+    /// The run the answer was given in (see `crate::game::design::run_scope`); empty in exports made
     /// before runs were kept.
     #[serde(default)]
     pub run: String,

@@ -38,7 +38,7 @@ pub struct TwoTokenRecord {
     pub ms_to_answer: Option<f64>,
     pub timestamp: String,
     pub practice: bool,
-    /// The run the answer was given in (see `crate::game::run_scope`); empty in exports made
+    /// The run the answer was given in (see `crate::game::design::run_scope`); empty in exports made
     /// before runs were kept.
     #[serde(default)]
     pub run: String,
@@ -72,7 +72,7 @@ impl RoundSetup {
 /// the same, as the game then answers by itself).
 pub struct Answer<'a> {
     pub participant: &'a str,
-    /// The run (see `crate::game::run_scope`).
+    /// The run (see `crate::game::design::run_scope`).
     pub run: &'a str,
     pub slot: &'a Slot,
     pub context: &'a str,

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::options::check_box;
-use crate::game::exclusions::ExclusionRules;
+use crate::game::readback::exclusions::ExclusionRules;
 
 #[component]
 pub(super) fn ExclusionOptions(exclude: RwSignal<ExclusionRules>) -> impl IntoView {

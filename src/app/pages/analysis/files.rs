@@ -60,12 +60,13 @@ async fn read_texts_noting(
             files.len()
         ));
         let bytes = read_file(file).await.map_err(|e| e.to_string())?;
-        if crate::game::results::is_zip(&bytes) {
+        if crate::game::readback::results::is_zip(&bytes) {
             step(format!("Unpacking {name} ({mb:.1} MB)…"));
             // Lets the page show the step before the unpacking holds the thread.
             gloo_timers::future::TimeoutFuture::new(0).await;
         }
-        let mut inside = crate::game::results::texts_of(&name, bytes).map_err(|e| e.to_string())?;
+        let mut inside =
+            crate::game::readback::results::texts_of(&name, bytes).map_err(|e| e.to_string())?;
         texts.append(&mut inside.texts);
         left_out.append(&mut inside.not_text);
         latin1.append(&mut inside.latin1);

@@ -27,7 +27,7 @@ use crate::app::components::outcome::Outcome;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::state::use_runtime;
 use crate::app::worker_client::CallError;
-use crate::game::exclusions::ExclusionRules;
+use crate::game::readback::exclusions::ExclusionRules;
 use crate::runtime::protocol::{AnalyseRequest, Reply, Request};
 use browser_answers::BrowserAnswers;
 use class_tvd::ClassTvd;

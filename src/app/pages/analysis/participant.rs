@@ -21,7 +21,7 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
     let csv = report.csv();
     let file = format!(
         "participant-{}.csv",
-        crate::game::export::file_safe(&report.participant)
+        crate::game::run::export::file_safe(&report.participant)
     );
     let participants = report.participants;
     let rows = report

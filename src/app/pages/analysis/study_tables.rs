@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use super::figure_card::FigureCard;
 use crate::analysis::figures::Figure;
 use crate::app::web::files::download_text;
-use crate::game::trial_table::SPREADSHEET_SUFFIX;
+use crate::game::readback::trial_table::SPREADSHEET_SUFFIX;
 
 fn buttons(files: Vec<(String, String)>) -> impl IntoView {
     files

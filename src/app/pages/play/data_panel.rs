@@ -8,8 +8,8 @@ use super::controller::GameController;
 use crate::app::components::participant_runs::ParticipantRuns;
 use crate::app::data::use_lab_data;
 use crate::app::texts::use_texts;
-use crate::game::export::ExportKind;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
+use crate::game::run::export::ExportKind;
 
 #[component]
 pub fn DataPanel() -> impl IntoView {

@@ -9,8 +9,6 @@ mod passage_list;
 mod trial;
 
 use leptos::prelude::*;
-
-use crate::app::components::storage_warning::StorageWarning;
 use leptos_router::hooks::use_params_map;
 
 use crate::app::components::attention_check::AttentionCheckView;
@@ -19,13 +17,14 @@ use crate::app::components::consent::ConsentScreen;
 use crate::app::components::get_model::GetModel;
 use crate::app::components::outcome::Outcome;
 use crate::app::components::question_block::QuestionsStage;
+use crate::app::components::storage_warning::StorageWarning;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
 use crate::app::web::{fetch::fetch_text_uncached, query_param};
 use crate::data::served_file::FileKind;
-use crate::game::study::StudyConfig;
-use crate::game::withdrawal::Leaving;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::withdrawal::Leaving;
 use controller::{ModelFeedback, Phase, provide_game_controller};
 use data_panel::DataPanel;
 use passage_list::PassageList;
@@ -59,7 +58,7 @@ enum StudyLoadError {
     #[error(transparent)]
     Fetch(crate::app::web::WebError),
     #[error(transparent)]
-    Config(crate::game::study::StudyError),
+    Config(crate::game::design::study::StudyError),
     #[error("{0}")]
     Jatos(String),
 }
@@ -70,7 +69,7 @@ enum StudySource {
     /// `?study=URL` on the app's own origin.
     Url(String),
     /// The JATOS run this page belongs to.
-    Jatos(crate::game::jatos_run::JatosRun),
+    Jatos(crate::game::design::jatos_run::JatosRun),
 }
 
 /// A study config fetched from the app's own origin (or JATOS), then run.
@@ -135,7 +134,7 @@ pub fn PlayPassage() -> impl IntoView {
 #[component]
 pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
     crate::app::texts::provide_texts_context(config.participant_texts());
-    if config.game != crate::game::study::GameKind::NextWord {
+    if config.game != crate::game::design::study::GameKind::NextWord {
         return view! { <TokenStudy config /> }.into_any();
     }
     let game = provide_game_controller();

@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use crate::app::data::use_lab_data;
 use crate::app::web::{idb::IdbStore, query_params};
-use crate::game::run_scope::RunScope;
-use crate::game::store::ResponseStore;
-use crate::game::study::StudyConfig;
+use crate::game::design::run_scope::RunScope;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::store::ResponseStore;
 
 /// Answers stored in this browser per passage, for the player the page would play as.
 async fn answered_per_passage() -> BTreeMap<String, usize> {

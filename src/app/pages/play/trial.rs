@@ -4,7 +4,7 @@ use leptos::html::{Button, Input};
 use leptos::prelude::*;
 
 use crate::app::components::progress_bar::ProgressBar;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 
 use super::controller::{Phase, use_game};
 use super::feedback::Feedback;

@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use super::use_study_draft;
-use crate::game::study::StudyConfig;
-use crate::game::study_draft::optional_count;
+use crate::game::design::study::StudyConfig;
+use crate::game::design::study_draft::optional_count;
 
 /// A text input showing `get(config)` and writing `set(config, text)`: one line, or a text
 /// area of `rows` lines (consent, instructions).

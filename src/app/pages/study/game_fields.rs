@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::fields::{CountField, OptionalTextField, TextField};
 use super::use_study_draft;
-use crate::game::study::GameKind;
+use crate::game::design::study::GameKind;
 
 const GAMES: [(GameKind, &str, &str); 3] = [
     (

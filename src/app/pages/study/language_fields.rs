@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::line_fields::TextOverrideFields;
 use super::use_study_draft;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 
 const LANGUAGE_NAMES: [(&str, &str); 3] =
     [("en", "English"), ("de", "Deutsch"), ("nl", "Nederlands")];

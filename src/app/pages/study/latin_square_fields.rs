@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
-use crate::game::study_draft::{parse_square, set_latin_square, square_texts};
+use crate::game::design::study_draft::{parse_square, set_latin_square, square_texts};
 
 #[component]
 pub(super) fn LatinSquareFields() -> impl IntoView {

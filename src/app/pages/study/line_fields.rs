@@ -7,8 +7,8 @@ use leptos::prelude::*;
 
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
-use crate::game::study::StudyConfig;
-use crate::game::study_draft::{
+use crate::game::design::study::StudyConfig;
+use crate::game::design::study_draft::{
     checks_text, lists_text, overrides_text, parse_checks, parse_lists, parse_overrides,
 };
 

@@ -5,7 +5,7 @@
 use leptos::prelude::*;
 
 use super::use_study_draft;
-use crate::game::lists::hash_spread;
+use crate::game::design::lists::hash_spread;
 
 #[component]
 pub(super) fn ListLinks() -> impl IntoView {

@@ -7,7 +7,7 @@ use wasm_bindgen::JsCast;
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::read_file_list;
-use crate::game::study::StudyConfig;
+use crate::game::design::study::StudyConfig;
 
 #[component]
 pub(super) fn LoadConfig() -> impl IntoView {

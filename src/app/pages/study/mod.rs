@@ -22,8 +22,8 @@ mod screen_fields;
 
 use leptos::prelude::*;
 
-use crate::game::study::StudyConfig;
-use crate::game::study_draft::validated_json;
+use crate::game::design::study::StudyConfig;
+use crate::game::design::study_draft::validated_json;
 use game_fields::GameFields;
 use language_fields::LanguageFields;
 use latin_square_fields::LatinSquareFields;
@@ -45,7 +45,7 @@ fn provide_study_draft_context() -> StudyDraftContext {
     let mut config = StudyConfig::default_play();
     config.title = "My cloze study".into();
     // Its own id, so that its participants' answers never meet another study's.
-    config.study_id = Some(crate::game::run_scope::new_study_id(
+    config.study_id = Some(crate::game::design::run_scope::new_study_id(
         (js_sys::Math::random() * 4294967296.0) as u32,
         (js_sys::Math::random() * 4294967296.0) as u32,
     ));
@@ -137,7 +137,9 @@ fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
                 {move || {
                     checked
                         .get()
-                        .unwrap_or_else(|_| draft.config.with(crate::game::study_draft::tidy_json))
+                        .unwrap_or_else(|_| {
+                            draft.config.with(crate::game::design::study_draft::tidy_json)
+                        })
                 }}
             </pre>
         </details>

@@ -6,8 +6,8 @@ use leptos::prelude::*;
 
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
-use crate::game::questions::QuestionKind;
-use crate::game::study_draft::{add_question, own_question};
+use crate::game::design::questions::QuestionKind;
+use crate::game::design::study_draft::{add_question, own_question};
 
 const KINDS: [(&str, QuestionKind); 5] = [
     ("free text", QuestionKind::Text),

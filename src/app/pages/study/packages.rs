@@ -9,12 +9,12 @@ use crate::app::web::fetch::{fetch_bytes_cached, fetch_bytes_uncached, fetch_tex
 use crate::app::web::files::{download_bytes, download_text};
 use crate::app::web::jatos_client::app_root;
 use crate::data::served_file::FileKind;
-use crate::game::jatos_archive::assets_dir_name;
-use crate::game::package::{
+use crate::game::design::study::StudyConfig;
+use crate::game::packages::jatos_archive::assets_dir_name;
+use crate::game::packages::package::{
     APP_FILES_LIST, AppFile, jatos_study_archive, package_file_names, parse_file_list,
     static_site_archive,
 };
-use crate::game::study::StudyConfig;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Package {

@@ -10,8 +10,8 @@ use super::line_fields::{AttentionFields, ListFields};
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::read_file_list;
-use crate::game::study::Order;
-use crate::game::study_draft::{
+use crate::game::design::study::Order;
+use crate::game::design::study_draft::{
     add_own_passages, available_passages, remove_own_passage, selected_ids, set_selected,
 };
 

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 
 use crate::app::pages::play::GameRun;
 use crate::app::web::idb::IdbStore;
-use crate::game::run_scope::PREVIEW_RUN;
-use crate::game::study::{GameKind, PREVIEW_PARTICIPANT, StudyConfig};
+use crate::game::design::run_scope::PREVIEW_RUN;
+use crate::game::design::study::{GameKind, PREVIEW_PARTICIPANT, StudyConfig};
 
 /// What every key of a preview's answers holds: its run and participant (whatever the study).
 fn preview_prefix() -> String {

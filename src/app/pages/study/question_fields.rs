@@ -9,8 +9,8 @@ use super::fields::OptionalTextField;
 use super::own_question::OwnQuestion;
 use super::use_study_draft;
 use crate::app::components::error_note::ErrorNote;
-use crate::game::questions::{BUILT_IN, Question};
-use crate::game::study_draft::add_built_in_question;
+use crate::game::design::questions::{BUILT_IN, Question};
+use crate::game::design::study_draft::add_built_in_question;
 
 #[component]
 pub(super) fn QuestionFields() -> impl IntoView {

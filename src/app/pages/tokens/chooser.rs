@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 
 use crate::app::data::use_lab_data;
-use crate::game::study::GameKind;
+use crate::game::design::study::GameKind;
 
 /// The two games on the first screen, each with the passages to play; the two-token game asks
 /// how many rounds (tokens drawn by GPT-2) each position gets.

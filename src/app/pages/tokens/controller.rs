@@ -9,9 +9,9 @@ use crate::app::components::attention_check::Attention;
 use crate::app::state::RuntimeContext;
 use crate::app::texts::{TextsContext, use_texts};
 use crate::app::worker_client::CallError;
-use crate::game::participant_texts::Say;
-use crate::game::plan::Plan;
-use crate::game::study::{GameKind, StudyConfig};
+use crate::game::design::participant_texts::Say;
+use crate::game::design::plan::Plan;
+use crate::game::design::study::{GameKind, StudyConfig};
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{Schedule, Slot};
@@ -31,7 +31,7 @@ pub enum Stage {
     /// A study's consent and instructions (first visit only).
     Consent,
     /// A block of the study's questions.
-    Questions(crate::game::questions::Block),
+    Questions(crate::game::design::questions::Block),
     /// A round on screen; `shown_ms` is when it appeared (for the answer time).
     Playing {
         slot: Slot,
@@ -137,7 +137,7 @@ impl TokenGame {
     }
 
     /// Where this run's answers are kept.
-    pub fn scope(self) -> crate::game::run_scope::RunScope {
+    pub fn scope(self) -> crate::game::design::run_scope::RunScope {
         self.plan.with_value(Plan::scope)
     }
 
@@ -147,7 +147,7 @@ impl TokenGame {
 
     /// Shows the next unanswered round, or the end.
     pub fn show_current(self) {
-        use crate::game::questions::Block;
+        use crate::game::design::questions::Block;
         if self.experiment && !self.questionnaire.due(Block::Before).is_empty() {
             return self.stage.set(Stage::Questions(Block::Before));
         }

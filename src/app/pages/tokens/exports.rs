@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::controller::{TokenGame, use_token_game};
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::files::download_text;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -25,7 +25,7 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
     let stem = format!(
         "clozelab-{}-{}",
         game.game.name(),
-        crate::game::export::file_safe(&participant)
+        crate::game::run::export::file_safe(&participant)
     );
     let text = match kind {
         Kind::Csv => records
@@ -35,7 +35,7 @@ fn render(game: TokenGame, kind: Kind) -> Result<(String, &'static str, String),
             let name = format!("{stem}-spreadsheet.csv");
             crate::data::spreadsheet_safe_csv(&name, &t)
                 .map(|t| (name, "text/csv", t))
-                .map_err(|e| crate::game::export::ExportError::Serialize(e.to_string()))
+                .map_err(|e| crate::game::run::export::ExportError::Serialize(e.to_string()))
         }),
         Kind::Json => records
             .to_json()

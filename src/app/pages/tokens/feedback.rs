@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use super::controller::{LastRound, use_token_game};
 use crate::analysis::perplexity::{PTrue, reward};
 use crate::app::texts::TextsContext;
-use crate::game::participant_texts::{Say, TextPart};
+use crate::game::design::participant_texts::{Say, TextPart};
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::running_score;
 use crate::game::tokens::two_token::total_reward;
@@ -157,7 +157,7 @@ pub fn RunningScore() -> impl IntoView {
     let game = use_token_game();
     let say = game.say;
     move || match game.game {
-        crate::game::study::GameKind::TwoToken => {
+        crate::game::design::study::GameKind::TwoToken => {
             let records = game.two_token.get();
             let gpt2: f64 = records
                 .iter()

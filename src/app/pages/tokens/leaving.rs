@@ -4,8 +4,8 @@ use leptos::prelude::*;
 
 use super::controller::{Stage, TokenGame};
 use crate::app::components::withdrawal::leave_without_data;
-use crate::game::participant_texts::Say;
-use crate::game::withdrawal::Leaving;
+use crate::game::design::participant_texts::Say;
+use crate::game::run::withdrawal::Leaving;
 
 impl TokenGame {
     /// Ends the study for this participant without keeping anything (see
@@ -16,7 +16,7 @@ impl TokenGame {
         // The game's stage that says only what is going on, with no round on screen.
         self.stage.set(Stage::Preparing(self.say.get(Say::Leaving)));
         leptos::task::spawn_local(async move {
-            self.mark_list(crate::game::jatos_batch::LedgerState::Ended)
+            self.mark_list(crate::game::run::jatos_batch::LedgerState::Ended)
                 .await;
             let message = leave_without_data(&study, &scope, leaving, self.say).await;
             self.attention.clear();

@@ -11,8 +11,8 @@ use crate::app::data::use_lab_data;
 use crate::app::state::use_runtime;
 use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_param;
-use crate::game::plan::Plan;
-use crate::game::study::{GameKind, StudyConfig};
+use crate::game::design::plan::Plan;
+use crate::game::design::study::{GameKind, StudyConfig};
 
 fn game_from_path(name: &str) -> Option<GameKind> {
     match name {

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::controller::{PRACTICE_ROUNDS, Stage, TokenGame};
 use crate::app::worker_client::CallError;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 use crate::game::tokens::TokenPassage;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::{PlannedPassage, Schedule};

@@ -8,9 +8,9 @@ use leptos::prelude::*;
 
 use super::controller::TokenGame;
 use crate::app::web::idb::IdbStore;
-use crate::game::participant_texts::Say;
-use crate::game::run_scope::RunScope;
-use crate::game::study::GameKind;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::run_scope::RunScope;
+use crate::game::design::study::GameKind;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::top1::Top1Record;
@@ -132,7 +132,7 @@ impl TokenGame {
         let Some(pending) = one
             .to_bundle(&self.manifest())
             .ok()
-            .and_then(|body| study.submission(key, body))
+            .and_then(|body| crate::game::run::outbox::submission(&study, key, body))
         else {
             return;
         };

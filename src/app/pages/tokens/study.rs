@@ -14,10 +14,10 @@ use crate::app::texts::use_texts;
 use crate::app::web::clock::timestamp;
 use crate::app::web::participant::local_participant_id;
 use crate::app::web::query_params;
-use crate::game::export::Manifest;
-use crate::game::participant_texts::Say;
-use crate::game::session::{Keepers, confirm_saved};
-use crate::game::study::StudyConfig;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::export::Manifest;
+use crate::game::run::session::{Keepers, confirm_saved};
 
 /// Runs `config` (a top-1 or two-token study) for the participant the URL names.
 #[component]
@@ -102,7 +102,7 @@ impl TokenGame {
                 .answers
                 .update(|answers| answers.retain(|a| a.screened_out));
             // A bundle of no answers: the manifest carries the answer that screened them out.
-            let bundle = crate::game::export::ExportKind::Bundle
+            let bundle = crate::game::run::export::ExportKind::Bundle
                 .render(&[], &[], Some(&self.manifest()))
                 .ok();
             let message = crate::app::components::screening::end_screened_out(
@@ -115,7 +115,7 @@ impl TokenGame {
 
     /// Records in JATOS's batch session how this run of its list ended (nothing outside JATOS,
     /// or without lists).
-    pub async fn mark_list(self, state: crate::game::jatos_batch::LedgerState) {
+    pub async fn mark_list(self, state: crate::game::run::jatos_batch::LedgerState) {
         let plan = self.plan.get_value();
         if let Some(list) = &plan.list {
             let study = self.study.get_value();
@@ -132,7 +132,7 @@ impl TokenGame {
             return;
         }
         let status = self.redirect_status;
-        self.mark_list(crate::game::jatos_batch::LedgerState::Complete)
+        self.mark_list(crate::game::run::jatos_batch::LedgerState::Complete)
             .await;
         let saved = self.load_saved().await;
         let confirmed = match &saved {

@@ -7,7 +7,7 @@ use super::controller::{LastRound, Stage, TokenGame, use_token_game};
 use super::strip::TokenStrip;
 use crate::app::web::clock::{now_ms, timestamp};
 use crate::app::worker_client::CallError;
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::top1::{Top1Record, is_correct};

@@ -9,7 +9,7 @@ use super::strip::TokenStrip;
 use crate::analysis::perplexity::BUTTONS;
 use crate::app::components::outcome::Outcome;
 use crate::app::web::clock::{now_ms, timestamp};
-use crate::game::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 use crate::game::tokens::schedule::Slot;
 use crate::game::tokens::show_token;
 use crate::game::tokens::two_token::{Answer, RoundSetup};

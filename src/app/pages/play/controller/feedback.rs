@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::{FEEDBACK_SAMPLES, GameController, ModelFeedback};
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::DEFAULT_TOKEN_BUDGET;
-use crate::game::session::Reveal;
+use crate::game::run::session::Reveal;
 use crate::runtime::protocol::{Reply, Request, SampleWordsRequest, SeededContext};
 
 impl GameController {

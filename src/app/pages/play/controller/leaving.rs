@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use super::{GameController, Phase};
 use crate::app::components::withdrawal::leave_without_data;
-use crate::game::withdrawal::Leaving;
+use crate::game::run::withdrawal::Leaving;
 
 impl GameController {
     /// Ends the study for this participant without keeping anything (see
@@ -20,7 +20,7 @@ impl GameController {
         self.phase.set(Phase::Loading);
         leptos::task::spawn_local(async move {
             // The list's place is free again (before JATOS's run is aborted and its channel shut).
-            self.mark_list(crate::game::jatos_batch::LedgerState::Ended)
+            self.mark_list(crate::game::run::jatos_batch::LedgerState::Ended)
                 .await;
             let message = leave_without_data(&study, &scope, leaving, self.say).await;
             // What this page still held goes too (the in-memory store of a preview, say).

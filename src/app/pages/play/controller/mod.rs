@@ -9,12 +9,12 @@ use crate::app::data::{LabData, use_lab_data};
 use crate::app::state::{RuntimeContext, use_runtime};
 use crate::app::texts::{TextsContext, use_texts};
 use crate::data::ResponseRecord;
-use crate::game::participant_texts::Say;
-use crate::game::passages::Passage;
-use crate::game::questions::Block;
-use crate::game::score::Score;
-use crate::game::session::{GameSession, Reveal, SubmitError, Timing, Trial};
-use crate::game::study::StudyConfig;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::passages::Passage;
+use crate::game::design::questions::Block;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::score::Score;
+use crate::game::run::session::{GameSession, Reveal, SubmitError, Timing, Trial};
 
 /// Samples per context for play-mode feedback (the paper's cheap setting is 40).
 pub const FEEDBACK_SAMPLES: usize = 100;

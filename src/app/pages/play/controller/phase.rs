@@ -5,7 +5,7 @@ pub enum Phase {
     Loading,
     Consent,
     /// A block of the study's questions.
-    Questions(crate::game::questions::Block),
+    Questions(crate::game::design::questions::Block),
     Playing,
     Feedback,
     Complete,

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::{GameController, Phase};
 use crate::app::components::screening::end_screened_out;
-use crate::game::export::ExportKind;
+use crate::game::run::export::ExportKind;
 
 impl GameController {
     pub(super) fn screen_out(self) {

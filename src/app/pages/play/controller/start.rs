@@ -6,10 +6,10 @@ use leptos::prelude::*;
 
 use super::{AnyStore, GameController, Phase};
 use crate::app::web::{self, idb::IdbStore};
-use crate::game::participant_texts::Say;
-use crate::game::session::GameSession;
-use crate::game::store::{MemoryStore, ResponseStore};
-use crate::game::study::StudyConfig;
+use crate::game::design::participant_texts::Say;
+use crate::game::design::study::StudyConfig;
+use crate::game::run::session::GameSession;
+use crate::game::run::store::{MemoryStore, ResponseStore};
 
 impl GameController {
     /// Starts (or resumes from storage) `config` for this browser's participant.

@@ -7,9 +7,9 @@ use leptos::prelude::*;
 use super::GameController;
 use crate::app::web::idb::IdbStore;
 use crate::data::ResponseRecord;
-use crate::game::participant_texts::Say;
-use crate::game::run_scope::RunScope;
-use crate::game::store::{MemoryStore, ResponseStore, StoreError};
+use crate::game::design::participant_texts::Say;
+use crate::game::design::run_scope::RunScope;
+use crate::game::run::store::{MemoryStore, ResponseStore, StoreError};
 
 /// IndexedDB when it works; memory otherwise (the page then says so and offers downloads).
 #[derive(Clone)]

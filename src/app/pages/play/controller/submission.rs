@@ -8,10 +8,10 @@ use crate::app::components::completion::leave_study;
 use crate::app::web::WebError;
 use crate::app::web::clock::timestamp;
 use crate::app::web::files::download_text;
-use crate::game::export::{ExportError, ExportKind, Manifest};
-use crate::game::participant_texts::Say;
-use crate::game::session::{Keepers, confirm_saved};
-use crate::game::store::ResponseStore;
+use crate::game::design::participant_texts::Say;
+use crate::game::run::export::{ExportError, ExportKind, Manifest};
+use crate::game::run::session::{Keepers, confirm_saved};
+use crate::game::run::store::ResponseStore;
 
 /// Why an export could not be offered (shown; never an empty file).
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +72,10 @@ impl GameController {
             .with_value(|s| s.as_ref().map(|g| g.plan().scope()))
             .unwrap_or_default()
             .response_key(&record.passage, record.position);
-        let Some(pending) = rendered.ok().and_then(|body| study.submission(key, body)) else {
+        let Some(pending) = rendered
+            .ok()
+            .and_then(|body| crate::game::run::outbox::submission(&study, key, body))
+        else {
             return;
         };
         let on_refused = move |reason: String| {
@@ -85,7 +88,7 @@ impl GameController {
 
     /// Records in JATOS's batch session how this run of its list ended (nothing outside JATOS,
     /// or without lists).
-    pub(super) async fn mark_list(self, state: crate::game::jatos_batch::LedgerState) {
+    pub(super) async fn mark_list(self, state: crate::game::run::jatos_batch::LedgerState) {
         let plan = self
             .session
             .with_value(|s| s.as_ref().map(|g| g.plan().clone()));
@@ -109,7 +112,7 @@ impl GameController {
         };
         let status = self.redirect_status;
         leptos::task::spawn_local(async move {
-            self.mark_list(crate::game::jatos_batch::LedgerState::Complete)
+            self.mark_list(crate::game::run::jatos_batch::LedgerState::Complete)
                 .await;
             let total = game.progress().1;
             let saved = target.load(&game.plan().scope()).await;

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::lists::{PassageList, least_used};
+use crate::game::design::lists::{PassageList, least_used};
 
 /// The batch session's member that holds the ledger (participant id → list name).
 pub const LEDGER_KEY: &str = "clozelabLists";
@@ -86,7 +86,7 @@ impl LedgerEntry {
 /// Of a ledger (participant → entry), how many places each list has taken at `now_ms`.
 ///
 /// ```
-/// use clozelab::game::jatos_batch::{HOLD_MS, places_taken};
+/// use clozelab::game::run::jatos_batch::{HOLD_MS, places_taken};
 /// let ledger = serde_json::json!({
 ///     "P1": {"list": "A", "state": "complete", "at": 0.0},
 ///     "P2": {"list": "A", "state": "ended", "at": 0.0},
@@ -141,8 +141,8 @@ pub enum ClaimStep {
 /// One participant's claim of a list in the batch session.
 ///
 /// ```
-/// use clozelab::game::jatos_batch::{ClaimStep, ListClaim};
-/// use clozelab::game::lists::PassageList;
+/// use clozelab::game::run::jatos_batch::{ClaimStep, ListClaim};
+/// use clozelab::game::design::lists::PassageList;
 /// let lists = ["A", "B"].map(|n| PassageList { name: n.into(), passages: vec![] }).to_vec();
 /// let mut claim = ListClaim::new(lists, "P7", None, 1000.0);
 /// // Two participants already play A: P7 is written down for B.
@@ -191,7 +191,7 @@ impl ListClaim {
     /// with [`ClaimStep::Chosen`] once the batch session holds it.
     ///
     /// ```
-    /// use clozelab::game::jatos_batch::{ClaimStep, LedgerState, ListClaim};
+    /// use clozelab::game::run::jatos_batch::{ClaimStep, LedgerState, ListClaim};
     /// let mut mark = ListClaim::mark("P7", "B", LedgerState::Complete, 5.0);
     /// let opened = r#"{"action":"OPENED","data":{"clozelabLists":{"P7":"B"}},"version":9}"#;
     /// let ClaimStep::Send(patch) = mark.on_message(opened) else { panic!() };
@@ -311,9 +311,35 @@ impl ListClaim {
 /// `name` as one reference token of a JSON Pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
 ///
 /// ```
-/// use clozelab::game::jatos_batch::json_pointer_token;
+/// use clozelab::game::run::jatos_batch::json_pointer_token;
 /// assert_eq!(json_pointer_token("a/b~c"), "a~1b~0c");
 /// ```
 pub fn json_pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
+}
+
+/// Inside JATOS, for a study with lists: the claim of `participant`'s list in JATOS's batch
+/// session, and the batch channel's path to open it on (the list it gives goes in
+/// [`crate::game::design::jatos_run::JatosRun::batch_list`]). `None` elsewhere, and for previews
+/// and JATOS's test runs (its "Run" button): a researcher trying the study must not shift the
+/// counterbalancing of the real sample (they get a list as outside JATOS).
+pub fn batch_list_claim(
+    config: &crate::game::design::study::StudyConfig,
+    participant: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    now_ms: f64,
+) -> Option<(String, ListClaim)> {
+    let run = config
+        .jatos
+        .as_ref()
+        .filter(|run| !config.preview && !run.is_test_run())?;
+    if config.lists.is_empty() {
+        return None;
+    }
+    let wanted = config
+        .parameters(params)
+        .get(crate::game::design::lists::LIST_PARAM)
+        .cloned();
+    let claim = ListClaim::new(config.lists.clone(), participant, wanted, now_ms);
+    Some((run.batch_channel_path(), claim))
 }

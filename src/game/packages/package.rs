@@ -8,7 +8,7 @@ use std::io::Write;
 
 use super::jatos_archive::study_description;
 use super::jatos_archive::{JatosArchiveError, assets_dir_name, relative_index_html};
-use super::study::{GameKind, StudyConfig, StudyError};
+use crate::game::design::study::{GameKind, StudyConfig, StudyError};
 
 /// The file the build writes beside `index.html`: a JSON array of every built file's path
 /// (relative, `/`-separated), so that the page can fetch its own files.
@@ -44,7 +44,7 @@ pub enum PackageError {
 /// `models/gpt2` (no leading `./` or `/`, no trailing `/`).
 ///
 /// ```
-/// use clozelab::game::{package::needed_model, study::StudyConfig};
+/// use clozelab::game::{packages::package::needed_model, design::study::StudyConfig};
 /// let words = StudyConfig::from_json(r#"{"title": "W"}"#).unwrap();
 /// assert_eq!(needed_model(&words), None);
 /// let tokens = StudyConfig::from_json(r#"{"game": "top1", "model": "./models/small/"}"#).unwrap();
@@ -89,7 +89,7 @@ fn is_safe_relative_path(name: &str) -> bool {
 /// which only the study's own folder goes along (next-token games); sorted.
 ///
 /// ```
-/// use clozelab::game::{package::package_file_names, study::StudyConfig};
+/// use clozelab::game::{packages::package::package_file_names, design::study::StudyConfig};
 /// let all = ["index.html", "app.wasm", "models/gpt2/config.json", "models/test/config.json"]
 ///     .map(String::from);
 /// let words = StudyConfig::from_json("{}").unwrap();

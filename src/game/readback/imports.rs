@@ -1,14 +1,14 @@
 //! What a file dropped into "Your data" is, decided once here (not in the page), by content:
-//! study results (JATOS's export, a ZIP or text of bundles: see [`crate::game::results`]),
+//! study results (JATOS's export, a ZIP or text of bundles: see [`crate::game::readback::results`]),
 //! passages as plain text, a study config, an export (long CSV or JSON), or Provo-style norms.
 
 use crate::data::{
     ClozeNorms, DataError, ResponseRecord, SkippedRow, import_long_csv, import_provo_norms,
 };
-use crate::game::export::import_bundle;
-use crate::game::passages::{Passage, PassageError, parse_plain_text};
-use crate::game::results::{ResultsError, StudyResults, is_results_text, is_zip};
-use crate::game::study::{StudyConfig, StudyError};
+use crate::game::design::passages::{Passage, PassageError, parse_plain_text};
+use crate::game::design::study::{StudyConfig, StudyError};
+use crate::game::readback::results::{ResultsError, StudyResults, is_results_text, is_zip};
+use crate::game::run::export::import_bundle;
 use crate::game::tokens::records::{TokenRecords, import_token_records};
 
 /// A parsed import.

@@ -107,7 +107,7 @@ pub fn parse_jatos_metadata(
 /// (`…/study_result_<id>/comp-result_<id>/data.txt`).
 ///
 /// ```
-/// use clozelab::game::jatos_export::study_result_id;
+/// use clozelab::game::readback::jatos_export::study_result_id;
 /// assert_eq!(study_result_id("r.zip/study_result_12/comp-result_40/data.txt"), Some(12));
 /// assert_eq!(study_result_id("bundle.json"), None);
 /// ```

@@ -36,7 +36,7 @@ impl ListAssignment {
     /// How the list was chosen, in a few words for a researcher's table.
     ///
     /// ```
-    /// use clozelab::game::lists::ListAssignment;
+    /// use clozelab::game::design::lists::ListAssignment;
     /// assert_eq!(ListAssignment::JatosBatch.label(), "JATOS batch");
     /// ```
     pub fn label(self) -> &'static str {
@@ -76,7 +76,7 @@ pub fn check_names(lists: &[PassageList]) -> Result<(), String> {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use clozelab::game::lists::{ListAssignment, PassageList, assign};
+/// use clozelab::game::design::lists::{ListAssignment, PassageList, assign};
 /// let lists = ["A", "B"].map(|n| PassageList { name: n.into(), passages: vec!["storm".into()] });
 /// let url = BTreeMap::from([("list".to_string(), "B".to_string())]);
 /// let chosen = assign(&lists, "P1", &url, None).unwrap().unwrap();
@@ -121,7 +121,7 @@ pub fn assign(
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use clozelab::game::lists::{PassageList, least_used};
+/// use clozelab::game::design::lists::{PassageList, least_used};
 /// let lists = ["A", "B", "C"].map(|n| PassageList { name: n.into(), passages: vec![] });
 /// let counts = BTreeMap::from([("A".to_string(), 2), ("B".to_string(), 1)]);
 /// assert_eq!(least_used(&lists, &counts), Some("C"));
@@ -139,7 +139,7 @@ pub fn least_used<'a>(lists: &'a [PassageList], counts: &BTreeMap<String, u64>) 
 /// lists or participants.
 ///
 /// ```
-/// use clozelab::game::lists::hash_spread;
+/// use clozelab::game::design::lists::hash_spread;
 /// // 40 participants over 2 lists: 20 each on average, give or take about 3.2.
 /// assert!((hash_spread(40, 2).unwrap() - 10f64.sqrt()).abs() < 1e-12);
 /// assert_eq!(hash_spread(40, 0), None);

@@ -3,7 +3,7 @@
 //! withdrawal notice (so that it, and the results reader, drop what it already holds), JATOS by
 //! aborting the run (JATOS then deletes the run's result data itself).
 
-use super::participant_texts::Say;
+use crate::game::design::participant_texts::Say;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -33,7 +33,7 @@ impl WithdrawalNotice {
     /// The notice as JSON: `{"withdrawal": {"participant", "study", "withdrawn_at"}}`.
     ///
     /// ```
-    /// use clozelab::game::withdrawal::WithdrawalNotice;
+    /// use clozelab::game::run::withdrawal::WithdrawalNotice;
     /// let notice = WithdrawalNotice { participant: "P1".into(), study: "S".into(),
     ///     withdrawn_at: "2026-11-24T10:00:00Z".into(), run: "local-1".into() };
     /// let value: serde_json::Value = serde_json::from_str(&notice.to_json()).unwrap();

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::humans::HumanCounts;
-use super::passages::Passage;
-use super::plan::Plan;
-use super::study::{GameKind, StudyConfig};
 use crate::data::{DataError, Delimiter, PROVO_COLUMNS, ResponseRecord, write_delimited};
+use crate::game::design::passages::Passage;
+use crate::game::design::plan::Plan;
+use crate::game::design::study::{GameKind, StudyConfig};
 
 /// Everything needed to interpret an export later.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,16 +40,16 @@ pub struct Manifest {
     pub planned_answers: Option<usize>,
     /// The participant's counterbalanced list and how it was chosen (studies with lists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub list: Option<crate::game::lists::AssignedList>,
+    pub list: Option<crate::game::design::lists::AssignedList>,
     /// Answers from the researcher's preview of the study, not a participant's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pilot: bool,
     /// The participant's answers to the study's attention checks so far.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attention_checks: Vec<crate::game::attention::AttentionResult>,
+    pub attention_checks: Vec<crate::game::design::attention::AttentionResult>,
     /// The participant's answers to the study's questions so far.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub questions: Vec<crate::game::questions::QuestionAnswer>,
+    pub questions: Vec<crate::game::design::questions::QuestionAnswer>,
     /// A question screened the participant out: the study ended before the passages.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub screened_out: bool,
@@ -83,8 +83,8 @@ pub struct DeviceInfo {
 pub struct RunDetails {
     pub consent_at: Option<String>,
     pub device: Option<DeviceInfo>,
-    pub questions: Vec<crate::game::questions::QuestionAnswer>,
-    pub attention: Vec<crate::game::attention::AttentionResult>,
+    pub questions: Vec<crate::game::design::questions::QuestionAnswer>,
+    pub attention: Vec<crate::game::design::attention::AttentionResult>,
 }
 
 /// A JSON export: manifest and responses.
@@ -169,7 +169,10 @@ impl Manifest {
     }
 
     /// The same manifest with the participant's attention-check answers.
-    pub fn with_attention(mut self, results: Vec<crate::game::attention::AttentionResult>) -> Self {
+    pub fn with_attention(
+        mut self,
+        results: Vec<crate::game::design::attention::AttentionResult>,
+    ) -> Self {
         self.attention_checks = results;
         self
     }

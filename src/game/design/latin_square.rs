@@ -69,7 +69,7 @@ impl LatinSquare {
     /// The N lists, each item once per list, in condition `(item + list) mod N`.
     ///
     /// ```
-    /// use clozelab::game::latin_square::LatinSquare;
+    /// use clozelab::game::design::latin_square::LatinSquare;
     /// let square = LatinSquare {
     ///     conditions: vec!["high".into(), "low".into()],
     ///     items: vec![vec!["i1h".into(), "i1l".into()], vec!["i2h".into(), "i2l".into()]],
@@ -133,8 +133,8 @@ impl LatinSquare {
 /// list, and any passage outside the square (a filler) in every list.
 ///
 /// ```
-/// use clozelab::game::latin_square::{LatinSquare, check_balanced};
-/// use clozelab::game::lists::PassageList;
+/// use clozelab::game::design::latin_square::{LatinSquare, check_balanced};
+/// use clozelab::game::design::lists::PassageList;
 /// let square = LatinSquare {
 ///     conditions: vec!["high".into(), "low".into()],
 ///     items: vec![vec!["i1h".into(), "i1l".into()], vec!["i2h".into(), "i2l".into()]],

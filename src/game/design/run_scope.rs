@@ -30,7 +30,7 @@ pub struct RunScope {
 /// Whether `id` can name a study: `[A-Za-z0-9._-]`, 1 to [`MAX_SCOPE_ID_LEN`] characters.
 ///
 /// ```
-/// use clozelab::game::run_scope::check_study_id;
+/// use clozelab::game::design::run_scope::check_study_id;
 /// assert!(check_study_id("cloze-2026.pilot_1").is_ok());
 /// assert!(check_study_id("").is_err() && check_study_id("a/b").is_err());
 /// ```
@@ -47,7 +47,7 @@ pub fn check_study_id(id: &str) -> Result<(), RunScopeError> {
 /// (`{{%SESSION_ID%}}`, a link tried outside Prolific): the page then makes its own.
 ///
 /// ```
-/// use clozelab::game::run_scope::outside_run_id;
+/// use clozelab::game::design::run_scope::outside_run_id;
 /// assert_eq!(outside_run_id("prolific", " 5f1c "), Some("prolific-5f1c".to_string()));
 /// assert_eq!(outside_run_id("jatos", ""), None);
 /// assert_eq!(outside_run_id("jatos", "a\nb"), None);
@@ -67,7 +67,7 @@ pub fn outside_run_id(system: &str, id: &str) -> Option<String> {
 /// two random 32-bit numbers the caller draws.
 ///
 /// ```
-/// use clozelab::game::run_scope::page_run_id;
+/// use clozelab::game::design::run_scope::page_run_id;
 /// assert_eq!(page_run_id(0xdead_beef, 7), "local-deadbeef00000007");
 /// ```
 pub fn page_run_id(high: u32, low: u32) -> String {
@@ -78,7 +78,7 @@ pub fn page_run_id(high: u32, low: u32) -> String {
 /// 32-bit numbers the caller draws.
 ///
 /// ```
-/// use clozelab::game::run_scope::{check_study_id, new_study_id};
+/// use clozelab::game::design::run_scope::{check_study_id, new_study_id};
 /// assert_eq!(new_study_id(1, 2), "study-0000000100000002");
 /// assert!(check_study_id(&new_study_id(u32::MAX, 0)).is_ok());
 /// ```
@@ -91,7 +91,7 @@ impl RunScope {
     /// ids cannot run into each other).
     ///
     /// ```
-    /// use clozelab::game::run_scope::RunScope;
+    /// use clozelab::game::design::run_scope::RunScope;
     /// let scope = RunScope { study: "s".into(), run: "r".into(), participant: "p".into() };
     /// assert_eq!(scope.storage_prefix(), "s\u{1f}r\u{1f}p\u{1f}");
     /// ```
@@ -107,7 +107,7 @@ impl RunScope {
     /// run, as exports before runs were kept).
     ///
     /// ```
-    /// use clozelab::game::run_scope::RunScope;
+    /// use clozelab::game::design::run_scope::RunScope;
     /// let scope = RunScope { study: "s".into(), run: "jatos-4".into(), participant: "P1".into() };
     /// assert_eq!(scope.response_key("storm", 3), "P1/jatos-4/storm/3");
     /// ```

@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use crate::game::study::{GameKind, StudyConfig};
+use crate::game::design::study::{GameKind, StudyConfig};
 use crate::rng::stable_hash;
 
 /// Folder names JATOS keeps for itself.
@@ -44,9 +44,9 @@ pub enum JatosArchiveError {
 /// offers to update it instead of making a second copy).
 ///
 /// ```
-/// let id = clozelab::game::jatos_archive::stable_uuid("study:Cloze");
+/// let id = clozelab::game::packages::jatos_archive::stable_uuid("study:Cloze");
 /// assert_eq!(id.len(), 36);
-/// assert_eq!(id, clozelab::game::jatos_archive::stable_uuid("study:Cloze"));
+/// assert_eq!(id, clozelab::game::packages::jatos_archive::stable_uuid("study:Cloze"));
 /// ```
 pub fn stable_uuid(what: &str) -> String {
     let a = stable_hash(what);
@@ -77,7 +77,7 @@ fn plain(text: &str, max: usize) -> String {
 /// The study assets folder's name: `clozelab_` and the title's letters and digits.
 ///
 /// ```
-/// use clozelab::game::jatos_archive::assets_dir_name;
+/// use clozelab::game::packages::jatos_archive::assets_dir_name;
 /// assert_eq!(assets_dir_name("Cloze study: 2026!"), "clozelab_cloze_study_2026");
 /// assert_eq!(assets_dir_name(""), "clozelab_study");
 /// ```

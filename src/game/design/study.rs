@@ -55,7 +55,7 @@ pub enum StudyError {
     #[error("passage {passage:?} is named twice in {list}")]
     RepeatedPassage { passage: String, list: String },
     #[error(transparent)]
-    StudyId(#[from] super::run_scope::RunScopeError),
+    StudyId(#[from] crate::game::design::run_scope::RunScopeError),
     #[error(transparent)]
     Attention(#[from] AttentionError),
     #[error(transparent)]
@@ -108,7 +108,7 @@ pub struct StudyConfig {
     #[serde(default)]
     pub title: String,
     /// A stable id of this study (the Study page makes one), under which every participant's
-    /// answers are kept apart from other studies' (see [`super::run_scope`]). Without it, a
+    /// answers are kept apart from other studies' (see [`crate::game::design::run_scope`]). Without it, a
     /// fingerprint of the config stands in.
     #[serde(default)]
     pub study_id: Option<String>,
@@ -197,7 +197,7 @@ pub struct StudyConfig {
     /// Set when the study runs inside JATOS (never read from the config file): results go to
     /// JATOS, the participant id and Prolific's ids come from JATOS's study link.
     #[serde(skip)]
-    pub jatos: Option<super::jatos_run::JatosRun>,
+    pub jatos: Option<crate::game::design::jatos_run::JatosRun>,
     /// Set when the researcher previews the study (never read from the config file): played as
     /// a participant would, marked pilot, nothing sent, nothing kept.
     #[serde(skip)]
@@ -218,7 +218,7 @@ impl GameKind {
     /// The game's short name in page addresses, storage keys and file names.
     ///
     /// ```
-    /// use clozelab::game::study::GameKind;
+    /// use clozelab::game::design::study::GameKind;
     /// assert_eq!(GameKind::TwoToken.name(), "two-token");
     /// ```
     pub fn name(self) -> &'static str {
@@ -283,7 +283,7 @@ impl StudyConfig {
             return Err(StudyError::ScreenedOutUrl(url.clone()));
         }
         if let Some(id) = &config.study_id {
-            super::run_scope::check_study_id(id)?;
+            crate::game::design::run_scope::check_study_id(id)?;
         }
         config.check_pools()?;
         check_all(&config.attention_checks, |id| config.find(id).is_ok())?;
@@ -379,7 +379,7 @@ impl StudyConfig {
     /// a preview change the config).
     ///
     /// ```
-    /// use clozelab::game::study::StudyConfig;
+    /// use clozelab::game::design::study::StudyConfig;
     /// let a = StudyConfig::from_json(r#"{"passages": ["storm"]}"#).unwrap();
     /// let b = StudyConfig::from_json(r#"{"passages": ["bees"]}"#).unwrap();
     /// assert!(a.study_id().starts_with("config-") && a.study_id() != b.study_id());
@@ -446,7 +446,7 @@ impl StudyConfig {
     /// This study run inside JATOS: every answer is sent as it is saved, appended to JATOS's
     /// result data (a small bundle of one per line), and the end goes through JATOS, which redirects on to
     /// the study's end redirect URL (where `jatos-package` put `redirect_url`).
-    pub fn in_jatos(mut self, run: super::jatos_run::JatosRun) -> Self {
+    pub fn in_jatos(mut self, run: crate::game::design::jatos_run::JatosRun) -> Self {
         self.study_id = Some(self.study_id());
         self.submit_url = Some(run.result_data_url());
         self.send_each_response = true;
@@ -459,7 +459,7 @@ impl StudyConfig {
     /// [`PREVIEW_PARTICIPANT`], its exports marked pilot; nothing is sent and nobody redirected.
     ///
     /// ```
-    /// use clozelab::game::study::StudyConfig;
+    /// use clozelab::game::design::study::StudyConfig;
     /// let config = StudyConfig::from_json(r#"{"submit_url": "/submit", "send_each_response": true,
     ///     "redirect_url": "https://app.prolific.com/submissions/complete?cc=C1"}"#).unwrap();
     /// let preview = config.for_preview();
@@ -476,28 +476,6 @@ impl StudyConfig {
         self.screened_out_url = None;
         self.jatos = None;
         self
-    }
-
-    /// A submission of `bundle` (an export bundle's JSON, each response then given its own key)
-    /// to the study's server under `key`: a `POST` of JSON to its submit path, or in JATOS an
-    /// append to the run's result data (one bundle per line); `None` when the study sends
-    /// results nowhere.
-    pub fn submission(&self, key: String, bundle: String) -> Option<super::outbox::Pending> {
-        use super::outbox::SendMethod;
-        let url = self.submit_url.clone()?;
-        let body = super::outbox::with_response_keys(&bundle).unwrap_or(bundle);
-        let (body, method) = if self.jatos.is_some() {
-            (format!("{body}\n"), SendMethod::AppendText)
-        } else {
-            (body, SendMethod::PostJson)
-        };
-        Some(super::outbox::Pending {
-            key,
-            url,
-            body,
-            attempts: 0,
-            method,
-        })
     }
 
     /// The plan for a participant (order shuffled from a seed derived from their id); inside

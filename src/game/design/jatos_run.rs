@@ -49,7 +49,7 @@ pub enum JatosError {
 /// page, `…/publix/<uuid>/<uuid>/<file>`.
 ///
 /// ```
-/// use clozelab::game::jatos_run::component_path;
+/// use clozelab::game::design::jatos_run::component_path;
 /// let (sr, c, base) = component_path("/publix/4b1c-77/ab-12/index.html").unwrap();
 /// assert_eq!((sr, c, base), ("4b1c-77", "ab-12", "/publix/4b1c-77/ab-12/".to_string()));
 /// assert!(component_path("/play/storm").is_none());
@@ -122,7 +122,7 @@ impl JatosRun {
     /// declined or withdrew); `message` is kept with the run.
     ///
     /// ```
-    /// use clozelab::game::jatos_run::JatosRun;
+    /// use clozelab::game::design::jatos_run::JatosRun;
     /// let run = JatosRun::detect(
     ///     "/publix/8a2c4f1e-0000-4000-8000-000000000001/5b1d0c2a-0000-4000-8000-000000000002/start",
     ///     "JATOS_IDS_1=studyResultUuid=8a2c4f1e-0000-4000-8000-000000000001",
@@ -141,7 +141,7 @@ impl JatosRun {
     /// `message`: a participant a question screened out.
     ///
     /// ```
-    /// use clozelab::game::jatos_run::JatosRun;
+    /// use clozelab::game::design::jatos_run::JatosRun;
     /// let run = JatosRun::detect(
     ///     "/publix/8a2c-01/5b1d-02/start",
     ///     "JATOS_IDS_1=studyResultUuid=8a2c-01",
@@ -161,7 +161,7 @@ impl JatosRun {
     /// from the ID cookie (`urlBasePath`), else under the folder `publix/` is in.
     ///
     /// ```
-    /// use clozelab::game::jatos_run::JatosRun;
+    /// use clozelab::game::design::jatos_run::JatosRun;
     /// let run = JatosRun::detect(
     ///     "/lab/publix/8a2c-01/5b1d-02/start",
     ///     "JATOS_IDS_1=studyResultUuid=8a2c-01&urlBasePath=/lab/",

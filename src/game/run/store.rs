@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::run_scope::RunScope;
 use crate::data::ResponseRecord;
+use crate::game::design::run_scope::RunScope;
 
 #[derive(Debug, thiserror::Error, PartialEq, Clone)]
 pub enum StoreError {

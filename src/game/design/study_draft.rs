@@ -17,7 +17,7 @@ use super::study::{StudyConfig, StudyError};
 /// the next-word game) are left out, so that what is left is what the researcher chose.
 ///
 /// ```
-/// use clozelab::game::{study::StudyConfig, study_draft::tidy_json};
+/// use clozelab::game::{design::study::StudyConfig, design::study_draft::tidy_json};
 /// let mut config = StudyConfig::default_play();
 /// config.title = "Mine".into();
 /// config.study_id = Some("s1".into());
@@ -66,7 +66,7 @@ pub fn available_passages(config: &StudyConfig) -> Vec<Passage> {
 /// and selects them; returns how many were added.
 ///
 /// ```
-/// use clozelab::game::{study::StudyConfig, study_draft::add_own_passages};
+/// use clozelab::game::{design::study::StudyConfig, design::study_draft::add_own_passages};
 /// let mut config = StudyConfig::default_play();
 /// assert_eq!(add_own_passages(&mut config, "# A\nOne two three.\n\nFour five six.").unwrap(), 2);
 /// assert_eq!(add_own_passages(&mut config, "Seven eight nine.").unwrap(), 1);
@@ -114,7 +114,7 @@ pub fn selected_ids(config: &StudyConfig) -> Vec<String> {
 /// Selects or unselects a passage for the study (unselecting every one means all again).
 ///
 /// ```
-/// use clozelab::game::{study::StudyConfig, study_draft::{selected_ids, set_selected}};
+/// use clozelab::game::{design::study::StudyConfig, design::study_draft::{selected_ids, set_selected}};
 /// let mut config = StudyConfig::default_play();
 /// assert_eq!(selected_ids(&config).len(), 10);
 /// set_selected(&mut config, "storm", false);
@@ -135,7 +135,7 @@ pub fn set_selected(config: &mut StudyConfig, id: &str, selected: bool) {
 /// whole number.
 ///
 /// ```
-/// use clozelab::game::study_draft::optional_count;
+/// use clozelab::game::design::study_draft::optional_count;
 /// assert_eq!(optional_count::<usize>(" "), Ok(None));
 /// assert_eq!(optional_count::<usize>("12"), Ok(Some(12)));
 /// assert!(optional_count::<usize>("1.5").is_err());
@@ -153,7 +153,7 @@ pub fn optional_count<T: std::str::FromStr>(text: &str) -> Result<Option<T>, Str
 /// The study's lists as the Study page shows them: one per line, `name: id, id, …`.
 ///
 /// ```
-/// use clozelab::game::study_draft::{lists_text, parse_lists};
+/// use clozelab::game::design::study_draft::{lists_text, parse_lists};
 /// let lists = parse_lists("A: storm, bees\n\nB: letter,river\n").unwrap();
 /// assert_eq!(lists[1].passages, ["letter", "river"]);
 /// assert_eq!(lists_text(&lists), "A: storm, bees\nB: letter, river");
@@ -207,7 +207,7 @@ pub fn parse_lists(text: &str) -> Result<Vec<PassageList>, String> {
 /// Attention checks one per line, `passage, after, answer: instruction`.
 ///
 /// ```
-/// use clozelab::game::study_draft::{checks_text, parse_checks};
+/// use clozelab::game::design::study_draft::{checks_text, parse_checks};
 /// let checks = parse_checks("storm, 3, purple: Type the word purple.\n").unwrap();
 /// assert_eq!((checks[0].after, checks[0].answer.as_str()), (3, "purple"));
 /// assert_eq!(checks_text(&checks), "storm, 3, purple: Type the word purple.");
@@ -248,7 +248,7 @@ pub fn parse_checks(text: &str) -> Result<Vec<AttentionCheck>, String> {
 /// Replaced participant texts one per line, `name: text`.
 ///
 /// ```
-/// use clozelab::game::study_draft::{overrides_text, parse_overrides};
+/// use clozelab::game::design::study_draft::{overrides_text, parse_overrides};
 /// let texts = parse_overrides("withdraw: Stop\n\nfinished: Done: thanks!").unwrap();
 /// assert_eq!(texts["finished"], "Done: thanks!");
 /// assert_eq!(overrides_text(&texts), "finished: Done: thanks!\nwithdraw: Stop");
@@ -273,7 +273,7 @@ pub fn parse_overrides(text: &str) -> Result<BTreeMap<String, String>, String> {
 /// one per line, each the passage ids of its conditions in order (`a_high, a_low`).
 ///
 /// ```
-/// use clozelab::game::study_draft::{parse_square, square_texts};
+/// use clozelab::game::design::study_draft::{parse_square, square_texts};
 /// let square = parse_square("high, low", "a1, a2\nb1, b2\n").unwrap().unwrap();
 /// assert_eq!(square.items[1], ["b1", "b2"]);
 /// assert_eq!(square_texts(Some(&square)), ("high, low".into(), "a1, a2\nb1, b2".into()));
@@ -318,7 +318,7 @@ pub fn set_latin_square(config: &mut StudyConfig, square: Option<LatinSquare>) {
 /// already asks a question of that id.
 ///
 /// ```
-/// use clozelab::game::{study::StudyConfig, study_draft::add_built_in_question};
+/// use clozelab::game::{design::study::StudyConfig, design::study_draft::add_built_in_question};
 /// let mut config = StudyConfig::default_play();
 /// add_built_in_question(&mut config, "native_speaker").unwrap();
 /// add_built_in_question(&mut config, "looked_up").unwrap();
@@ -362,8 +362,8 @@ pub fn add_question(
 /// `screen_out` comma-separated, `range` as `min-max` (either side may be empty).
 ///
 /// ```
-/// use clozelab::game::questions::QuestionKind;
-/// use clozelab::game::study_draft::own_question;
+/// use clozelab::game::design::questions::QuestionKind;
+/// use clozelab::game::design::study_draft::own_question;
 /// let q = own_question("handedness", "Which hand do you write with?", QuestionKind::SingleChoice,
 ///     "left, right, both", "", "", true).unwrap();
 /// assert_eq!(q.options, ["left", "right", "both"]);
@@ -414,7 +414,7 @@ mod tests {
     fn what_the_page_saves_loads_back_the_same() {
         let mut config = StudyConfig::default_play();
         config.title = "Token study".into();
-        config.game = super::super::study::GameKind::TwoToken;
+        config.game = crate::game::design::study::GameKind::TwoToken;
         config.seed = 7;
         config.rounds_per_position = Some(4);
         config.submit_url = Some("/submit".into());

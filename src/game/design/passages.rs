@@ -120,7 +120,7 @@ pub fn built_in_passages() -> Vec<Passage> {
 /// starting with `#` is the title. Ids are `p1`, `p2`, … in order.
 ///
 /// ```
-/// use clozelab::game::passages::parse_plain_text;
+/// use clozelab::game::design::passages::parse_plain_text;
 /// let ps = parse_plain_text("# One\nThe cat sat.\n\nA second passage here.").unwrap();
 /// assert_eq!((ps[0].title.as_str(), ps[1].id.as_str()), ("One", "p2"));
 /// ```

@@ -104,7 +104,7 @@ impl Exclusion {
 ///
 /// ```
 /// use clozelab::data::participant_run::{ParticipantRun, RunState};
-/// use clozelab::game::exclusions::{ExclusionRules, decide};
+/// use clozelab::game::readback::exclusions::{ExclusionRules, decide};
 /// let mut test = ParticipantRun::bare("P1".into(), "jatos-1".into(), RunState::Complete);
 /// test.worker_type = Some("Jatos".into());
 /// let mut fast = ParticipantRun::bare("P2".into(), "jatos-2".into(), RunState::Complete);
@@ -193,7 +193,7 @@ pub fn exclusions_csv(exclusions: &[Exclusion]) -> String {
 /// One sentence for Table 1 and the figures: how many runs were left out, by reason.
 ///
 /// ```
-/// use clozelab::game::exclusions::{Exclusion, ExclusionReason, left_out_sentence};
+/// use clozelab::game::readback::exclusions::{Exclusion, ExclusionReason, left_out_sentence};
 /// let e = |r| Exclusion { participant: "P".into(), run: "r".into(), study_id: "s".into(),
 ///     reasons: vec![r], detail: String::new() };
 /// let all = [e(ExclusionReason::JatosTestRun), e(ExclusionReason::TooFast), e(ExclusionReason::TooFast)];

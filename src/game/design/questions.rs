@@ -134,7 +134,7 @@ impl Question {
     /// What the question is and what its answers can be, for the codebook.
     ///
     /// ```
-    /// use clozelab::game::questions::Question;
+    /// use clozelab::game::design::questions::Question;
     /// let age: Question = serde_json::from_str(
     ///     r#"{"id": "age", "text": "Your age?", "kind": "number", "min": 16, "max": 120}"#,
     /// ).unwrap();
@@ -246,7 +246,7 @@ impl Question {
     /// or the choices ticked); `Ok("")` for an optional question left empty.
     ///
     /// ```
-    /// use clozelab::game::questions::{AnswerError, Question, QuestionKind};
+    /// use clozelab::game::design::questions::{AnswerError, Question, QuestionKind};
     /// let age = Question { id: "age".into(), text: "Your age?".into(), kind: QuestionKind::Number,
     ///     options: vec![], min: Some(18.0), max: Some(99.0), points: None, required: true,
     ///     screen_out: vec![] };
@@ -323,7 +323,7 @@ impl Question {
     /// Whether `answer` (as [`Self::answer`] keeps it) ends the study early.
     ///
     /// ```
-    /// use clozelab::game::questions::built_in;
+    /// use clozelab::game::design::questions::built_in;
     /// let native = built_in("native_speaker", "en").unwrap();
     /// assert!(native.screens_out("No") && !native.screens_out("Yes"));
     /// ```
@@ -386,7 +386,7 @@ pub const BUILT_IN: [&str; 4] = ["native_speaker", "native_language", "age", "lo
 /// (asked after the passages).
 ///
 /// ```
-/// use clozelab::game::questions::{built_in, BUILT_IN};
+/// use clozelab::game::design::questions::{built_in, BUILT_IN};
 /// assert!(BUILT_IN.iter().all(|name| built_in(name, "de").is_some()));
 /// assert_eq!(built_in("age", "nl").unwrap().text, "Wat is uw leeftijd?");
 /// ```

@@ -11,11 +11,11 @@ use serde_json::Value;
 use super::jatos_export::{JatosState, JatosStudyRun, study_result_id};
 use crate::data::participant_run::{ParticipantRun, RunState};
 use crate::data::{DataError, ResponseRecord};
-use crate::game::attention::{AttentionResult, tally};
-use crate::game::export::Manifest;
-use crate::game::lists::AssignedList;
-use crate::game::passages::Passage;
-use crate::game::run_scope::response_key_in;
+use crate::game::design::attention::{AttentionResult, tally};
+use crate::game::design::lists::AssignedList;
+use crate::game::design::passages::Passage;
+use crate::game::design::run_scope::response_key_in;
+use crate::game::run::export::Manifest;
 use crate::game::tokens::records::TokenRecords;
 use crate::game::tokens::top1::Top1Record;
 use crate::game::tokens::two_token::TwoTokenRecord;
@@ -42,7 +42,7 @@ pub struct StudyResults {
     pub passages: Vec<Passage>,
     /// The studies' configs by study id, as their bundles' manifests carry them (their
     /// questions, lists and Latin square name the trial table's columns).
-    pub studies: BTreeMap<String, crate::game::study::StudyConfig>,
+    pub studies: BTreeMap<String, crate::game::design::study::StudyConfig>,
 }
 
 /// A run of one participant: (participant, run).
@@ -64,7 +64,7 @@ pub(super) struct Merging {
     /// Attention-check answers by (participant, run, check): the latest bundle's hold them all.
     attention: BTreeMap<(String, String, String), AttentionResult>,
     /// The studies' configs by study id (the first bundle's).
-    studies: BTreeMap<String, crate::game::study::StudyConfig>,
+    studies: BTreeMap<String, crate::game::design::study::StudyConfig>,
 }
 
 /// What the bundles say of one participant's run.
@@ -83,7 +83,7 @@ struct Person {
     study_id: String,
     worker_type: Option<String>,
     consent_at: Option<String>,
-    device: Option<crate::game::export::DeviceInfo>,
+    device: Option<crate::game::run::export::DeviceInfo>,
     screened_out: bool,
     /// Answers to the study's questions by id (a later bundle's answer replaces an earlier).
     questions: BTreeMap<String, String>,
@@ -471,7 +471,7 @@ impl Merging {
 /// The median of `values` (sorted in place); `None` when empty.
 ///
 /// ```
-/// use clozelab::game::results_merge::median;
+/// use clozelab::game::readback::results_merge::median;
 /// assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), Some(2.5));
 /// assert_eq!(median(&mut []), None);
 /// ```
@@ -488,7 +488,7 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 /// `n` and the noun, plural unless `n` is 1.
 ///
 /// ```
-/// use clozelab::game::results_merge::counted;
+/// use clozelab::game::readback::results_merge::counted;
 /// assert_eq!((counted(1, "run"), counted(3, "run")), ("1 run".to_string(), "3 runs".to_string()));
 /// ```
 pub fn counted(n: usize, noun: &str) -> String {

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use super::participant_texts::{ParticipantTexts, Say};
-use super::plan::Plan;
 use super::store::{ResponseStore, StoreError};
 use crate::data::ResponseRecord;
+use crate::game::design::participant_texts::{ParticipantTexts, Say};
+use crate::game::design::plan::Plan;
 use crate::text::words::normalize;
 
 /// Longest accepted entry, in characters.
@@ -47,7 +47,7 @@ impl EntryError {
 /// Validates a typed word: trimmed; letters, digits, apostrophes and hyphens only.
 ///
 /// ```
-/// use clozelab::game::session::{validate_entry, EntryError};
+/// use clozelab::game::run::session::{validate_entry, EntryError};
 /// assert_eq!(validate_entry("  don't "), Ok("don't".to_string()));
 /// assert_eq!(validate_entry("two words"), Err(EntryError::Characters));
 /// assert_eq!(validate_entry("<b>"), Err(EntryError::Characters));
@@ -269,7 +269,7 @@ pub struct Keepers {
 /// browser's storage, or the study's server (whose acknowledgement the redirect waits for).
 ///
 /// ```
-/// use clozelab::game::session::{confirm_saved, Keepers, NotConfirmed};
+/// use clozelab::game::run::session::{confirm_saved, Keepers, NotConfirmed};
 /// let memory_only = Keepers { browser: false, server: false };
 /// assert_eq!(confirm_saved(4, 4, memory_only), Err(NotConfirmed::MemoryOnly));
 /// assert!(confirm_saved(4, 4, Keepers { browser: false, server: true }).is_ok());

@@ -18,8 +18,8 @@ pub use super::results_merge::StudyResults;
 use super::results_merge::{Merging, RunKey, counted};
 use crate::data::DataError;
 use crate::data::participant_run::RunState;
+use crate::game::run::withdrawal::WithdrawalNotice;
 use crate::game::tokens::records::TokenRecords;
-use crate::game::withdrawal::WithdrawalNotice;
 
 /// A ZIP archive is refused past this much uncompressed data (a ZIP bomb would otherwise
 /// exhaust the tab's memory): 1 GiB, ~30× a JATOS export of 500 participants × 250 answers.
@@ -132,7 +132,7 @@ pub fn is_results_text(text: &str) -> bool {
 /// without a manifest, read with study results into the trial table.
 ///
 /// ```
-/// use clozelab::game::results::is_long_export;
+/// use clozelab::game::readback::results::is_long_export;
 /// assert!(is_long_export("participant,passage,position,response,response_time_ms,timestamp\n"));
 /// assert!(is_long_export(r#"[{"participant": "P1", "passage": "storm"}]"#));
 /// assert!(!is_long_export("Text_ID,Text,Word_Number,Word,Response,Response_Count\n"));

@@ -1,18 +1,18 @@
 //! What a study's link says: the participant (the configured URL parameter, Prolific's id,
 //! JATOS's worker, or the browser's own), the run (JATOS's study result, Prolific's session, a
-//! preview's) and, inside JATOS, the claim of a list in the batch session. The same
+//! preview's). (Inside JATOS, the claim of a list in the batch session is
+//! [`crate::game::run::jatos_batch::batch_list_claim`].) The same
 //! [`StudyConfig`] as [`super::study`], its link-reading half.
 
 use std::collections::BTreeMap;
 
-use super::lists::LIST_PARAM;
 use super::study::{MAX_ID_LEN, PREVIEW_PARTICIPANT, StudyConfig, StudyError};
 
 impl StudyConfig {
     /// The run named by JATOS (its study result) or the study link (Prolific's `SESSION_ID`);
     /// a preview's own; `None` when the page must make one.
     pub fn run_from_link(&self, params: &BTreeMap<String, String>) -> Option<String> {
-        use super::run_scope::{PREVIEW_RUN, outside_run_id};
+        use crate::game::design::run_scope::{PREVIEW_RUN, outside_run_id};
         if self.preview {
             return Some(PREVIEW_RUN.to_string());
         }
@@ -27,7 +27,7 @@ impl StudyConfig {
     }
 
     /// The page's URL parameters, with those of JATOS's study link over them in JATOS.
-    pub(super) fn parameters(&self, page: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    pub(crate) fn parameters(&self, page: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         let mut all = page.clone();
         if let Some(run) = &self.jatos {
             all.extend(run.url_parameters.clone());
@@ -39,7 +39,7 @@ impl StudyConfig {
     /// own id plays, and a shared computer's next person needs a new one (`?new_participant`).
     ///
     /// ```
-    /// use clozelab::game::study::StudyConfig;
+    /// use clozelab::game::design::study::StudyConfig;
     /// let config = StudyConfig::from_json("{}").unwrap();
     /// let link = [("PROLIFIC_PID".to_string(), "P1".to_string())].into();
     /// assert!(config.link_names_participant(&link));
@@ -77,7 +77,7 @@ impl StudyConfig {
         let fallback = self
             .jatos
             .as_ref()
-            .and_then(super::jatos_run::JatosRun::worker_participant_id)
+            .and_then(crate::game::design::jatos_run::JatosRun::worker_participant_id)
             .unwrap_or_else(|| fallback.to_string());
         let id = self
             .participant_params()
@@ -89,29 +89,5 @@ impl StudyConfig {
             return Err(StudyError::ParticipantId);
         }
         Ok(id)
-    }
-
-    /// Inside JATOS, for a study with lists: the claim of `participant`'s list in JATOS's
-    /// batch session, and the batch channel's path to open it on (the list it gives goes in
-    /// [`super::jatos_run::JatosRun::batch_list`]). `None` elsewhere, and for previews and
-    /// JATOS's test runs (its "Run" button): a researcher trying the study must not shift the
-    /// counterbalancing of the real sample (they get a list as outside JATOS).
-    pub fn batch_list_claim(
-        &self,
-        participant: &str,
-        params: &BTreeMap<String, String>,
-        now_ms: f64,
-    ) -> Option<(String, super::jatos_batch::ListClaim)> {
-        let run = self
-            .jatos
-            .as_ref()
-            .filter(|run| !self.preview && !run.is_test_run())?;
-        if self.lists.is_empty() {
-            return None;
-        }
-        let wanted = self.parameters(params).get(LIST_PARAM).cloned();
-        let claim =
-            super::jatos_batch::ListClaim::new(self.lists.clone(), participant, wanted, now_ms);
-        Some((run.batch_channel_path(), claim))
     }
 }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::run_scope::response_key_in;
+use crate::game::design::run_scope::response_key_in;
 
 /// When to try again after a failed send: exponential backoff with jitter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,7 +63,7 @@ impl RetryPolicy {
     /// their own randomness), so that many participants cut off together do not retry in step.
     ///
     /// ```
-    /// use clozelab::game::outbox::RetryPolicy;
+    /// use clozelab::game::run::outbox::RetryPolicy;
     /// let p = RetryPolicy::default();
     /// assert_eq!(p.delay_ms(0, 0.0), 250.0);
     /// assert_eq!(p.delay_ms(2, 0.999_999).round(), 2000.0);
@@ -81,7 +81,7 @@ impl RetryPolicy {
 /// not found) except 408 and 429, which ask to try later. 5xx and no answer at all are retried.
 ///
 /// ```
-/// use clozelab::game::outbox::refused_for_good;
+/// use clozelab::game::run::outbox::refused_for_good;
 /// assert!(refused_for_good(403) && refused_for_good(413));
 /// assert!(!refused_for_good(429) && !refused_for_good(503) && !refused_for_good(200));
 /// ```
@@ -150,6 +150,31 @@ pub fn with_response_keys(bundle_json: &str) -> Option<String> {
         record.insert("idempotency_key".into(), serde_json::Value::String(key));
     }
     serde_json::to_string(&value).ok()
+}
+
+/// A submission of `bundle` (an export bundle's JSON, each response then given its own key)
+/// to `study`'s server under `key`: a `POST` of JSON to its submit path, or in JATOS an
+/// append to the run's result data (one bundle per line); `None` when the study sends
+/// results nowhere.
+pub fn submission(
+    study: &crate::game::design::study::StudyConfig,
+    key: String,
+    bundle: String,
+) -> Option<Pending> {
+    let url = study.submit_url.clone()?;
+    let body = with_response_keys(&bundle).unwrap_or(bundle);
+    let (body, method) = if study.jatos.is_some() {
+        (format!("{body}\n"), SendMethod::AppendText)
+    } else {
+        (body, SendMethod::PostJson)
+    };
+    Some(Pending {
+        key,
+        url,
+        body,
+        attempts: 0,
+        method,
+    })
 }
 
 #[cfg(test)]

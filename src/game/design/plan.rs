@@ -1,5 +1,5 @@
 //! One participant's plan: the passages they play in order, their list, and the study and run
-//! their answers are kept under ([`super::run_scope`]). Made by
+//! their answers are kept under ([`crate::game::design::run_scope`]). Made by
 //! [`super::study::StudyConfig::plan`].
 
 use std::collections::BTreeMap;
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::lists::AssignedList;
 use super::passages::Passage;
-use super::run_scope::RunScope;
+use crate::game::design::run_scope::RunScope;
 
 /// One participant's plan: passages in order, and where it came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -41,8 +41,8 @@ impl ParticipantFlow {
     ///
     /// ```
     /// use clozelab::data::participant_run::{ParticipantRun, RunState};
-    /// use clozelab::game::exclusions::{ExclusionRules, decide};
-    /// use clozelab::game::participant_flow::ParticipantFlow;
+    /// use clozelab::game::readback::exclusions::{ExclusionRules, decide};
+    /// use clozelab::game::readback::participant_flow::ParticipantFlow;
     /// let mut test = ParticipantRun::bare("T".into(), "jatos-1".into(), RunState::Complete);
     /// test.worker_type = Some("Jatos".into());
     /// let runs = [

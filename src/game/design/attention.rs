@@ -82,7 +82,7 @@ pub fn check_all(
 /// the first not yet `done` (by name) whose place has come.
 ///
 /// ```
-/// use clozelab::game::attention::{AttentionCheck, due};
+/// use clozelab::game::design::attention::{AttentionCheck, due};
 /// let check = AttentionCheck { id: String::new(), passage: "p1".into(), after: 2,
 ///     instruction: "Type purple.".into(), answer: "purple".into() };
 /// let checks = [check];
@@ -126,7 +126,7 @@ impl AttentionResult {
     /// the case and punctuation.
     ///
     /// ```
-    /// use clozelab::game::attention::{AttentionCheck, AttentionResult};
+    /// use clozelab::game::design::attention::{AttentionCheck, AttentionResult};
     /// let check = AttentionCheck { id: "c1".into(), passage: "p1".into(), after: 0,
     ///     instruction: "Type purple.".into(), answer: "purple".into() };
     /// assert!(AttentionResult::new("P1", &check, " Purple. ", None, "t").passed);

@@ -149,7 +149,7 @@ texts! {
 /// The `{name}` placeholders of a text.
 ///
 /// ```
-/// use clozelab::game::participant_texts::placeholders;
+/// use clozelab::game::design::participant_texts::placeholders;
 /// assert_eq!(placeholders("{done} of {total} {done}").into_iter().collect::<Vec<_>>(), ["done", "total"]);
 /// ```
 pub fn placeholders(text: &str) -> BTreeSet<&str> {
@@ -226,7 +226,7 @@ impl ParticipantTexts {
     /// text of the set and keep its placeholders.
     ///
     /// ```
-    /// use clozelab::game::participant_texts::{ParticipantTexts, Say};
+    /// use clozelab::game::design::participant_texts::{ParticipantTexts, Say};
     /// let overrides = [("consent_agree".to_string(), "Ja, ich mache mit".to_string())].into();
     /// let texts = ParticipantTexts::new(Some("de"), &overrides).unwrap();
     /// assert_eq!(texts.get(Say::ConsentAgree), "Ja, ich mache mit");

@@ -1,0 +1,14 @@
+//! Playing a run: the next-word game's per-participant state machine ([`session`]) with its running
+//! score ([`score`]); which run an answer belongs to ([`run_scope`]); where answers are stored
+//! ([`store`]) and sent ([`outbox`]); a participant declining or withdrawing ([`withdrawal`]);
+//! people's answers per context for feedback ([`humans`]); exports ([`export`]); a run inside JATOS
+//! ([`jatos_run`]) with its batch session as the lists' ledger ([`jatos_batch`]).
+
+pub mod export;
+pub mod humans;
+pub mod jatos_batch;
+pub mod outbox;
+pub mod score;
+pub mod session;
+pub mod store;
+pub mod withdrawal;
