@@ -27,7 +27,7 @@ use clozelab::game::readback::results::{StudyResults, is_study_answers};
 use clozelab::game::readback::results_dataset::dataset_from_files;
 use clozelab::game::readback::trial_table::{StudyTables, study_tables};
 use clozelab::game::run::export::{ExportKind, Manifest, ModelInfo, RunDetails};
-use clozelab::game::run::jatos_batch::{LedgerState, ListClaim};
+use clozelab::game::run::jatos_batch::{LedgerState, ListClaim, batch_list_claim, ledger_channel};
 use clozelab::game::run::withdrawal::WithdrawalNotice;
 use clozelab::rng::SplitMix64;
 use serde_json::json;
@@ -198,6 +198,17 @@ fn at(second: u64) -> String {
     )
 }
 
+/// `config` as a participant's run: a JATOS test run's worker type made a participant's (the
+/// planted fault's view of a test run).
+fn as_participant(config: &StudyConfig) -> StudyConfig {
+    let mut config = config.clone();
+    if let Some(run) = config.jatos.as_mut() {
+        run.ids
+            .insert("workerType".into(), "GeneralMultiple".into());
+    }
+    config
+}
+
 fn simulate(seed: u64, fault: Fault) -> Case {
     let mut rng = SplitMix64::new(seed);
     let (configs, lists) = configs(&mut rng, seed);
@@ -250,25 +261,10 @@ fn simulate(seed: u64, fault: Fault) -> Case {
             };
             let participant = config.participant_id(&params, "local").unwrap();
             let now = clock as f64 * 1000.0;
-            let claim = if fault == Fault::TestRunsInLedger && behaviour == Behaviour::TestRun {
-                let mut as_participant = config.clone();
-                if let Some(run) = as_participant.jatos.as_mut() {
-                    run.ids
-                        .insert("workerType".into(), "GeneralMultiple".into());
-                }
-                clozelab::game::run::jatos_batch::batch_list_claim(
-                    &as_participant,
-                    &participant,
-                    &params,
-                    now,
-                )
+            let claim = if fault == Fault::TestRunsInLedger {
+                batch_list_claim(&as_participant(&config), &participant, &params, now)
             } else {
-                clozelab::game::run::jatos_batch::batch_list_claim(
-                    &config,
-                    &participant,
-                    &params,
-                    now,
-                )
+                batch_list_claim(&config, &participant, &params, now)
             };
             if let Some((_, claim)) = claim {
                 let name = batch.carry(claim);
@@ -364,17 +360,20 @@ fn simulate(seed: u64, fault: Fault) -> Case {
                 }
                 _ => case.files.push((name("final"), bundle(&records))),
             }
-            // How the run ended, in the batch's ledger.
-            if let (Some(list), Some(_)) = (&list, &config.jatos) {
-                let state = match behaviour {
-                    Behaviour::Withdraw | Behaviour::ScreenOut => Some(LedgerState::Ended),
-                    Behaviour::LeftBeforeFirstWord => None,
-                    _ => Some(LedgerState::Complete),
-                };
-                let marks = behaviour != Behaviour::TestRun || fault == Fault::TestRunsInLedger;
-                if let Some(state) = state.filter(|_| marks) {
-                    batch.carry(ListClaim::mark(&participant, list, state, now));
-                }
+            // How the run ended, in the batch's ledger, where the product marks it (the planted
+            // fault marks a test run as a participant's).
+            let ledger = if fault == Fault::TestRunsInLedger {
+                ledger_channel(&as_participant(&config))
+            } else {
+                ledger_channel(&config)
+            };
+            let state = match behaviour {
+                Behaviour::Withdraw | Behaviour::ScreenOut => Some(LedgerState::Ended),
+                Behaviour::LeftBeforeFirstWord => None,
+                _ => Some(LedgerState::Complete),
+            };
+            if let (Some(list), Some(state), Some(_)) = (&list, state, ledger) {
+                batch.carry(ListClaim::mark(&participant, list, state, now));
             }
             if behaviour != Behaviour::Withdraw {
                 for r in &records {

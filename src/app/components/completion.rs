@@ -156,7 +156,7 @@ pub async fn leave_study(
         return go(status, redirect);
     }
     let pending = match body() {
-        Ok(body) => crate::game::run::outbox::submission(&study, key, body),
+        Ok(body) => crate::game::run::outbox::submission(study, key, body),
         Err(e) => {
             return status
                 .text

@@ -41,9 +41,8 @@ pub async fn end_screened_out(
     {
         problems.push(format!("this browser's copy could not be deleted ({e})"));
     }
-    let told = bundle.and_then(|body| {
-        crate::game::run::outbox::submission(&study, scope.submission_key(), body)
-    });
+    let told = bundle
+        .and_then(|body| crate::game::run::outbox::submission(study, scope.submission_key(), body));
     if let Some(pending) = told
         && let Err(e) = deliver(pending, SCREEN_OUT_WAIT_MS, |_| {}).await
     {

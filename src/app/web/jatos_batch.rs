@@ -9,7 +9,7 @@ use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::{Message, futures::WebSocket};
 
 use crate::game::design::study::StudyConfig;
-use crate::game::run::jatos_batch::{ClaimStep, LedgerState, ListClaim};
+use crate::game::run::jatos_batch::{ClaimStep, LedgerState, ListClaim, ledger_channel};
 
 /// How long a participant waits for JATOS's batch channel before the list comes from the URL
 /// or the hash of their id instead (a proxy without WebSockets never answers).
@@ -25,20 +25,20 @@ pub async fn batch_list(
 ) -> Option<String> {
     let now = crate::app::web::clock::epoch_ms();
     let (path, claim) =
-        crate::game::run::jatos_batch::batch_list_claim(&config, participant, params, now)?;
+        crate::game::run::jatos_batch::batch_list_claim(config, participant, params, now)?;
     run_exchange(&path, claim).await
 }
 
 /// Records in JATOS's batch session how `participant`'s run of `list` ended (`state`), so that
 /// a run that completed counts for its list and one that ended otherwise frees its place. Does
-/// nothing outside JATOS or for a study without lists; a failure is said in the console.
+/// nothing where the run keeps no ledger (outside JATOS, a study without lists, a preview or
+/// JATOS's test run); a failure is said in the console.
 pub async fn mark_list(config: &StudyConfig, participant: &str, list: &str, state: LedgerState) {
-    let Some(run) = config.jatos.as_ref().filter(|_| !config.lists.is_empty()) else {
+    let Some(path) = ledger_channel(config) else {
         return;
     };
     let now = crate::app::web::clock::epoch_ms();
-    let mark = ListClaim::mark(participant, list, state, now);
-    run_exchange(&run.batch_channel_path(), mark).await;
+    run_exchange(&path, ListClaim::mark(participant, list, state, now)).await;
 }
 
 /// Runs a claim or a mark over the batch channel at `path`, giving up after

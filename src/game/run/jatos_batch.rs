@@ -318,28 +318,32 @@ pub fn json_pointer_token(name: &str) -> String {
     name.replace('~', "~0").replace('/', "~1")
 }
 
-/// Inside JATOS, for a study with lists: the claim of `participant`'s list in JATOS's batch
-/// session, and the batch channel's path to open it on (the list it gives goes in
-/// [`crate::game::design::jatos_run::JatosRun::batch_list`]). `None` elsewhere, and for previews
-/// and JATOS's test runs (its "Run" button): a researcher trying the study must not shift the
-/// counterbalancing of the real sample (they get a list as outside JATOS).
+/// The batch channel's path on which a run of `config` keeps the lists' ledger: inside JATOS,
+/// for a study with lists; `None` elsewhere, and for previews and JATOS's test runs (its "Run"
+/// button) — a researcher trying the study must neither take nor mark a list place, or the
+/// real sample's counterbalancing shifts (they get a list as outside JATOS).
+pub fn ledger_channel(config: &crate::game::design::study::StudyConfig) -> Option<String> {
+    let run = config
+        .jatos
+        .as_ref()
+        .filter(|run| !config.preview && !run.is_test_run())?;
+    (!config.lists.is_empty()).then(|| run.batch_channel_path())
+}
+
+/// The claim of `participant`'s list in JATOS's batch session, and the channel's path to open
+/// it on (the list it gives goes in [`crate::game::design::jatos_run::JatosRun::batch_list`]);
+/// `None` where the run keeps no ledger ([`ledger_channel`]).
 pub fn batch_list_claim(
     config: &crate::game::design::study::StudyConfig,
     participant: &str,
     params: &std::collections::BTreeMap<String, String>,
     now_ms: f64,
 ) -> Option<(String, ListClaim)> {
-    let run = config
-        .jatos
-        .as_ref()
-        .filter(|run| !config.preview && !run.is_test_run())?;
-    if config.lists.is_empty() {
-        return None;
-    }
+    let path = ledger_channel(config)?;
     let wanted = config
         .parameters(params)
         .get(crate::game::design::lists::LIST_PARAM)
         .cloned();
     let claim = ListClaim::new(config.lists.clone(), participant, wanted, now_ms);
-    Some((run.batch_channel_path(), claim))
+    Some((path, claim))
 }
