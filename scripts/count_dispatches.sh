@@ -15,7 +15,7 @@
 set -euo pipefail
 stages=" ${STAGES:-model attention} "
 model=$(realpath "${1:?usage: count_dispatches.sh MODEL_DIR [CLOZELAB_BINARY]}")
-bin=$(realpath "${2:-${CLOZELAB_BIN:-${CARGO_TARGET_DIR:-target}/release/clozelab}}")
+bin=$(realpath "${2:-${CLOZELAB_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/clozelab/target}/release/clozelab}}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"

@@ -10,22 +10,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::dataset::Dataset;
 use crate::analysis::passage_texts::PassageTexts;
 use crate::data::provo::ContextKey;
-use crate::data::{Delimiter, ResponseRecord, write_delimited};
+use crate::data::{Delimiter, PROVO_COLUMNS, ResponseRecord, write_delimited};
 use crate::text::words::normalize;
 
-/// `norms.csv`'s columns: Provo's six that every reader needs, its two derived ones, and the
-/// study's passage id.
-pub const NORMS_COLUMNS: [&str; 9] = [
-    "Text_ID",
-    "Text",
-    "Word_Number",
-    "Word",
-    "Response",
-    "Response_Count",
-    "Total_Response_Count",
-    "Response_Proportion",
-    "Passage",
-];
+/// `norms.csv`'s columns after Provo's six ([`PROVO_COLUMNS`], which every reader needs): its
+/// two derived ones, and the study's passage id.
+pub const NORMS_EXTRA_COLUMNS: [&str; 3] =
+    ["Total_Response_Count", "Response_Proportion", "Passage"];
+
+/// `norms.csv`'s header.
+pub fn norms_columns() -> Vec<&'static str> {
+    PROVO_COLUMNS
+        .iter()
+        .chain(&NORMS_EXTRA_COLUMNS)
+        .copied()
+        .collect()
+}
 
 /// A context's people's answers, with what the table says of its passage.
 #[derive(Default)]
@@ -85,7 +85,7 @@ pub fn norms_csv(responses: &[&ResponseRecord], data: &Dataset, texts: &PassageT
             ]
         })
     });
-    write_delimited(&NORMS_COLUMNS, rows, Delimiter::Comma)
+    write_delimited(&norms_columns(), rows, Delimiter::Comma)
 }
 
 /// A Provo text as the norms hold it: its longest context and the word after it.
@@ -96,4 +96,17 @@ fn provo_text(data: &Dataset, text_id: u32) -> String {
         .max_by_key(|c| c.word_num)
         .map(|c| format!("{} {}", c.context, c.original).trim().to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The codebook documents `norms.csv`'s columns, in order.
+    #[test]
+    fn the_codebook_names_every_column() {
+        let documented: Vec<&str> = super::super::codebook::NORMS_CODEBOOK
+            .iter()
+            .map(|(name, _, _)| *name)
+            .collect();
+        assert_eq!(documented, super::norms_columns());
+    }
 }

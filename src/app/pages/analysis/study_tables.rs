@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use super::figure_card::FigureCard;
 use crate::analysis::figures::Figure;
 use crate::app::web::files::download_text;
+use crate::game::readback::results_merge::counted;
 use crate::game::readback::trial_table::SPREADSHEET_SUFFIX;
 
 fn buttons(files: Vec<(String, String)>) -> impl IntoView {
@@ -18,7 +19,7 @@ fn buttons(files: Vec<(String, String)>) -> impl IntoView {
                 "download-{}",
                 name.trim_end_matches(".csv").replace('_', "-")
             );
-            let label = format!("{name} ({rows} rows)");
+            let label = format!("{name} ({})", counted(rows, "row"));
             view! {
                 <button
                     data-testid=testid
