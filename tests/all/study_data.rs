@@ -854,3 +854,38 @@ fn a_hostile_manifest_square_does_not_break_the_table() {
     let row = rows.iter().find(|r| r["passage"] == "a_high").unwrap();
     assert_eq!((row["item"].as_str(), row["condition"].as_str()), ("", ""));
 }
+
+#[test]
+fn a_samples_file_of_passages_the_data_lacks_is_noted_and_nothing_else_is_lost() {
+    // The study's samples, and a second file naming a passage of another text (another
+    // study's p1) and a Provo context the data does not have.
+    let mut all = files();
+    let foreign = [
+        json_line(own_text_id("a_high", "The river ran very dry today"), 2),
+        json_line(3, 7),
+    ];
+    all.push(("samples_other_study.jsonl".into(), foreign.join("\n")));
+    let study = dataset_from_files(&all, &[], rules()).unwrap();
+    let note = study
+        .data
+        .notes
+        .iter()
+        .find(|n| n.starts_with("samples_other_study.jsonl"))
+        .unwrap_or_else(|| panic!("no note: {:?}", study.data.notes));
+    assert!(
+        note.contains("2 of its 2 contexts")
+            && note.contains("are in no passage of these data")
+            && note.contains("another study's passages"),
+        "{note}"
+    );
+    // The study's own samples and answers are all there, as without the second file.
+    let alone = dataset_from_files(&files(), &[], rules()).unwrap();
+    assert_eq!(
+        study.tables().unwrap().trials,
+        alone.tables().unwrap().trials
+    );
+}
+
+fn json_line(text_id: u32, word_num: u32) -> String {
+    serde_json::json!({"text_id": text_id, "word_num": word_num, "samples": {"dry": 3}}).to_string()
+}
