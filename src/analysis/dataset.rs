@@ -291,7 +291,7 @@ impl Dataset {
     /// as given to it), whether or not the dataset holds it (a practice trial's is not);
     /// `None` when its passage's text is unknown.
     pub fn key_of(&self, response: &ResponseRecord, texts: &PassageTexts) -> Option<ContextKey> {
-        match Self::place_in(&|k| self.find(k), texts, response)? {
+        match Self::place_in(&|k| self.context(k), texts, response)? {
             Place::Norms(key) | Place::Own { key, .. } => Some(key),
         }
     }
@@ -303,10 +303,11 @@ impl Dataset {
         response: &ResponseRecord,
         texts: &PassageTexts,
     ) -> Option<&ProvoContext> {
-        self.find(self.key_of(response, texts)?)
+        self.context(self.key_of(response, texts)?)
     }
 
-    fn find(&self, key: ContextKey) -> Option<&ProvoContext> {
+    /// The dataset's context of `key`, if it holds one.
+    pub fn context(&self, key: ContextKey) -> Option<&ProvoContext> {
         self.norms
             .binary_search_by_key(&key, ProvoContext::key)
             .ok()

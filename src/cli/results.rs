@@ -6,6 +6,7 @@
 use super::commands::ResultsArgs;
 use super::error::CliError;
 use super::figures::{known_passages, read_texts};
+use crate::game::readback::trial_table::spreadsheet_variant;
 
 pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
     if args.data.source.provo.is_some() {
@@ -38,7 +39,12 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
     let flow = tables.flow.figure();
     let (w, h) = flow.size();
     let figure = ("flow.svg".to_string(), flow.to_svg(w, h)?);
-    for (name, text) in tables.files().into_iter().chain([figure]) {
+    let files = tables.files();
+    let safe: Vec<(String, String)> = files
+        .iter()
+        .map(|(name, text)| spreadsheet_variant(name, text))
+        .collect();
+    for (name, text) in files.into_iter().chain(safe).chain([figure]) {
         let path = args.out.join(&name);
         std::fs::write(&path, text).map_err(CliError::io("write", &path))?;
         println!("{}", path.display());

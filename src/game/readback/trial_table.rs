@@ -43,9 +43,9 @@ pub struct StudyTables {
 pub const SPREADSHEET_SUFFIX: &str = "_spreadsheet.csv";
 
 impl StudyTables {
-    /// The files as (name, text), in the order they are offered: the exact tables (to read in
-    /// R or Python), then each one's spreadsheet-safe variant with a byte-order mark (cells a
-    /// spreadsheet would run as formulas made text; see [`spreadsheet_safe_csv`]).
+    /// The files as (name, text), in the order they are offered: the exact tables, to read in
+    /// R or Python. Each also has a spreadsheet-safe variant ([`spreadsheet_variant`]), made
+    /// when it is asked for rather than with every analysis.
     pub fn files(&self) -> Vec<(String, String)> {
         let mut files = vec![("trials.csv".to_string(), self.trials.clone())];
         if let Some(tokens) = &self.tokens {
@@ -56,20 +56,28 @@ impl StudyTables {
         files.push(("flow.csv".to_string(), self.flow.csv()));
         files.push(("codebook.csv".to_string(), self.codebook.clone()));
         files.push(("exclusions.csv".to_string(), self.exclusions.clone()));
-        let safe: Vec<(String, String)> = files
-            .iter()
-            .map(|(name, text)| {
-                let stem = name.trim_end_matches(".csv");
-                let cells = spreadsheet_safe_csv(name, text).unwrap_or_else(|_| text.clone());
-                (
-                    format!("{stem}{SPREADSHEET_SUFFIX}"),
-                    format!("\u{feff}{cells}"),
-                )
-            })
-            .collect();
-        files.extend(safe);
         files
     }
+}
+
+/// The spreadsheet-safe variant of the table `name` (`trials.csv` → `trials_spreadsheet.csv`):
+/// a byte-order mark (Excel then reads UTF-8), and every cell a spreadsheet would run as a
+/// formula made text ([`spreadsheet_safe_csv`]).
+///
+/// ```
+/// use clozelab::game::readback::trial_table::spreadsheet_variant;
+/// let (name, text) = spreadsheet_variant("runs.csv", "participant\n=HYPERLINK(1)\n");
+/// assert_eq!(name, "runs_spreadsheet.csv");
+/// assert_eq!(text, "\u{feff}participant\n'=HYPERLINK(1)\n");
+/// ```
+pub fn spreadsheet_variant(name: &str, text: &str) -> (String, String) {
+    let cells = spreadsheet_safe_csv(name, text).unwrap_or_else(|_| text.to_string());
+    (spreadsheet_file_name(name), format!("\u{feff}{cells}"))
+}
+
+/// The name of a table's spreadsheet-safe variant.
+pub fn spreadsheet_file_name(name: &str) -> String {
+    format!("{}{SPREADSHEET_SUFFIX}", name.trim_end_matches(".csv"))
 }
 
 /// The questions of the results' studies, in the order their configs ask them: (id, what the
@@ -214,7 +222,9 @@ pub fn study_tables(
         .map(|(r, (trial_index, elapsed))| {
             let (mut cells, answers) = row_start(&r.participant, &r.run);
             let place = square_of(&r.participant, &r.run).and_then(|s| s.place_of(&r.passage));
-            let context = data.context_of(r, texts);
+            // Placed once: the text id column and the context's words and samples.
+            let key = data.key_of(r, texts);
+            let context = key.and_then(|k| data.context(k));
             let normalized = if r.normalized.is_empty() {
                 normalize(&r.response)
             } else {
@@ -239,9 +249,7 @@ pub fn study_tables(
             });
             cells.extend([
                 r.passage.clone(),
-                data.key_of(r, texts)
-                    .map(|k| k.text_id.to_string())
-                    .unwrap_or_default(),
+                key.map(|k| k.text_id.to_string()).unwrap_or_default(),
                 texts
                     .text_of(&r.participant, &r.run, &r.passage)
                     .map(text_fingerprint)

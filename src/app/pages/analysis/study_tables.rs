@@ -8,23 +8,35 @@ use super::figure_card::FigureCard;
 use crate::analysis::figures::Figure;
 use crate::app::web::files::download_text;
 use crate::game::readback::results_merge::counted;
-use crate::game::readback::trial_table::SPREADSHEET_SUFFIX;
+use crate::game::readback::trial_table::{spreadsheet_file_name, spreadsheet_variant};
 
-fn buttons(files: Vec<(String, String)>) -> impl IntoView {
+/// A download button per table: `spreadsheet` ones make the table's spreadsheet-safe variant
+/// when clicked.
+fn buttons(files: Vec<(String, String)>, spreadsheet: bool) -> impl IntoView {
     files
         .into_iter()
         .map(|(name, csv)| {
             let rows = csv.lines().count().saturating_sub(1);
+            let shown = if spreadsheet {
+                spreadsheet_file_name(&name)
+            } else {
+                name.clone()
+            };
             let testid = format!(
                 "download-{}",
-                name.trim_end_matches(".csv").replace('_', "-")
+                shown.trim_end_matches(".csv").replace('_', "-")
             );
-            let label = format!("{name} ({})", counted(rows, "row"));
+            let label = format!("{shown} ({})", counted(rows, "row"));
             view! {
                 <button
                     data-testid=testid
                     on:click=move |_| {
-                        let _ = download_text(&name, "text/csv", &csv);
+                        let (name, text) = if spreadsheet {
+                            spreadsheet_variant(&name, &csv)
+                        } else {
+                            (name.clone(), csv.clone())
+                        };
+                        let _ = download_text(&name, "text/csv", &text);
                     }
                 >
                     {label}
@@ -39,9 +51,6 @@ pub(super) fn StudyTables(files: Vec<(String, String)>, flow: Option<Figure>) ->
     if files.is_empty() {
         return ().into_any();
     }
-    let (spreadsheet, plain): (Vec<_>, Vec<_>) = files
-        .into_iter()
-        .partition(|(name, _)| name.ends_with(SPREADSHEET_SUFFIX));
     view! {
         <section class="study-tables" data-testid="study-tables">
             <h3>"The study's data for R or Python"</h3>
@@ -53,11 +62,11 @@ pub(super) fn StudyTables(files: Vec<(String, String)>, flow: Option<Figure>) ->
                 " what each column holds, " <code>"exclusions.csv"</code>
                 " who was left out and why. The researchers' guide shows R and Python reading them."
             </p>
-            <div class="downloads">{buttons(plain)}</div>
+            <div class="downloads">{buttons(files.clone(), false)}</div>
             <p>
                 "For a spreadsheet (Excel, LibreOffice, Google Sheets): the same tables with cells that would run as formulas made text, and a byte-order mark."
             </p>
-            <div class="downloads spreadsheet">{buttons(spreadsheet)}</div>
+            <div class="downloads spreadsheet">{buttons(files, true)}</div>
             {flow
                 .map(|figure| {
                     view! {
