@@ -40,6 +40,9 @@ pub enum Command {
     WordDist(WordDistArgs),
     /// Exact probabilities of given words as the next word.
     WordProb(WordProbArgs),
+    /// Per-word surprisal of a text (canonical with the beginning-of-word correction, and over
+    /// every segmentation) and the entropy of the next word: reading-time predictors.
+    Surprisal(SurprisalArgs),
     /// Human perplexity from two-token game answers (importance sampling).
     Perplexity(PerplexityArgs),
     /// Top-1 accuracy of top-1 game answers beside the model's.
@@ -165,6 +168,28 @@ pub struct WordProbArgs {
     #[arg(long, default_value_t = 1.0)]
     pub temperature: f64,
     /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["text", "file"])))]
+pub struct SurprisalArgs {
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The text, its words separated by whitespace.
+    #[arg(long)]
+    pub text: Option<String>,
+    /// A file holding the text (UTF-8).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Continuations sampled before each word for its entropy (0 leaves entropy out).
+    #[arg(long, default_value_t = DEFAULT_SAMPLES)]
+    pub samples: usize,
+    /// Seed of the sampler; the word at index i (from 0) uses SEED + i.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Print JSON Lines: one object per word.
     #[arg(long)]
     pub json: bool,
 }

@@ -62,6 +62,8 @@ pub enum CliError {
     #[error(transparent)]
     WordProb(#[from] WordProbError),
     #[error(transparent)]
+    Surprisal(#[from] crate::estimators::surprisal::SurprisalError),
+    #[error(transparent)]
     Provo(#[from] ProvoError),
     #[error(transparent)]
     Data(#[from] DataError),

@@ -72,6 +72,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::NextToken(args) => single_context::next_token(&args),
         Command::WordDist(args) => single_context::word_dist(&args),
         Command::WordProb(args) => single_context::word_prob(&args),
+        Command::Surprisal(args) => single_context::surprisal(&args),
         Command::Perplexity(args) => tokens::perplexity(&args),
         Command::Top1(args) => tokens::top1(&args),
         Command::JatosPackage(args) => package::jatos_package(&args),

@@ -1,6 +1,7 @@
-//! One context at a time: `clozelab next-token`, `word-dist` and `word-prob`.
+//! One context or text at a time: `clozelab next-token`, `word-dist`, `word-prob` and
+//! `surprisal`.
 
-use super::commands::{NextTokenArgs, WordDistArgs, WordProbArgs};
+use super::commands::{NextTokenArgs, SurprisalArgs, WordDistArgs, WordProbArgs};
 use super::error::CliError;
 use super::load_engine;
 use crate::estimators::decoding::DecodingStrategy;
@@ -116,6 +117,57 @@ pub fn word_prob(args: &WordProbArgs) -> Result<(), CliError> {
             println!(
                 "{:<20} prob {:.6e}  logprob {lp}  without end {:.6e}  segmentations {}",
                 s.word, s.prob, s.prob_no_end, s.segmentations
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn surprisal(args: &SurprisalArgs) -> Result<(), CliError> {
+    use crate::estimators::surprisal::{SurprisalOptions, text_surprisals};
+    let text = match (&args.text, &args.file) {
+        (Some(text), _) => text.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path).map_err(|source| CliError::Io {
+            action: "read",
+            path: path.clone(),
+            source,
+        })?,
+        (None, None) => return Err(CliError::Usage("give --text or --file".into())),
+    };
+    let entropy_samples = (args.samples > 0)
+        .then(|| {
+            SamplerConfig::new(args.samples, args.seed)
+                .and_then(|c| c.with_contexts_per_pass(contexts_to_join(args.samples)))
+        })
+        .transpose()?;
+    let (engine, _) = load_engine(&args.model)?;
+    let options = SurprisalOptions {
+        all_segmentations: true,
+        entropy_samples: entropy_samples
+            .map(|c| c.with_batch_buckets(args.model.backend == BackendKind::Wgpu)),
+    };
+    let words = pollster::block_on(text_surprisals(
+        &engine.model,
+        &engine.tokenizer,
+        &text,
+        &options,
+        &mut stderr_monitor(),
+    ))?;
+    let bits = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    for w in words {
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string(&w).expect("plain numbers and strings")
+            );
+        } else {
+            println!(
+                "{:<20} surprisal {:>8.3}  all segmentations {:>8}  entropy {:>7} ± {}",
+                w.word,
+                w.surprisal_bits,
+                bits(w.surprisal_all_segmentations_bits),
+                bits(w.entropy_bits),
+                bits(w.entropy_standard_error_bits)
             );
         }
     }

@@ -26,7 +26,7 @@ use crate::model::ops::draw::draw;
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
-use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 
 /// Default number of samples per context (the paper's setting; 40 is the cheap one).
@@ -82,6 +82,7 @@ pub struct SamplerConfig {
     token_budget: usize,
     batch_buckets: bool,
     contexts_per_pass: usize,
+    context_start: ContextStart,
 }
 
 impl SamplerConfig {
@@ -97,6 +98,7 @@ impl SamplerConfig {
             token_budget: DEFAULT_TOKEN_BUDGET,
             batch_buckets: true,
             contexts_per_pass: 1,
+            context_start: ContextStart::Bare,
         })
     }
 
@@ -126,6 +128,12 @@ impl SamplerConfig {
         }
         self.contexts_per_pass = contexts;
         Ok(self)
+    }
+
+    /// What the model reads before each context (default: the context alone).
+    pub fn with_context_start(mut self, start: ContextStart) -> Self {
+        self.context_start = start;
+        self
     }
 
     pub fn contexts_per_pass(&self) -> usize {
@@ -315,7 +323,7 @@ pub async fn sample_words_together(
     }
     let ids = contexts
         .iter()
-        .map(|(context, _)| tokenizer.encode_context(context))
+        .map(|(context, _)| tokenizer.encode_context_from(context, config.context_start))
         .collect::<Result<Vec<_>, _>>()?;
     let leads: Vec<&[u8]> = contexts
         .iter()
@@ -485,7 +493,7 @@ pub async fn sample_words_naive(
     context: &str,
     config: &SamplerConfig,
 ) -> Result<WordSamples, SamplerError> {
-    let ids = tokenizer.encode_context(context)?;
+    let ids = tokenizer.encode_context_from(context, config.context_start)?;
     let lead: &[u8] = if context.is_empty() { b"" } else { b" " };
     let budget = config.token_budget;
     let n = config.samples;

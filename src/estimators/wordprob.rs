@@ -25,7 +25,7 @@ use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{extend_branches, run_prefix};
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
-use crate::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{first_word, first_word_is_complete, split_incomplete_utf8_tail};
 
 /// Partial segmentations below this fraction of their word's best known probability are pruned.
@@ -199,6 +199,27 @@ impl WordScorer {
         temperature: f64,
         monitor: &mut dyn Monitor,
     ) -> Result<Vec<WordProb>, WordProbError> {
+        self.score_from(
+            model,
+            tokenizer,
+            (context, ContextStart::Bare),
+            words,
+            temperature,
+            monitor,
+        )
+        .await
+    }
+
+    /// [`Self::score`] with the context read from a given start.
+    pub async fn score_from(
+        &mut self,
+        model: &Gpt2,
+        tokenizer: &Gpt2Tokenizer,
+        (context, start): (&str, ContextStart),
+        words: &[String],
+        temperature: f64,
+        monitor: &mut dyn Monitor,
+    ) -> Result<Vec<WordProb>, WordProbError> {
         if !(temperature.is_finite() && temperature > 0.0) {
             return Err(WordProbError::Temperature(temperature));
         }
@@ -227,7 +248,7 @@ impl WordScorer {
         if words.is_empty() {
             return Ok(out);
         }
-        let ids = tokenizer.encode_context(context)?;
+        let ids = tokenizer.encode_context_from(context, start)?;
         let longest = targets.iter().map(Vec::len).max().unwrap_or(0) + MAX_LOOKAHEAD;
         let (prefix, mut hidden) = run_prefix(model, &ids, longest)?;
 

@@ -48,6 +48,18 @@ impl std::fmt::Debug for Gpt2Tokenizer {
     }
 }
 
+/// What the model reads before a context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ContextStart {
+    /// The context alone (`<|endoftext|>` only when it is empty): how the cloze analyses and
+    /// the published GPT-2 samples condition the model.
+    #[default]
+    Bare,
+    /// `<|endoftext|>` first, always: how surprisal studies read a text (minicons'
+    /// `bos_token=True`), so that every word, the first included, has the same kind of context.
+    EndOfText,
+}
+
 /// GPT-2's reversible map from bytes to printable characters (`bytes_to_unicode` in OpenAI's
 /// encoder.py): printable Latin-1 bytes map to themselves, the rest to U+0100 onwards.
 pub fn byte_to_char_table() -> [char; 256] {
@@ -168,10 +180,22 @@ impl Gpt2Tokenizer {
     /// Ids for conditioning the model on `context`: its encoding, or `<|endoftext|>` alone for an
     /// empty context (a model needs at least one token to predict from).
     pub fn encode_context(&self, context: &str) -> Result<Vec<u32>, TokenizerError> {
-        if context.is_empty() {
-            return Ok(vec![END_OF_TEXT_ID]);
-        }
-        self.encode(context)
+        self.encode_context_from(context, ContextStart::Bare)
+    }
+
+    /// Ids for conditioning the model on `context`, read from `start`.
+    pub fn encode_context_from(
+        &self,
+        context: &str,
+        start: ContextStart,
+    ) -> Result<Vec<u32>, TokenizerError> {
+        let mut ids = match start {
+            ContextStart::EndOfText => vec![END_OF_TEXT_ID],
+            ContextStart::Bare if context.is_empty() => return Ok(vec![END_OF_TEXT_ID]),
+            ContextStart::Bare => Vec::new(),
+        };
+        ids.extend(self.encode(context)?);
+        Ok(ids)
     }
 
     /// Text of `ids`; invalid UTF-8 from partial byte sequences becomes U+FFFD.

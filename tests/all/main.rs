@@ -28,6 +28,7 @@ mod simulated_study;
 mod speed;
 mod study_config;
 mod study_data;
+mod surprisal;
 mod table1;
 mod threaded_product;
 mod token_games;

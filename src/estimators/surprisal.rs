@@ -1,0 +1,249 @@
+//! Word surprisal of a text, the two ways the literature computes it, and the entropy of the
+//! model's next word, for every whitespace-delimited word: the predictors of reading-time
+//! analyses. Every quantity reads the text after `<|endoftext|>` ([`ContextStart::EndOfText`]),
+//! as surprisal studies and minicons (`bos_token=True`) do.
+//!
+//! - **Canonical, with the beginning-of-word correction** (Pimentel & Meister 2024; Oh &
+//!   Schuler 2024), exactly as minicons' `word_score_tokenized(…, bow_correction=True)`
+//!   computes it: each word's tokens are its own encoding (" word" after the first), t₁…tₖ;
+//!   s(w) = −log₂ [Π P(tᵢ | c, t<ᵢ) · P(B | c, w) / P(B | c)], B the tokens that begin with
+//!   a space. The first word of a text takes no P(B | c) (its own first token has no space), and
+//!   the corrections follow minicons' token rule: P(B | ·) is added after a token followed by a
+//!   space-initial token (or the text's last token), and subtracted before a token that follows
+//!   one so marked.
+//! - **Every segmentation** ([`crate::estimators::wordprob`]): −log₂ P(next word is w), summed
+//!   over every token sequence that spells " w", with clozelab's word rule (punctuation ends a
+//!   word): the probability the cloze analyses and the games use. A text word carrying
+//!   punctuation ("dog.") is scored as its word ("dog"); one that starts with punctuation, or
+//!   holds no letter or digit, has none.
+//! - **Entropy** of the next word (normalised, as people's answers are compared) before each
+//!   word, from the word sampler: Miller–Madow corrected, with its standard error
+//!   ([`EntropyEstimate`]).
+
+use burn::tensor::activation::log_softmax;
+
+use crate::analysis::metrics::EntropyEstimate;
+use crate::estimators::progress::Monitor;
+use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words_for_contexts};
+use crate::estimators::wordprob::{WordProbError, WordScorer};
+use crate::model::readback::read_f32;
+use crate::model::{Gpt2, ModelError};
+use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::words::first_word;
+
+/// Rows per LM-head call (bounds the `[rows, vocab]` buffers, as in the sampler).
+const HEAD_ROWS: usize = 128;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SurprisalError {
+    #[error("the text has no words")]
+    NoWords,
+    #[error(
+        "the text is {tokens} tokens after <|endoftext|>, more than the model reads at once ({max}): score it in parts"
+    )]
+    TooLong { tokens: usize, max: usize },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    WordProb(#[from] WordProbError),
+    #[error(transparent)]
+    Sampler(#[from] SamplerError),
+}
+
+/// One word's predictors.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WordSurprisal {
+    /// The word as written (whitespace-delimited).
+    pub word: String,
+    /// Canonical tokenisation with the beginning-of-word correction, bits.
+    pub surprisal_bits: f64,
+    /// −log₂ of the exact every-segmentation probability of the word (as clozelab cuts it
+    /// from the text word); `None` for a word without one, or not computed.
+    pub surprisal_all_segmentations_bits: Option<f64>,
+    /// Entropy of the next word before this one, bits; `None` when not sampled.
+    pub entropy_bits: Option<f64>,
+    pub entropy_standard_error_bits: Option<f64>,
+}
+
+/// Token ids that begin with a space: minicons' beginning-of-word set for GPT-2 (tokens whose
+/// string starts with `Ġ`, the byte-level space).
+pub fn beginning_of_word_ids(tokenizer: &Gpt2Tokenizer) -> Vec<u32> {
+    (0..tokenizer.vocab_size() as u32)
+        .filter(|&id| {
+            tokenizer
+                .token_bytes(id)
+                .is_ok_and(|bytes| bytes.first() == Some(&b' '))
+        })
+        .collect()
+}
+
+/// The ids minicons scores for `words` (after `<|endoftext|>`) and each word's span in them.
+fn word_spans(
+    tokenizer: &Gpt2Tokenizer,
+    words: &[&str],
+) -> Result<(Vec<u32>, Vec<std::ops::Range<usize>>), SurprisalError> {
+    let mut ids = vec![END_OF_TEXT_ID];
+    let mut spans = Vec::with_capacity(words.len());
+    for (j, word) in words.iter().enumerate() {
+        let piece = if j == 0 {
+            word.to_string()
+        } else {
+            format!(" {word}")
+        };
+        let start = ids.len();
+        ids.extend(tokenizer.encode(&piece)?);
+        spans.push(start..ids.len());
+    }
+    Ok((ids, spans))
+}
+
+fn log_sum_exp(values: impl Iterator<Item = f64>) -> f64 {
+    let values: Vec<f64> = values.collect();
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if max == f64::NEG_INFINITY {
+        return max;
+    }
+    max + values.iter().map(|v| (v - max).exp()).sum::<f64>().ln()
+}
+
+/// Canonical surprisal of every word with the beginning-of-word correction, in bits, from one
+/// forward pass over the text.
+///
+/// # Shapes
+/// - 1 + the text's tokens ≤ `n_positions`
+pub async fn canonical_surprisals(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    words: &[&str],
+) -> Result<Vec<f64>, SurprisalError> {
+    if words.is_empty() {
+        return Err(SurprisalError::NoWords);
+    }
+    let (ids, spans) = word_spans(tokenizer, words)?;
+    if ids.len() > model.n_positions {
+        return Err(SurprisalError::TooLong {
+            tokens: ids.len(),
+            max: model.n_positions,
+        });
+    }
+    let bow = beginning_of_word_ids(tokenizer);
+    let is_bow = |id: u32| bow.binary_search(&id).is_ok();
+    let hidden = model.forward_cached(
+        model.token_tensor(std::slice::from_ref(&ids))?,
+        &mut model.new_cache(None, 1, ids.len()),
+    )?;
+    let n_embd = hidden.dims()[2];
+    let vocab = model.vocab_size;
+    // Row r predicts the token after ids[r]: its log-prob of ids[r + 1] and of a space next.
+    let mut next_logprob = Vec::with_capacity(ids.len());
+    let mut bow_logprob = Vec::with_capacity(ids.len());
+    for start in (0..ids.len()).step_by(HEAD_ROWS) {
+        let end = (start + HEAD_ROWS).min(ids.len());
+        let rows = hidden.clone().slice([0..1, start..end, 0..n_embd]);
+        let host = read_f32(log_softmax(
+            model.logits(rows)?.reshape([end - start, vocab]),
+            1,
+        ))
+        .await?;
+        for (offset, row) in host.chunks_exact(vocab).enumerate() {
+            let r = start + offset;
+            next_logprob.push(ids.get(r + 1).map(|&id| row[id as usize] as f64));
+            bow_logprob.push(log_sum_exp(bow.iter().map(|&id| row[id as usize] as f64)));
+        }
+    }
+    // minicons' masks over the scored tokens (ids[1..]): a correction is added after a token
+    // whose successor begins a word (or that ends the text), and subtracted before the token
+    // that follows it.
+    let scored = ids.len() - 1;
+    let adds_after: Vec<bool> = (0..scored)
+        .map(|i| i + 1 == scored || is_bow(ids[i + 2]))
+        .collect();
+    let token_score = |i: usize| -> f64 {
+        let mut score = next_logprob[i].unwrap_or(f64::NEG_INFINITY);
+        if adds_after[i] {
+            score += bow_logprob[i + 1];
+        }
+        if i > 0 && adds_after[i - 1] {
+            score -= bow_logprob[i];
+        }
+        score
+    };
+    Ok(spans
+        .iter()
+        .map(|span| {
+            let ln: f64 = (span.start - 1..span.end - 1).map(token_score).sum();
+            -ln / std::f64::consts::LN_2
+        })
+        .collect())
+}
+
+/// How much of [`text_surprisals`] to compute beyond the canonical surprisal.
+#[derive(Clone, Debug, Default)]
+pub struct SurprisalOptions {
+    /// Score every word's every-segmentation probability.
+    pub all_segmentations: bool,
+    /// Sample the next word before each word (entropy); `None` leaves entropy out.
+    pub entropy_samples: Option<SamplerConfig>,
+}
+
+/// Every predictor of every word of `text` (split at whitespace).
+pub async fn text_surprisals(
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    text: &str,
+    options: &SurprisalOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Vec<WordSurprisal>, SurprisalError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let canonical = canonical_surprisals(model, tokenizer, &words).await?;
+    let mut out: Vec<WordSurprisal> = words
+        .iter()
+        .zip(canonical)
+        .map(|(word, surprisal_bits)| WordSurprisal {
+            word: word.to_string(),
+            surprisal_bits,
+            surprisal_all_segmentations_bits: None,
+            entropy_bits: None,
+            entropy_standard_error_bits: None,
+        })
+        .collect();
+    let contexts: Vec<String> = (0..words.len()).map(|j| words[..j].join(" ")).collect();
+    if options.all_segmentations {
+        let mut scorer = WordScorer::new(tokenizer);
+        for (j, word) in words.iter().enumerate() {
+            let Some(cloze_word) = first_word(word).filter(|w| word.starts_with(w)) else {
+                continue;
+            };
+            let scored = scorer
+                .score_from(
+                    model,
+                    tokenizer,
+                    (&contexts[j], ContextStart::EndOfText),
+                    &[cloze_word.to_string()],
+                    1.0,
+                    monitor,
+                )
+                .await?;
+            out[j].surprisal_all_segmentations_bits = scored
+                .first()
+                .and_then(|p| p.logprob)
+                .map(|ln| -ln / std::f64::consts::LN_2);
+        }
+    }
+    if let Some(config) = &options.entropy_samples {
+        let config = config.clone().with_context_start(ContextStart::EndOfText);
+        let samples =
+            sample_words_for_contexts(model, tokenizer, &contexts, &config, monitor).await?;
+        for (row, samples) in out.iter_mut().zip(samples) {
+            if let Ok(entropy) =
+                EntropyEstimate::from_counts(samples.words.values().map(|&c| c as f64))
+            {
+                row.entropy_bits = Some(entropy.bits);
+                row.entropy_standard_error_bits = Some(entropy.standard_error_bits);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,169 @@
+//! Word surprisal with the beginning-of-word correction against minicons
+//! (tests/fixtures/surprisal_minicons.json, written by scripts/reference_surprisal.py from two
+//! test models), and the per-word predictors of `clozelab surprisal`.
+
+use crate::common;
+
+use clozelab::estimators::progress::Unmonitored;
+use clozelab::estimators::sampler::SamplerConfig;
+use clozelab::estimators::surprisal::{
+    SurprisalError, SurprisalOptions, canonical_surprisals, text_surprisals,
+};
+use clozelab::model::load_gpt2;
+use clozelab::runtime::backend::cpu_device;
+use clozelab::runtime::modeldir::read_model_dir;
+use serde::Deserialize;
+
+/// The contract with minicons, in bits.
+const BITS_TOLERANCE: f64 = 1e-3;
+
+#[derive(Deserialize)]
+struct Fixture {
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    model: Shape,
+    text: String,
+    words: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Copy, Deserialize, PartialEq)]
+struct Shape {
+    seed: u64,
+    layers: usize,
+    dim: usize,
+    heads: usize,
+}
+
+fn load(
+    shape: Shape,
+) -> (
+    clozelab::model::Gpt2,
+    clozelab::text::tokenizer::Gpt2Tokenizer,
+) {
+    // One folder per call: the tests run in parallel and may load the same shape.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = common::repo_root().join("target").join(format!(
+        "surprisal-model-{}-{}-{call}",
+        shape.seed,
+        std::process::id()
+    ));
+    let vocab = common::vocab_dir().expect("GPT-2 vocabulary: run `npm ci`");
+    clozelab::cli::write_test_model(
+        &dir,
+        shape.seed,
+        shape.layers,
+        shape.dim,
+        shape.heads,
+        Some(&vocab),
+    )
+    .unwrap();
+    let files = read_model_dir(&dir).unwrap();
+    let (_, model) = load_gpt2(&files.config_json, &files.weights, &cpu_device().device).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    (model, files.tokenizer)
+}
+
+#[test]
+fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
+    let text =
+        std::fs::read_to_string(common::repo_root().join("tests/fixtures/surprisal_minicons.json"))
+            .unwrap();
+    let fixture: Fixture = serde_json::from_str(&text).unwrap();
+    let mut shapes: Vec<Shape> = Vec::new();
+    for case in &fixture.cases {
+        if !shapes.contains(&case.model) {
+            shapes.push(case.model);
+        }
+    }
+    assert_eq!(shapes.len(), 2, "the fixture covers two test models");
+    let mut compared = 0;
+    for shape in shapes {
+        let (model, tokenizer) = load(shape);
+        for case in fixture.cases.iter().filter(|c| c.model == shape) {
+            let words: Vec<&str> = case.text.split_whitespace().collect();
+            let ours =
+                pollster::block_on(canonical_surprisals(&model, &tokenizer, &words)).unwrap();
+            assert_eq!(ours.len(), case.words.len(), "{:?}", case.text);
+            for ((word, theirs), (ours, own_word)) in case.words.iter().zip(ours.iter().zip(&words))
+            {
+                assert_eq!(word, own_word);
+                assert!(
+                    (ours - theirs).abs() < BITS_TOLERANCE,
+                    "seed {}: {:?} in {:?}: clozelab {ours} bits, minicons {theirs}",
+                    shape.seed,
+                    word,
+                    case.text
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} words compared");
+}
+
+#[test]
+fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
+    let shape = Shape {
+        seed: 0,
+        layers: 2,
+        dim: 64,
+        heads: 4,
+    };
+    let (model, tokenizer) = load(shape);
+    let options = SurprisalOptions {
+        all_segmentations: true,
+        entropy_samples: Some(SamplerConfig::new(200, 3).unwrap()),
+    };
+    let text = "The dog barked. (Loudly) — then slept";
+    let rows = pollster::block_on(text_surprisals(
+        &model,
+        &tokenizer,
+        text,
+        &options,
+        &mut Unmonitored,
+    ))
+    .unwrap();
+    let words: Vec<&str> = rows.iter().map(|r| r.word.as_str()).collect();
+    assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
+    for row in &rows {
+        assert!(row.surprisal_bits.is_finite() && row.surprisal_bits > 0.0);
+        let entropy = row.entropy_bits.expect("entropy of every word");
+        // 200 samples of a nearly uniform model: close to log2(200), never above the vocabulary's.
+        assert!(entropy > 5.0 && entropy < (50257f64).log2(), "{row:?}");
+        assert!(row.entropy_standard_error_bits.unwrap() >= 0.0);
+    }
+    // A word starting with punctuation, or holding no letter, has no cloze word to score.
+    let by_word = |w: &str| rows.iter().find(|r| r.word == w).unwrap();
+    assert!(
+        by_word("(Loudly)")
+            .surprisal_all_segmentations_bits
+            .is_none()
+    );
+    assert!(by_word("—").surprisal_all_segmentations_bits.is_none());
+    // "barked." is scored as its word "barked": the all-segmentations value leaves the period out.
+    let barked = by_word("barked.");
+    assert!(barked.surprisal_all_segmentations_bits.unwrap() < barked.surprisal_bits);
+    assert!(by_word("dog").surprisal_all_segmentations_bits.is_some());
+
+    assert!(matches!(
+        pollster::block_on(canonical_surprisals(&model, &tokenizer, &[])),
+        Err(SurprisalError::NoWords)
+    ));
+    let long = "word ".repeat(model.n_positions + 5);
+    let err = pollster::block_on(text_surprisals(
+        &model,
+        &tokenizer,
+        &long,
+        &SurprisalOptions::default(),
+        &mut Unmonitored,
+    ))
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("more than the model reads"),
+        "{err}"
+    );
+}
