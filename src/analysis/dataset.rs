@@ -40,6 +40,8 @@ pub struct Dataset {
     pub runs: Vec<crate::data::participant_run::ParticipantRun>,
     /// What was left out of the data and why, one sentence each, to show beside the results.
     pub notes: Vec<String>,
+    /// Models' surprisal of each context's target word, in the order given.
+    pub predictors: Vec<crate::analysis::predictors::ModelPredictors>,
 }
 
 #[derive(Debug, thiserror::Error)]

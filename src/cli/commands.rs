@@ -328,6 +328,10 @@ pub struct ResultsArgs {
     /// The folder for trials.csv, token_trials.csv, codebook.csv and exclusions.csv.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// A model folder whose surprisal of each target word fills trials.csv's surprisal columns
+    /// (on the CPU).
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -24,11 +24,14 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
              export, a study server's bundles, the app's downloads of answers)",
         ));
     }
-    let study = crate::game::readback::results_dataset::dataset_from_files(
+    let mut study = crate::game::readback::results_dataset::dataset_from_files(
         &texts,
         &known_passages(),
         args.data.rules(),
     )?;
+    if let Some(dir) = &args.model {
+        add_surprisal(&mut study.data, dir)?;
+    }
     let Some(tables) = study.tables() else {
         return Err(CliError::usage("the study's results could not be read"));
     };
@@ -50,5 +53,33 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
         println!("{}", path.display());
     }
     eprintln!("participant flow: {}", tables.flow.sentence());
+    Ok(())
+}
+
+/// The model in `dir`'s surprisal of every context's target word, named by its folder.
+fn add_surprisal(
+    data: &mut crate::analysis::dataset::Dataset,
+    dir: &std::path::Path,
+) -> Result<(), CliError> {
+    use crate::analysis::predictors::passages_of;
+    use crate::runtime::target_predictors::target_predictors;
+    let (engine, _) = super::load_engine_from(
+        dir,
+        crate::runtime::backend::BackendKind::Cpu,
+        crate::model::Precision::F32,
+    )?;
+    let passages = passages_of(&data.norms);
+    let (by_context, notes) = pollster::block_on(target_predictors(
+        &engine.model,
+        &engine.tokenizer,
+        &passages,
+        &mut crate::estimators::progress::Unmonitored,
+    ))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    data.notes.extend(notes);
+    data.predictors.push((name, by_context));
     Ok(())
 }

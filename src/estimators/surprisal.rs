@@ -50,6 +50,8 @@ pub enum SurprisalError {
     WordProb(#[from] WordProbError),
     #[error(transparent)]
     Sampler(#[from] SamplerError),
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// One word's predictors.
@@ -179,6 +181,38 @@ pub async fn canonical_surprisals(
         .collect())
 }
 
+/// −log₂ P(the next word is `words[j]`'s cloze word | `<|endoftext|>` and the words before it),
+/// over every segmentation; `None` when the word starts with punctuation or holds no letter or
+/// digit, or its probability underflows.
+pub async fn all_segmentations_surprisal(
+    scorer: &mut WordScorer,
+    model: &Gpt2,
+    tokenizer: &Gpt2Tokenizer,
+    words: &[&str],
+    j: usize,
+    monitor: &mut dyn Monitor,
+) -> Result<Option<f64>, SurprisalError> {
+    let word = words[j];
+    let Some(cloze_word) = first_word(word).filter(|w| word.starts_with(w)) else {
+        return Ok(None);
+    };
+    let context = words[..j].join(" ");
+    let scored = scorer
+        .score_from(
+            model,
+            tokenizer,
+            (&context, ContextStart::EndOfText),
+            &[cloze_word.to_string()],
+            1.0,
+            monitor,
+        )
+        .await?;
+    Ok(scored
+        .first()
+        .and_then(|p| p.logprob)
+        .map(|ln| -ln / std::f64::consts::LN_2))
+}
+
 /// How much of [`text_surprisals`] to compute beyond the canonical surprisal.
 #[derive(Clone, Debug, Default)]
 pub struct SurprisalOptions {
@@ -209,30 +243,16 @@ pub async fn text_surprisals(
             entropy_standard_error_bits: None,
         })
         .collect();
-    let contexts: Vec<String> = (0..words.len()).map(|j| words[..j].join(" ")).collect();
     if options.all_segmentations {
         let mut scorer = WordScorer::new(tokenizer);
-        for (j, word) in words.iter().enumerate() {
-            let Some(cloze_word) = first_word(word).filter(|w| word.starts_with(w)) else {
-                continue;
-            };
-            let scored = scorer
-                .score_from(
-                    model,
-                    tokenizer,
-                    (&contexts[j], ContextStart::EndOfText),
-                    &[cloze_word.to_string()],
-                    1.0,
-                    monitor,
-                )
-                .await?;
-            out[j].surprisal_all_segmentations_bits = scored
-                .first()
-                .and_then(|p| p.logprob)
-                .map(|ln| -ln / std::f64::consts::LN_2);
+        for (j, row) in out.iter_mut().enumerate() {
+            row.surprisal_all_segmentations_bits =
+                all_segmentations_surprisal(&mut scorer, model, tokenizer, &words, j, monitor)
+                    .await?;
         }
     }
     if let Some(config) = &options.entropy_samples {
+        let contexts: Vec<String> = (0..words.len()).map(|j| words[..j].join(" ")).collect();
         let config = config.clone().with_context_start(ContextStart::EndOfText);
         let samples =
             sample_words_for_contexts(model, tokenizer, &contexts, &config, monitor).await?;

@@ -1,7 +1,8 @@
 //! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]), a model folder read from a host whatever its tokenizer's layout ([`model_folder`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
 //! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
-//! on its device ([`speed`]) and the typed messages between the
+//! on its device ([`speed`]), the surprisal of every context's target word
+//! ([`target_predictors`]) and the typed messages between the
 //! page and the inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder
 //! from disk.
 
@@ -15,6 +16,7 @@ pub mod protocol;
 #[cfg(test)]
 pub(crate) mod sample_values;
 pub mod speed;
+pub mod target_predictors;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod modeldir;

@@ -68,6 +68,10 @@ pub enum Request {
     /// Appendix D over the last analysed dataset with the loaded model: progress per context,
     /// then [`Reply::TokenLevel`].
     TokenLevel(TokenLevelRequest),
+    /// The loaded model's surprisal of every target word of the last analysed dataset
+    /// (`model`: its name in the trial table): progress per context, then
+    /// [`Reply::Predictors`].
+    TargetSurprisal(TargetSurprisalRequest),
     /// One participant of the last analysed dataset beside `system` and the oracle:
     /// [`Reply::Participant`].
     Participant(ParticipantRequest),
@@ -195,6 +199,15 @@ pub struct AnalyseRequest {
     /// Whose answers to leave out (see [`crate::game::readback::results_dataset::dataset_from_files`]).
     #[serde(default)]
     pub exclude: crate::game::readback::exclusions::ExclusionRules,
+    /// Models' surprisal of the target words computed in the page, for the trial table.
+    #[serde(default)]
+    pub predictors: Vec<crate::analysis::predictors::ModelPredictors>,
+}
+
+/// The payload of [`Request::TargetSurprisal`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetSurprisalRequest {
+    pub model: String,
 }
 
 /// The payload of [`Request::TokenLevel`].
@@ -289,6 +302,11 @@ pub enum Reply {
     /// The token-level row and figure (`None`: no context had a response with a token).
     TokenLevel(Option<Box<crate::analysis::token_level::TokenLevelReport>>),
     Participant(Box<crate::analysis::participant::ParticipantReport>),
+    /// A model's surprisal of each context's target word, and notes on passages left out.
+    Predictors {
+        predictors: crate::analysis::predictors::ModelPredictors,
+        notes: Vec<String>,
+    },
     /// Syntactic or semantic TVD rows (the oracle first) and their Figure 4 histograms.
     ClassTvd {
         rows: Vec<crate::analysis::classes::ClassRow>,
@@ -476,13 +494,14 @@ mod tests {
         );
     }
 
-    /// The variant's name, as serde writes it (externally tagged).
-    fn variant_name<T: Serialize>(message: &T) -> String {
-        match serde_json::to_value(message).unwrap() {
-            serde_json::Value::String(name) => name,
-            serde_json::Value::Object(map) => map.keys().next().unwrap().clone(),
-            other => panic!("not an enum variant: {other}"),
-        }
+    /// The variant's name, as its `Debug` form starts (serde_json cannot write every reply:
+    /// maps keyed by a context are not JSON objects).
+    fn variant_name<T: std::fmt::Debug>(message: &T) -> String {
+        format!("{message:?}")
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .next()
+            .unwrap()
+            .to_string()
     }
 
     #[test]

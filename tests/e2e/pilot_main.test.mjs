@@ -5,7 +5,8 @@
 // column by column: every row has its own study's context, target word and text id, the test
 // run takes no list place and is left out, and the flow adds up. `clozelab results` on the same
 // two exports and a samples file naming both texts gives the page's tables, each row its own
-// study's model columns.
+// study's model columns; with `--model`, and on the page with the loaded model, each row gets
+// its own text's surprisal of the target word, as `clozelab surprisal` gives it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -104,6 +105,18 @@ test("a pilot and a main study with a passage p1 of different texts, merged: eve
       }
       const safe = await readFile(await download(page, "download-trials-spreadsheet", dir), "utf8");
       assert.ok(safe.startsWith("\ufeff"), "the spreadsheet variant has a byte-order mark");
+      // The loaded model's surprisal of every target word joins the trial table.
+      await page.goto(`${served.base}/analysis?model=models/test/`);
+      await page.getByTestId("analysis-files").setInputFiles([exports.pilot, exports.main, samples]);
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length >= 3, null, { timeout: TIMEOUT });
+      await page.getByTestId("analysis-resamples").fill("1");
+      await page.getByTestId("analyse").click();
+      await page.getByTestId("model-surprisal-run").click({ timeout: TIMEOUT });
+      await page.getByTestId("model-surprisal-summary").locator("li").waitFor({ timeout: TIMEOUT });
+      assert.match(await page.getByTestId("model-surprisal-summary").innerText(), /8 target words in trials\.csv/);
+      await page.getByTestId("study-tables").waitFor({ timeout: TIMEOUT });
+      await screenshot(page, "pilot-main-surprisal.png");
+      got.trialsWithSurprisal = parseCsv(await readFile(await download(page, "download-trials", dir), "utf8"));
     });
     // trials.csv: every answer of every run, each with its own study's text.
     const textOf = (studyId) => STUDIES[studyId.replace("cloze-", "")].text;
@@ -164,6 +177,37 @@ test("a pilot and a main study with a passage p1 of different texts, merged: eve
       assert.deepEqual(parseCsv(await readFile(join(out, `${table}.csv`), "utf8")), got[table], `clozelab results' ${table}.csv`);
     }
     assert.match(await readFile(join(out, "flow.svg"), "utf8"), /<svg/);
+    // Entropy of the samples {word: 3, the: 1}: 0.811 bits, plus Miller–Madow's 1/(2·4·ln 2).
+    for (const r of got.trials.rows) assert.ok(Math.abs(Number(r.model_entropy_bits) - (0.8112781 + 1 / (8 * Math.LN2))) < 1e-6, r.model_entropy_bits);
+    // Surprisal: `clozelab results --model` and the page give each row its own study's text's
+    // value, the one `clozelab surprisal` gives that word of that text.
+    const cliModel = join(dir, "cli-model");
+    execFileSync(cliBinary(), ["results", "--file", exports.pilot, "--file", exports.main, "--file", samples, "--model", "public/models/test", "--out", cliModel], { stdio: ["ignore", "ignore", "pipe"] });
+    const withModel = parseCsv(await readFile(join(cliModel, "trials.csv"), "utf8"));
+    const perWord = {};
+    for (const study of Object.values(STUDIES)) {
+      const out = execFileSync(cliBinary(), ["surprisal", "--model", "public/models/test", "--text", study.text, "--samples", "0", "--json"], { stdio: ["ignore", "pipe", "pipe"] }).toString();
+      perWord[study.text] = out.trim().split("\n").map((line) => JSON.parse(line));
+    }
+    const surprisalColumns = ["surprisal_model", "surprisal_bits", "surprisal_all_segmentations_bits"];
+    assert.deepEqual(withModel.header, got.trials.header);
+    assert.equal(withModel.rows.length, got.trialsWithSurprisal.rows.length);
+    const near = (a, b, what) => assert.ok(Math.abs(Number(a) - Number(b)) < 1e-3, `${what}: ${a} against ${b}`);
+    withModel.rows.forEach((r, i) => {
+      const page = got.trialsWithSurprisal.rows[i];
+      for (const column of withModel.header.filter((c) => !surprisalColumns.includes(c))) assert.equal(page[column], r[column], column);
+      assert.equal(r.surprisal_model, "test");
+      assert.ok(page.surprisal_model.length > 0);
+      const word = perWord[textOf(r.study_id)][Number(r.position) - 1];
+      assert.equal(word.word, r.target_word);
+      assert.equal(Number(r.surprisal_bits), word.surprisal_bits, `${r.study_id} ${r.position}`);
+      assert.equal(Number(r.surprisal_all_segmentations_bits), word.surprisal_all_segmentations_bits);
+      near(page.surprisal_bits, r.surprisal_bits, "the page's surprisal");
+      near(page.surprisal_all_segmentations_bits, r.surprisal_all_segmentations_bits, "the page's all-segmentations surprisal");
+    });
+    // The pilot's and the main study's position 2 are different words of different texts.
+    const second = (name) => withModel.rows.find((r) => r.study_id === `cloze-${name}` && r.position === "2").surprisal_bits;
+    assert.notEqual(second("pilot"), second("main"));
   } finally {
     served.server.close();
   }

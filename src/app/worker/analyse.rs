@@ -14,6 +14,7 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         extra,
         options,
         exclude,
+        predictors,
     } = request;
     // Exports of the built-in passages are placed by the passages' texts.
     let passages: Vec<(String, String)> = crate::game::design::passages::built_in_passages()
@@ -23,6 +24,7 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
     let mut study =
         crate::game::readback::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     study.data.systems.extend(extra);
+    study.data.predictors.extend(predictors);
     let tables = study.tables();
     let downloads = tables.as_ref().map(|t| t.files()).unwrap_or_default();
     let flow = tables.map(|t| t.flow.figure());
@@ -110,4 +112,41 @@ pub(super) async fn token_level(
         ece,
     );
     Ok(Reply::TokenLevel(report.map(Box::new)))
+}
+
+/// The loaded model's surprisal of every target word of the last analysed dataset, reporting
+/// each context.
+pub(super) async fn target_surprisal(
+    state: &Shared,
+    responder: &super::Responder,
+    model: &str,
+) -> Result<Reply, WorkerError> {
+    let engine = super::engine(state)?;
+    let passages = state
+        .borrow()
+        .dataset
+        .as_ref()
+        .map(|d| crate::analysis::predictors::passages_of(&d.norms))
+        .ok_or(WorkerError::NoDataset)?;
+    let mut monitor = super::monitor::PageMonitor::new(state, responder);
+    let result = crate::runtime::target_predictors::target_predictors(
+        &engine.model,
+        &engine.tokenizer,
+        &passages,
+        &mut monitor,
+    )
+    .await;
+    match result {
+        Ok((by_context, notes)) => Ok(Reply::Predictors {
+            predictors: (model.to_string(), by_context),
+            notes,
+        }),
+        Err(
+            crate::estimators::surprisal::SurprisalError::Cancelled
+            | crate::estimators::surprisal::SurprisalError::WordProb(
+                crate::estimators::wordprob::WordProbError::Cancelled,
+            ),
+        ) => Ok(Reply::Cancelled),
+        Err(e) => Err(e.into()),
+    }
 }

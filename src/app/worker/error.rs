@@ -52,6 +52,8 @@ pub enum WorkerError {
     #[error(transparent)]
     Metrics(#[from] crate::analysis::metrics::MetricsError),
     #[error(transparent)]
+    Surprisal(#[from] crate::estimators::surprisal::SurprisalError),
+    #[error(transparent)]
     Upload(#[from] UploadError),
     #[error(transparent)]
     ChosenFiles(#[from] ChosenFilesError),

@@ -64,6 +64,9 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
         Request::TokenLevel(request) => {
             analyse::token_level(state, responder, request.ece, &request.model).await
         }
+        Request::TargetSurprisal(request) => {
+            analyse::target_surprisal(state, responder, &request.model).await
+        }
         Request::Participant(request) => {
             analyse::participant(state, &request.participant, &request.system)
         }

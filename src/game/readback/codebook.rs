@@ -92,7 +92,7 @@ pub const RUN_COLUMNS: [(&str, &str, &str); 19] = [
 ];
 
 /// The next-word game's answer columns, after the run columns.
-pub const TRIAL_COLUMNS: [(&str, &str, &str); 20] = [
+pub const TRIAL_COLUMNS: [(&str, &str, &str); 25] = [
     (
         "passage",
         "string",
@@ -188,6 +188,31 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 20] = [
         "model_samples",
         "integer",
         "How many sampled words that estimate rests on.",
+    ),
+    (
+        "model_entropy_bits",
+        "number",
+        "Entropy of that system's next word in this context, bits, from its samples (Miller–Madow corrected; low when the samples miss the distribution's tail).",
+    ),
+    (
+        "model_entropy_se_bits",
+        "number",
+        "Standard error of model_entropy_bits (delta method over the samples).",
+    ),
+    (
+        "surprisal_model",
+        "string",
+        "The model whose surprisal of the target word follows (the first given: `clozelab results --model`, or the Analysis page's model); empty without one.",
+    ),
+    (
+        "surprisal_bits",
+        "number",
+        "Surprisal of target_word after the context, bits: the canonical tokenisation with the beginning-of-word correction (Pimentel & Meister 2024; equal to minicons' bow_correction=True), the text read after <|endoftext|>.",
+    ),
+    (
+        "surprisal_all_segmentations_bits",
+        "number",
+        "−log2 of the model's probability that the next word is the target word (clozelab's word rule: punctuation ends a word), summed over every tokenisation; empty for a target starting with punctuation.",
     ),
 ];
 

@@ -14,6 +14,7 @@ use super::exclusions::Exclusion;
 use super::participant_flow::ParticipantFlow;
 use super::results_merge::StudyResults;
 use crate::analysis::dataset::Dataset;
+use crate::analysis::metrics::EntropyEstimate;
 use crate::analysis::passage_texts::{PassageTexts, text_fingerprint};
 use crate::data::participant_run::ParticipantRun;
 use crate::data::rfc3339::epoch_ms;
@@ -243,9 +244,15 @@ pub fn study_tables(
                     let total: f64 = s.words.values().sum();
                     (total > 0.0).then(|| {
                         let count = s.words.get(&normalized).copied().unwrap_or(0.0);
-                        (name.clone(), count / total, total)
+                        let entropy = EntropyEstimate::from_counts(s.words.values().copied()).ok();
+                        (name.clone(), count / total, total, entropy)
                     })
                 })
+            });
+            let surprisal = context.and_then(|c| {
+                data.predictors
+                    .iter()
+                    .find_map(|(name, by_context)| Some((name, by_context.get(&c.key())?)))
             });
             cells.extend([
                 r.passage.clone(),
@@ -271,6 +278,16 @@ pub fn study_tables(
                 model.as_ref().map(|m| m.0.clone()).unwrap_or_default(),
                 number_cell(model.as_ref().map(|m| m.1)),
                 model.as_ref().map(|m| m.2.to_string()).unwrap_or_default(),
+                number_cell(model.as_ref().and_then(|m| m.3).map(|e| e.bits)),
+                number_cell(
+                    model
+                        .as_ref()
+                        .and_then(|m| m.3)
+                        .map(|e| e.standard_error_bits),
+                ),
+                surprisal.map(|s| s.0.clone()).unwrap_or_default(),
+                number_cell(surprisal.map(|s| s.1.surprisal_bits)),
+                number_cell(surprisal.and_then(|s| s.1.surprisal_all_segmentations_bits)),
             ]);
             cells.extend(answers);
             cells

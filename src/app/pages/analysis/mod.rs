@@ -9,6 +9,7 @@ mod exclusion_options;
 mod figure_card;
 mod files;
 mod model_samples;
+mod model_surprisal;
 mod options;
 mod participant;
 mod probe_tables;
@@ -37,6 +38,7 @@ use figure_card::FigureCard;
 use files::AnalysisFiles;
 pub(super) use files::read_texts;
 use model_samples::ModelSamples;
+use model_surprisal::ModelSurprisal;
 use options::AnalysisOptions;
 use participant::ParticipantPanel;
 use production_variability::Probes;
@@ -60,6 +62,9 @@ pub fn AnalysisPage() -> impl IntoView {
     // Systems computed here (the loaded model's samples), analysed with the files' ones.
     let extra = RwSignal::new(Vec::<crate::data::provo::SystemSamples>::new());
     let sampling_status = RwSignal::new(String::new());
+    // The loaded model's surprisal of the target words, for the trial table.
+    let predictors = RwSignal::new(Vec::<crate::analysis::predictors::ModelPredictors>::new());
+    let surprisal_status = RwSignal::new(String::new());
     let current_options = move || Table1Options {
         resamples: resamples.get_untracked(),
         oracle_size: oracle.get_untracked().parse().unwrap_or(OracleSize::Half),
@@ -73,12 +78,14 @@ pub fn AnalysisPage() -> impl IntoView {
     let analyse = Action::new_local(move |_: &()| {
         let options = current_options();
         let (files, extra) = (files.get_untracked(), extra.get_untracked());
+        let predictors = predictors.get_untracked();
         async move {
             let request = Request::Analyse(AnalyseRequest {
                 files,
                 extra,
                 options,
                 exclude: exclude.get_untracked(),
+                predictors,
             });
             match runtime.client().call(request).await {
                 Reply::Analysis(a) => Ok(*a),
@@ -178,6 +185,18 @@ pub fn AnalysisPage() -> impl IntoView {
                                     .update(|all| {
                                         all.retain(|(name, _)| name != &system.0);
                                         all.push(system);
+                                    });
+                                analyse.dispatch(());
+                            })
+                        />
+                        <ModelSurprisal
+                            have=predictors
+                            status=surprisal_status
+                            on_done=Callback::new(move |new: crate::analysis::predictors::ModelPredictors| {
+                                predictors
+                                    .update(|all| {
+                                        all.retain(|(name, _)| name != &new.0);
+                                        all.push(new);
                                     });
                                 analyse.dispatch(());
                             })
