@@ -116,6 +116,12 @@ test("runs: participants taking turns on one computer each get their own id and 
       await page.getByTestId("next-participant").click();
       await playAll(page, ["x", "y", "z", "w"]);
       await page.getByTestId("complete").waitFor({ timeout: TIMEOUT });
+      // The end screen shows before the final bundle's POST is answered: the page stays open
+      // until both people's final bundles have arrived (a tab closed earlier would leave the
+      // last one to the outbox's next visit, which this test does not make).
+      const finalsIn = () => served.submissions.filter((b) => b.manifest?.study_id === "study-lab" && b.key.endsWith("/complete")).length;
+      const deadline = Date.now() + TIMEOUT;
+      while (finalsIn() < 2 && Date.now() < deadline) await page.waitForTimeout(100);
     });
     const people = [...new Set(served.submissions.filter((b) => b.manifest?.study_id === "study-lab").map((b) => b.manifest.participant))];
     assert.equal(people.length, 3, `three participants: ${people}`);

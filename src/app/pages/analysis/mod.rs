@@ -193,11 +193,8 @@ pub fn AnalysisPage() -> impl IntoView {
                             have=predictors
                             status=surprisal_status
                             on_done=Callback::new(move |new: crate::analysis::predictors::ModelPredictors| {
-                                predictors
-                                    .update(|all| {
-                                        all.retain(|(name, _)| name != &new.0);
-                                        all.push(new);
-                                    });
+                                // The trial table has one model's surprisal: the latest.
+                                predictors.set(vec![new]);
                                 analyse.dispatch(());
                             })
                         />
