@@ -192,8 +192,9 @@ pub fn AnalysisPage() -> impl IntoView {
                         <ModelSurprisal
                             have=predictors
                             status=surprisal_status
-                            on_done=Callback::new(move |new: crate::analysis::predictors::ModelPredictors| {
-                                // The trial table has one model's surprisal: the latest.
+                            on_done=Callback::new(move |
+                                new: crate::analysis::predictors::ModelPredictors|
+                            {
                                 predictors.set(vec![new]);
                                 analyse.dispatch(());
                             })
