@@ -229,12 +229,17 @@ pub struct PackageArgs {
     /// The study config.
     #[arg(long, value_name = "FILE")]
     pub study: PathBuf,
-    /// The built app (`bash scripts/release.sh` writes it).
+    /// The built app: the optimised build (`bash scripts/release.sh` writes it to dist-release/;
+    /// `bash scripts/app.sh --release` to dist/).
     #[arg(long, value_name = "DIR", default_value = "dist")]
     pub dist: PathBuf,
     /// The archive to write (.jzip for JATOS, .zip for a static site).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Package a development build (or one without a build record) all the same: for trying
+    /// the package out, never for participants.
+    #[arg(long)]
+    pub allow_development_build: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::commands::PackageArgs;
 use super::error::CliError;
 use crate::game::design::study::StudyConfig;
+use crate::game::packages::build_record::{BUILD_RECORD, optimised_build};
 use crate::game::packages::package::{
     APP_FILES_LIST, AppFile, PackageError, jatos_study_archive, package_file_names,
     parse_file_list, static_site_archive,
@@ -43,10 +44,37 @@ fn build(
     args: &PackageArgs,
     make: fn(&str, &[AppFile]) -> Result<Vec<u8>, PackageError>,
 ) -> Result<(StudyConfig, usize, usize), CliError> {
-    let PackageArgs { study, dist, out } = args;
+    let PackageArgs {
+        study,
+        dist,
+        out,
+        allow_development_build,
+    } = args;
     let study_json = std::fs::read_to_string(study).map_err(CliError::io("read", study))?;
     let config = StudyConfig::from_json(&study_json)
         .map_err(|e| CliError::usage(format!("{}: {e}", study.display())))?;
+    let record_path = dist.join(BUILD_RECORD);
+    let record = match std::fs::read_to_string(&record_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(CliError::io("read", &record_path)(e)),
+    };
+    match optimised_build(record.as_deref()) {
+        Ok(record) => eprintln!("packaging {}", record.describe()),
+        Err(e) if *allow_development_build => {
+            eprintln!(
+                "note: {} (packaged all the same: --allow-development-build)",
+                e
+            )
+        }
+        Err(e) => {
+            return Err(CliError::usage(format!(
+                "{}: {e}; --allow-development-build packages it all the same, for trying the \
+                 package out",
+                dist.display()
+            )));
+        }
+    }
     let names = package_file_names(&app_files(dist)?, &config);
     let files = names
         .iter()

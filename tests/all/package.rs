@@ -30,6 +30,10 @@ fn built_app() -> Vec<AppFile> {
         file("clozelab-1a_bg.wasm", &[0, 97, 115, 109, 1, 0, 0, 0]),
         file("worker_loader.js", b"import('./worker-2b.js')"),
         file("app-files.json", b"[]"),
+        file(
+            "build.json",
+            br#"{"profile": "release", "commit": "0123abcd", "wasm": {"clozelab-1a_bg.wasm": 8}}"#,
+        ),
         file("models/gpt2/config.json", b"{\"n_layer\": 12}"),
         file("models/gpt2/model.safetensors", &[7u8; 4096]),
         file("models/gpt2/vocab.json", b"{}"),
@@ -66,6 +70,7 @@ fn the_jatos_archive_holds_the_description_the_app_and_the_config() {
         names(&entries),
         [
             "clozelab_storm_study.jas",
+            "clozelab_storm_study/build.json",
             "clozelab_storm_study/clozelab-1a.js",
             "clozelab_storm_study/clozelab-1a_bg.wasm",
             "clozelab_storm_study/index.html",
@@ -120,6 +125,7 @@ fn the_static_site_keeps_the_app_at_the_root_and_tells_the_host_what_to_do() {
     assert_eq!(
         names(&entries),
         [
+            "build.json",
             "clozelab-1a.js",
             "clozelab-1a_bg.wasm",
             "index.html",
@@ -128,7 +134,10 @@ fn the_static_site_keeps_the_app_at_the_root_and_tells_the_host_what_to_do() {
             "README-host.txt",
         ]
     );
-    let (_, page) = &entries[2];
+    let (_, page) = entries
+        .iter()
+        .find(|(name, _)| name == "index.html")
+        .unwrap();
     assert_eq!(
         page,
         &built_app()[0].bytes,
@@ -250,4 +259,74 @@ fn the_command_line_packages_the_files_the_build_listed_as_the_page_does() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("app-files.json"), "{stderr}");
     std::fs::remove_dir_all(&dist).unwrap();
+}
+
+#[test]
+fn the_command_line_refuses_a_development_build_unless_told_and_the_package_names_its_build() {
+    let dist = crate::common::repo_root()
+        .join("target")
+        .join(format!("package-build-test-{}", std::process::id()));
+    for file in built_app() {
+        let path = dist.join(&file.name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, &file.bytes).unwrap();
+    }
+    std::fs::write(dist.join("study.json"), r#"{"title": "Builds"}"#).unwrap();
+    std::fs::remove_file(dist.join("app-files.json")).unwrap();
+    let out = dist.join("site.zip");
+    let readme = || {
+        let entries = unzip(&std::fs::read(&out).unwrap());
+        let (_, bytes) = entries
+            .into_iter()
+            .find(|(name, _)| name == "README-host.txt")
+            .unwrap();
+        String::from_utf8(bytes).unwrap()
+    };
+    let made = cli_site_package(&dist, &out);
+    assert!(made.status.success(), "{made:?}");
+    assert!(
+        readme()
+            .contains("The app in this ZIP is the optimised build (commit 0123abcd): app 0.0 MB"),
+        "{}",
+        readme()
+    );
+    for (record, says) in [
+        (
+            Some(r#"{"profile": "debug", "commit": "0123abcd", "wasm": {}}"#),
+            "this is a development build",
+        ),
+        (
+            Some(r#"{"profile": "fast"}"#),
+            "build.json is not a build record",
+        ),
+        (None, "has no build.json"),
+    ] {
+        match record {
+            Some(text) => std::fs::write(dist.join("build.json"), text).unwrap(),
+            None => std::fs::remove_file(dist.join("build.json")).unwrap(),
+        }
+        std::fs::remove_file(&out).ok();
+        let refused = cli_site_package(&dist, &out);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            !refused.status.success() && !out.exists(),
+            "{says}: {refused:?}"
+        );
+        assert!(
+            stderr.contains(says) && stderr.contains("--allow-development-build"),
+            "{stderr}"
+        );
+        let allowed = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+            .args(["site-package", "--allow-development-build", "--study"])
+            .arg(dist.join("study.json"))
+            .arg("--dist")
+            .arg(&dist)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(allowed.status.success(), "{allowed:?}");
+    }
+    assert!(readme().contains("has no build.json: which build it is is unknown"));
+    std::fs::remove_dir_all(&dist).ok();
 }

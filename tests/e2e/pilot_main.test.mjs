@@ -62,7 +62,7 @@ test("a pilot and a main study with a passage p1 of different texts, merged: eve
         const file = join(dir, `${name}.json`);
         await writeFile(file, JSON.stringify(config));
         const jzip = join(dir, `${name}.jzip`);
-        execFileSync(cliBinary(), ["jatos-package", "--study", file, "--dist", DIST, "--out", jzip], { stdio: ["ignore", "ignore", "pipe"] });
+        execFileSync(cliBinary(), ["jatos-package", "--study", file, "--dist", DIST, "--out", jzip, "--allow-development-build"], { stdio: ["ignore", "ignore", "pipe"] });
         await jatos.importStudy(jzip);
         for (const pid of study.people) {
           await withPage(`pilot-main-${name}-${pid}`, {}, async (page) => {

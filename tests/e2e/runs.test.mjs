@@ -168,7 +168,7 @@ test("runs: a JATOS General Multiple link played twice in one browser with one P
     const studyFile = join(dir, "study.json");
     await writeFile(studyFile, JSON.stringify({ title: "Runs in JATOS", texts: [PASSAGE], passages: ["short"], consent: "JATOS consent.", redirect_url: PROLIFIC }));
     const jzip = join(dir, "study.jzip");
-    execFileSync(cliBinary(), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", jzip], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync(cliBinary(), ["jatos-package", "--study", studyFile, "--dist", DIST, "--out", jzip, "--allow-development-build"], { stdio: ["ignore", "ignore", "pipe"] });
     await jatos.importStudy(jzip);
     await withPage("runs-jatos-twice", {}, async (page) => {
       for (const words of [["two", "three", "four", "five"], ["uno", "dós", "tres", "cuatro"]]) {

@@ -208,7 +208,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     // One core function behind the page and the CLI: the same bytes.
     for (const [command, made] of [["jatos-package", files.jzip], ["site-package", files.site]]) {
       const out = join(dir, `cli-${command}.zip`);
-      execFileSync(bin, [command, "--study", files.config, "--dist", DIST, "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+      execFileSync(bin, [command, "--study", files.config, "--dist", DIST, "--out", out, "--allow-development-build"], { stdio: ["ignore", "ignore", "pipe"] });
       assert.ok((await readFile(made)).equals(await readFile(out)), `the page's ${command} is the CLI's`);
     }
     // The archive in JATOS: one participant sent to list A by their link fails the check; one

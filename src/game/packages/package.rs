@@ -6,6 +6,7 @@
 
 use std::io::Write;
 
+use super::build_record::{BUILD_RECORD, BuildRecord};
 use super::jatos_archive::study_description;
 use super::jatos_archive::{JatosArchiveError, assets_dir_name, relative_index_html};
 use crate::game::design::study::{GameKind, StudyConfig, StudyError};
@@ -230,13 +231,21 @@ pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
         }
     }
     zip.add("study.json", study_json.as_bytes())?;
-    zip.add("README-host.txt", host_readme(&config).as_bytes())?;
+    let build = files
+        .iter()
+        .find(|f| f.name == BUILD_RECORD)
+        .and_then(|f| BuildRecord::parse(&String::from_utf8_lossy(&f.bytes)).ok());
+    zip.add(
+        "README-host.txt",
+        host_readme(&config, build.as_ref()).as_bytes(),
+    )?;
     zip.finish()
 }
 
 /// What the person who hosts a static-site package must know: where the files go, the headers,
-/// the route fallback, the participants' link, and what `submit_url` must do.
-pub fn host_readme(config: &StudyConfig) -> String {
+/// the route fallback, the participants' link, and what `submit_url` must do; and which build of
+/// the app the files are (`build`, from the build's record).
+pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String {
     let title = if config.title.trim().is_empty() {
         "clozelab study"
     } else {
@@ -265,6 +274,13 @@ pub fn host_readme(config: &StudyConfig) -> String {
             https://your.host/?study=study.json&{id_param}={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}\n   \
             (Prolific fills in the parts in braces; without an id the app makes one.)\n"
     );
+    let build_line = match build {
+        Some(record) => format!("The app in this ZIP is {}.\n\n", record.describe()),
+        None => {
+            format!("The app in this ZIP has no {BUILD_RECORD}: which build it is is unknown.\n\n")
+        }
+    };
+    text.insert_str(text.find('\n').map_or(0, |i| i + 2), &build_line);
     match &config.submit_url {
         Some(path) => text.push_str(&format!(
             "5. Results: the app POSTs each participant's JSON bundle to {path} on this same host\n   \

@@ -6,6 +6,7 @@
 //! would ([`preview`]) and goes out as `study.json`, a JATOS archive or a static site
 //! ([`packages`]).
 
+mod build_notice;
 mod fields;
 mod game_fields;
 mod language_fields;

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use super::build_notice::BuildNotice;
 use crate::app::components::error_note::ErrorNote;
 use crate::app::web::fetch::{fetch_bytes_cached, fetch_bytes_uncached, fetch_text_uncached};
 use crate::app::web::files::{download_bytes, download_text};
@@ -58,6 +59,7 @@ pub(super) fn StudyPackages(checked: Memo<Result<String, String>>) -> impl IntoV
     view! {
         <section class="study-packages" aria-labelledby="packages-heading">
             <h3 id="packages-heading">"Get the study out"</h3>
+            <BuildNotice />
             <ul>
                 <li>
                     <button
