@@ -12,8 +12,8 @@ use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 
+use super::args::BenchAttentionArgs;
 use super::{median, process_cpu_seconds, write_report};
-use crate::cli::commands::BenchAttentionArgs;
 use crate::cli::error::CliError;
 use crate::model::ops::attention::{StepInputs, attention as model_attention, reference};
 use crate::model::readback::read_f32;

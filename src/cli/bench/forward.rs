@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::args::BenchForwardArgs;
 use super::{median, model_on, process_cpu_seconds, script_path, sync, write_report};
-use crate::cli::commands::BenchForwardArgs;
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::model::{Gpt2, Gpt2Config, Precision};

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Tensor;
 
+pub mod args;
 mod attention;
 mod forward;
 mod words;

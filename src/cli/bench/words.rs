@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::args::BenchWordsArgs;
 use super::{model_on, script_path, write_report};
-use crate::cli::commands::BenchWordsArgs;
 use crate::cli::error::CliError;
 use crate::model::Gpt2Config;
 use crate::model::loader::load_with_config;

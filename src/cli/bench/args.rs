@@ -1,0 +1,83 @@
+//! The flags of `clozelab bench`'s commands (see [`super`]).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::flags::BenchBackends;
+
+#[derive(Debug, Args)]
+pub struct BenchForwardArgs {
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-forward.json")]
+    pub out: PathBuf,
+    /// Transformer blocks (default: GPT-2 small's).
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// Embedding width (default: GPT-2 small's).
+    #[arg(long)]
+    pub dim: Option<usize>,
+    /// Attention heads (default: GPT-2 small's).
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Without the transformers baseline.
+    #[arg(long)]
+    pub no_python: bool,
+    /// Fewer steps and repeats: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchAttentionArgs {
+    /// Where to write the figures as JSON.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "target/bench-attention.json"
+    )]
+    pub out: PathBuf,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Timed calls per side and shape (the median is printed).
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub rounds: usize,
+    /// Three calls per side: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchWordsArgs {
+    /// The Provo folder the contexts come from.
+    #[arg(long, value_name = "DIR", default_value = "../shared/provo")]
+    pub provo: PathBuf,
+    /// Contexts measured (default: 20, or 3 with --quick).
+    #[arg(long, value_name = "N")]
+    pub contexts: Option<usize>,
+    /// The backends to measure.
+    #[arg(long, value_enum, default_value_t = BenchBackends::All)]
+    pub backend: BenchBackends,
+    /// Contexts the paper's procedure runs on (default: 2, or 1 with --quick).
+    #[arg(long, value_name = "N")]
+    pub python_contexts: Option<usize>,
+    /// Samples per context (default: both 1000 and 40).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Contexts run together per forward pass, measured beside one at a time.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub contexts_per_pass: usize,
+    /// Without the transformers baseline.
+    #[arg(long)]
+    pub no_python: bool,
+    /// Fewer contexts: a smoke run, not a measurement.
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-words.json")]
+    pub out: PathBuf,
+}
