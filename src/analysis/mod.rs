@@ -3,7 +3,8 @@
 //! ([`table1`]), its syntactic and semantic rows ([`classes`], with the meaning clusters of
 //! [`clusters`]) and its token-level companion ([`token_level`], Appendix D); one participant
 //! beside the models ([`participant`]); a model's surprisal of each target word
-//! ([`predictors`]); human perplexity from the two-token game
+//! ([`predictors`]); how precise norms are and what adaptive norming saves ([`norming`]);
+//! human perplexity from the two-token game
 //! ([`perplexity`]); the production probes of Giulianelli et al. 2023 ([`variability`]); the
 //! papers' figures ([`figures`]); and everything the Analysis page shows, in one payload
 //! ([`report`]).
@@ -13,6 +14,7 @@ pub mod clusters;
 pub mod dataset;
 pub mod figures;
 pub mod metrics;
+pub mod norming;
 pub mod participant;
 pub mod passage_texts;
 pub mod perplexity;

@@ -64,6 +64,9 @@ pub enum Command {
     Results(ResultsArgs),
     /// Appendix D: the model's next-token distribution against people's first tokens.
     TokenLevel(TokenLevelArgs),
+    /// Adaptive norming against a fixed N, simulated on the Provo norms' responses: readings
+    /// each needs to reach one precision target, and how often the stop's claim holds.
+    NormingSim(NormingSimArgs),
     /// Benchmarks against Hugging Face transformers, printed as ratios.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -362,6 +365,41 @@ pub struct FiguresArgs {
     pub system: Option<String>,
     #[command(flatten)]
     pub classes: ClassFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct NormingSimArgs {
+    /// The Provo folder (provo_cloze.jsonl: each context's responses are the truth drawn from).
+    #[arg(long, value_name = "DIR")]
+    pub provo: PathBuf,
+    /// Bound on the width of the target word's 95% interval.
+    #[arg(long, value_name = "W")]
+    pub width: Option<f64>,
+    /// Bound on the probability of words nobody gave yet (Chao–Jost's coverage deficit).
+    #[arg(long, value_name = "U")]
+    pub unseen: Option<f64>,
+    /// Share of contexts that must meet the bounds.
+    #[arg(long, default_value_t = 0.9)]
+    pub share: f64,
+    /// What one reading covers: a whole passage (as Provo was normed) or one context.
+    #[arg(long, value_enum, default_value = "passage")]
+    pub unit: NormingUnit,
+    /// Seeds to average over.
+    #[arg(long, default_value_t = 20)]
+    pub seeds: u64,
+    /// Most readings any unit may get.
+    #[arg(long, default_value_t = 1000)]
+    pub cap: u32,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What one reading covers in `norming-sim`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum NormingUnit {
+    Passage,
+    Context,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod figures;
 pub mod flags;
+pub mod norming;
 pub mod package;
 pub mod probes;
 pub mod results;
@@ -83,6 +84,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Figures(args) => figures::figures(&args),
         Command::Results(args) => results::results(&args),
         Command::TokenLevel(args) => figures::token_level(&args),
+        Command::NormingSim(args) => norming::norming_sim(&args),
         Command::Bench(BenchCommand::Forward(args)) => bench::forward(&args),
         Command::Bench(BenchCommand::Words(args)) => bench::words(&args),
         Command::Bench(BenchCommand::Attention(args)) => bench::attention_bench(&args),

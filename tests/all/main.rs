@@ -17,6 +17,7 @@ mod jatos_batch;
 mod joined_contexts;
 mod loader;
 mod model_golden;
+mod norming;
 mod package;
 mod panel_product;
 mod participant;
