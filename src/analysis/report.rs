@@ -53,8 +53,13 @@ impl Analysis {
         per_context: &[PerContext],
         convention: EceConvention,
     ) -> Self {
+        let mut figures = all(&rows, per_context, convention);
+        figures.extend(super::figures::norming::precision(
+            &data.norms,
+            &super::figures::norming::default_target(),
+        ));
         Self {
-            figures: all(&rows, per_context, convention),
+            figures,
             table1_csv: table1_csv(&rows),
             rows,
             systems: data.systems.iter().map(|s| s.0.clone()).collect(),

@@ -151,6 +151,10 @@ pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
     let (rows, per_context) = compute_on(&data, &options)?;
     let mut written = vec![write(out, "table1.csv", &table1_csv(&rows))?];
     let mut figures = all(&rows, &per_context, options.ece);
+    figures.extend(crate::analysis::figures::norming::precision(
+        &data.norms,
+        &crate::analysis::figures::norming::default_target(),
+    ));
     let class_rows = super::classes::class_rows(&args.classes, &data, &options)?;
     if !class_rows.is_empty() {
         use crate::analysis::classes::{Level, histograms, rows_csv};

@@ -135,3 +135,32 @@ fn the_command_line_simulates_on_the_provo_norms() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("state a bound"));
 }
+
+#[test]
+fn the_precision_figure_counts_the_contexts_that_meet_the_target() {
+    use clozelab::analysis::figures::Plot;
+    use clozelab::analysis::figures::norming::{default_target, precision};
+    // 40 answers, split evenly on the target or all alike: both within 0.3 (0.296 at the
+    // widest); 4 answers split evenly: not yet.
+    let mut norms = made_up();
+    norms.push(context(99, 2, &[("yes", 2), ("no", 2)], "yes"));
+    let figure = precision(&norms, &default_target()).unwrap();
+    let Plot::Lines { series, .. } = &figure.plot else {
+        panic!("{:?}", figure.plot)
+    };
+    assert_eq!(series[0].points.len(), 20, "{}", series[0].name);
+    assert_eq!(series[1].points.len(), 1, "{}", series[1].name);
+    let (n, width) = series[1].points[0];
+    assert!(n == 4.0 && (width - wilson_width(0.5, 4)).abs() < 1e-12);
+    assert_eq!(series[2].points, [(0.0, 0.3), (41.0, 0.3)]);
+    assert!(
+        figure
+            .title
+            .starts_with("Norming precision: 20 of 21 contexts (95%) meet 90% of the contexts")
+            && figure.title.ends_with(": target met"),
+        "{}",
+        figure.title
+    );
+    assert_eq!(figure.csv.lines().count(), 22);
+    assert!(precision(&[], &default_target()).is_none());
+}

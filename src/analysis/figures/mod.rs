@@ -2,11 +2,13 @@
 //! plotters on any backend ([`render`]): a canvas in the page, SVG for downloads and for
 //! `clozelab figures`. One file per kind of figure: [`density`] (Figure 2), [`calibration`]
 //! (reliability diagrams, interpretation curves), [`per_context`] (Figure 1, Appendix B),
-//! [`histograms`], and the production probes' [`variability`].
+//! [`histograms`], the production probes' [`variability`], and how precise the norms are so
+//! far ([`norming`]).
 
 pub mod calibration;
 pub mod density;
 pub mod histograms;
+pub mod norming;
 pub mod per_context;
 pub mod plot;
 pub mod render;
