@@ -3,7 +3,7 @@
 # Open it with ?model=models/test/ for the random test model, or put real GPT-2 in
 # public/models/gpt2/ (see docs/researchers.md, "Models") and it loads by itself.
 # `bash scripts/app.sh --release` builds and serves the optimised app (release profile and
-# wasm-opt, several minutes): the build the Study page should package for participants.
+# wasm-opt; about 45 minutes on 2 cores the first time): the build the Study page should package for participants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,7 +16,7 @@ fi
 export PATH="$PWD/node_modules/.bin:$PATH"
 case " $* " in
   *" --release "*)
-    echo "app: building the optimised app (release profile, wasm-opt; several minutes), then serving it" >&2 ;;
+    echo "app: building the optimised app (release profile, wasm-opt; about 45 minutes on 2 cores the first time, less after), then serving it" >&2 ;;
   *)
     echo "app: serving a development build; to package a study for participants, start it with: bash scripts/app.sh --release" >&2 ;;
 esac

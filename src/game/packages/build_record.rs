@@ -11,7 +11,8 @@ pub const BUILD_RECORD: &str = "build.json";
 
 /// How a researcher gets the optimised build, said wherever a development build is found.
 pub const HOW_TO_OPTIMISE: &str = "start the app with `bash scripts/app.sh --release` (it builds \
-     the optimised app first, which takes several minutes) and package from that page; or run \
+     the optimised app first: about 45 minutes on a 2-core machine the first time) and package from \
+     that page; or run \
      `bash scripts/release.sh` and give its dist-release/ folder to `--dist`";
 
 /// What the build recorded of itself.

@@ -43,7 +43,7 @@ pub(super) fn BuildNotice() -> impl IntoView {
                         {text}
                         " For the optimised build, stop the app and start it again with "
                         <code>"bash scripts/app.sh --release"</code>
-                        " (it builds the optimised app first, which takes several minutes), then \
+                        " (the first time it builds the optimised app, about 45 minutes on a 2-core machine), then \
                          package from that page."
                     </p>
                 }
