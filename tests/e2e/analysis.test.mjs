@@ -32,7 +32,7 @@ test("analysis: the figures from given files, downloadable, equal to the CLI's",
       return all.length >= 9 && all.every((f) => f.dataset.drawn === "true");
     }, null, { timeout: TIMEOUT });
     const ids = await figures.evaluateAll((all) => all.map((f) => f.dataset.figure));
-    for (const id of ["context-1-2", "tvd-density", "reliability-original", "reliability-human-majority", "reliability-oracle-majority", "interpretation-mean", "interpretation-w1", "predictors-samples-small-model"]) {
+    for (const id of ["context-1-2", "norming_precision", "tvd-density", "reliability-original", "reliability-human-majority", "reliability-oracle-majority", "interpretation-mean", "interpretation-w1", "predictors-samples-small-model"]) {
       assert.ok(ids.includes(id), `${id} in ${ids}`);
     }
     // Each figure's canvas has been drawn on (not blank).
@@ -262,8 +262,10 @@ test("analysis: every figure on the Provo data in ../shared, the numbers equal t
     await page.getByTestId("analyse").click();
     await page.waitForFunction(() => {
       const all = [...document.querySelectorAll("[data-testid=figure]")];
-      return all.length === 12 && all.every((f) => f.dataset.drawn === "true");
+      return all.length === 13 && all.every((f) => f.dataset.drawn === "true");
     }, null, { timeout: 2 * TIMEOUT });
+    // The norms' precision: every Provo context, most meeting the default target.
+    assert.match(await page.locator('[data-figure="norming_precision"]').innerText(), /Norming precision: \d+ of 2687 contexts \(9\d%\) meet 90% of the contexts/);
     const systems = ["Oracle", "GPT-2", "GPT-2 (T=0.5)", "BLOOM", "ChatGPT", "ChatGPT (list)"];
     await assertSameAsCli(page, await cliTable(files, "10"), systems);
     assert.equal((await page.locator('[data-testid=table1] tr[data-system="Human"] td').first().innerText()).trim(), "2687");

@@ -86,6 +86,7 @@ pub fn reliability(
             y_range: (0.0, 1.0),
             diagonal: true,
             markers: true,
+            joined: true,
         },
         csv: csv(
             &["system", "bin", "count", "confidence", "accuracy", "gap"],
@@ -153,6 +154,7 @@ pub fn interpretation_curves(rows: &[Row], w1: bool) -> Option<Figure> {
             y_range: (0.0, top * 1.1),
             diagonal: false,
             markers: true,
+            joined: true,
         },
         csv: csv(
             &["system", "percent", "mean_tvd", "w1_to_oracle"],

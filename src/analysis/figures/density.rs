@@ -117,6 +117,7 @@ fn density_figure(
             y_range: (0.0, top * 1.1),
             diagonal: false,
             markers: false,
+            joined: true,
         },
         csv: csv(
             &["system", "tvd", "density", "bandwidth"],

@@ -1,5 +1,6 @@
 //! How precise the norms are so far: each context's 95% interval width of the target word's
-//! cloze probability against its number of answers, those meeting the target apart from those
+//! cloze probability (at the least favourable probability inside it, as the target is checked)
+//! against its number of answers, those meeting the target apart from those
 //! not yet, and the target's bound as a line.
 
 use super::csv;
@@ -38,7 +39,8 @@ pub fn precision(norms: &[ProvoContext], target: &PrecisionTarget) -> Option<Fig
         return None;
     }
     let (met, open): (Vec<_>, Vec<_>) = rows.iter().partition(|(_, p)| target.met_by(p));
-    let point = |(_, p): &&(&ProvoContext, ContextPrecision)| (p.n as f64, p.interval_width);
+    // The width the target is checked on, so that the bound's line parts the two groups.
+    let point = |(_, p): &&(&ProvoContext, ContextPrecision)| (p.n as f64, p.worst_width);
     let max_n = rows.iter().map(|(_, p)| p.n).max().unwrap_or(1) as f64;
     let mut series = vec![
         Series {
@@ -53,7 +55,8 @@ pub fn precision(norms: &[ProvoContext], target: &PrecisionTarget) -> Option<Fig
     if let Some(w) = target.max_interval_width() {
         series.push(Series {
             name: format!("bound {w}"),
-            points: vec![(0.0, w), (max_n + 1.0, w)],
+            // Unjoined dots: a dot per answer count draws the bound as a dotted line.
+            points: (0..=max_n as u32 + 1).map(|n| (n as f64, w)).collect(),
         });
     }
     let share = met.len() as f64 / rows.len() as f64;
@@ -69,6 +72,7 @@ pub fn precision(norms: &[ProvoContext], target: &PrecisionTarget) -> Option<Fig
             p.n.to_string(),
             p.target.to_string(),
             format!("{:.6}", p.interval_width),
+            format!("{:.6}", p.worst_width),
             format!("{:.6}", p.unseen_mass),
             target.met_by(p).to_string(),
         ]
@@ -85,11 +89,12 @@ pub fn precision(norms: &[ProvoContext], target: &PrecisionTarget) -> Option<Fig
         plot: Plot::Lines {
             series,
             x_label: "answers to the context".into(),
-            y_label: "width of the target word's 95% interval".into(),
+            y_label: "target word's 95% interval width, at its widest".into(),
             x_range: (0.0, max_n + 1.0),
             y_range: (0.0, 1.0),
             diagonal: false,
             markers: true,
+            joined: false,
         },
         csv: csv(
             &[
@@ -98,6 +103,7 @@ pub fn precision(norms: &[ProvoContext], target: &PrecisionTarget) -> Option<Fig
                 "answers",
                 "target_answers",
                 "interval_width",
+                "interval_width_at_widest",
                 "unseen_mass",
                 "meets_target",
             ],

@@ -22,7 +22,8 @@ pub struct Panel {
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Plot {
-    /// Lines over shared axes; `diagonal` draws y = x (perfect calibration); `markers` dots.
+    /// Lines over shared axes; `diagonal` draws y = x (perfect calibration); `markers` dots;
+    /// `joined: false` leaves the dots unjoined (a scatter of groups).
     Lines {
         series: Vec<Series>,
         x_label: String,
@@ -31,6 +32,7 @@ pub enum Plot {
         y_range: (f64, f64),
         diagonal: bool,
         markers: bool,
+        joined: bool,
     },
     /// Side by side, one panel per predictor, y shared.
     Scatter { panels: Vec<Panel>, y_label: String },

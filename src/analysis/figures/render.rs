@@ -46,6 +46,7 @@ impl Figure {
                 y_range,
                 diagonal,
                 markers,
+                joined,
             } => {
                 let mut chart = ChartBuilder::on(&root)
                     .margin(10)
@@ -67,8 +68,13 @@ impl Figure {
                 }
                 for (i, s) in series.iter().enumerate() {
                     let color = PALETTE[i % PALETTE.len()];
+                    let shown = if *joined {
+                        s.points.clone()
+                    } else {
+                        Vec::new()
+                    };
                     chart
-                        .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
+                        .draw_series(LineSeries::new(shown, color.stroke_width(2)))
                         .map_err(err)?
                         .label(s.name.as_str())
                         .legend(move |(x, y)| {

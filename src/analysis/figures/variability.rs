@@ -105,6 +105,7 @@ pub fn summary_figures(
             y_range: (-1.0, 1.0),
             diagonal: false,
             markers: true,
+            joined: true,
         },
         csv: summary_csv,
     });
