@@ -47,11 +47,30 @@ pub enum SurprisalError {
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
     #[error(transparent)]
-    WordProb(#[from] WordProbError),
+    WordProb(WordProbError),
     #[error(transparent)]
-    Sampler(#[from] SamplerError),
+    Sampler(SamplerError),
     #[error("cancelled")]
     Cancelled,
+}
+
+/// A stop seen by the word scorer or the sampler is the surprisal run's stop.
+impl From<WordProbError> for SurprisalError {
+    fn from(e: WordProbError) -> Self {
+        match e {
+            WordProbError::Cancelled => Self::Cancelled,
+            other => Self::WordProb(other),
+        }
+    }
+}
+
+impl From<SamplerError> for SurprisalError {
+    fn from(e: SamplerError) -> Self {
+        match e {
+            SamplerError::Cancelled => Self::Cancelled,
+            other => Self::Sampler(other),
+        }
+    }
 }
 
 /// One word's predictors.

@@ -167,3 +167,42 @@ fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_stop_seen_by_any_estimator_is_the_surprisal_runs_stop() {
+    use clozelab::estimators::progress::FnMonitor;
+    let (model, tokenizer) = load(Shape {
+        seed: 0,
+        layers: 2,
+        dim: 64,
+        heads: 4,
+    });
+    let mut stop = FnMonitor {
+        clock: || 0.0,
+        on_progress: |_: &clozelab::estimators::progress::Progress| false,
+    };
+    // The word scorer sees the stop first in the every-segmentation pass, the sampler in the
+    // entropy pass: both come back as one `Cancelled`.
+    for options in [
+        SurprisalOptions {
+            all_segmentations: true,
+            entropy_samples: None,
+        },
+        SurprisalOptions {
+            all_segmentations: false,
+            entropy_samples: Some(SamplerConfig::new(20, 0).unwrap()),
+        },
+    ] {
+        let result = pollster::block_on(text_surprisals(
+            &model,
+            &tokenizer,
+            "The dog barked",
+            &options,
+            &mut stop,
+        ));
+        assert!(
+            matches!(result, Err(SurprisalError::Cancelled)),
+            "{result:?}"
+        );
+    }
+}

@@ -322,13 +322,10 @@ impl Simulation {
     /// a prior worth a few answers; stops when the target is met.
     fn adaptive(&self, streams: &Streams) -> Result<Vec<u32>, SimulationError> {
         let mut per_unit = vec![MIN_READINGS; self.units];
-        let contexts_of: Vec<Vec<usize>> = (0..self.units)
-            .map(|u| {
-                (0..self.truths.len())
-                    .filter(|&c| self.truths[c].unit == u)
-                    .collect()
-            })
-            .collect();
+        let mut contexts_of: Vec<Vec<usize>> = vec![Vec::new(); self.units];
+        for (c, truth) in self.truths.iter().enumerate() {
+            contexts_of[truth.unit].push(c);
+        }
         let shortfall = |c: usize, n: u32| -> (bool, f64) {
             let p = streams.precision(c, n);
             let mut guided = p;

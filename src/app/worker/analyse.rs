@@ -141,12 +141,7 @@ pub(super) async fn target_surprisal(
             predictors: (model.to_string(), by_context),
             notes,
         }),
-        Err(
-            crate::estimators::surprisal::SurprisalError::Cancelled
-            | crate::estimators::surprisal::SurprisalError::WordProb(
-                crate::estimators::wordprob::WordProbError::Cancelled,
-            ),
-        ) => Ok(Reply::Cancelled),
+        Err(crate::estimators::surprisal::SurprisalError::Cancelled) => Ok(Reply::Cancelled),
         Err(e) => Err(e.into()),
     }
 }
