@@ -81,6 +81,10 @@ pub enum NoWebGpu {
     NoRequestAdapter,
     #[error("WebGPU is present but no adapter is available")]
     NoAdapter,
+    #[error(
+        "this WebGPU adapter does not offer timestamp-query, which burn's GPU runtime needs in a browser"
+    )]
+    NoTimestampQuery,
     #[error("requestAdapter failed: {0}")]
     Browser(String),
     #[error(transparent)]
@@ -107,6 +111,21 @@ async fn probe_adapter() -> Result<AdapterProbe, NoWebGpu> {
         .map_err(|e| NoWebGpu::Browser(js_error_text(&e)))?;
     if adapter.is_null() || adapter.is_undefined() {
         return Err(NoWebGpu::NoAdapter);
+    }
+    // cubecl times its work with timestamp queries in a browser and stops the worker (a panic)
+    // on an adapter without them, where blocking on the host's clock is impossible.
+    let has_feature = |name: &str| {
+        get(&adapter, "features")
+            .and_then(|features| get(&features, "has"))
+            .and_then(|has| has.dyn_into::<js_sys::Function>().ok())
+            .and_then(|has| {
+                has.call1(&get(&adapter, "features")?, &JsValue::from_str(name))
+                    .ok()
+            })
+            .is_some_and(|v| v.is_truthy())
+    };
+    if !has_feature("timestamp-query") {
+        return Err(NoWebGpu::NoTimestampQuery);
     }
     let info = get(&adapter, "info");
     let field = |name: &str| {

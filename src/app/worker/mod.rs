@@ -5,6 +5,7 @@
 mod analyse;
 mod beyond_words;
 mod device;
+pub mod direct;
 mod error;
 mod games;
 mod handle;
@@ -75,18 +76,58 @@ pub struct InferenceWorker {
     state: Shared,
 }
 
+/// Where a request's replies go: the page that sent it through gloo-worker, or a direct
+/// caller (see [`direct`]).
+type ReplySink = Rc<dyn Fn(FromWorker)>;
+
 /// Sends replies for one request.
 #[derive(Clone)]
 struct Responder {
-    scope: WorkerScope<InferenceWorker>,
-    who: HandlerId,
+    sink: ReplySink,
     id: u64,
 }
 
 impl Responder {
     fn send(&self, reply: Reply) {
-        self.scope
-            .respond(self.who, FromWorker { id: self.id, reply });
+        (self.sink)(FromWorker { id: self.id, reply });
+    }
+}
+
+/// Handles one message: a cancel or an upload piece at once, anything else as a task that
+/// sends its replies through `sink`.
+fn dispatch(state: &Shared, message: ToWorker, sink: ReplySink) {
+    let responder = Responder {
+        sink,
+        id: message.id,
+    };
+    let state = state.clone();
+    match message.request {
+        // Handled at once, so that they reach a running computation between two levels.
+        Request::Cancel(CancelRequest { id }) => {
+            state.borrow_mut().cancelled.insert(id);
+        }
+        Request::UploadBegin(UploadBeginRequest { files }) => {
+            state.borrow_mut().upload = Some(UploadBuffer::begin(files));
+            responder.send(Reply::ChunkReceived { loaded: 0 });
+        }
+        Request::UploadChunk(UploadChunkRequest { file, bytes }) => {
+            let pushed = state
+                .borrow_mut()
+                .upload
+                .as_mut()
+                .map(|u| u.push(file, &bytes));
+            responder.send(match pushed {
+                Some(Ok(loaded)) => Reply::ChunkReceived { loaded },
+                Some(Err(e)) => Reply::Failed(e.to_string()),
+                None => Reply::Failed("no upload was started".into()),
+            });
+        }
+        request => wasm_bindgen_futures::spawn_local(async move {
+            let id = responder.id;
+            let reply = handle(&state, request, &responder).await;
+            state.borrow_mut().cancelled.remove(&id);
+            responder.send(reply);
+        }),
     }
 }
 
@@ -104,40 +145,12 @@ impl Worker for InferenceWorker {
     fn update(&mut self, _scope: &WorkerScope<Self>, _msg: Self::Message) {}
 
     fn received(&mut self, scope: &WorkerScope<Self>, message: ToWorker, who: HandlerId) {
-        let responder = Responder {
-            scope: scope.clone(),
-            who,
-            id: message.id,
-        };
-        let state = self.state.clone();
-        match message.request {
-            // Handled at once, so that they reach a running computation between two levels.
-            Request::Cancel(CancelRequest { id }) => {
-                state.borrow_mut().cancelled.insert(id);
-            }
-            Request::UploadBegin(UploadBeginRequest { files }) => {
-                state.borrow_mut().upload = Some(UploadBuffer::begin(files));
-                responder.send(Reply::ChunkReceived { loaded: 0 });
-            }
-            Request::UploadChunk(UploadChunkRequest { file, bytes }) => {
-                let pushed = state
-                    .borrow_mut()
-                    .upload
-                    .as_mut()
-                    .map(|u| u.push(file, &bytes));
-                responder.send(match pushed {
-                    Some(Ok(loaded)) => Reply::ChunkReceived { loaded },
-                    Some(Err(e)) => Reply::Failed(e.to_string()),
-                    None => Reply::Failed("no upload was started".into()),
-                });
-            }
-            request => wasm_bindgen_futures::spawn_local(async move {
-                let id = responder.id;
-                let reply = handle(&state, request, &responder).await;
-                state.borrow_mut().cancelled.remove(&id);
-                responder.send(reply);
-            }),
-        }
+        let scope = scope.clone();
+        dispatch(
+            &self.state,
+            message,
+            Rc::new(move |reply| scope.respond(who, reply)),
+        );
     }
 }
 
