@@ -7,7 +7,9 @@
 # with transformers on CUDA in the same run; and a 100-sample word distribution timed on the
 # host and, with cubecl's profiler, kernel by kernel on the device; and the app in Chromium's
 # WebGPU (scripts/gpu_browser.py: the page's speed check and its next-token list against the
-# CLI's CPU backend). STAGES picks among "check forward attention words profile browser" (all by default);
+# CLI's CPU backend); and the worker's own wasm on Dawn, the WebGPU engine Chromium ships, under Node.js
+# (scripts/dawn_worker.mjs: the same speed check and list, f32 and f16), with `bench speed` on native
+# wgpu beside it. STAGES picks among "check forward attention words profile dawn browser" (all by default);
 # CHECK_LABELS limits the checks to some binaries; NO_PYTHON=1 leaves transformers out of
 # `bench forward`. Logs and JSON go to $OUT/results.tgz.
 #
@@ -26,6 +28,8 @@ OUT="${OUT:-/tmp/gpu-bench}"
 RES=$(mktemp -d)
 mkdir -p "$OUT" /tmp/gpu-bin
 trap 'tar czf "$OUT/results.tgz" -C "$RES" .' EXIT
+# A `timeout` around the whole script still leaves the archive (after the stage in hand ends).
+trap 'exit 143' TERM
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -54,7 +58,7 @@ mapfile -t labels < <(printf '%s\n' "${labels[@]}" | sort -u)
 first=/tmp/gpu-bin/${labels[0]}
 [ -f /tmp/m12/model.safetensors ] || "$first" make-test-model --layers 12 --dim 768 --heads 12 --out /tmp/m12 >/dev/null
 stage() { echo "== $* ($(date +%T))"; }
-wants() { [[ " ${STAGES:-check forward attention words profile browser} " == *" $1 "* ]]; }
+wants() { [[ " ${STAGES:-check forward attention words profile dawn browser} " == *" $1 "* ]]; }
 python_flag=()
 [ -n "${NO_PYTHON:-}" ] && python_flag=(--no-python)
 wants check && for label in ${CHECK_LABELS:-${labels[@]}}; do
@@ -98,6 +102,35 @@ wants profile && for label in "${labels[@]}"; do
     --out "$work/forward.json" >/dev/null 2>&1)
   python3 scripts/gpu_profile_sum.py "$work/kernels.log" | tee -a "$RES/profile-$label.txt"
 done
+# The worker's wasm on Dawn needs Node.js, which the machine lacks: $GPU_DIR/node.xz (a Node.js
+# binary), $GPU_DIR/webgpu.tar.xz (npm webgpu with its linux-x64 dawn.node) and
+# $GPU_DIR/worker-dist.tar.xz (worker.js, worker_bg.wasm and snippets/ of a release build).
+if wants dawn; then
+  stage "the worker's wasm on Dawn (Node.js), beside the same speed check on native wgpu"
+  if [ ! -f "$GPU_DIR/node.xz" ] || [ ! -f "$GPU_DIR/webgpu.tar.xz" ] || [ ! -f "$GPU_DIR/worker-dist.tar.xz" ]; then
+    echo "FAIL: the dawn stage needs node.xz, webgpu.tar.xz and worker-dist.tar.xz in $GPU_DIR" | tee -a "$RES/dawn.txt"
+  else
+    mkdir -p /tmp/dawn/dist
+    export XDG_RUNTIME_DIR=/tmp
+    python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" \
+      "$GPU_DIR/node.xz" /tmp/dawn/node && chmod +x /tmp/dawn/node
+    tar xJf "$GPU_DIR/webgpu.tar.xz" -C /tmp/dawn
+    tar xJf "$GPU_DIR/worker-dist.tar.xz" -C /tmp/dawn/dist
+    # GPT-2 small's shape in f32 and f16; then 12 blocks of width 64, whose arithmetic is
+    # negligible, so that a decode step's time is the host's cost of its dispatches.
+    [ -f /tmp/m12tiny/model.safetensors ] || "$first" make-test-model --layers 12 --dim 64 --heads 4 --out /tmp/m12tiny >/dev/null
+    for run in m12:f32 m12:f16 m12tiny:f32; do
+      model=/tmp/${run%:*} precision=${run#*:}
+      echo "-- ${run%:*}, $precision"
+      XDG_RUNTIME_DIR=/tmp timeout "${DAWN_TIMEOUT:-120}" /tmp/dawn/node --disable-warning=MODULE_TYPELESS_PACKAGE_JSON \
+        scripts/dawn_worker.mjs --dist /tmp/dawn/dist --model "$model" --dawn /tmp/dawn/webgpu --dawn-flag backend=vulkan \
+        --precision "$precision" --cli "$first" --require-gpu --out "$RES/dawn-${run/:/-}.json" 2>&1 \
+        | grep -v '^{' | tee -a "$RES/dawn.txt"
+      timeout 100 "$first" bench speed --model "$model" --backend wgpu --precision "$precision" 2>&1 \
+        | grep -v '^note' | sed 's/^/native wgpu: /' | tee -a "$RES/dawn.txt"
+    done
+  fi
+fi
 if wants browser; then
   stage "Chromium's WebGPU (the app, ${labels[0]}'s CLI as the reference)"
   parts=("$staged"/chromium.br.*)

@@ -58,6 +58,8 @@ pub enum CliError {
     #[error(transparent)]
     Sampler(#[from] SamplerError),
     #[error(transparent)]
+    Speed(#[from] crate::runtime::speed::SpeedError),
+    #[error(transparent)]
     Sampling(#[from] SamplingError),
     #[error(transparent)]
     WordProb(#[from] WordProbError),

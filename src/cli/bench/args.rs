@@ -81,3 +81,18 @@ pub struct BenchWordsArgs {
     #[arg(long, value_name = "FILE", default_value = "target/bench-words.json")]
     pub out: PathBuf,
 }
+
+#[derive(Debug, Args)]
+pub struct BenchSpeedArgs {
+    #[command(flatten)]
+    pub model: crate::cli::flags::ModelFlags,
+    /// Timed rounds after the untimed one (the median is printed).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub rounds: usize,
+    /// Samples of the word distribution (the game's feedback draws 100).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub samples: usize,
+    /// The figures as one JSON object (the worker's speed report).
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,7 +1,8 @@
 //! `clozelab bench`: [`forward`] (tokens/s per backend) and [`words`] (word distributions per
 //! second), each beside Hugging Face transformers (torch on the CPU, or CUDA with
 //! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run; [`attention_bench`] (the
-//! model's attention op beside burn's own `attention`). Benchmarks print ratios
+//! model's attention op beside burn's own `attention`); [`speed`] (the Model page's speed check,
+//! natively, beside the browser's figures). Benchmarks print ratios
 //! against that baseline; they are never timed tests.
 
 use std::path::{Path, PathBuf};
@@ -11,10 +12,12 @@ use burn::tensor::Tensor;
 pub mod args;
 mod attention;
 mod forward;
+mod speed;
 mod words;
 
 pub use attention::attention_bench;
 pub use forward::forward;
+pub use speed::speed;
 pub use words::words;
 
 use super::error::CliError;
