@@ -34,6 +34,9 @@ pub struct Analysis {
     /// The study's participant flow as a figure (with study results only).
     #[serde(default)]
     pub flow: Option<super::figures::Figure>,
+    /// Each study with adaptive norming: how far it is from its target.
+    #[serde(default)]
+    pub norming: Vec<super::norming::progress::NormingProgress>,
 }
 
 impl Analysis {
@@ -74,6 +77,7 @@ impl Analysis {
             left_out: None,
             downloads: Vec::new(),
             flow: None,
+            norming: Vec::new(),
         }
     }
 }

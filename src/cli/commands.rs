@@ -7,10 +7,11 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::bench::args::{BenchAttentionArgs, BenchForwardArgs, BenchWordsArgs};
+use super::bench::args::{BenchAttentionArgs, BenchForwardArgs, BenchSpeedArgs, BenchWordsArgs};
 use super::flags::{
     ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, Table1Flags, Truth,
 };
+use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET};
@@ -67,6 +68,12 @@ pub enum Command {
     /// Adaptive norming against a fixed N, simulated on the Provo norms' responses: readings
     /// each needs to reach one precision target, and how often the stop's claim holds.
     NormingSim(NormingSimArgs),
+    /// Adaptive norming's progress from a study's results so far: how many contexts meet the
+    /// study's target, and the state file a study outside JATOS serves beside its config.
+    NormingState(NormingStateArgs),
+    /// The model's probability of each context's next word, as adaptive norming's prior in the
+    /// study's config.
+    NormingPrior(NormingPriorArgs),
     /// Benchmarks against Hugging Face transformers, printed as ratios.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -80,6 +87,8 @@ pub enum BenchCommand {
     Words(BenchWordsArgs),
     /// The model's attention op against burn's own `attention`, per backend.
     Attention(BenchAttentionArgs),
+    /// The Model page's speed check (prefill 16 and 64, a decode step, a word distribution).
+    Speed(BenchSpeedArgs),
 }
 
 #[derive(Debug, Args)]
@@ -365,41 +374,6 @@ pub struct FiguresArgs {
     pub system: Option<String>,
     #[command(flatten)]
     pub classes: ClassFlags,
-}
-
-#[derive(Debug, Args)]
-pub struct NormingSimArgs {
-    /// The Provo folder (provo_cloze.jsonl: each context's responses are the truth drawn from).
-    #[arg(long, value_name = "DIR")]
-    pub provo: PathBuf,
-    /// Bound on the width of the target word's 95% interval.
-    #[arg(long, value_name = "W")]
-    pub width: Option<f64>,
-    /// Bound on the probability of words nobody gave yet (Chao–Jost's coverage deficit).
-    #[arg(long, value_name = "U")]
-    pub unseen: Option<f64>,
-    /// Share of contexts that must meet the bounds.
-    #[arg(long, default_value_t = 0.9)]
-    pub share: f64,
-    /// What one reading covers: a whole passage (as Provo was normed) or one context.
-    #[arg(long, value_enum, default_value = "passage")]
-    pub unit: NormingUnit,
-    /// Seeds to average over.
-    #[arg(long, default_value_t = 20)]
-    pub seeds: u64,
-    /// Most readings any unit may get.
-    #[arg(long, default_value_t = 1000)]
-    pub cap: u32,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// What one reading covers in `norming-sim`.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum NormingUnit {
-    Passage,
-    Context,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ pub mod error;
 pub mod figures;
 pub mod flags;
 pub mod norming;
+pub mod norming_args;
 pub mod package;
 pub mod probes;
 pub mod results;
@@ -85,14 +86,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Results(args) => results::results(&args),
         Command::TokenLevel(args) => figures::token_level(&args),
         Command::NormingSim(args) => norming::norming_sim(&args),
+        Command::NormingState(args) => norming::norming_state(&args),
+        Command::NormingPrior(args) => norming::norming_prior(&args),
         Command::Bench(BenchCommand::Forward(args)) => bench::forward(&args),
         Command::Bench(BenchCommand::Words(args)) => bench::words(&args),
         Command::Bench(BenchCommand::Attention(args)) => bench::attention_bench(&args),
+        Command::Bench(BenchCommand::Speed(args)) => bench::speed(&args),
     }
 }
 
 /// The model folder of `--model` on the `--backend`, and the adapter's name.
-fn load_engine(flags: &ModelFlags) -> Result<(Engine, String), CliError> {
+pub(crate) fn load_engine(flags: &ModelFlags) -> Result<(Engine, String), CliError> {
     load_engine_from(&flags.model, flags.backend, flags.precision)
 }
 

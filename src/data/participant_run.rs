@@ -43,6 +43,9 @@ pub struct ParticipantRun {
     /// How that list was chosen, in words: "link", "JATOS batch" or "id hash".
     #[serde(default)]
     pub list_chosen_by: Option<String>,
+    /// Why adaptive norming chose that list (its contexts' shortfall against the target).
+    #[serde(default)]
+    pub list_reason: Option<String>,
     /// Whether their answers came from a preview of the study (the researcher's), not a
     /// participant.
     #[serde(default)]
@@ -101,6 +104,7 @@ impl ParticipantRun {
             study: String::new(),
             list: None,
             list_chosen_by: None,
+            list_reason: None,
             pilot: false,
             answered: 0,
             planned: None,

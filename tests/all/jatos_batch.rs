@@ -24,7 +24,7 @@ fn lists(names: &[&str]) -> Vec<PassageList> {
 
 /// JATOS's side of one batch: the session, its version, and what a `SESSION` write does.
 pub(crate) struct Batch {
-    data: Value,
+    pub(crate) data: Value,
     version: u64,
 }
 

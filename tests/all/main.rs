@@ -18,6 +18,7 @@ mod joined_contexts;
 mod loader;
 mod model_golden;
 mod norming;
+mod norming_state;
 mod package;
 mod panel_product;
 mod participant;

@@ -5,6 +5,10 @@
 /// z of a two-sided 95% interval.
 pub const Z95: f64 = 1.959_963_984_540_054;
 
+/// Pseudo-answers the model's probability of a target is worth in adaptive assignment's
+/// estimate before answers outweigh it.
+pub const PRIOR_WEIGHT: f64 = 2.0;
+
 /// The Wilson score interval of a proportion k / n (Wilson 1927): centre
 /// (p̂ + z²/2n) / (1 + z²/n), half-width z √(p̂(1−p̂)/n + z²/4n²) / (1 + z²/n). Unlike the Wald
 /// interval it stays inside [0, 1] and is not empty at k = 0, where cloze targets often are.
@@ -115,7 +119,7 @@ impl ContextPrecision {
     }
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum TargetError {
     #[error("state a bound: the interval width, the unseen mass, or both")]
     NoBound,
@@ -194,6 +198,29 @@ impl PrecisionTarget {
             + self
                 .max_unseen_mass
                 .map_or(0.0, |u| (p.worst_unseen_mass - u).max(0.0))
+    }
+
+    /// How far a context is from the target as adaptive assignment sees it: its shortfall with
+    /// the width the next answers would likely show, the model's probability of the target
+    /// (`prior`) mixed in as [`PRIOR_WEIGHT`] answers — a target nobody has given yet is not
+    /// yet known to be rare.
+    ///
+    /// ```
+    /// use clozelab::analysis::norming::precision::{ContextPrecision, PrecisionTarget};
+    /// let target = PrecisionTarget::new(Some(0.5), None, 1.0).unwrap();
+    /// // Nobody gave the target in 4 answers: further from the target if the model finds it
+    /// // likely. (From 10 answers on the answers' own interval mostly outweighs the prior.)
+    /// let p = ContextPrecision::new(4, 0, 2, 1).unwrap();
+    /// assert!(target.guided_shortfall(&p, 0.9) > target.guided_shortfall(&p, 0.01));
+    /// ```
+    pub fn guided_shortfall(&self, p: &ContextPrecision, prior: f64) -> f64 {
+        let mut guided = *p;
+        if let Some(w) = self.max_interval_width {
+            let estimate = (p.target as f64 + PRIOR_WEIGHT * prior) / (p.n as f64 + PRIOR_WEIGHT);
+            let wald = 2.0 * Z95 * (estimate * (1.0 - estimate) / p.n as f64).sqrt();
+            guided.worst_width = p.worst_width.max(wald.min(w * 2.0));
+        }
+        self.shortfall(&guided)
     }
 
     /// Whether `met` of `total` contexts is enough.

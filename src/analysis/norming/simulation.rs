@@ -22,9 +22,6 @@ use crate::text::words::normalize;
 
 /// Answers per context before any check: no interval is trusted on fewer.
 pub const MIN_READINGS: u32 = 10;
-/// Pseudo-answers the model's probability of the target is worth in the adaptive policy's
-/// estimate before answers outweigh it.
-const PRIOR_WEIGHT: f64 = 2.0;
 
 /// What one reading covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -328,16 +325,11 @@ impl Simulation {
         }
         let shortfall = |c: usize, n: u32| -> (bool, f64) {
             let p = streams.precision(c, n);
-            let mut guided = p;
-            if let Some(w) = self.target.max_interval_width() {
-                // The width the next answers would likely show, with the model's view of the
-                // target mixed in: a target nobody has given yet is not yet known to be rare.
-                let prior = self.truths[c].model_probability;
-                let estimate = (p.target as f64 + PRIOR_WEIGHT * prior) / (n as f64 + PRIOR_WEIGHT);
-                let wald = 2.0 * Z95 * (estimate * (1.0 - estimate) / n as f64).sqrt();
-                guided.worst_width = p.worst_width.max(wald.min(w * 2.0));
-            }
-            (self.target.met_by(&p), self.target.shortfall(&guided))
+            let prior = self.truths[c].model_probability;
+            (
+                self.target.met_by(&p),
+                self.target.guided_shortfall(&p, prior),
+            )
         };
         let mut state: Vec<(bool, f64)> = (0..self.truths.len())
             .map(|c| shortfall(c, MIN_READINGS))

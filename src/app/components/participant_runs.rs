@@ -78,7 +78,13 @@ pub fn ParticipantRuns(runs: Signal<Vec<ParticipantRun>>) -> impl IntoView {
                                                 {run
                                                     .list_chosen_by
                                                     .clone()
-                                                    .map(|how| view! { <small>{format!(" ({how})")}</small> })}
+                                                    .map(|how| {
+                                                        view! {
+                                                            <small title=run
+                                                                .list_reason
+                                                                .clone()>{format!(" ({how})")}</small>
+                                                        }
+                                                    })}
                                             </td>
                                             <td>{answers}</td>
                                             <td>{attention}</td>

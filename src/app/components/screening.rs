@@ -32,6 +32,7 @@ pub async fn end_screened_out(
             &plan.participant,
             &list.name,
             LedgerState::Ended,
+            Vec::new(),
         )
         .await;
     }

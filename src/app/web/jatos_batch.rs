@@ -9,20 +9,23 @@ use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::{Message, futures::WebSocket};
 
 use crate::game::design::study::StudyConfig;
-use crate::game::run::jatos_batch::{ClaimStep, LedgerState, ListClaim, ledger_channel};
+use crate::game::run::jatos_batch::{
+    BatchOutcome, ClaimStep, LedgerState, ListClaim, ledger_channel,
+};
+use crate::game::run::norming_state::NormingPlan;
 
 /// How long a participant waits for JATOS's batch channel before the list comes from the URL
 /// or the hash of their id instead (a proxy without WebSockets never answers).
 const CLAIM_TIMEOUT_MS: u32 = 10_000;
 
-/// The list JATOS's batch session gives `participant`, or `None` outside JATOS, for a study
-/// without lists, or when the batch channel fails (said in the console; the export then records
-/// how the list was chosen instead).
+/// The list JATOS's batch session gives `participant` (or that adaptive norming's target is
+/// met), or `None` outside JATOS, for a study without lists, or when the batch channel fails
+/// (said in the console; the export then records how the list was chosen instead).
 pub async fn batch_list(
     config: &StudyConfig,
     participant: &str,
     params: &BTreeMap<String, String>,
-) -> Option<String> {
+) -> Option<BatchOutcome> {
     let now = crate::app::web::clock::epoch_ms();
     let (path, claim) =
         crate::game::run::jatos_batch::batch_list_claim(config, participant, params, now)?;
@@ -30,20 +33,31 @@ pub async fn batch_list(
 }
 
 /// Records in JATOS's batch session how `participant`'s run of `list` ended (`state`), so that
-/// a run that completed counts for its list and one that ended otherwise frees its place. Does
+/// a run that completed counts for its list and one that ended otherwise frees its place; with
+/// adaptive norming a completed run's `answers` (context key, word) join the counts. Does
 /// nothing where the run keeps no ledger (outside JATOS, a study without lists, a preview or
 /// JATOS's test run); a failure is said in the console.
-pub async fn mark_list(config: &StudyConfig, participant: &str, list: &str, state: LedgerState) {
+pub async fn mark_list(
+    config: &StudyConfig,
+    participant: &str,
+    list: &str,
+    state: LedgerState,
+    answers: Vec<(String, String)>,
+) {
     let Some(path) = ledger_channel(config) else {
         return;
     };
     let now = crate::app::web::clock::epoch_ms();
-    run_exchange(&path, ListClaim::mark(participant, list, state, now)).await;
+    let mut mark = ListClaim::mark(participant, list, state, now);
+    if let Some(plan) = NormingPlan::of(config) {
+        mark = mark.with_norming(plan, answers);
+    }
+    run_exchange(&path, mark).await;
 }
 
 /// Runs a claim or a mark over the batch channel at `path`, giving up after
 /// [`CLAIM_TIMEOUT_MS`].
-async fn run_exchange(path: &str, claim: ListClaim) -> Option<String> {
+async fn run_exchange(path: &str, claim: ListClaim) -> Option<BatchOutcome> {
     let location = web_sys::window()?.location();
     let scheme = if location.protocol().ok()? == "https:" {
         "wss"
@@ -58,7 +72,7 @@ async fn run_exchange(path: &str, claim: ListClaim) -> Option<String> {
         Either::Right(_) => Err("JATOS's batch channel did not answer in time".to_string()),
     };
     match outcome {
-        Ok(name) => Some(name),
+        Ok(outcome) => Some(outcome),
         Err(why) => {
             leptos::logging::warn!("JATOS's batch session: {why}");
             None
@@ -67,7 +81,7 @@ async fn run_exchange(path: &str, claim: ListClaim) -> Option<String> {
 }
 
 /// Runs `claim` to its end over (re)opened channels at `url`.
-async fn claim_over(url: &str, mut claim: ListClaim) -> Result<String, String> {
+async fn claim_over(url: &str, mut claim: ListClaim) -> Result<BatchOutcome, String> {
     'channel: loop {
         let mut socket = WebSocket::open(url).map_err(|e| e.to_string())?;
         while let Some(message) = socket.next().await {
@@ -90,7 +104,12 @@ async fn claim_over(url: &str, mut claim: ListClaim) -> Result<String, String> {
                 }
                 ClaimStep::Chosen(name) => {
                     let _ = socket.close(None, None);
-                    return Ok(name);
+                    let reason = claim.reason().map(str::to_string);
+                    return Ok(BatchOutcome::List { name, reason });
+                }
+                ClaimStep::Full(reason) => {
+                    let _ = socket.close(None, None);
+                    return Ok(BatchOutcome::Full(reason));
                 }
                 ClaimStep::Failed(e) => {
                     let _ = socket.close(None, None);

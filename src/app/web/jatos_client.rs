@@ -69,9 +69,24 @@ pub async fn study_config(mut run: JatosRun) -> Result<StudyConfig, String> {
     if let Ok(participant) =
         config.participant_id(&params, &super::participant::local_participant_id())
     {
-        let list = super::jatos_batch::batch_list(&config, &participant, &params).await;
-        if let Some(run) = config.jatos.as_mut() {
-            run.batch_list = list;
+        use crate::game::design::adaptive_norming::NormingAssignment;
+        use crate::game::run::jatos_batch::BatchOutcome;
+        match super::jatos_batch::batch_list(&config, &participant, &params).await {
+            Some(BatchOutcome::List { name, reason }) => {
+                if let Some(reason) = reason {
+                    config.norming_assignment = Some(NormingAssignment::List {
+                        name: name.clone(),
+                        reason,
+                    });
+                }
+                if let Some(run) = config.jatos.as_mut() {
+                    run.batch_list = Some(name);
+                }
+            }
+            Some(BatchOutcome::Full(reason)) => {
+                config.norming_assignment = Some(NormingAssignment::Full { reason });
+            }
+            None => {}
         }
     }
     Ok(config)

@@ -2,7 +2,7 @@
 //! the clocks games time answers with, SHA-256 through `crypto.subtle`, local files and
 //! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study and
 //! its batch channel, the outbox of a study's answers and which final submissions were
-//! acknowledged, the participant id this browser plays
+//! acknowledged, adaptive norming's state file outside JATOS, the participant id this browser plays
 //! as and the lock that keeps one tab per run.
 
 pub mod clock;
@@ -20,6 +20,7 @@ pub mod idb_requests;
 pub mod jatos_batch;
 pub mod jatos_client;
 pub mod local_model;
+pub mod norming_state_file;
 pub mod outbox;
 pub mod outbox_flush;
 pub mod participant;

@@ -25,6 +25,12 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         crate::game::readback::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     study.data.systems.extend(extra);
     study.data.predictors.extend(predictors);
+    let written_at = String::from(js_sys::Date::new_0().to_iso_string());
+    let norming = study
+        .results
+        .as_ref()
+        .map(|(results, _)| crate::game::readback::norming_progress::progress(results, &written_at))
+        .unwrap_or_default();
     let tables = study.tables();
     let downloads = tables.as_ref().map(|t| t.files()).unwrap_or_default();
     let flow = tables.map(|t| t.flow.figure());
@@ -34,6 +40,7 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
     let mut analysis = Analysis::from_table(&data, rows, &per_context, options.ece);
     analysis.downloads = downloads;
     analysis.flow = flow;
+    analysis.norming = norming;
     analysis.left_out = left_out;
     let mut state = state.borrow_mut();
     state.dataset = Some(data);

@@ -30,6 +30,9 @@ pub enum ListAssignment {
     JatosBatch,
     /// A stable hash of the participant's id (lists then balance only on average).
     ParticipantHash,
+    /// JATOS's batch session by adaptive norming: the list whose contexts were furthest from
+    /// the study's precision target (the reason is kept beside it).
+    AdaptiveNorming,
 }
 
 impl ListAssignment {
@@ -44,6 +47,7 @@ impl ListAssignment {
             Self::UrlParameter => "link",
             Self::JatosBatch => "JATOS batch",
             Self::ParticipantHash => "id hash",
+            Self::AdaptiveNorming => "adaptive norming",
         }
     }
 }
@@ -53,6 +57,9 @@ impl ListAssignment {
 pub struct AssignedList {
     pub name: String,
     pub how: ListAssignment,
+    /// Why adaptive norming chose the list (its shortfall against the target then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Checks the lists' names: each non-empty, without control characters, used once.
@@ -101,6 +108,7 @@ pub fn assign(
             .map(|l| AssignedList {
                 name: l.name.clone(),
                 how,
+                reason: None,
             })
             .ok_or_else(|| name.to_string())
     };
@@ -114,6 +122,7 @@ pub fn assign(
     Ok(Some(AssignedList {
         name: lists[index].name.clone(),
         how: ListAssignment::ParticipantHash,
+        reason: None,
     }))
 }
 

@@ -71,6 +71,7 @@ texts! {
     WithdrawConfirm = "withdraw_confirm",
     WithdrawYes = "withdraw_yes",
     WithdrawNo = "withdraw_no",
+    StudyFull = "study_full",
     Leaving = "leaving",
     LeftDeclined = "left_declined",
     LeftWithdrew = "left_withdrew",

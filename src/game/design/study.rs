@@ -57,6 +57,8 @@ pub enum StudyError {
     #[error(transparent)]
     StudyId(#[from] crate::game::design::run_scope::RunScopeError),
     #[error(transparent)]
+    AdaptiveNorming(#[from] crate::game::design::adaptive_norming::AdaptiveNormingError),
+    #[error(transparent)]
     Attention(#[from] AttentionError),
     #[error(transparent)]
     Texts(#[from] TextsError),
@@ -127,6 +129,10 @@ pub struct StudyConfig {
     pub latin_square: Option<LatinSquare>,
     #[serde(default)]
     pub order: Order,
+    /// Each new participant inside JATOS gets the list whose contexts are furthest from a
+    /// precision target, until it is met; see [`super::adaptive_norming`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_norming: Option<super::adaptive_norming::AdaptiveNorming>,
     /// Instructions with a known answer placed in passages; see [`super::attention`].
     #[serde(default)]
     pub attention_checks: Vec<AttentionCheck>,
@@ -198,6 +204,11 @@ pub struct StudyConfig {
     /// JATOS, the participant id and Prolific's ids come from JATOS's study link.
     #[serde(skip)]
     pub jatos: Option<crate::game::design::jatos_run::JatosRun>,
+    /// What adaptive norming decided for this participant (never read from the config file):
+    /// from JATOS's batch session, or outside JATOS from the state file served beside the
+    /// config.
+    #[serde(skip)]
+    pub norming_assignment: Option<super::adaptive_norming::NormingAssignment>,
     /// Set when the researcher previews the study (never read from the config file): played as
     /// a participant would, marked pilot, nothing sent, nothing kept.
     #[serde(skip)]
@@ -307,6 +318,14 @@ impl StudyConfig {
         if config.send_each_response && config.submit_url.is_none() {
             return Err(StudyError::SendEachWithoutSubmit);
         }
+        if let Some(norming) = &config.adaptive_norming {
+            norming.check(
+                config.lists.len(),
+                config.game == GameKind::NextWord,
+                |key| config.is_list_context(key),
+                is_web_address,
+            )?;
+        }
         if let Some(folder) = &config.model
             && (folder.trim().is_empty()
                 || folder.contains("://")
@@ -327,6 +346,7 @@ impl StudyConfig {
             texts: Vec::new(),
             lists: Vec::new(),
             latin_square: None,
+            adaptive_norming: None,
             order: Order::Fixed,
             attention_checks: Vec::new(),
             passages_per_participant: None,
@@ -350,6 +370,7 @@ impl StudyConfig {
             seed: 0,
             model: None,
             jatos: None,
+            norming_assignment: None,
             preview: false,
         }
     }
@@ -363,6 +384,27 @@ impl StudyConfig {
     /// Two-token game: rounds per position (1 unless the study says more).
     pub fn rounds(&self) -> u32 {
         self.rounds_per_position.unwrap_or(1).max(1)
+    }
+
+    /// A passage of the study (its own, or built in) by id.
+    pub fn passage(&self, id: &str) -> Option<Passage> {
+        self.find(id).ok()
+    }
+
+    /// Whether `key` (`passage:position`) names a context of one of the study's lists.
+    fn is_list_context(&self, key: &str) -> bool {
+        let Some((id, position)) = key.rsplit_once(':') else {
+            return false;
+        };
+        let in_list = self
+            .lists
+            .iter()
+            .any(|l| l.passages.iter().any(|p| p == id));
+        let words = self.find(id).map_or(0, |p| p.words().len());
+        in_list
+            && position
+                .parse::<usize>()
+                .is_ok_and(|n| (2..=words).contains(&n))
     }
 
     fn find(&self, id: &str) -> Result<Passage, StudyError> {
@@ -490,8 +532,23 @@ impl StudyConfig {
             .jatos
             .as_ref()
             .and_then(|run| run.batch_list.as_deref());
-        let list = assign(&self.lists, participant, params, from_batch)
+        let mut list = assign(&self.lists, participant, params, from_batch)
             .map_err(StudyError::UnknownList)?;
+        // Adaptive norming's list, where no link named one: inside JATOS the batch session's
+        // (already `from_batch`), outside it the state file's.
+        if let Some(super::adaptive_norming::NormingAssignment::List { name, reason }) =
+            &self.norming_assignment
+            && list
+                .as_ref()
+                .is_some_and(|l| l.how != super::lists::ListAssignment::UrlParameter)
+            && let Some(known) = self.lists.iter().find(|l| &l.name == name)
+        {
+            list = Some(super::lists::AssignedList {
+                name: known.name.clone(),
+                how: super::lists::ListAssignment::AdaptiveNorming,
+                reason: Some(reason.clone()),
+            });
+        }
         let ids = match &list {
             Some(chosen) => self
                 .lists

@@ -406,6 +406,58 @@ pub fn own_question(
     })
 }
 
+/// The Study page's adaptive norming fields as typed: `enabled`, the interval width and unseen
+/// mass bounds (empty: no bound), the share of contexts in percent (empty: all) and the full
+/// URL (empty: none). Sets or clears the config's section; `Err` names a field that is not a
+/// number (the bounds themselves are checked with the rest of the config).
+///
+/// ```
+/// use clozelab::game::design::study::StudyConfig;
+/// use clozelab::game::design::study_draft::set_adaptive_norming;
+/// let mut config = StudyConfig::default_play();
+/// set_adaptive_norming(&mut config, true, "0.3", "", "90", "").unwrap();
+/// let section = config.adaptive_norming.clone().unwrap();
+/// assert_eq!((section.max_interval_width, section.share), (Some(0.3), 0.9));
+/// assert!(set_adaptive_norming(&mut config, true, "wide", "", "", "").unwrap_err().contains("wide"));
+/// set_adaptive_norming(&mut config, false, "0.3", "", "", "").unwrap();
+/// assert!(config.adaptive_norming.is_none());
+/// ```
+pub fn set_adaptive_norming(
+    config: &mut StudyConfig,
+    enabled: bool,
+    width: &str,
+    unseen: &str,
+    share_percent: &str,
+    full_url: &str,
+) -> Result<(), String> {
+    if !enabled {
+        config.adaptive_norming = None;
+        return Ok(());
+    }
+    let number = |text: &str, what: &str| -> Result<Option<f64>, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        text.parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("{what} must be a number, got {text:?}"))
+    };
+    let prior = config
+        .adaptive_norming
+        .as_ref()
+        .map(|n| n.prior.clone())
+        .unwrap_or_default();
+    config.adaptive_norming = Some(super::adaptive_norming::AdaptiveNorming {
+        max_interval_width: number(width, "the interval width")?,
+        max_unseen_mass: number(unseen, "the unseen mass")?,
+        share: number(share_percent, "the share of contexts")?.map_or(1.0, |p| p / 100.0),
+        prior,
+        full_url: Some(full_url.trim().to_string()).filter(|u| !u.is_empty()),
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -402,6 +402,7 @@ impl Merging {
                     study: person.study.clone(),
                     list: person.list.as_ref().map(|list| list.name.clone()),
                     list_chosen_by: person.list.as_ref().map(|list| list.how.label().into()),
+                    list_reason: person.list.as_ref().and_then(|list| list.reason.clone()),
                     pilot: person.pilot,
                     answered: count,
                     planned: person.planned,

@@ -19,13 +19,17 @@
 //! (its place is free again at once), and a run still `playing` holds its place for
 //! [`HOLD_MS`] after it started (then it counts as abandoned and frees it). [`ListClaim`] is the
 //! exchange as a state machine, for claiming a list or marking how a run ended; the page only
-//! carries its messages.
+//! carries its messages. With adaptive norming the claim chooses by the answers so far and a
+//! completing mark adds the run's answers to them ([`super::norming_state`]).
 
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use super::json_pointer::json_pointer_token;
+use crate::game::design::adaptive_norming::NormingAssignment;
 use crate::game::design::lists::{PassageList, least_used};
+use crate::game::run::norming_state::{NormingPlan, ResponseCounts};
 
 /// The batch session's member that holds the ledger (participant id → list name).
 pub const LEDGER_KEY: &str = "clozelabLists";
@@ -57,6 +61,9 @@ pub struct LedgerEntry {
     pub state: LedgerState,
     /// When the entry was written (ms since the epoch, the page's clock).
     pub at: f64,
+    /// Why adaptive norming chose the list (kept, so that a reload records the same reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl LedgerEntry {
@@ -68,6 +75,7 @@ impl LedgerEntry {
                 list: list.clone(),
                 state: LedgerState::Playing,
                 at: f64::INFINITY,
+                reason: None,
             }),
             other => serde_json::from_value(other.clone()).ok(),
         }
@@ -110,6 +118,26 @@ pub fn places_taken(ledger: &serde_json::Map<String, Value>, now_ms: f64) -> BTr
     counts
 }
 
+/// Of a ledger, how many runs of each list are still playing (and not yet abandoned) at
+/// `now_ms`.
+///
+/// ```
+/// use clozelab::game::run::jatos_batch::playing;
+/// let ledger = serde_json::json!({
+///     "P1": {"list": "A", "state": "complete", "at": 0.0},
+///     "P2": {"list": "A", "state": "playing", "at": 0.0},
+/// });
+/// assert_eq!(playing(ledger.as_object().unwrap(), 1.0)["A"], 1);
+/// ```
+pub fn playing(ledger: &serde_json::Map<String, Value>, now_ms: f64) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for entry in ledger.values().filter_map(LedgerEntry::read) {
+        let running = entry.state == LedgerState::Playing && entry.counts(now_ms);
+        *counts.entry(entry.list.clone()).or_insert(0u64) += u64::from(running);
+    }
+    counts
+}
+
 /// Why no list came from JATOS's batch session.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BatchError {
@@ -134,8 +162,22 @@ pub enum ClaimStep {
     Reopen,
     /// The participant's list, recorded in the batch session.
     Chosen(String),
+    /// Adaptive norming's target is met: no list for a new participant (why, in words).
+    Full(String),
     /// No list from JATOS: the caller falls back to the URL or the participant hash.
     Failed(BatchError),
+}
+
+/// How a claim ended for the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BatchOutcome {
+    /// The participant's list, with adaptive norming's reason where it chose it.
+    List {
+        name: String,
+        reason: Option<String>,
+    },
+    /// Adaptive norming's target is met: the study is full (why, in words).
+    Full(String),
 }
 
 /// One participant's claim of a list in the batch session.
@@ -164,6 +206,12 @@ pub struct ListClaim {
     attempt: u32,
     /// The write in flight: its id and the list it names.
     pending: Option<(u32, String)>,
+    /// Adaptive norming's plan: a claim chooses by it, a completing mark adds `answers`.
+    norming: Option<NormingPlan>,
+    /// A completed run's answers (context key, word as given), added to the norming counts.
+    answers: Vec<(String, String)>,
+    /// Why adaptive norming chose the list.
+    reason: Option<String>,
 }
 
 impl ListClaim {
@@ -184,7 +232,23 @@ impl ListClaim {
             now_ms,
             attempt: 0,
             pending: None,
+            norming: None,
+            answers: Vec::new(),
+            reason: None,
         }
+    }
+
+    /// The claim chooses by adaptive norming's `plan` (a list the URL names still wins), and
+    /// a completing mark adds `answers` to its counts.
+    pub fn with_norming(mut self, plan: NormingPlan, answers: Vec<(String, String)>) -> Self {
+        self.norming = Some(plan);
+        self.answers = answers;
+        self
+    }
+
+    /// Why adaptive norming chose the list (once [`ClaimStep::Chosen`]); `None` otherwise.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
     }
 
     /// The exchange that records how `participant`'s run of `list` ended (`state`): it ends
@@ -208,6 +272,9 @@ impl ListClaim {
             now_ms,
             attempt: 0,
             pending: None,
+            norming: None,
+            answers: Vec::new(),
+            reason: None,
         }
     }
 
@@ -251,10 +318,8 @@ impl ListClaim {
 
     fn on_opened(&mut self, message: &Value) -> ClaimStep {
         let version = message.get("version").and_then(Value::as_u64).unwrap_or(0);
-        let ledger = message
-            .get("data")
-            .and_then(|d| d.get(LEDGER_KEY))
-            .and_then(Value::as_object);
+        let data = message.get("data").unwrap_or(&Value::Null);
+        let ledger = data.get(LEDGER_KEY).and_then(Value::as_object);
         let known = |name: &str| self.lists.iter().any(|l| l.name == name);
         let (name, state) = if let Some((list, state)) = &self.marking {
             (list.clone(), *state)
@@ -264,21 +329,41 @@ impl ListClaim {
                 .and_then(LedgerEntry::read)
                 .filter(|entry| known(&entry.list))
             {
+                self.reason = entry.reason;
                 return ClaimStep::Chosen(entry.list);
             }
             let counts = ledger
                 .map(|l| places_taken(l, self.now_ms))
                 .unwrap_or_default();
             let wanted = self.wanted.as_deref().filter(|name| known(name));
-            let Some(name) = wanted.or_else(|| least_used(&self.lists, &counts)) else {
+            let adaptive = match (&self.norming, wanted) {
+                (Some(plan), None) => {
+                    let running = ledger.map(|l| playing(l, self.now_ms)).unwrap_or_default();
+                    let answers = ResponseCounts::from_session(data);
+                    match plan.choose(&answers, &counts, &running) {
+                        NormingAssignment::Full { reason } => return ClaimStep::Full(reason),
+                        NormingAssignment::List { name, reason } => {
+                            self.reason = Some(reason);
+                            Some(name)
+                        }
+                    }
+                }
+                _ => None,
+            };
+            let Some(name) = adaptive.or_else(|| {
+                wanted
+                    .or_else(|| least_used(&self.lists, &counts))
+                    .map(str::to_string)
+            }) else {
                 return ClaimStep::Failed(BatchError::Server("the study has no lists".into()));
             };
-            (name.to_string(), LedgerState::Playing)
+            (name, LedgerState::Playing)
         };
         let entry = serde_json::to_value(LedgerEntry {
             list: name.clone(),
             state,
             at: self.now_ms,
+            reason: self.reason.clone().filter(|_| self.marking.is_none()),
         })
         .unwrap_or(Value::Null);
         let patch = match ledger {
@@ -293,29 +378,23 @@ impl ListClaim {
                 json!({ "op": "add", "path": format!("/{LEDGER_KEY}"), "value": first })
             }
         };
+        let mut patches = vec![patch];
+        if let (Some(plan), Some((_, LedgerState::Complete))) = (&self.norming, &self.marking) {
+            patches.extend(plan.completion_patches(data, &self.answers, self.now_ms));
+        }
         let id = self.attempt;
         self.pending = Some((id, name));
         ClaimStep::Send(
             json!({
                 "action": "SESSION",
                 "id": id,
-                "patches": [patch],
+                "patches": patches,
                 "version": version,
                 "versioning": true,
             })
             .to_string(),
         )
     }
-}
-
-/// `name` as one reference token of a JSON Pointer (RFC 6901: `~` → `~0`, `/` → `~1`).
-///
-/// ```
-/// use clozelab::game::run::jatos_batch::json_pointer_token;
-/// assert_eq!(json_pointer_token("a/b~c"), "a~1b~0c");
-/// ```
-pub fn json_pointer_token(name: &str) -> String {
-    name.replace('~', "~0").replace('/', "~1")
 }
 
 /// The batch channel's path on which a run of `config` keeps the lists' ledger: inside JATOS,
@@ -344,6 +423,9 @@ pub fn batch_list_claim(
         .parameters(params)
         .get(crate::game::design::lists::LIST_PARAM)
         .cloned();
-    let claim = ListClaim::new(config.lists.clone(), participant, wanted, now_ms);
+    let mut claim = ListClaim::new(config.lists.clone(), participant, wanted, now_ms);
+    if let Some(plan) = NormingPlan::of(config) {
+        claim = claim.with_norming(plan, Vec::new());
+    }
     Some((path, claim))
 }

@@ -2,11 +2,14 @@
 //! score ([`score`]); which run an answer belongs to ([`run_scope`]); where answers are stored
 //! ([`store`]) and sent ([`outbox`]); a participant declining or withdrawing ([`withdrawal`]);
 //! people's answers per context for feedback ([`humans`]); exports ([`export`]); a run inside JATOS
-//! ([`jatos_run`]) with its batch session as the lists' ledger ([`jatos_batch`]).
+//! ([`jatos_run`]) with its batch session as the lists' ledger ([`jatos_batch`]) and adaptive
+//! norming's answer counts ([`norming_state`]).
 
 pub mod export;
 pub mod humans;
 pub mod jatos_batch;
+pub mod json_pointer;
+pub mod norming_state;
 pub mod outbox;
 pub mod score;
 pub mod session;

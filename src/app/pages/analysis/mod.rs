@@ -10,6 +10,7 @@ mod figure_card;
 mod files;
 mod model_samples;
 mod model_surprisal;
+mod norming_progress;
 mod options;
 mod participant;
 mod probe_tables;
@@ -172,6 +173,7 @@ pub fn AnalysisPage() -> impl IntoView {
                         </ul>
                         <ParticipantRuns runs=Signal::stored(a.participant_runs.clone()) />
                         <StudyTables files=a.downloads.clone() flow=a.flow.clone() />
+                        <norming_progress::NormingProgressPanel progress=a.norming.clone() />
                         <Table1View
                             rows=a.rows.clone()
                             csv=a.table1_csv.clone()

@@ -6,6 +6,7 @@ pub mod controller;
 mod data_panel;
 mod feedback;
 mod passage_list;
+mod study_from;
 mod trial;
 
 use leptos::prelude::*;
@@ -15,19 +16,18 @@ use crate::app::components::attention_check::AttentionCheckView;
 use crate::app::components::completion::CompletionScreen;
 use crate::app::components::consent::ConsentScreen;
 use crate::app::components::get_model::GetModel;
-use crate::app::components::outcome::Outcome;
 use crate::app::components::question_block::QuestionsStage;
 use crate::app::components::storage_warning::StorageWarning;
 use crate::app::components::withdrawal::{LeftStudy, WithdrawButton};
 use crate::app::data::use_lab_data;
 use crate::app::pages::tokens::{ImportedTokenResults, TokenGameChooser, TokenStudy};
-use crate::app::web::{fetch::fetch_text_uncached, query_param};
-use crate::data::served_file::FileKind;
+use crate::app::web::query_param;
 use crate::game::design::study::StudyConfig;
 use crate::game::run::withdrawal::Leaving;
 use controller::{ModelFeedback, Phase, provide_game_controller};
 use data_panel::DataPanel;
 use passage_list::PassageList;
+use study_from::{StudyFrom, StudySource};
 use trial::TrialView;
 
 /// "/": a study when JATOS runs this page or the URL (or a picked file) names one, else the
@@ -50,55 +50,6 @@ pub fn PlayHome() -> impl IntoView {
             <ImportedTokenResults />
         }
         .into_any(),
-    }
-}
-
-#[derive(Clone, Debug, thiserror::Error)]
-enum StudyLoadError {
-    #[error(transparent)]
-    Fetch(crate::app::web::WebError),
-    #[error(transparent)]
-    Config(crate::game::design::study::StudyError),
-    #[error("{0}")]
-    Jatos(String),
-}
-
-/// Where a study's config comes from.
-#[derive(Clone, Debug)]
-enum StudySource {
-    /// `?study=URL` on the app's own origin.
-    Url(String),
-    /// The JATOS run this page belongs to.
-    Jatos(crate::game::design::jatos_run::JatosRun),
-}
-
-/// A study config fetched from the app's own origin (or JATOS), then run.
-#[component]
-fn StudyFrom(source: StudySource) -> impl IntoView {
-    let config = LocalResource::new(move || {
-        let source = source.clone();
-        async move {
-            match source {
-                StudySource::Url(url) => {
-                    let text = fetch_text_uncached(&url, FileKind::Json)
-                        .await
-                        .map_err(StudyLoadError::Fetch)?;
-                    StudyConfig::from_json(&text).map_err(StudyLoadError::Config)
-                }
-                StudySource::Jatos(run) => crate::app::web::jatos_client::study_config(run)
-                    .await
-                    .map_err(StudyLoadError::Jatos),
-            }
-        }
-    });
-    view! {
-        <Outcome
-            result=move || config.get()
-            pending=|| view! { <p>"Loading the study…"</p> }
-            failure="Cannot load the study"
-            error_testid="game-error"
-            render=|config| view! { <GameRun config experiment=true /> }
-        />
     }
 }
 

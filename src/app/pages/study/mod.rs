@@ -1,5 +1,5 @@
 //! "/study": the Study page. A form that builds a study config for any of the three games
-//! ([`passage_fields`], [`line_fields`], a Latin square's [`latin_square_fields`], how balanced lists are outside JATOS ([`list_links`]),
+//! ([`passage_fields`], [`line_fields`], a Latin square's [`latin_square_fields`], how balanced lists are outside JATOS ([`list_links`]), adaptive norming's target ([`norming_fields`]),
 //! [`screen_fields`], the questions' [`question_fields`] and [`own_question`],
 //! [`language_fields`], [`game_fields`]), checked as you type by the same loader participants' browsers run; an
 //! existing config can be loaded ([`load_config`]); the study can be played as a participant
@@ -14,6 +14,7 @@ mod latin_square_fields;
 mod line_fields;
 mod list_links;
 mod load_config;
+mod norming_fields;
 mod own_question;
 mod packages;
 mod passage_fields;
@@ -30,6 +31,7 @@ use language_fields::LanguageFields;
 use latin_square_fields::LatinSquareFields;
 use list_links::ListLinks;
 use load_config::LoadConfig;
+use norming_fields::NormingFields;
 use packages::StudyPackages;
 use passage_fields::PassageFields;
 use preview::StudyPreview;
@@ -110,6 +112,7 @@ fn StudyForm(checked: Memo<Result<String, String>>) -> impl IntoView {
             <PassageFields />
             <LatinSquareFields />
             <ListLinks />
+            <NormingFields />
             <ScreenFields />
             <QuestionFields />
             <LanguageFields />

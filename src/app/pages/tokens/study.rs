@@ -119,8 +119,14 @@ impl TokenGame {
         let plan = self.plan.get_value();
         if let Some(list) = &plan.list {
             let study = self.study.get_value();
-            crate::app::web::jatos_batch::mark_list(&study, &plan.participant, &list.name, state)
-                .await;
+            crate::app::web::jatos_batch::mark_list(
+                &study,
+                &plan.participant,
+                &list.name,
+                state,
+                Vec::new(),
+            )
+            .await;
         }
     }
 

@@ -20,8 +20,11 @@ impl GameController {
         self.phase.set(Phase::Loading);
         leptos::task::spawn_local(async move {
             // The list's place is free again (before JATOS's run is aborted and its channel shut).
-            self.mark_list(crate::game::run::jatos_batch::LedgerState::Ended)
-                .await;
+            self.mark_list(
+                crate::game::run::jatos_batch::LedgerState::Ended,
+                Vec::new(),
+            )
+            .await;
             let message = leave_without_data(&study, &scope, leaving, self.say).await;
             // What this page still held goes too (the in-memory store of a preview, say).
             self.store.set_value(None);

@@ -23,6 +23,16 @@ impl GameController {
                 Ok(id) => id,
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),
             };
+            // Adaptive norming's target was met before this participant came.
+            if let Some(crate::game::design::adaptive_norming::NormingAssignment::Full { reason }) =
+                config.norming_assignment.clone()
+            {
+                let message = crate::app::components::study_full::leave_full_study(
+                    &config, &reason, self.say,
+                )
+                .await;
+                return self.phase.set(Phase::Left(message));
+            }
             let plan = match config.plan(&participant, &params) {
                 Ok(p) => p.in_run(crate::app::web::participant::local_run_id),
                 Err(e) => return self.phase.set(Phase::Failed(e.to_string())),

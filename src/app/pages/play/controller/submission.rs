@@ -87,16 +87,26 @@ impl GameController {
     }
 
     /// Records in JATOS's batch session how this run of its list ended (nothing outside JATOS,
-    /// or without lists).
-    pub(super) async fn mark_list(self, state: crate::game::run::jatos_batch::LedgerState) {
+    /// or without lists), with a completed run's `answers` for adaptive norming.
+    pub(super) async fn mark_list(
+        self,
+        state: crate::game::run::jatos_batch::LedgerState,
+        answers: Vec<(String, String)>,
+    ) {
         let plan = self
             .session
             .with_value(|s| s.as_ref().map(|g| g.plan().clone()));
         let Some(plan) = plan else { return };
         if let Some(list) = &plan.list {
             let study = self.study.get_value();
-            crate::app::web::jatos_batch::mark_list(&study, &plan.participant, &list.name, state)
-                .await;
+            crate::app::web::jatos_batch::mark_list(
+                &study,
+                &plan.participant,
+                &list.name,
+                state,
+                answers,
+            )
+            .await;
         }
     }
 
@@ -112,10 +122,30 @@ impl GameController {
         };
         let status = self.redirect_status;
         leptos::task::spawn_local(async move {
-            self.mark_list(crate::game::run::jatos_batch::LedgerState::Complete)
-                .await;
             let total = game.progress().1;
             let saved = target.load(&game.plan().scope()).await;
+            // The answers as kept (what the exports will hold) join adaptive norming's counts.
+            let answers = saved
+                .as_ref()
+                .map(|records| {
+                    records
+                        .iter()
+                        .filter(|r| !r.practice)
+                        .map(|r| {
+                            let key = crate::game::design::adaptive_norming::context_key(
+                                &r.passage,
+                                r.position as usize,
+                            );
+                            (key, r.response.clone())
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.mark_list(
+                crate::game::run::jatos_batch::LedgerState::Complete,
+                answers,
+            )
+            .await;
             let confirmed = match &saved {
                 Ok(saved) => {
                     let keepers = Keepers {
