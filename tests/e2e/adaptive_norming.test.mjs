@@ -10,11 +10,11 @@
 // outside JATOS serves.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cliBinary, download, screenshot, serveDist, withPage } from "./harness.mjs";
+import { DIST, cliBinary, download, screenshot, serveDist, withPage } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 120_000;
@@ -162,7 +162,9 @@ test("adaptive norming through JATOS: the least certain list next, the study ful
         const panel = page.getByTestId("norming-progress");
         await panel.waitFor({ timeout: TIMEOUT });
         assert.equal(await panel.getAttribute("data-done"), "true");
-        assert.match(await page.getByTestId("norming-sentence").innerText(), /4 of 4 contexts meet the target .*: met, so new participants are told the study is full\./);
+        // The precision figure is drawn against the study's own target.
+        assert.match(await page.locator("[data-figure=norming_precision]").innerText(), /meet all of the contexts with the target word's 95% interval at most 0\.5 wide/);
+        assert.match(await page.getByTestId("norming-sentence").innerText(), /4 of 4 contexts meet the target .* on the completed runs: met, so new participants are told the study is full\./);
         if (width === 1100) {
           const file = await download(page, "download-norming-state", dir);
           assert.deepEqual(JSON.parse(await readFile(file, "utf8")).counts, tally);
@@ -175,5 +177,84 @@ test("adaptive norming through JATOS: the least certain list next, the study ful
     served.server.close();
     jatos.server.close();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+// Outside JATOS no browser hears of another: the researcher serves the state file (what
+// `clozelab norming-state` or the Analysis page writes) beside study.json, and each
+// participant's page reads it at the start. A settled list is not drawn; without a state file
+// every list is equally needed (and the run says so); a state that meets the target sends the
+// participant to the study's "full" address.
+test("adaptive norming outside JATOS: the served state file decides, and says so in the run's data", { timeout: 5 * TIMEOUT }, async () => {
+  const folder = join(DIST, "norming-outside");
+  await mkdir(folder, { recursive: true });
+  const served = await serveDist();
+  const FULL = `${served.base}/full-page`;
+  const study = {
+    title: "Adaptive norms outside JATOS",
+    texts: [{ id: "p1", title: "a", text: "The cat sat" }, { id: "p2", title: "b", text: "A dog ran" }],
+    lists: [{ name: "A", passages: ["p1"] }, { name: "B", passages: ["p2"] }],
+    adaptive_norming: { max_interval_width: 0.5, full_url: FULL },
+    submit_url: "/submit",
+  };
+  const state = (b2, b3) => ({
+    written_at: "2026-11-28T07:00:00Z",
+    runs: { A: 10, B: 10 },
+    counts: { "p1:2": { cat: 12 }, "p1:3": { sat: 12 }, "p2:2": b2, "p2:3": b3 },
+  });
+  const open = (page, pid) => page.goto(`${served.base}/?study=/norming-outside/study.json&PROLIFIC_PID=${pid}`);
+  const manifestOf = async (pid) => {
+    for (let i = 0; i < 600; i++) {
+      const bundle = served.submissions.find((s) => s.manifest?.participant === pid);
+      if (bundle) return bundle.manifest;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no final bundle of ${pid}`);
+  };
+  const play = async (page, words) => {
+    for (const [i, word] of words.entries()) {
+      const input = page.getByTestId("guess");
+      await input.waitFor({ timeout: TIMEOUT });
+      await input.fill(word);
+      await input.press("Enter");
+      if (i === 0) await page.waitForFunction(() => Number(document.querySelector("[data-testid=passage-context]")?.dataset.position) === 3, null, { timeout: TIMEOUT });
+    }
+  };
+  try {
+    await writeFile(join(folder, "study.json"), JSON.stringify(study));
+    // List A settled, B split: everyone to B.
+    await writeFile(join(folder, "norming-state.json"), JSON.stringify(state({ dog: 5, cow: 5 }, { ran: 5, barked: 5 })));
+    for (const pid of ["O1", "O2"]) {
+      let manifest;
+      await withPage(`norming-outside-${pid}`, {}, async (page) => {
+        await open(page, pid);
+        await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+        assert.equal(await page.getByTestId("passage-context").innerText(), "A", `${pid} gets list B`);
+        await play(page, ["dog", "ran"]);
+        // The final bundle goes out from the page: wait for it before the page closes.
+        manifest = await manifestOf(pid);
+      });
+      assert.equal(manifest.list.name, "B");
+      assert.equal(manifest.list.how, "adaptive_norming");
+      assert.match(manifest.list.reason, /^list B drawn in proportion to its contexts' summed shortfall .* by the state written 2026-11-28T07:00:00Z; 2 of 4 contexts met the target then$/);
+    }
+    // No state served: every list equally needed, said in the run's reason.
+    await rm(join(folder, "norming-state.json"));
+    await withPage("norming-outside-O3", {}, async (page) => {
+      await open(page, "O3");
+      await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
+      await play(page, (await page.getByTestId("passage-context").innerText()) === "The" ? ["cat", "sat"] : ["dog", "ran"]);
+      assert.match((await manifestOf("O3")).list.reason, /never \(no norming-state\.json served yet\)/);
+    });
+    // The target met by the state: to the "full" address, nothing asked.
+    await writeFile(join(folder, "norming-state.json"), JSON.stringify(state({ dog: 20 }, { ran: 20 })));
+    await withPage("norming-outside-full", {}, async (page) => {
+      await open(page, "O4");
+      await page.waitForURL(FULL, { timeout: TIMEOUT });
+    });
+    assert.equal(served.submissions.some((s) => s.manifest?.participant === "O4"), false);
+  } finally {
+    served.server.close();
+    await rm(folder, { recursive: true, force: true });
   }
 });

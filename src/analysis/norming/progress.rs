@@ -29,11 +29,11 @@ impl NormingProgress {
     /// use clozelab::analysis::norming::progress::NormingProgress;
     /// let p = NormingProgress { study: "S".into(), target: "all of the contexts with …".into(),
     ///     contexts: 4, met: 3, done: false, runs: vec![], state_file: "{}".into() };
-    /// assert_eq!(p.sentence(), "3 of 4 contexts meet the target (all of the contexts with …): not yet.");
+    /// assert_eq!(p.sentence(), "3 of 4 contexts meet the target (all of the contexts with …) on the completed runs: not yet.");
     /// ```
     pub fn sentence(&self) -> String {
         format!(
-            "{} of {} contexts meet the target ({}): {}",
+            "{} of {} contexts meet the target ({}) on the completed runs: {}",
             self.met,
             self.contexts,
             self.target,

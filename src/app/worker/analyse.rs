@@ -25,12 +25,14 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
         crate::game::readback::results_dataset::dataset_from_files(&files, &passages, exclude)?;
     study.data.systems.extend(extra);
     study.data.predictors.extend(predictors);
+    use crate::game::readback::norming_progress::{progress, study_target};
     let written_at = String::from(js_sys::Date::new_0().to_iso_string());
     let norming = study
         .results
         .as_ref()
-        .map(|(results, _)| crate::game::readback::norming_progress::progress(results, &written_at))
+        .map(|(results, _)| progress(results, &written_at))
         .unwrap_or_default();
+    let target = study.results.as_ref().and_then(|(r, _)| study_target(r));
     let tables = study.tables();
     let downloads = tables.as_ref().map(|t| t.files()).unwrap_or_default();
     let flow = tables.map(|t| t.flow.figure());
@@ -41,6 +43,16 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
     analysis.downloads = downloads;
     analysis.flow = flow;
     analysis.norming = norming;
+    // A study with adaptive norming: its precision figure against the study's own target.
+    if let Some(target) = target {
+        analysis.figures.retain(|f| f.id != "norming_precision");
+        analysis
+            .figures
+            .extend(crate::analysis::figures::norming::precision(
+                &data.norms,
+                &target,
+            ));
+    }
     analysis.left_out = left_out;
     let mut state = state.borrow_mut();
     state.dataset = Some(data);

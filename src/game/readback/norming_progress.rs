@@ -14,6 +14,17 @@ use super::results_merge::StudyResults;
 use crate::analysis::norming::progress::NormingProgress;
 use crate::game::run::norming_state::{NormingPlan, ResponseCounts};
 
+/// The precision target of the first study of `results` with adaptive norming (what the
+/// Analysis page's precision figure is drawn against, instead of its default).
+pub fn study_target(
+    results: &StudyResults,
+) -> Option<crate::analysis::norming::precision::PrecisionTarget> {
+    results
+        .studies
+        .values()
+        .find_map(|config| NormingPlan::of(config).map(|plan| plan.target))
+}
+
 /// Each study of `results` with adaptive norming: how far its norms are from its target, and
 /// its state file as of `written_at`.
 pub fn progress(results: &StudyResults, written_at: &str) -> Vec<NormingProgress> {

@@ -145,6 +145,28 @@ impl NormingPlan {
             .guided_shortfall(&p, self.settings.prior_of(key))
     }
 
+    /// A list's contexts' summed guided shortfall, and how many of them fall short.
+    fn list_shortfall(&self, counts: &ResponseCounts, list: &ListContexts) -> (f64, usize) {
+        list.contexts
+            .iter()
+            .map(|(k, t)| self.guided_shortfall(counts, k, t))
+            .fold((0.0, 0), |(sum, short), s| {
+                (sum + s, short + usize::from(s > 0.0))
+            })
+    }
+
+    /// The study is full: the target in words, and how the status was known (`how`).
+    fn full(&self, status: NormingStatus, how: &str) -> NormingAssignment {
+        NormingAssignment::Full {
+            reason: format!(
+                "{} of {} contexts meet the target ({}){how}",
+                status.met,
+                status.contexts,
+                self.target.describe()
+            ),
+        }
+    }
+
     /// The list for a new participant, or that the study is full. `places`: each list's runs
     /// that count (complete, or playing and not yet abandoned); `playing`: those still playing.
     pub fn choose(
@@ -155,14 +177,7 @@ impl NormingPlan {
     ) -> NormingAssignment {
         let status = self.status(counts);
         if status.done {
-            return NormingAssignment::Full {
-                reason: format!(
-                    "{} of {} contexts meet the target ({})",
-                    status.met,
-                    status.contexts,
-                    self.target.describe()
-                ),
-            };
+            return self.full(status, "");
         }
         let taken = |name: &str| places.get(name).copied().unwrap_or(0);
         if let Some(list) = self
@@ -184,14 +199,9 @@ impl NormingPlan {
             .lists
             .iter()
             .map(|l| {
-                let shortfalls: Vec<f64> = l
-                    .contexts
-                    .iter()
-                    .map(|(k, t)| self.guided_shortfall(counts, k, t))
-                    .collect();
+                let (shortfall, short) = self.list_shortfall(counts, l);
                 let in_flight = playing.get(&l.name).copied().unwrap_or(0) as f64;
-                let short = shortfalls.iter().filter(|s| **s > 0.0).count();
-                (l, shortfalls.iter().sum::<f64>() / (1.0 + in_flight), short)
+                (l, shortfall / (1.0 + in_flight), short)
             })
             .collect();
         let best = scored
@@ -301,15 +311,10 @@ impl NormingPlan {
         let counts = ResponseCounts::of_state(state);
         let status = self.status(&counts);
         if status.done {
-            return NormingAssignment::Full {
-                reason: format!(
-                    "{} of {} contexts meet the target ({}), by the state written {}",
-                    status.met,
-                    status.contexts,
-                    self.target.describe(),
-                    state.written_at
-                ),
-            };
+            return self.full(
+                status,
+                &format!(", by the state written {}", state.written_at),
+            );
         }
         let runs = |name: &str| state.runs.get(name).copied().unwrap_or(0);
         let lacking: Vec<f64> = self
@@ -326,12 +331,7 @@ impl NormingPlan {
             let shortfalls = self
                 .lists
                 .iter()
-                .map(|l| {
-                    l.contexts
-                        .iter()
-                        .map(|(k, t)| self.guided_shortfall(&counts, k, t))
-                        .sum::<f64>()
-                })
+                .map(|l| self.list_shortfall(&counts, l).0)
                 .collect();
             (
                 shortfalls,

@@ -1,6 +1,6 @@
 //! Play: the passage list, a passage's game (play mode, with feedback), and a study's run
-//! (experiment mode, from `?study=URL` or a picked config file). Small components over the
-//! [`controller::GameController`] they share through context.
+//! (experiment mode, from `?study=URL`, JATOS or a picked config file: [`study_from`]). Small
+//! components over the [`controller::GameController`] they share through context.
 
 pub mod controller;
 mod data_panel;
