@@ -17,9 +17,9 @@
 //! word probabilities within [`F16_MAX_RELATIVE_ERROR`] relative (9.7e-4 measured); at GPT-2
 //! small's shape (12 layers, 768 wide) the TVD reaches 2.7e-3 ([`F16_MAX_TVD_GPT2_SMALL_SHAPE`])
 //! and word probabilities move by up to 1.4e-2 relative, which no f16 storage of these weights
-//! can improve on. That, and this kernel's speed on a GPU not measured yet (at large batches it
-//! has no tensor cores: cubek offers none for an f32 × f16 pair), is why f32 stays the default
-//! and f16 is a choice.
+//! can improve on. That, and this kernel's speed on a GPU (natively on a lent H200, f16 weights
+//! ran at about half of f32's tokens/s: `docs/performance.md`; it has no tensor cores, as cubek
+//! offers none for an f32 × f16 pair), is why f32 stays the default and f16 is a choice.
 //!
 //! [`kernels::half_product`]: super::ops::kernels::half_product
 
