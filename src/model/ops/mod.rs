@@ -7,7 +7,7 @@
 //! |---|---|---|---|---|
 //! | [`layer_norm::layer_norm`] | one kernel | burn's `layer_norm` | same | [`layer_norm::reference`] |
 //! | [`gelu::gelu_new`] | `tanh` form | sigmoid form (one `exp`) | same | [`gelu::reference`] |
-//! | [`projection::Conv1D::forward`] (with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once ([`panel_product`]) | [`projection::Conv1D::reference`] |
+//! | [`projection::Conv1D::forward`] (with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once ([`panel_product`]) | [`projection::reference`] |
 //! | [`attention::attention`] (one step, with the query/key/value bias) | one kernel | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | [`attention::reference`] |
 //! | [`embedding::TokenEmbedding`] lookup and LM head | one kernel per chunk; product per chunk | burn's `embedding`; threaded product | columns and product of the packed `wteᵀ` | one chunk through burn |
 //! | [`draw::draw`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | [`draw::reference`] |
