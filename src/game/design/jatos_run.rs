@@ -31,7 +31,7 @@ pub struct JatosRun {
     /// `initData`; empty until it is read.
     #[serde(default)]
     pub url_parameters: BTreeMap<String, String>,
-    /// The list JATOS's batch session gave this participant ([`super::jatos_batch`]); `None`
+    /// The list JATOS's batch session gave this participant ([`crate::game::run::jatos_batch`]); `None`
     /// until it is asked, and when the batch channel could not be reached.
     #[serde(default)]
     pub batch_list: Option<String>,

@@ -1,8 +1,8 @@
 //! Playing a run: the next-word game's per-participant state machine ([`session`]) with its running
-//! score ([`score`]); which run an answer belongs to ([`run_scope`]); where answers are stored
+//! score ([`score`]); which run an answer belongs to ([`crate::game::design::run_scope`]); where answers are stored
 //! ([`store`]) and sent ([`outbox`]); a participant declining or withdrawing ([`withdrawal`]);
 //! people's answers per context for feedback ([`humans`]); exports ([`export`]); a run inside JATOS
-//! ([`jatos_run`]) with its batch session as the lists' ledger ([`jatos_batch`]) and adaptive
+//! ([`crate::game::design::jatos_run`]) with its batch session as the lists' ledger ([`jatos_batch`]) and adaptive
 //! norming's answer counts ([`norming_state`]).
 
 pub mod export;
