@@ -10,7 +10,7 @@
 // outside JATOS serves.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -162,6 +162,8 @@ test("adaptive norming through JATOS: the least certain list next, the study ful
         const panel = page.getByTestId("norming-progress");
         await panel.waitFor({ timeout: TIMEOUT });
         assert.equal(await panel.getAttribute("data-done"), "true");
+        // Each run's list, with why adaptive norming chose it.
+        assert.match(await page.locator("tr[data-participant=S1] small[title]").getAttribute("title"), /^list B: its contexts are furthest from the target/);
         // The precision figure is drawn against the study's own target.
         assert.match(await page.locator("[data-figure=norming_precision]").innerText(), /meet all of the contexts with the target word's 95% interval at most 0\.5 wide/);
         assert.match(await page.getByTestId("norming-sentence").innerText(), /4 of 4 contexts meet the target .* on the completed runs: met, so new participants are told the study is full\./);
@@ -182,14 +184,15 @@ test("adaptive norming through JATOS: the least certain list next, the study ful
 
 // Outside JATOS no browser hears of another: the researcher serves the state file (what
 // `clozelab norming-state` or the Analysis page writes) beside study.json, and each
-// participant's page reads it at the start. A settled list is not drawn; without a state file
-// every list is equally needed (and the run says so); a state that meets the target sends the
-// participant to the study's "full" address.
+// participant's page reads it at the start. The study goes out as `clozelab site-package`
+// makes it, unpacked on a static host that answers unknown paths with the app's page (as its
+// README asks, so a missing state file comes back as HTML), with the participants' link from
+// that README. A settled list is not drawn; without a state file every list is equally needed
+// (and the run says so); a state that meets the target sends the participant to the study's
+// "full" address.
 test("adaptive norming outside JATOS: the served state file decides, and says so in the run's data", { timeout: 5 * TIMEOUT }, async () => {
-  const folder = join(DIST, "norming-outside");
-  await mkdir(folder, { recursive: true });
-  const served = await serveDist();
-  const FULL = `${served.base}/full-page`;
+  const dir = await mkdtemp(join(tmpdir(), "clozelab-norming-site-"));
+  const FULL = "https://example.org/full";
   const study = {
     title: "Adaptive norms outside JATOS",
     texts: [{ id: "p1", title: "a", text: "The cat sat" }, { id: "p2", title: "b", text: "A dog ran" }],
@@ -197,12 +200,21 @@ test("adaptive norming outside JATOS: the served state file decides, and says so
     adaptive_norming: { max_interval_width: 0.5, full_url: FULL },
     submit_url: "/submit",
   };
+  await writeFile(join(dir, "study.json"), JSON.stringify(study));
+  const zip = join(dir, "site.zip");
+  execFileSync(cliBinary(), ["site-package", "--study", join(dir, "study.json"), "--dist", DIST, "--out", zip, "--allow-development-build"], { stdio: ["ignore", "ignore", "pipe"] });
+  const site = join(dir, "site");
+  execFileSync("python3", ["-m", "zipfile", "-e", zip, site]);
+  const readme = await readFile(join(site, "README-host.txt"), "utf8");
+  assert.match(readme, /Adaptive norming: each participant's list is drawn by the norming-state\.json served beside\nstudy\.json/);
+  const link = readme.match(/https:\/\/your\.host(\/\?study=study\.json&[^\s]+)/)[1];
+  const served = await serveDist(site, { pageForMissing: true });
   const state = (b2, b3) => ({
     written_at: "2026-11-28T07:00:00Z",
     runs: { A: 10, B: 10 },
     counts: { "p1:2": { cat: 12 }, "p1:3": { sat: 12 }, "p2:2": b2, "p2:3": b3 },
   });
-  const open = (page, pid) => page.goto(`${served.base}/?study=/norming-outside/study.json&PROLIFIC_PID=${pid}`);
+  const open = (page, pid) => page.goto(`${served.base}${link.replace("{{%PROLIFIC_PID%}}", pid)}`);
   const manifestOf = async (pid) => {
     for (let i = 0; i < 600; i++) {
       const bundle = served.submissions.find((s) => s.manifest?.participant === pid);
@@ -221,9 +233,8 @@ test("adaptive norming outside JATOS: the served state file decides, and says so
     }
   };
   try {
-    await writeFile(join(folder, "study.json"), JSON.stringify(study));
     // List A settled, B split: everyone to B.
-    await writeFile(join(folder, "norming-state.json"), JSON.stringify(state({ dog: 5, cow: 5 }, { ran: 5, barked: 5 })));
+    await writeFile(join(site, "norming-state.json"), JSON.stringify(state({ dog: 5, cow: 5 }, { ran: 5, barked: 5 })));
     for (const pid of ["O1", "O2"]) {
       let manifest;
       await withPage(`norming-outside-${pid}`, {}, async (page) => {
@@ -238,8 +249,9 @@ test("adaptive norming outside JATOS: the served state file decides, and says so
       assert.equal(manifest.list.how, "adaptive_norming");
       assert.match(manifest.list.reason, /^list B drawn in proportion to its contexts' summed shortfall .* by the state written 2026-11-28T07:00:00Z; 2 of 4 contexts met the target then$/);
     }
-    // No state served: every list equally needed, said in the run's reason.
-    await rm(join(folder, "norming-state.json"));
+    // No state served (the host answers with the app's page): every list equally needed, said
+    // in the run's reason.
+    await rm(join(site, "norming-state.json"));
     await withPage("norming-outside-O3", {}, async (page) => {
       await open(page, "O3");
       await page.getByTestId("passage-context").waitFor({ timeout: TIMEOUT });
@@ -247,14 +259,15 @@ test("adaptive norming outside JATOS: the served state file decides, and says so
       assert.match((await manifestOf("O3")).list.reason, /never \(no norming-state\.json served yet\)/);
     });
     // The target met by the state: to the "full" address, nothing asked.
-    await writeFile(join(folder, "norming-state.json"), JSON.stringify(state({ dog: 20 }, { ran: 20 })));
+    await writeFile(join(site, "norming-state.json"), JSON.stringify(state({ dog: 20 }, { ran: 20 })));
     await withPage("norming-outside-full", {}, async (page) => {
+      await page.route(`${FULL}**`, (route) => route.fulfill({ status: 200, contentType: "text/html", body: "<p>full</p>" }));
       await open(page, "O4");
       await page.waitForURL(FULL, { timeout: TIMEOUT });
     });
     assert.equal(served.submissions.some((s) => s.manifest?.participant === "O4"), false);
   } finally {
     served.server.close();
-    await rm(folder, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
   }
 });

@@ -23,7 +23,7 @@ function runHarness(dir, name, extra, env = {}) {
   return { run, summary: () => readFile(out, "utf8").then(JSON.parse) };
 }
 
-test("the worker's wasm answers the page's requests under Node.js beside Dawn", { timeout: 300_000 }, async () => {
+test("the worker's wasm answers the page's requests under Node.js beside Dawn", { timeout: 300_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "clozelab-dawn-"));
   try {
     const { run, summary } = runHarness(dir, "default", []);
@@ -51,7 +51,7 @@ test("the worker's wasm answers the page's requests under Node.js beside Dawn", 
     assert.equal(gl.run.status, 0, gl.run.stdout + gl.run.stderr);
     const g = await gl.summary();
     if (!g.dawn.adapter) {
-      test.diagnostic?.(`Dawn found no OpenGL adapter here: ${g.dawn.note}`);
+      t.diagnostic(`Dawn found no OpenGL adapter here: ${g.dawn.note}`);
     } else if (!g.dawn.timestamp_query) {
       assert.equal(g.backend.kind, "cpu");
       assert.match(g.backend.fallback_reason, /does not offer timestamp-query/);

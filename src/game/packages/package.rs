@@ -9,6 +9,7 @@ use std::io::Write;
 use super::build_record::{BUILD_RECORD, BuildRecord};
 use super::jatos_archive::study_description;
 use super::jatos_archive::{JatosArchiveError, assets_dir_name, relative_index_html};
+use crate::game::design::adaptive_norming::STATE_FILE;
 use crate::game::design::study::{GameKind, StudyConfig, StudyError};
 
 /// The file the build writes beside `index.html`: a JSON array of every built file's path
@@ -303,6 +304,14 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
         text.push_str(&format!(
             "6. The model folder {model}/ is large (GPT-2 small: about 500 MB); participants'\n   \
                 browsers load it once. Serve it as it is.\n"
+        ));
+    }
+    if config.adaptive_norming.is_some() {
+        text.push_str(&format!(
+            "Adaptive norming: each participant's list is drawn by the {STATE_FILE} served beside\n\
+             study.json (with Cache-Control: no-cache). Make it from the results so far on the\n\
+             Analysis page (or with `clozelab norming-state`) and replace it as results come in;\n\
+             until there is one, every list counts as equally needed.\n"
         ));
     }
     text
