@@ -129,8 +129,9 @@ pub struct StudyConfig {
     pub latin_square: Option<LatinSquare>,
     #[serde(default)]
     pub order: Order,
-    /// Each new participant inside JATOS gets the list whose contexts are furthest from a
-    /// precision target, until it is met; see [`super::adaptive_norming`].
+    /// Each new participant gets the list whose contexts are furthest from a precision target
+    /// (inside JATOS by the batch session, outside it by a state file served beside the config),
+    /// until it is met; see [`super::adaptive_norming`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive_norming: Option<super::adaptive_norming::AdaptiveNorming>,
     /// Instructions with a known answer placed in passages; see [`super::attention`].

@@ -124,23 +124,23 @@ impl GameController {
         leptos::task::spawn_local(async move {
             let total = game.progress().1;
             let saved = target.load(&game.plan().scope()).await;
-            // The answers as kept (what the exports will hold) join adaptive norming's counts.
-            let answers = saved
-                .as_ref()
-                .map(|records| {
-                    records
-                        .iter()
-                        .filter(|r| !r.practice)
-                        .map(|r| {
-                            let key = crate::game::design::adaptive_norming::context_key(
-                                &r.passage,
-                                r.position as usize,
-                            );
-                            (key, r.response.clone())
-                        })
-                        .collect()
+            // The answers as kept (what the exports will hold) join adaptive norming's counts;
+            // where storage cannot be read back, the answers this page saw given.
+            let records = match &saved {
+                Ok(records) => records.clone(),
+                Err(_) => self.records.get_untracked(),
+            };
+            let answers = records
+                .iter()
+                .filter(|r| !r.practice)
+                .map(|r| {
+                    let key = crate::game::design::adaptive_norming::context_key(
+                        &r.passage,
+                        r.position as usize,
+                    );
+                    (key, r.response.clone())
                 })
-                .unwrap_or_default();
+                .collect();
             self.mark_list(
                 crate::game::run::jatos_batch::LedgerState::Complete,
                 answers,
