@@ -8,6 +8,10 @@
   continuation lines included, and in inline code) must name a command that `clozelab --help`
   lists, and every `--flag` after it must be one its `--help` lists (subcommands such as
   `bench forward` too); `bash|node|python3 scripts/X` must name a script that exists.
+- **The command reference**: docs/cli.md's usage lines list every flag of every command (each
+  `cargo run --release -- COMMAND …` line, continuations joined, against `COMMAND --help`).
+- **Source paths**: every path into the checkout (`src/…`, `tests/…`, `scripts/…`, `docs/…`,
+  `.ci/…`) that these files or the Rust sources' doc comments (`//!`, `///`) name must exist.
 
 Each problem is printed with its file and line; the exit status is then 1.
 
@@ -26,6 +30,20 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)|<img[^>]*\bsrc=\"([^\"]+)\"")
 INLINE_CODE = re.compile(r"`([^`]+)`")
 COMMAND = re.compile(r"(?:^|\s)(?:clozelab|cargo run(?: --release)?(?: -q)?(?: --bin clozelab)? --)\s+(.*)")
 SCRIPT = re.compile(r"\b(?:bash|node|python3)\s+(scripts/[\w./-]+)")
+# A path into the checkout: not part of a longer path or address (`../shared/…`, `https://…/src/…`).
+SOURCE_PATH = re.compile(r"(?<![\w./:-])((?:src|tests|scripts|docs|\.ci)/[\w.\-/*{}]*[\w/*}])")
+
+
+def missing_paths(root, text):
+    """The checkout paths `text` names that do not exist (globs and placeholders skipped)."""
+    missing = []
+    for path in SOURCE_PATH.findall(text):
+        path = path.rstrip(".")
+        if re.search(r"[*{}<>]|\bX\b|\bN\b", path):
+            continue
+        if not (root / path).exists():
+            missing.append(path)
+    return missing
 
 
 def slug(heading):
@@ -87,6 +105,34 @@ def check_command(binary, rest):
     return problems
 
 
+OPTION = re.compile(r"^\s+(?:-\w, )?(--[a-z0-9-]+)", re.MULTILINE)
+
+
+def undocumented_flags(binary, lines):
+    """`(command, flag)` for each flag of each command that docs/cli.md's usage lines leave out."""
+    usage = []
+    for _, text, code in command_lines(lines):
+        found = COMMAND.search(text) if code else None
+        if found:
+            usage.append(found.group(1).split())
+    missing = []
+
+    def walk(path):
+        text = help_text(binary, tuple(path)) or ""
+        subcommands = listed_commands(text)
+        for name in sorted(subcommands):
+            walk(path + [name])
+        if subcommands or not path:
+            return
+        lines_of = " ".join(" ".join(words) for words in usage if words[: len(path)] == path)
+        for flag in sorted(set(OPTION.findall(text)) - {"--help", "--version"}):
+            if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", lines_of):
+                missing.append((" ".join(path), flag))
+
+    walk([])
+    return missing
+
+
 def command_lines(lines):
     """(line number, text) of each code line, continuation lines joined to their command."""
     out = []
@@ -128,7 +174,7 @@ def main():
         sys.exit(f"check_docs: cannot run {args.bin} --help (build it, or pass --bin)")
     files = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     problems = []
-    links = commands = 0
+    links = commands = paths = 0
     for file in files:
         lines = file.read_text(encoding="utf-8").splitlines()
         where = lambda n: f"{file.relative_to(root)}:{n}"
@@ -144,6 +190,9 @@ def main():
                     problems.append(f"{where(number)}: {target} does not exist")
                 elif anchor and path.suffix == ".md" and anchor not in anchors(path):
                     problems.append(f"{where(number)}: {path.name} has no heading #{anchor}")
+        for number, line in enumerate(lines, 1):
+            paths += len(SOURCE_PATH.findall(line))
+            problems += [f"{where(number)}: {p} does not exist" for p in missing_paths(root, line)]
         for number, text, _ in command_lines(lines):
             for script in SCRIPT.findall(text):
                 commands += 1
@@ -153,11 +202,27 @@ def main():
             if found:
                 commands += 1
                 problems += [f"{where(number)}: {p}" for p in check_command(args.bin, found.group(1))]
+    reference = root / "docs" / "cli.md"
+    if reference.exists():
+        for command, flag in undocumented_flags(args.bin, reference.read_text(encoding="utf-8").splitlines()):
+            problems.append(f"docs/cli.md: the usage lines of `{command}` leave out {flag}")
+    sources = sorted((root / "src").rglob("*.rs"))
+    for file in sources:
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(r"\s*//[/!]", line):
+                paths += len(SOURCE_PATH.findall(line))
+                problems += [
+                    f"{file.relative_to(root)}:{number}: {p} does not exist"
+                    for p in missing_paths(root, line)
+                ]
     for problem in problems:
         print(problem)
     if problems:
         sys.exit(1)
-    print(f"check_docs: {links} links and {commands} commands in {len(files)} files hold")
+    print(
+        f"check_docs: {links} links, {commands} commands and {paths} source paths"
+        f" in {len(files)} files and {len(sources)} sources' doc comments hold"
+    )
 
 
 if __name__ == "__main__":

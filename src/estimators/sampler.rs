@@ -11,7 +11,7 @@
 //! context keeps its own seeded generator. With temperature-only decoding the draws happen on
 //! the device, uniforms from the seeded host generator, and only token ids are read back: on a
 //! GPU by one kernel per LM-head call, on the CPU backend by burn's composition
-//! ([`crate::model::ops::draw`]). [`sample_words_naive`]
+//! ([`crate::model::ops::draw::DrawTokens`]). [`sample_words_naive`]
 //! is the one-row-per-sample reference the tests compare it with.
 
 use std::collections::BTreeMap;
@@ -22,7 +22,6 @@ use crate::analysis::metrics::{MetricsError, WordDistribution};
 use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{bucket, extend_branches, run_prefix, run_prefixes};
-use crate::model::ops::draw::draw;
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
@@ -266,7 +265,9 @@ async fn draw_next(
             let rng = &mut rngs[contexts[chunk_start + r]];
             uniforms.extend((0..count).map(|_| rng.next_unit()));
         }
-        let ids = draw(logits, chunk, uniforms, strategy.temperature()).await?;
+        let ids = model
+            .draw_tokens(logits, chunk, uniforms, strategy.temperature())
+            .await?;
         let mut slot = 0;
         for &count in chunk {
             let mut row: BTreeMap<u32, usize> = BTreeMap::new();

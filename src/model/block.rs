@@ -6,7 +6,8 @@ use burn::tensor::Tensor;
 
 use super::error::ModelError;
 use super::kv_cache::LayerCache;
-use super::ops::attention::{self, StepInputs};
+use super::ops::attention::{ProjectQkv, StepAttention, StepInputs};
+use super::ops::backend::Backend;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
 
@@ -23,8 +24,14 @@ impl LayerNorm {
     ///
     /// # Shapes
     /// - input `[..., n_embd]` → output `[..., n_embd]`
-    pub fn forward<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        layer_norm(input, self.weight.val(), self.bias.val(), self.epsilon)
+    pub fn forward<const D: usize>(&self, backend: Backend, input: Tensor<D>) -> Tensor<D> {
+        layer_norm(
+            backend,
+            input,
+            self.weight.val(),
+            self.bias.val(),
+            self.epsilon,
+        )
     }
 }
 
@@ -54,6 +61,8 @@ pub struct Block {
 
 /// What one block needs besides its input to extend the cache by a step.
 pub(super) struct CacheStep<'a> {
+    /// The model's backend, chosen at load.
+    pub backend: Backend,
     /// Own tokens already cached per row.
     pub past: usize,
     /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
@@ -81,17 +90,18 @@ impl Block {
         layer: LayerCache,
         step: CacheStep,
     ) -> Result<(Tensor<3>, LayerCache), ModelError> {
-        let (x, layer) = self
-            .attn
-            .forward_cached(self.ln_1.forward(x.clone()), x, layer, step)?;
-        let hidden = self
-            .mlp
-            .c_fc
-            .forward(self.ln_2.forward(x.clone()), Then::Gelu)?;
+        let backend = step.backend;
+        let (x, layer) =
+            self.attn
+                .forward_cached(self.ln_1.forward(backend, x.clone()), x, layer, step)?;
+        let hidden =
+            self.mlp
+                .c_fc
+                .forward(backend, self.ln_2.forward(backend, x.clone()), Then::Gelu)?;
         let x = self
             .mlp
             .c_proj
-            .forward(hidden, Then::Residual(Box::new(x)))?;
+            .forward(backend, hidden, Then::Residual(Box::new(x)))?;
         Ok((x, layer))
     }
 }
@@ -111,10 +121,15 @@ impl Attention {
     ) -> Result<(Tensor<3>, LayerCache), ModelError> {
         let [_, seq, n_embd] = x.dims();
         let head_dim = n_embd / self.n_head;
-        let qkv = attention::project_qkv(&self.c_attn, x, self.n_head)?;
+        let backend = step.backend;
+        let qkv = backend.run(ProjectQkv {
+            c_attn: &self.c_attn,
+            x,
+            n_head: self.n_head,
+        })?;
         let layer = layer.append(qkv.keys_values, step.past);
         let (own_keys, own_values) = layer.own(step.past + seq);
-        let context = attention::attention(StepInputs {
+        let context = backend.run(StepAttention(StepInputs {
             query: qkv.query,
             own_keys,
             own_values,
@@ -123,10 +138,10 @@ impl Attention {
             bias: qkv.bias,
             past: step.past,
             scale: 1.0 / (head_dim as f32).sqrt(),
-        });
+        }));
         let output = self
             .c_proj
-            .forward(context, Then::Residual(Box::new(residual)))?;
+            .forward(backend, context, Then::Residual(Box::new(residual)))?;
         Ok((output, layer))
     }
 }

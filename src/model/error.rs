@@ -25,6 +25,12 @@ pub enum ModelError {
     Readback(String),
     #[error(transparent)]
     PanelProduct(#[from] PanelError),
+    /// A layer's weights stored for another backend (each backend's layout is chosen at load).
+    #[error("the {body} body needs {needed} weights, and this layer's are not")]
+    WeightLayout {
+        body: &'static str,
+        needed: &'static str,
+    },
 }
 
 /// Why a weight cannot be packed into panels or a product against them computed

@@ -14,8 +14,11 @@ use super::block::{Attention, Block, CacheStep, LayerNorm, Mlp};
 use super::config::Gpt2Config;
 use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
+use super::ops::backend::Backend;
+use super::ops::draw::DrawTokens;
 use super::ops::embedding::TokenEmbedding;
 use super::ops::projection::Conv1D;
+use super::readback::read_f32_now;
 
 /// GPT-2 with its language-model head tied to the token embedding `wte`.
 #[derive(Module, Debug)]
@@ -28,18 +31,33 @@ pub struct Gpt2 {
     pub ln_f: LayerNorm,
     pub vocab_size: usize,
     pub n_positions: usize,
+    /// Whose bodies the ops run, chosen at load with the weights' layout.
+    #[module(skip)]
+    pub backend: Backend,
 }
 
 impl Gpt2Config {
-    /// A model with GPT-2's initialisation (N(0, 0.02) weights, zero biases, unit LayerNorm
-    /// gains). Real use loads a checkpoint instead (see `loader`).
-    pub fn init(&self, device: &Device) -> Gpt2 {
-        let normal = |shape: Vec<usize>| {
-            Param::from_tensor(Tensor::random(
-                shape,
-                burn::tensor::Distribution::Normal(0.0, 0.02),
-                device,
-            ))
+    /// A model with GPT-2's initialisation (N(0, 0.02) weights from the device's generator, zero
+    /// biases, unit LayerNorm gains), its weights laid out for `device`'s backend as the loader
+    /// lays them out, which reads them on the host: a GPU in the browser, where reads are async,
+    /// gives a readback error. Real use loads a checkpoint instead (see `loader`).
+    ///
+    /// ```
+    /// use burn::tensor::Device;
+    /// let config = clozelab::model::Gpt2Config {
+    ///     vocab_size: 11, n_positions: 8, n_embd: 6, n_layer: 2, n_head: 2, n_inner: 24,
+    ///     layer_norm_epsilon: 1e-5,
+    /// };
+    /// let model = config.init(&Device::flex()).unwrap();
+    /// let logits = model.forward(model.token_tensor(&[vec![1, 2, 3]]).unwrap()).unwrap();
+    /// assert_eq!(logits.dims(), [1, 3, 11]);
+    /// ```
+    pub fn init(&self, device: &Device) -> Result<Gpt2, ModelError> {
+        let backend = Backend::of(device);
+        // Read on the host, where every layout is made from.
+        let normal = |shape: [usize; 2]| -> Result<Vec<f32>, ModelError> {
+            let normal = burn::tensor::Distribution::Normal(0.0, 0.02);
+            read_f32_now(Tensor::<2>::random(shape, normal, device))
         };
         let zeros = |n: usize| Param::from_tensor(Tensor::zeros([n], device));
         let layer_norm = || LayerNorm {
@@ -47,39 +65,47 @@ impl Gpt2Config {
             bias: zeros(self.n_embd),
             epsilon: self.layer_norm_epsilon,
         };
-        let conv =
-            |n_in: usize, n_out: usize| Conv1D::dense(normal(vec![n_in, n_out]), zeros(n_out));
-        let e = self.n_embd;
-        let rows = TokenEmbedding::chunk_rows(e);
-        let wte = TokenEmbedding {
-            chunks: (0..self.vocab_size)
-                .step_by(rows)
-                .map(|start| normal(vec![rows.min(self.vocab_size - start), e]))
-                .collect(),
-            panels: None,
+        let conv = |n_in: usize, n_out: usize| -> Result<Conv1D, ModelError> {
+            let weight = normal([n_in, n_out])?;
+            Ok(Conv1D::new(
+                backend,
+                weight,
+                [n_in, n_out],
+                zeros(n_out),
+                device,
+            )?)
         };
-        Gpt2 {
-            wte,
-            wpe: normal(vec![self.n_positions, e]),
-            h: (0..self.n_layer)
-                .map(|_| Block {
-                    ln_1: layer_norm(),
-                    attn: Attention {
-                        c_attn: conv(e, 3 * e),
-                        c_proj: conv(e, e),
-                        n_head: self.n_head,
-                    },
-                    ln_2: layer_norm(),
-                    mlp: Mlp {
-                        c_fc: conv(e, self.n_inner),
-                        c_proj: conv(self.n_inner, e),
-                    },
-                })
-                .collect(),
+        let e = self.n_embd;
+        let wte = normal([self.vocab_size, e])?;
+        let wpe = normal([self.n_positions, e])?;
+        let mut h = Vec::with_capacity(self.n_layer);
+        for _ in 0..self.n_layer {
+            h.push(Block {
+                ln_1: layer_norm(),
+                attn: Attention {
+                    c_attn: conv(e, 3 * e)?,
+                    c_proj: conv(e, e)?,
+                    n_head: self.n_head,
+                },
+                ln_2: layer_norm(),
+                mlp: Mlp {
+                    c_fc: conv(e, self.n_inner)?,
+                    c_proj: conv(self.n_inner, e)?,
+                },
+            });
+        }
+        Ok(Gpt2 {
+            wte: TokenEmbedding::from_rows(backend, wte, self.vocab_size, e, device)?,
+            wpe: Param::from_tensor(Tensor::from_data(
+                TensorData::new(wpe, [self.n_positions, e]),
+                device,
+            )),
+            h,
             ln_f: layer_norm(),
             vocab_size: self.vocab_size,
             n_positions: self.n_positions,
-        }
+            backend,
+        })
     }
 }
 
@@ -134,7 +160,7 @@ impl Gpt2 {
             .map(|block| {
                 let n_head = block.attn.n_head;
                 let head_dim = block.attn.c_proj.dims()[0] / n_head;
-                LayerCache::empty(batch, n_head, capacity, head_dim, &device)
+                LayerCache::empty(self.backend, [batch, n_head, capacity, head_dim], &device)
             })
             .collect();
         KvCache {
@@ -221,9 +247,9 @@ impl Gpt2 {
                 capacity: cache.capacity,
             });
         }
-        let mut x = self
-            .wte
-            .forward_plus(tokens, self.position_embeddings(&starts, seq))?;
+        let mut x =
+            self.wte
+                .forward_plus(self.backend, tokens, self.position_embeddings(&starts, seq))?;
 
         let prefix_mask = cache
             .prefix
@@ -234,6 +260,7 @@ impl Gpt2 {
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
             let step = CacheStep {
+                backend: self.backend,
                 past: cache.len,
                 prefix,
                 prefix_mask: prefix_mask.clone(),
@@ -245,7 +272,7 @@ impl Gpt2 {
         }
         cache.layers = updated;
         cache.len += seq;
-        Ok(self.ln_f.forward(x))
+        Ok(self.ln_f.forward(self.backend, x))
     }
 
     /// Position embeddings of `seq` tokens per row from each row's start.
@@ -274,12 +301,41 @@ impl Gpt2 {
         }
     }
 
+    /// The token embeddings of `tokens` (without positions).
+    ///
+    /// # Shapes
+    /// - tokens `[batch, seq]` → `[batch, seq, n_embd]`
+    pub fn token_embeddings(&self, tokens: Tensor<2, Int>) -> Result<Tensor<3>, ModelError> {
+        self.wte.forward(self.backend, tokens)
+    }
+
     /// The tied LM head: hidden states times `wteᵀ`.
     ///
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
     pub fn logits(&self, hidden: Tensor<3>) -> Result<Tensor<3>, ModelError> {
-        self.wte.logits(hidden)
+        self.wte.logits(self.backend, hidden)
+    }
+
+    /// Tokens drawn from `logits` by inverse CDF on the model's backend (see [`DrawTokens`]).
+    ///
+    /// # Shapes
+    /// - logits `[rows, vocab]`, counts `rows`, uniforms `Σ counts` in [0, 1) → ids `Σ counts`
+    pub async fn draw_tokens(
+        &self,
+        logits: Tensor<2>,
+        counts: &[usize],
+        uniforms: Vec<f32>,
+        temperature: f64,
+    ) -> Result<Vec<i64>, ModelError> {
+        self.backend
+            .run(DrawTokens {
+                logits,
+                counts: counts.to_vec(),
+                uniforms,
+                temperature,
+            })
+            .await
     }
 
     /// Logits at the last position of each row.

@@ -7,8 +7,9 @@ use std::ops::Range;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::error::ModelError;
+use super::ops::CacheStorage;
 use super::ops::attention::MASKED_SCORE;
-use super::ops::cache_storage;
+use super::ops::backend::Backend;
 
 /// Keys and values of a prefix for every block, `[1, n_head, prefix_len, head_dim]` each.
 /// The prefix is one or more contexts' keys side by side (its segments, in order); a row that
@@ -93,17 +94,15 @@ impl LayerCache {
         (part(0..n_head), part(n_head..both))
     }
 
-    /// A block's empty cache for `batch` rows of `capacity` positions.
-    pub(super) fn empty(
-        batch: usize,
-        n_head: usize,
-        capacity: usize,
-        head_dim: usize,
-        device: &Device,
-    ) -> Self {
+    /// A block's empty cache for `[batch, n_head, capacity, head_dim]`, in `backend`'s storage.
+    pub(super) fn empty(backend: Backend, dims: [usize; 4], device: &Device) -> Self {
+        let [batch, n_head, capacity, head_dim] = dims;
         let shape = [batch, 2 * n_head, capacity.max(1), head_dim];
         Self {
-            keys_values: cache_storage(shape, device),
+            keys_values: backend.run(CacheStorage {
+                shape,
+                device: device.clone(),
+            }),
         }
     }
 

@@ -15,6 +15,7 @@ use safetensors::{Dtype, SafeTensorError, SafeTensors};
 use super::block::{Attention, Block, LayerNorm, Mlp};
 use super::config::{ConfigError, Gpt2Config};
 use super::gpt2::Gpt2;
+use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
 use super::ops::panel_product::PanelError;
 use super::ops::projection::Conv1D;
@@ -198,11 +199,13 @@ impl Checkpoint {
         })
     }
 
-    /// A `Conv1D` whose weight is `[n_in, n_out]` (checked again here, as the packing relies on it).
+    /// A `Conv1D` whose weight is `[n_in, n_out]` (checked again here, as the packing relies on
+    /// it), laid out for `backend`.
     fn conv1d(
         &mut self,
         prefix: &str,
         [n_in, n_out]: [usize; 2],
+        backend: Backend,
         device: &Device,
     ) -> Result<Conv1D, LoadError> {
         let name = format!("{prefix}.weight");
@@ -218,7 +221,7 @@ impl Checkpoint {
             });
         }
         let bias = self.take(&format!("{prefix}.bias"), device)?;
-        Ok(Conv1D::new(values, [n_in, n_out], bias, device)?)
+        Ok(Conv1D::new(backend, values, [n_in, n_out], bias, device)?)
     }
 }
 
@@ -240,6 +243,7 @@ pub fn load_with_config(
     device: &Device,
 ) -> Result<Gpt2, LoadError> {
     let mut ckpt = Checkpoint::parse(config, safetensors)?;
+    let backend = Backend::of(device);
     let eps = config.layer_norm_epsilon;
     let (e, inner) = (config.n_embd, config.n_inner);
     let mut h = Vec::with_capacity(config.n_layer);
@@ -248,14 +252,14 @@ pub fn load_with_config(
         h.push(Block {
             ln_1: ckpt.layer_norm(&format!("{p}.ln_1"), eps, device)?,
             attn: Attention {
-                c_attn: ckpt.conv1d(&format!("{p}.attn.c_attn"), [e, 3 * e], device)?,
-                c_proj: ckpt.conv1d(&format!("{p}.attn.c_proj"), [e, e], device)?,
+                c_attn: ckpt.conv1d(&format!("{p}.attn.c_attn"), [e, 3 * e], backend, device)?,
+                c_proj: ckpt.conv1d(&format!("{p}.attn.c_proj"), [e, e], backend, device)?,
                 n_head: config.n_head,
             },
             ln_2: ckpt.layer_norm(&format!("{p}.ln_2"), eps, device)?,
             mlp: Mlp {
-                c_fc: ckpt.conv1d(&format!("{p}.mlp.c_fc"), [e, inner], device)?,
-                c_proj: ckpt.conv1d(&format!("{p}.mlp.c_proj"), [inner, e], device)?,
+                c_fc: ckpt.conv1d(&format!("{p}.mlp.c_fc"), [e, inner], backend, device)?,
+                c_proj: ckpt.conv1d(&format!("{p}.mlp.c_proj"), [inner, e], backend, device)?,
             },
         });
     }
@@ -265,12 +269,13 @@ pub fn load_with_config(
                 .tensors
                 .remove("wte.weight")
                 .ok_or_else(|| LoadError::MissingTensor("wte.weight".into()))?;
-            TokenEmbedding::from_rows(values, config.vocab_size, config.n_embd, device)?
+            TokenEmbedding::from_rows(backend, values, config.vocab_size, config.n_embd, device)?
         },
         wpe: ckpt.take("wpe.weight", device)?,
         h,
         ln_f: ckpt.layer_norm("ln_f", eps, device)?,
         vocab_size: config.vocab_size,
         n_positions: config.n_positions,
+        backend,
     })
 }

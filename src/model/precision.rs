@@ -25,7 +25,8 @@
 
 use burn::tensor::{Device, FloatDType};
 
-use super::ops::projection::{HalfWeights, half_weights};
+use super::ops::backend::HalfWeights;
+use super::ops::half_weights;
 
 /// The largest next-token total variation distance between f16 and f32 that the tests accept
 /// on the golden contexts (2-layer test model).

@@ -6,6 +6,7 @@ use burn::tensor::DType;
 
 use super::error::ModelError;
 use super::gpt2::Gpt2;
+use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
 use super::precision::{Precision, PrecisionError};
 use super::readback::read_f32_now;
@@ -30,7 +31,8 @@ impl Gpt2 {
         }
     }
 
-    /// The model with its blocks' weights and `wteᵀ` packed into panels.
+    /// The model with its blocks' weights and `wteᵀ` packed into panels, running the browser's
+    /// CPU bodies (which natively is how the tests reach them).
     pub fn with_panel_weights(mut self) -> Result<Self, ModelError> {
         let device = self.device();
         if self.wte.panels.is_none() {
@@ -44,6 +46,7 @@ impl Gpt2 {
         for conv in self.h.iter_mut().flat_map(|block| block.projections_mut()) {
             *conv = conv.to_packed()?;
         }
+        self.backend = Backend::BrowserCpu;
         Ok(self)
     }
 }

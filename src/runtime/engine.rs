@@ -165,7 +165,9 @@ impl Engine {
             return Ok(vec![None; words.len()]);
         }
         let n_embd = self.config.n_embd;
-        let rows = self.model.wte.forward(self.model.token_tensor(&[ids])?)?;
+        let rows = self
+            .model
+            .token_embeddings(self.model.token_tensor(&[ids])?)?;
         let values = crate::model::readback::read_f32(rows).await?;
         Ok(spans
             .into_iter()

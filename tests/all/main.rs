@@ -19,6 +19,7 @@ mod loader;
 mod model_golden;
 mod norming;
 mod norming_state;
+mod op_bodies;
 mod package;
 mod panel_product;
 mod participant;

@@ -212,7 +212,9 @@ fn check_against_golden(compute: &ComputeDevice) {
 fn check_gelu(compute: &ComputeDevice) {
     let xs: Vec<f32> = (-400..=400).map(|i| i as f32 * 0.03).collect();
     let y = Tensor::<1>::from_floats(xs.as_slice(), &compute.device);
-    let y = clozelab::model::ops::gelu::gelu_new(y)
+    let backend = clozelab::model::ops::backend::Backend::of(&compute.device);
+    let y = backend
+        .run(clozelab::model::ops::gelu::GeluNew(y))
         .into_data()
         .try_to_vec::<f32>()
         .unwrap();

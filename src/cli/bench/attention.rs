@@ -15,7 +15,8 @@ use burn::tensor::{Device, Tensor, TensorData};
 use super::args::BenchAttentionArgs;
 use super::{median, process_cpu_seconds, write_report};
 use crate::cli::error::CliError;
-use crate::model::ops::attention::{StepInputs, attention as model_attention, reference};
+use crate::model::ops::attention::{StepAttention, StepInputs};
+use crate::model::ops::backend::{Backend, Op};
 use crate::model::readback::read_f32;
 use crate::runtime::backend::device_for;
 
@@ -174,10 +175,13 @@ pub fn attention_bench(args: &BenchAttentionArgs) -> Result<(), CliError> {
             let scale = 1.0 / (shape.head_dim as f32).sqrt();
             // A prefill without a prefix is causal; a decoding step's one query sees every key.
             let causal = shape.seq > 1;
-            let (our_ms, our_cpu, a) =
-                time(rounds, || model_attention(step(&data, shape.past, scale)))?;
+            let (our_ms, our_cpu, a) = time(rounds, || {
+                Backend::of(&compute.device).run(StepAttention(step(&data, shape.past, scale)))
+            })?;
             let (burn_ms, burn_cpu, b) = time(rounds, || burns(&data, causal))?;
-            let (composed_ms, _, c) = time(rounds, || reference(step(&data, shape.past, scale)))?;
+            let (composed_ms, _, c) = time(rounds, || {
+                StepAttention(step(&data, shape.past, scale)).reference()
+            })?;
             let worst = a
                 .iter()
                 .zip(&b)

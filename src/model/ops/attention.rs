@@ -4,8 +4,9 @@
 //! Its bodies: on a GPU one kernel ([`kernels::attention`]: an online softmax per query and head,
 //! no score matrix written out, the projection's bias added inside it, so the projection skips
 //! an addition and the cache holds keys and values without it); natively on the CPU without a
-//! shared prefix burn's own `attention`; elsewhere burn's composition ([`reference`], also the body for
-//! heads wider than a workgroup), in slices of rows small enough for a GPU's dispatch limit.
+//! shared prefix burn's own `attention`; elsewhere burn's composition (the reference body, also
+//! the GPU's for heads wider than a workgroup), in slices of rows small enough for a GPU's
+//! dispatch limit.
 //! The kernel is one dispatch where burn's `attention` is 12 to 16 and the composition 8 to 15
 //! (`STAGES=attention bash scripts/count_dispatches.sh`), and dispatches are what paced every
 //! GPU run measured; on lavapipe, which emulates the GPU on the CPU, it costs more CPU time
@@ -14,8 +15,9 @@
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use super::projection::{Conv1D, Then};
-use super::{Body, kernels};
+use super::backend::{Backend, Op};
+use super::kernels;
+use super::projection::{Conv1D, Project, Then};
 use crate::model::error::ModelError;
 
 /// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
@@ -30,39 +32,85 @@ pub struct Qkv {
     /// `[batch, 2·n_head, seq, head_dim]`: the keys' heads, then the values', as the cache holds
     /// them.
     pub keys_values: Tensor<4>,
-    /// The projection's bias `[3·n_head·head_dim]` where it is left to [`attention`] (then the
+    /// The projection's bias `[3·n_head·head_dim]` where it is left to [`StepAttention`] (then the
     /// query, keys and values are the product without it, and so is everything cached by the
     /// same body); `None` where they have it.
     pub bias: Option<Tensor<1>>,
 }
 
-/// Whether the kernel body runs on `device` for heads `head_dim` wide.
-fn kernel_runs(device: &Device, head_dim: usize) -> bool {
-    Body::of(device) == Body::Gpu && head_dim <= kernels::MAX_HEAD_DIM
+/// Whether the GPU's kernel takes heads `head_dim` wide.
+fn kernel_takes(head_dim: usize) -> bool {
+    head_dim <= kernels::MAX_HEAD_DIM
 }
 
 /// The query/key/value projection `c_attn` of `x`, split into heads (views of the projection:
-/// no copies), its bias left to [`attention`] where the kernel runs.
+/// no copies), its bias left to the attention where the GPU's kernel runs.
 ///
 /// # Shapes
 /// - x `[batch, seq, n_embd]` → see [`Qkv`]
-pub fn project_qkv(c_attn: &Conv1D, x: Tensor<3>, n_head: usize) -> Result<Qkv, ModelError> {
-    let head_dim = x.dims()[2] / n_head.max(1);
-    let defer_bias = c_attn.panels.is_none() && kernel_runs(&x.device(), head_dim);
-    let (projected, bias) = if defer_bias {
-        (c_attn.product(x), Some(c_attn.bias.val()))
-    } else {
-        (c_attn.forward(x, Then::Nothing)?, None)
-    };
-    let (query, keys_values) = split_heads(projected, n_head);
-    Ok(Qkv {
-        query,
-        keys_values,
-        bias,
-    })
+#[derive(Clone)]
+pub struct ProjectQkv<'a> {
+    pub c_attn: &'a Conv1D,
+    pub x: Tensor<3>,
+    pub n_head: usize,
+}
+
+impl ProjectQkv<'_> {
+    /// The projection with its bias, on `backend`, split into heads.
+    fn biased(self, backend: Backend) -> Result<Qkv, ModelError> {
+        let projected = self.c_attn.forward(backend, self.x, Then::Nothing)?;
+        let (query, keys_values) = split_heads(projected, self.n_head);
+        Ok(Qkv {
+            query,
+            keys_values,
+            bias: None,
+        })
+    }
+}
+
+impl Op for ProjectQkv<'_> {
+    type Output = Result<Qkv, ModelError>;
+
+    fn gpu(self) -> Self::Output {
+        let head_dim = self.x.dims()[2] / self.n_head.max(1);
+        if !kernel_takes(head_dim) {
+            return self.biased(Backend::Gpu);
+        }
+        let projected = self.c_attn.product(self.x)?;
+        let (query, keys_values) = split_heads(projected, self.n_head);
+        Ok(Qkv {
+            query,
+            keys_values,
+            bias: Some(self.c_attn.bias.val()),
+        })
+    }
+
+    fn cpu(self) -> Self::Output {
+        self.biased(Backend::Cpu)
+    }
+
+    fn browser_cpu(self) -> Self::Output {
+        self.biased(Backend::BrowserCpu)
+    }
+
+    fn reference(self) -> Self::Output {
+        let projected = Project {
+            layer: self.c_attn,
+            input: self.x,
+            then: Then::Nothing,
+        }
+        .reference()?;
+        let (query, keys_values) = split_heads(projected, self.n_head);
+        Ok(Qkv {
+            query,
+            keys_values,
+            bias: None,
+        })
+    }
 }
 
 /// One attention step's inputs.
+#[derive(Clone)]
 pub struct StepInputs<'a> {
     /// `[batch, n_head, seq, head_dim]`
     pub query: Tensor<4>,
@@ -85,14 +133,18 @@ pub struct StepInputs<'a> {
 ///
 /// # Shapes
 /// - see [`StepInputs`] → `[batch, seq, n_head·head_dim]`
-pub fn attention(inputs: StepInputs) -> Tensor<3> {
-    let head_dim = inputs.query.dims()[3];
-    let device = inputs.query.device();
-    if Body::of(&device) == Body::Cpu && inputs.prefix.is_none() {
-        return library(inputs);
-    }
-    if kernel_runs(&device, head_dim) {
-        return kernels::attention(kernels::StepAttention {
+#[derive(Clone)]
+pub struct StepAttention<'a>(pub StepInputs<'a>);
+
+impl Op for StepAttention<'_> {
+    type Output = Tensor<3>;
+
+    fn gpu(self) -> Tensor<3> {
+        let inputs = self.0;
+        if !kernel_takes(inputs.query.dims()[3]) {
+            return composed(inputs);
+        }
+        kernels::attention(kernels::StepAttention {
             query: inputs.query,
             own_keys: inputs.own_keys,
             own_values: inputs.own_values,
@@ -101,19 +153,34 @@ pub fn attention(inputs: StepInputs) -> Tensor<3> {
             bias: inputs.bias,
             past: inputs.past,
             scale: inputs.scale,
-        });
+        })
     }
-    reference(inputs)
+
+    fn cpu(self) -> Tensor<3> {
+        match self.0.prefix {
+            None => library(self.0),
+            Some(_) => composed(self.0),
+        }
+    }
+
+    /// The composition: burn-flex's attention was not measured in the browser.
+    fn browser_cpu(self) -> Tensor<3> {
+        composed(self.0)
+    }
+
+    fn reference(self) -> Tensor<3> {
+        composed(self.0)
+    }
 }
 
-/// [`attention`] without a shared prefix by burn's own `attention` (burn-flex's on the native
+/// [`StepAttention`] without a shared prefix by burn's own `attention` (burn-flex's on the native
 /// CPU: one pass per query block, causal from the bottom right, as a step after `past` cached
 /// tokens needs). Over a shared prefix the prefix would have to be copied beside every row's
 /// keys, and the composition is about 12× faster there (`clozelab bench attention`, CPU). The
 /// browser's CPU backend keeps the composition: burn-flex's attention was not measured there.
 ///
 /// # Shapes
-/// - as [`attention`], without a prefix
+/// - as [`StepAttention`], without a prefix
 fn library(inputs: StepInputs) -> Tensor<3> {
     let seq = inputs.query.dims()[2];
     let Composed {
@@ -133,11 +200,11 @@ fn library(inputs: StepInputs) -> Tensor<3> {
     ))
 }
 
-/// [`attention`] composed of burn's operations, on any backend.
+/// [`StepAttention`] composed of burn's operations, on any backend.
 ///
 /// # Shapes
-/// - as [`attention`]
-pub fn reference(inputs: StepInputs) -> Tensor<3> {
+/// - as [`StepAttention`]
+fn composed(inputs: StepInputs) -> Tensor<3> {
     let [_, _, seq, _] = inputs.query.dims();
     let total = inputs.own_keys.dims()[2];
     let mask = causal_mask(total - seq, seq, &inputs.query.device());
@@ -441,7 +508,7 @@ mod tests {
             tensor([1, n_head, prefix_len, head_dim], 0.9),
         );
         let prefix_added = (prefix.0.clone() + part(1), prefix.1.clone() + part(2));
-        let left = reference(StepInputs {
+        let left = composed(StepInputs {
             query: q.clone(),
             own_keys: k.clone(),
             own_values: v.clone(),
@@ -451,7 +518,7 @@ mod tests {
             past: 0,
             scale: 0.5,
         });
-        let added = reference(StepInputs {
+        let added = composed(StepInputs {
             query: q + part(0),
             own_keys: k + part(1),
             own_values: v + part(2),

@@ -3,14 +3,18 @@
 //! with the running sums of its row's `softmax(logits / temperature)`.
 //!
 //! Its bodies: on a GPU one kernel (one workgroup per row, [`kernels::draw_tokens`]); on the CPU
-//! burn's composition ([`reference`]: the softmax, the blocked cumulative sums and the two-pass
+//! burn's composition (the reference body: the softmax, the blocked cumulative sums and the two-pass
 //! search of [`super::inverse_cdf`]), which runs on any backend.
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Int, Tensor, TensorData};
 
+use std::future::Future;
+use std::pin::Pin;
+
+use super::backend::Op;
 use super::inverse_cdf::{CdfSearch, blocked_cdf};
-use super::{Body, kernels};
+use super::kernels;
 use crate::model::error::ModelError;
 use crate::model::readback::read_i64;
 
@@ -24,28 +28,59 @@ const SLOT_GROUP: usize = 128;
 ///
 /// # Shapes
 /// - logits `[rows, vocab]`, counts `rows`, uniforms `Σ counts` in [0, 1) → ids `Σ counts`
-pub async fn draw(
-    logits: Tensor<2>,
-    counts: &[usize],
-    uniforms: Vec<f32>,
-    temperature: f64,
-) -> Result<Vec<i64>, ModelError> {
-    match Body::of(&logits.device()) {
-        Body::Gpu => draw_by_kernel(logits, counts, uniforms, temperature as f32).await,
-        Body::Cpu | Body::BrowserCpu => reference(logits, counts, &uniforms, temperature).await,
+#[derive(Clone, Debug)]
+pub struct DrawTokens {
+    pub logits: Tensor<2>,
+    pub counts: Vec<usize>,
+    pub uniforms: Vec<f32>,
+    pub temperature: f64,
+}
+
+/// The ids a [`DrawTokens`] body reads back.
+pub type DrawnIds = Pin<Box<dyn Future<Output = Result<Vec<i64>, ModelError>>>>;
+
+impl Op for DrawTokens {
+    type Output = DrawnIds;
+
+    fn gpu(self) -> DrawnIds {
+        Box::pin(draw_by_kernel(
+            self.logits,
+            self.counts,
+            self.uniforms,
+            self.temperature as f32,
+        ))
+    }
+
+    fn cpu(self) -> DrawnIds {
+        self.reference()
+    }
+
+    fn browser_cpu(self) -> DrawnIds {
+        self.reference()
+    }
+
+    /// burn's composition: the softmax, the blocked cumulative sums, the two-pass search, the
+    /// slots in groups.
+    fn reference(self) -> DrawnIds {
+        Box::pin(composed(
+            self.logits,
+            self.counts,
+            self.uniforms,
+            self.temperature,
+        ))
     }
 }
 
 async fn draw_by_kernel(
     logits: Tensor<2>,
-    counts: &[usize],
+    counts: Vec<usize>,
     uniforms: Vec<f32>,
     temperature: f32,
 ) -> Result<Vec<i64>, ModelError> {
     let device = logits.device();
     let mut starts = Vec::with_capacity(counts.len() + 1);
     starts.push(0i64);
-    for &count in counts {
+    for &count in &counts {
         starts.push(starts[starts.len() - 1] + count as i64);
     }
     let slot_starts =
@@ -61,15 +96,10 @@ async fn draw_by_kernel(
     .await
 }
 
-/// [`draw`] composed of burn's operations, on any backend: the softmax, the blocked cumulative
-/// sums, the two-pass search, the slots in groups.
-///
-/// # Shapes
-/// - as [`draw`]
-pub async fn reference(
+async fn composed(
     logits: Tensor<2>,
-    counts: &[usize],
-    uniforms: &[f32],
+    counts: Vec<usize>,
+    uniforms: Vec<f32>,
     temperature: f64,
 ) -> Result<Vec<i64>, ModelError> {
     let device = logits.device();

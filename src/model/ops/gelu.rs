@@ -2,7 +2,7 @@
 
 use burn::tensor::Tensor;
 
-use super::Body;
+use super::backend::Op;
 
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
 const CUBIC: f64 = 0.044_715;
@@ -17,30 +17,41 @@ const CUBIC: f64 = 0.044_715;
 ///
 /// ```
 /// use burn::tensor::{Device, Tensor};
+/// use clozelab::model::ops::backend::Backend;
+/// use clozelab::model::ops::gelu::GeluNew;
 /// let x = Tensor::<1>::from_floats([-3.0, 0.0, 1.0], &Device::flex());
-/// let y = clozelab::model::ops::gelu::gelu_new(x).into_data().try_to_vec::<f32>().unwrap();
+/// let y = Backend::Cpu.run(GeluNew(x)).into_data().try_to_vec::<f32>().unwrap();
 /// assert!((y[0] + 0.003_637).abs() < 1e-5 && y[1] == 0.0 && (y[2] - 0.841_192).abs() < 1e-5);
 /// ```
 ///
 /// # Shapes
 /// - `[...]` → `[...]`
-pub fn gelu_new<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    match Body::of(&x.device()) {
-        Body::Gpu => reference(x),
-        Body::Cpu | Body::BrowserCpu => {
-            // The sigmoid form needs 2u.
-            let scale = 2.0 * SQRT_2_OVER_PI;
-            let u = (x.clone() * x.clone() * (scale * CUBIC) + scale) * x.clone();
-            burn::tensor::activation::sigmoid(u) * x
-        }
-    }
-}
+#[derive(Clone, Debug)]
+pub struct GeluNew<const D: usize>(pub Tensor<D>);
 
-/// [`gelu_new`] in its `tanh` form, on any backend.
-///
-/// # Shapes
-/// - `[...]` → `[...]`
-pub fn reference<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    let u = (x.clone() * x.clone() * (SQRT_2_OVER_PI * CUBIC) + SQRT_2_OVER_PI) * x.clone();
-    (u.tanh() + 1.0) * x * 0.5
+impl<const D: usize> Op for GeluNew<D> {
+    type Output = Tensor<D>;
+
+    fn gpu(self) -> Tensor<D> {
+        self.reference()
+    }
+
+    fn cpu(self) -> Tensor<D> {
+        let x = self.0;
+        // The sigmoid form needs 2u.
+        let scale = 2.0 * SQRT_2_OVER_PI;
+        let u = (x.clone() * x.clone() * (scale * CUBIC) + scale) * x.clone();
+        burn::tensor::activation::sigmoid(u) * x
+    }
+
+    fn browser_cpu(self) -> Tensor<D> {
+        self.cpu()
+    }
+
+    /// The `tanh` form.
+    fn reference(self) -> Tensor<D> {
+        let x = self.0;
+        let u = (x.clone() * x.clone() * (SQRT_2_OVER_PI * CUBIC) + SQRT_2_OVER_PI) * x.clone();
+        (u.tanh() + 1.0) * x * 0.5
+    }
 }

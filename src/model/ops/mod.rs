@@ -1,21 +1,27 @@
-//! The operations GPT-2 is made of, each one function (or one weight type's `forward`) that owns
-//! a body per backend and a reference body, as candle's ops own their CPU, CUDA and Metal
-//! bodies: the model's files call these and never ask which device they run on. This module is
-//! the one place that asks ([`Body::of`]).
+//! The operations GPT-2 is made of, each a type with a body per backend and a reference body
+//! ([`backend::Op`]), as candle's ops own their CPU, CUDA and Metal bodies: a model's backend is
+//! chosen once, at load ([`backend::Backend::of`], the one place that asks what a device is), and
+//! the model's files hand it to these ops without asking which device they run on.
 //!
-//! | op | GPU body | CPU body (native) | CPU body (browser) | reference |
+//! | op | GPU body | CPU body (native) | CPU body (browser) | reference body |
 //! |---|---|---|---|---|
-//! | [`layer_norm::layer_norm`] | one kernel | burn's `layer_norm` | same | [`layer_norm::reference`] |
-//! | [`gelu::gelu_new`] | `tanh` form | sigmoid form (one `exp`) | same | [`gelu::reference`] |
-//! | [`projection::Conv1D::forward`] (with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once ([`panel_product`]) | [`projection::reference`] |
-//! | [`attention::attention`] (one step, with the query/key/value bias) | one kernel | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | [`attention::reference`] |
-//! | [`embedding::TokenEmbedding`] lookup and LM head | one kernel per chunk; product per chunk | burn's `embedding`; threaded product | columns and product of the packed `wteᵀ` | one chunk through burn |
-//! | [`draw::draw`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | [`draw::reference`] |
+//! | [`layer_norm::LayerNormOp`] | one kernel | burn's `layer_norm` | same | burn's `layer_norm` |
+//! | [`gelu::GeluNew`] | `tanh` form | sigmoid form (one `exp`) | same | `tanh` form |
+//! | [`projection::Project`] (a `Conv1D` with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once ([`panel_product`]) | burn's `linear` and the formulas |
+//! | [`attention::ProjectQkv`] (the query/key/value projection, split into heads) | the product, its bias left to the attention kernel | [`projection::Project`] | same | same |
+//! | [`attention::StepAttention`] (one step) | one kernel | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | burn's composition |
+//! | [`embedding::EmbedTokens`] (lookup plus position embeddings) | one kernel per chunk | burn's `embedding` per chunk | columns of the packed `wteᵀ` | burn's `embedding` on the joined chunks |
+//! | [`embedding::LmHead`] | product per chunk | `chunk · hiddenᵀ` over the threads | product of the packed `wteᵀ` | one product on the joined chunks |
+//! | [`draw::DrawTokens`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | same |
+//! | [`CacheStorage`] | uncleared | zeros | zeros | zeros |
+//! | [`projection::StoreProjection`], [`embedding::StoreEmbedding`] (a weight's layout, at load) | tensors (`wte` in chunks) | same | packed into panels | tensors |
 //!
-//! The GPU bodies are [`kernels`]; the tests hold every body against the reference
-//! (`tests/all/gpu_kernels.rs`, `tests/all/panel_product.rs`, `tests/all/model_golden.rs`).
+//! The GPU bodies are [`kernels`]; `tests/all/op_bodies.rs` holds every body of every op against
+//! its reference body on odd shapes (the GPU's on lavapipe), and `tests/all/gpu_kernels.rs` the
+//! kernels' edges.
 
 pub mod attention;
+pub mod backend;
 pub mod draw;
 pub mod embedding;
 pub mod gelu;
@@ -29,30 +35,7 @@ pub mod threaded_product;
 
 use burn::tensor::{Device, Tensor};
 
-/// Which body of an op runs on a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Body {
-    /// A GPU: burn-wgpu natively, WebGPU in the browser, with or without fusion ([`kernels`]).
-    Gpu,
-    /// The CPU backend natively: burn-flex, gemm on every core.
-    Cpu,
-    /// The CPU backend in the browser: one thread, so the weights are packed once into panels
-    /// ([`panel_product`]), which beats gemm's per-call packing there.
-    BrowserCpu,
-}
-
-impl Body {
-    /// The body that runs on `device`.
-    pub fn of(device: &Device) -> Self {
-        if *device != Device::flex() {
-            Body::Gpu
-        } else if cfg!(target_arch = "wasm32") {
-            Body::BrowserCpu
-        } else {
-            Body::Cpu
-        }
-    }
-}
+use backend::{Backend, HalfWeights, Op};
 
 /// Storage for a cache's keys and values. A position is read only after a step has written it,
 /// so a GPU's storage is left uncleared (one fill kernel per block saved); the CPU's is zeroed,
@@ -60,9 +43,33 @@ impl Body {
 ///
 /// # Shapes
 /// - `shape` → `shape`
-pub fn cache_storage(shape: [usize; 4], device: &Device) -> Tensor<4> {
-    match Body::of(device) {
-        Body::Gpu => Tensor::empty(shape, device),
-        Body::Cpu | Body::BrowserCpu => Tensor::zeros(shape, device),
+#[derive(Clone, Debug)]
+pub struct CacheStorage {
+    pub shape: [usize; 4],
+    pub device: Device,
+}
+
+impl Op for CacheStorage {
+    type Output = Tensor<4>;
+
+    fn gpu(self) -> Tensor<4> {
+        Tensor::empty(self.shape, &self.device)
     }
+
+    fn cpu(self) -> Tensor<4> {
+        self.reference()
+    }
+
+    fn browser_cpu(self) -> Tensor<4> {
+        self.reference()
+    }
+
+    fn reference(self) -> Tensor<4> {
+        Tensor::zeros(self.shape, &self.device)
+    }
+}
+
+/// Whether `device` runs the projections with f16 weights (see [`HalfWeights`]).
+pub fn half_weights(device: &Device) -> HalfWeights {
+    Backend::of(device).half_weights(device)
 }

@@ -1,6 +1,6 @@
 //! Products against a layer's weight packed once into column panels: the browser's CPU backend
 //! (the blocks' four projections, and `wteᵀ` for the LM head, see `embedding`): the
-//! [`super::Body::BrowserCpu`] body of those ops.
+//! [`super::backend::Op::browser_cpu`] body of those ops.
 //!
 //! gemm (under burn-flex) packs a weight into its kernel's layout on every product of more than
 //! one row, and its single-threaded wasm kernel runs short products (a prompt, a tree level of a

@@ -6,8 +6,9 @@
 //! ([`kernels::bias_gelu`], [`kernels::bias_residual`]), where burn without fusion would launch
 //! one per operation (the tanh GELU alone is eight); natively on the CPU burn's `linear` with
 //! products of few rows split over the threads ([`threaded_product`]); in the browser's CPU
-//! backend against the weight packed once into panels ([`panel_product`]). The reference is
-//! [`reference`]: burn's `linear` and the formulas.
+//! backend against the weight packed once into panels ([`panel_product`]). The reference body is
+//! burn's `linear` and the formulas. Which layout a layer's weight has is chosen with the
+//! backend, at load ([`StoreProjection`]).
 //!
 //! [`threaded_product`]: super::threaded_product
 //! [`panel_product`]: super::panel_product
@@ -15,12 +16,15 @@
 use burn::module::{Module, Param};
 use burn::tensor::{DType, Device, FloatDType, Tensor, TensorData};
 
+use super::backend::{Backend, Op};
+use super::gelu::GeluNew;
 use super::panel_product::{PanelError, PanelWeight};
-use super::{Body, gelu, kernels, threaded_product};
+use super::{kernels, threaded_product};
 use crate::model::error::ModelError;
 use crate::model::readback::read_f32_now;
 
 /// What comes right after a projection's bias.
+#[derive(Clone, Debug)]
 pub enum Then<const D: usize> {
     /// Nothing (attention's query/key/value projection).
     Nothing,
@@ -34,7 +38,7 @@ pub enum Then<const D: usize> {
 /// GPT-2's `Conv1D`: a linear layer whose weight is stored `[in, out]`, which is also burn's
 /// layout, so checkpoint weights load without a transpose (a PyTorch `nn.Linear` would need one).
 ///
-/// Where the weight is packed (the browser's CPU backend, [`Body::BrowserCpu`]) it lives in
+/// Where the weight is packed (the browser's CPU backend, [`Backend::BrowserCpu`]) it lives in
 /// `panels`, and `weight` is an empty `[0, 0]`, so the model is not held twice.
 #[derive(Module, Debug)]
 pub struct Conv1D {
@@ -45,21 +49,21 @@ pub struct Conv1D {
 }
 
 impl Conv1D {
-    /// A layer over `weight` `[in, out]` on `device`, stored as that device's body reads it:
-    /// packed into panels in the browser's CPU backend, a tensor elsewhere.
+    /// A layer over `weight` `[in, out]` on `device`, stored as `backend`'s body reads it (see
+    /// [`StoreProjection`]).
     pub fn new(
+        backend: Backend,
         weight: Vec<f32>,
         shape: [usize; 2],
         bias: Param<Tensor<1>>,
         device: &Device,
     ) -> Result<Self, PanelError> {
-        match Body::of(device) {
-            Body::BrowserCpu => Self::packed(&weight, shape, bias, device),
-            Body::Gpu | Body::Cpu => Ok(Self::dense(
-                Param::from_tensor(Tensor::from_data(TensorData::new(weight, shape), device)),
-                bias,
-            )),
-        }
+        backend.run(StoreProjection {
+            weight,
+            shape,
+            bias,
+            device: device.clone(),
+        })
     }
 
     /// A layer over a weight tensor `[in, out]`.
@@ -130,35 +134,32 @@ impl Conv1D {
         }
     }
 
-    /// `then(input · weight + bias)`. With f16 weights only the weights are f16: the product
-    /// takes the f32 input and gives f32.
+    /// `then(input · weight + bias)` on `backend` (see [`Project`]).
     ///
     /// # Shapes
     /// - input `[..., in]`, a residual `[..., out]` → output `[..., out]`
     pub fn forward<const D: usize>(
         &self,
+        backend: Backend,
         input: Tensor<D>,
         then: Then<D>,
     ) -> Result<Tensor<D>, ModelError> {
-        if let Some(packed) = &self.panels {
-            let output = panel_linear(input, packed, self.bias.val())?;
-            return Ok(apply(output, then));
-        }
-        let bias = self.bias.val();
-        Ok(match Body::of(&input.device()) {
-            Body::Gpu => {
-                let product = self.product(input);
-                match then {
-                    Then::Nothing => product + bias.unsqueeze::<D>(),
-                    Then::Gelu => kernels::bias_gelu(product, bias),
-                    Then::Residual(residual) => kernels::bias_residual(product, bias, *residual),
-                }
-            }
-            Body::Cpu | Body::BrowserCpu => {
-                let weight = to_f32(self.weight.val());
-                apply(threaded_product::linear(input, weight, bias), then)
-            }
+        backend.run(Project {
+            layer: self,
+            input,
+            then,
         })
+    }
+
+    /// The weight tensor, or why `body` cannot use it (it is packed into panels).
+    pub(super) fn dense_weight(&self, body: &'static str) -> Result<Tensor<2>, ModelError> {
+        match self.panels {
+            None => Ok(self.weight.val()),
+            Some(_) => Err(ModelError::WeightLayout {
+                body,
+                needed: "unpacked",
+            }),
+        }
     }
 
     /// `input · weight` without the bias, in f32, for an unpacked weight: the attention's kernel
@@ -166,39 +167,115 @@ impl Conv1D {
     ///
     /// # Shapes
     /// - input `[..., in]` → output `[..., out]`
-    pub(super) fn product<const D: usize>(&self, input: Tensor<D>) -> Tensor<D> {
-        let weight = self.weight.val();
+    pub(super) fn product<const D: usize>(
+        &self,
+        input: Tensor<D>,
+    ) -> Result<Tensor<D>, ModelError> {
+        let weight = self.dense_weight("GPU")?;
         if weight.dtype() != DType::F32 {
-            return kernels::half_product(input, weight);
+            return Ok(kernels::half_product(input, weight));
         }
-        burn::tensor::module::linear(input, weight, None)
+        Ok(burn::tensor::module::linear(input, weight, None))
     }
 }
 
-/// `then(input · weight + bias)` by burn's `linear` (the weight in f32) and the formulas, on any
-/// backend: what every body of [`Conv1D::forward`] is tested against.
+/// A layer's weight stored as a backend's body reads it: packed into panels in the browser's
+/// CPU backend, a tensor elsewhere.
+pub struct StoreProjection {
+    /// `[in, out]`, row-major
+    pub weight: Vec<f32>,
+    pub shape: [usize; 2],
+    pub bias: Param<Tensor<1>>,
+    pub device: Device,
+}
+
+impl StoreProjection {
+    fn dense(self) -> Result<Conv1D, PanelError> {
+        let weight = TensorData::new(self.weight, self.shape);
+        Ok(Conv1D::dense(
+            Param::from_tensor(Tensor::from_data(weight, &self.device)),
+            self.bias,
+        ))
+    }
+}
+
+impl Op for StoreProjection {
+    type Output = Result<Conv1D, PanelError>;
+
+    fn gpu(self) -> Self::Output {
+        self.dense()
+    }
+
+    fn cpu(self) -> Self::Output {
+        self.dense()
+    }
+
+    fn browser_cpu(self) -> Self::Output {
+        Conv1D::packed(&self.weight, self.shape, self.bias, &self.device)
+    }
+
+    fn reference(self) -> Self::Output {
+        self.dense()
+    }
+}
+
+/// `then(input · weight + bias)`. With f16 weights only the weights are f16: the product takes
+/// the f32 input and gives f32.
 ///
 /// # Shapes
-/// - input `[..., in]`, weight `[in, out]`, bias `[out]`, a residual `[..., out]` → `[..., out]`
-pub fn reference<const D: usize>(
-    input: Tensor<D>,
-    weight: Tensor<2>,
-    bias: Tensor<1>,
-    then: Then<D>,
-) -> Tensor<D> {
-    let output = burn::tensor::module::linear(input, to_f32(weight), Some(bias));
-    match then {
-        Then::Nothing => output,
-        Then::Gelu => gelu::reference(output),
-        Then::Residual(residual) => *residual + output,
+/// - input `[..., in]`, a residual `[..., out]` → output `[..., out]`
+#[derive(Clone)]
+pub struct Project<'a, const D: usize> {
+    pub layer: &'a Conv1D,
+    pub input: Tensor<D>,
+    pub then: Then<D>,
+}
+
+impl<const D: usize> Op for Project<'_, D> {
+    type Output = Result<Tensor<D>, ModelError>;
+
+    fn gpu(self) -> Self::Output {
+        let product = self.layer.product(self.input)?;
+        let bias = self.layer.bias.val();
+        Ok(match self.then {
+            Then::Nothing => product + bias.unsqueeze::<D>(),
+            Then::Gelu => kernels::bias_gelu(product, bias),
+            Then::Residual(residual) => kernels::bias_residual(product, bias, *residual),
+        })
+    }
+
+    fn cpu(self) -> Self::Output {
+        let weight = to_f32(self.layer.dense_weight("CPU")?);
+        let output = threaded_product::linear(self.input, weight, self.layer.bias.val());
+        Ok(then_on_cpu(output, self.then))
+    }
+
+    fn browser_cpu(self) -> Self::Output {
+        let packed = self.layer.panels.as_ref().ok_or(ModelError::WeightLayout {
+            body: "browser's CPU",
+            needed: "packed",
+        })?;
+        let output = panel_linear(self.input, packed, self.layer.bias.val())?;
+        Ok(then_on_cpu(output, self.then))
+    }
+
+    /// burn's `linear` (the weight in f32) and the formulas.
+    fn reference(self) -> Self::Output {
+        let weight = to_f32(self.layer.dense_weight("reference")?);
+        let output = burn::tensor::module::linear(self.input, weight, Some(self.layer.bias.val()));
+        Ok(match self.then {
+            Then::Nothing => output,
+            Then::Gelu => GeluNew(output).reference(),
+            Then::Residual(residual) => *residual + output,
+        })
     }
 }
 
-/// `then(output)` composed of burn's operations.
-fn apply<const D: usize>(output: Tensor<D>, then: Then<D>) -> Tensor<D> {
+/// `then(output)` on the CPU backend.
+fn then_on_cpu<const D: usize>(output: Tensor<D>, then: Then<D>) -> Tensor<D> {
     match then {
         Then::Nothing => output,
-        Then::Gelu => gelu::gelu_new(output),
+        Then::Gelu => GeluNew(output).cpu(),
         Then::Residual(residual) => *residual + output,
     }
 }
@@ -218,26 +295,6 @@ fn panel_linear<const D: usize>(
     debug_assert_eq!(dims[D - 1], n_in);
     dims[D - 1] = n_out;
     Ok(Tensor::<D>::from_data(TensorData::new(product, dims), &device) + bias.unsqueeze::<D>())
-}
-
-/// Whether a device runs the projections with f16 weights.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HalfWeights {
-    /// A GPU whose adapter offers `shader-f16`.
-    Run,
-    /// The CPU backend: its f16 products are no faster, so it stays in f32.
-    CpuBackend,
-    /// A GPU without `shader-f16`.
-    NoShaderF16,
-}
-
-/// Whether `device` runs f16 weights (see [`HalfWeights`]).
-pub fn half_weights(device: &Device) -> HalfWeights {
-    match Body::of(device) {
-        Body::Cpu | Body::BrowserCpu => HalfWeights::CpuBackend,
-        Body::Gpu if !device.supports_dtype(DType::F16) => HalfWeights::NoShaderF16,
-        Body::Gpu => HalfWeights::Run,
-    }
 }
 
 /// A tensor in f32 (a no-op when it already is).

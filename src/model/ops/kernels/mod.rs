@@ -10,7 +10,7 @@
 //! had the activations cast to f16 and the product back: three kernels).
 //!
 //! Every function here runs on a GPU only (burn-wgpu natively, WebGPU in the browser, with or
-//! without fusion); the ops choose them where [`super::Body::of`] says `Gpu`. Each is a
+//! without fusion); they are the ops' [`super::backend::Op::gpu`] bodies. Each is a
 //! [`backend_extension`] of burn's `Dispatch` backend: the trait below is implemented for
 //! `CubeBackend`, and for `Fusion<CubeBackend>` (the browser's engine) by the macro, which
 //! records the call and runs it in order with the fused kernels around it.
