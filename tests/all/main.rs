@@ -20,6 +20,7 @@ mod model_golden;
 mod norming;
 mod norming_state;
 mod op_bodies;
+mod op_references;
 mod package;
 mod panel_product;
 mod participant;

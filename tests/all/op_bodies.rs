@@ -18,8 +18,8 @@ use clozelab::model::ops::projection::{Conv1D, Project, StoreProjection, Then};
 
 use crate::common;
 
-/// Deterministic values in [-scale, scale).
-fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
+/// Deterministic values in [-scale, scale) (scripts/reference_ops.py draws the same).
+pub(crate) fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(7);
     (0..count)
         .map(|_| {
@@ -41,7 +41,7 @@ fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
 
 /// The backends whose bodies run here, each with its device: the GPU's only where wgpu finds an
 /// adapter.
-fn backends() -> Vec<(Backend, Device)> {
+pub(crate) fn backends() -> Vec<(Backend, Device)> {
     let mut all = vec![
         (Backend::Cpu, Device::flex()),
         (Backend::BrowserCpu, Device::flex()),

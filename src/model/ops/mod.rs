@@ -14,23 +14,32 @@
 //! | [`embedding::LmHead`] | product per chunk | `chunk · hiddenᵀ` over the threads | product of the packed `wteᵀ` | one product on the joined chunks |
 //! | [`draw::DrawTokens`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | same |
 //! | [`CacheStorage`] | uncleared | zeros | zeros | zeros |
+//! | [`rms_norm::RmsNormOp`] (Llama-style models) | burn's composition | same | same | same |
+//! | [`rotary::Rotary`] (GPT-NeoX, Llama-style) | burn's composition, angles from the host | same | same | same |
+//! | [`activation::GeluExact`], [`activation::SiluGate`] (GPT-NeoX; Llama-style) | burn's `gelu`; `silu` | same | same | same |
 //! | [`projection::StoreProjection`], [`embedding::StoreEmbedding`] (a weight's layout, at load) | tensors (`wte` in chunks) | same | packed into panels | tensors |
 //!
-//! The GPU bodies are [`kernels`]; `tests/all/op_bodies.rs` holds every body of every op against
+//! The other families' ops have one body so far, burn's composition: none has been measured
+//! in a model yet. [`grouped_heads`] repeats grouped-query attention's key/value heads. The GPU
+//! bodies are [`kernels`]; `tests/all/op_bodies.rs` holds every body of every op against
 //! its reference body on odd shapes (the GPU's on lavapipe), and `tests/all/gpu_kernels.rs` the
 //! kernels' edges.
 
+pub mod activation;
 pub mod attention;
 pub mod backend;
 pub mod draw;
 pub mod embedding;
 pub mod gelu;
 pub mod gemm_packing;
+pub mod grouped_heads;
 pub mod inverse_cdf;
 pub mod kernels;
 pub mod layer_norm;
 pub mod panel_product;
 pub mod projection;
+pub mod rms_norm;
+pub mod rotary;
 pub mod threaded_product;
 
 use burn::tensor::{Device, Tensor};

@@ -1,0 +1,130 @@
+//! Rotary position embeddings (Su et al. 2021) as GPT-NeoX (Pythia: on part of each head) and
+//! Llama-style models (SmolLM2: on all of it) apply them to the queries and keys: the first
+//! `dims` values of each head turned by position-dependent angles, in Hugging Face's
+//! `rotate_half` layout (the two halves of those values are the pairs), the rest passed through.
+
+use burn::tensor::{Tensor, TensorData};
+
+use super::backend::Op;
+
+/// Why a rotary table cannot be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RotaryError {
+    #[error("rotary dimensions must be a positive even number, found {0}")]
+    Dims(usize),
+    #[error("the rotary base must be a positive finite number, found {0}")]
+    Base(f64),
+}
+
+/// The rotation frequencies `1 / base^(2i / dims)` for `i < dims / 2`, in f32 as Hugging Face
+/// computes them, so that the angles `position · frequency` round as its do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RotaryTable {
+    frequencies: Vec<f32>,
+}
+
+impl RotaryTable {
+    /// The table for rotating the first `dims` values of each head with `base` (θ, Hugging
+    /// Face's `rope_theta` or `rotary_emb_base`).
+    ///
+    /// ```
+    /// use clozelab::model::ops::rotary::RotaryTable;
+    /// let table = RotaryTable::new(4, 10_000.0).unwrap();
+    /// assert_eq!(table.dims(), 4);
+    /// assert!(RotaryTable::new(3, 10_000.0).is_err() && RotaryTable::new(4, 0.0).is_err());
+    /// ```
+    pub fn new(dims: usize, base: f64) -> Result<Self, RotaryError> {
+        if dims == 0 || dims % 2 != 0 {
+            return Err(RotaryError::Dims(dims));
+        }
+        if !(base.is_finite() && base > 0.0) {
+            return Err(RotaryError::Base(base));
+        }
+        let base = base as f32;
+        let frequencies = (0..dims)
+            .step_by(2)
+            .map(|i| 1.0 / base.powf(i as f32 / dims as f32))
+            .collect();
+        Ok(Self { frequencies })
+    }
+
+    /// How many values of each head turn.
+    pub fn dims(&self) -> usize {
+        2 * self.frequencies.len()
+    }
+
+    /// `cos` and `sin` of every angle for `seq` positions from each of `starts`, each half
+    /// repeated as Hugging Face's `cat((freqs, freqs))` does: `[starts.len() · seq · dims]`.
+    fn cos_sin(&self, starts: &[usize], seq: usize) -> (Vec<f32>, Vec<f32>) {
+        let dims = self.dims();
+        let mut cos = Vec::with_capacity(starts.len() * seq * dims);
+        let mut sin = Vec::with_capacity(starts.len() * seq * dims);
+        for &start in starts {
+            for position in start..start + seq {
+                for _half in 0..2 {
+                    for &frequency in &self.frequencies {
+                        let angle = position as f32 * frequency;
+                        cos.push(angle.cos());
+                        sin.push(angle.sin());
+                    }
+                }
+            }
+        }
+        (cos, sin)
+    }
+}
+
+/// Queries or keys with their positions' rotation: `x · cos + rotate_half(x) · sin` on the first
+/// [`RotaryTable::dims`] values of each head, where `rotate_half([a, b]) = [−b, a]`.
+///
+/// # Shapes
+/// - input `[batch, heads, seq, head_dim]`, starts `batch` or 1 (row r's first position, or one
+///   for every row) → `[batch, heads, seq, head_dim]`
+#[derive(Clone, Debug)]
+pub struct Rotary<'a> {
+    pub input: Tensor<4>,
+    pub starts: &'a [usize],
+    pub table: &'a RotaryTable,
+}
+
+impl Op for Rotary<'_> {
+    type Output = Tensor<4>;
+
+    fn gpu(self) -> Tensor<4> {
+        self.reference()
+    }
+
+    fn cpu(self) -> Tensor<4> {
+        self.reference()
+    }
+
+    fn browser_cpu(self) -> Tensor<4> {
+        self.reference()
+    }
+
+    fn reference(self) -> Tensor<4> {
+        let [_, _, seq, head_dim] = self.input.dims();
+        let dims = self.table.dims().min(head_dim);
+        let device = self.input.device();
+        let (cos, sin) = self.table.cos_sin(self.starts, seq);
+        let shape = [self.starts.len(), 1, seq, self.table.dims()];
+        let table = |values: Vec<f32>| {
+            Tensor::<4>::from_data(TensorData::new(values, shape), &device).narrow(3, 0, dims)
+        };
+        let (cos, sin) = (table(cos), table(sin));
+        let turned = self.input.clone().narrow(3, 0, dims);
+        let half = dims / 2;
+        let rotated = Tensor::cat(
+            vec![
+                turned.clone().narrow(3, half, half).neg(),
+                turned.clone().narrow(3, 0, half),
+            ],
+            3,
+        );
+        let out = turned * cos + rotated * sin;
+        if dims == head_dim {
+            return out;
+        }
+        Tensor::cat(vec![out, self.input.narrow(3, dims, head_dim - dims)], 3)
+    }
+}
