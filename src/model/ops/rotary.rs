@@ -34,7 +34,7 @@ impl RotaryTable {
     /// assert!(RotaryTable::new(3, 10_000.0).is_err() && RotaryTable::new(4, 0.0).is_err());
     /// ```
     pub fn new(dims: usize, base: f64) -> Result<Self, RotaryError> {
-        if dims == 0 || dims % 2 != 0 {
+        if dims == 0 || !dims.is_multiple_of(2) {
             return Err(RotaryError::Dims(dims));
         }
         if !(base.is_finite() && base > 0.0) {
