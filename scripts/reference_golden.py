@@ -6,7 +6,12 @@ Run by a developer, not by CI (needs torch + transformers):
     cargo run --release -- make-test-model --out target/test-model
     python3 scripts/reference_golden.py --model target/test-model --out tests/fixtures/golden_tiny.json
 
-It loads the folder into GPT2LMHeadModel (float64 for a clean reference) and records, for
+and for GPT-NeoX (Pythia's architecture, GPT-2's vocabulary):
+
+    cargo run --release -- make-test-model --family gpt-neox --dim 64 --heads 2 --out target/test-neox
+    python3 scripts/reference_golden.py --model target/test-neox --out tests/fixtures/golden_gpt_neox.json
+
+It loads the folder into its `model_type`'s causal LM (float64 for a clean reference) and records, for
 several prompts, the log-probs at every position of: a full forward; incremental decoding one
 token at a time through `past_key_values`; and a batch of different-length continuations after
 one shared prefix (the prefix's cache computed once and reused). Only small numbers are stored:
@@ -16,7 +21,7 @@ import argparse
 import json
 
 import torch
-from transformers import GPT2LMHeadModel, GPT2TokenizerFast
+from transformers import AutoModelForCausalLM, GPT2TokenizerFast
 
 PROMPTS = {
     "fox": "The quick brown fox jumps over the lazy dog.",
@@ -48,7 +53,7 @@ def main():
 
     # Hugging Face's own GPT-2 tokenizer files (../shared/gpt2), so the ids are Hugging Face's.
     tok = GPT2TokenizerFast.from_pretrained(args.tokenizer)
-    model = GPT2LMHeadModel.from_pretrained(args.model, torch_dtype=torch.float64, attn_implementation="eager")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float64, attn_implementation="eager")
     model.eval()
     meta = json.load(open(f"{args.model}/clozelab-test-model.json"))
     cfg = model.config
@@ -92,7 +97,8 @@ def main():
         "transformers_version": __import__("transformers").__version__,
         "torch_version": torch.__version__,
         "dtype": "float64",
-        "model": {"seed": meta["seed"], "layers": cfg.n_layer, "dim": cfg.n_embd, "heads": cfg.n_head},
+        "model": {"family": cfg.model_type, "seed": meta["seed"], "layers": cfg.num_hidden_layers,
+                  "dim": cfg.hidden_size, "heads": cfg.num_attention_heads},
         "probe_ids": PROBE_IDS,
         "cases": cases,
     }

@@ -111,6 +111,16 @@ pub struct MakeTestModelArgs {
     /// Where GPT-2's vocab.json and merges.txt are.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_TOKENIZER_DIR)]
     pub tokenizer: PathBuf,
+    /// The architecture: GPT-2's, or GPT-NeoX's as Pythia has it (with GPT-2's vocabulary).
+    #[arg(long, value_enum, default_value_t = TestFamily::Gpt2)]
+    pub family: TestFamily,
+}
+
+/// A test model's architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestFamily {
+    Gpt2,
+    GptNeox,
 }
 
 #[derive(Debug, Args)]

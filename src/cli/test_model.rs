@@ -1,12 +1,15 @@
-//! `clozelab make-test-model`: the deterministic random GPT-2 the tests and benchmarks run on
-//! (GPT-2's real vocabulary, random weights), written as a model folder.
+//! `clozelab make-test-model`: the deterministic random GPT-2 (or GPT-NeoX) the tests and
+//! benchmarks run on (GPT-2's real vocabulary, random weights), written as a model folder.
 
 use std::path::Path;
 
-use super::commands::MakeTestModelArgs;
+use super::commands::{MakeTestModelArgs, TestFamily};
 use super::error::CliError;
 use super::flags::DEFAULT_TOKENIZER_DIR;
-use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
+use crate::model::Gpt2Config;
+use crate::model::testmodel::{
+    generate_weights, test_config, test_gpt_neox_config, to_safetensors,
+};
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
 
 pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
@@ -17,6 +20,7 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
         dim,
         heads,
         tokenizer,
+        family,
     } = args;
     let (seed, layers, dim, heads) = (*seed, *layers, *dim, *heads);
     if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
@@ -24,21 +28,31 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
             "--layers, --dim and --heads must be positive, with --heads dividing --dim",
         ));
     }
-    write_test_model(out, seed, layers, dim, heads, Some(tokenizer))?;
+    let config = match family {
+        TestFamily::Gpt2 => test_config(layers, dim, heads),
+        TestFamily::GptNeox => {
+            if !(dim / heads).is_multiple_of(8) {
+                return Err(CliError::usage(
+                    "a GPT-NeoX test model's heads must be a multiple of 8 wide (a quarter of each turns, in pairs)",
+                ));
+            }
+            test_gpt_neox_config(layers, dim, heads)
+        }
+    };
+    write_test_model(out, seed, &config, Some(tokenizer))?;
     eprintln!(
-        "wrote test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",
+        "wrote {} test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",
+        config.family.model_type(),
         out.display()
     );
     Ok(())
 }
 
-/// Writes the deterministic test model folder (config, weights, vocab + merges).
+/// Writes the deterministic test model folder of `config` (config, weights, vocab + merges).
 pub fn write_test_model(
     out: &Path,
     seed: u64,
-    layers: usize,
-    dim: usize,
-    heads: usize,
+    config: &Gpt2Config,
     tokenizer_dir: Option<&Path>,
 ) -> Result<(), CliError> {
     let tokenizer_dir = tokenizer_dir.unwrap_or(Path::new(DEFAULT_TOKENIZER_DIR));
@@ -48,8 +62,7 @@ pub fn write_test_model(
             tokenizer_dir.display()
         ))
     })?;
-    let config = test_config(layers, dim, heads);
-    let weights = to_safetensors(&generate_weights(&config, seed))?;
+    let weights = to_safetensors(&generate_weights(config, seed))?;
     std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
     let write = |name: &str, bytes: &[u8]| {
         std::fs::write(out.join(name), bytes).map_err(CliError::io("write", out.join(name)))

@@ -1,15 +1,20 @@
-//! GPT-2's transformer block and its parts, as burn modules that call [`super::ops`]: a pre-LN
-//! block `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))`.
+//! The transformer block every family shares and its parts, as burn modules that call
+//! [`super::ops`]: a pre-LN block `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))` (GPT-2), or both
+//! on the same input, `x + attn(ln_1(x)) + mlp(ln_2(x))` (GPT-NeoX's parallel residual); the
+//! attention with or without rotary embeddings, the MLP with GPT-2's tanh GELU or the exact one.
 
 use burn::module::{Module, Param};
 use burn::tensor::Tensor;
 
 use super::error::ModelError;
+use super::family::Family;
 use super::kv_cache::LayerCache;
-use super::ops::attention::{ProjectQkv, StepAttention, StepInputs};
+use super::ops::activation::GeluExact;
+use super::ops::attention::{ProjectQkv, Qkv, StepAttention, StepInputs};
 use super::ops::backend::Backend;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
+use super::ops::rotary::{Rotary, RotaryTable};
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
 #[derive(Module, Debug)]
@@ -35,34 +40,54 @@ impl LayerNorm {
     }
 }
 
-/// Causal self-attention with the fused query/key/value projection `c_attn`.
+/// Causal self-attention with the fused query/key/value projection `c_attn` (its output the
+/// queries' heads, then the keys', then the values'), queries and keys turned by `rotary` where
+/// the family has it.
 #[derive(Module, Debug)]
 pub struct Attention {
     pub c_attn: Conv1D,
     pub c_proj: Conv1D,
     pub n_head: usize,
+    #[module(skip)]
+    pub rotary: Option<RotaryTable>,
 }
 
-/// The MLP: `c_proj(gelu_new(c_fc(x)))`.
+/// The MLP's activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    /// GPT-2's tanh approximation, `gelu_new`.
+    GeluTanh,
+    /// The exact, erf-based GELU (GPT-NeoX).
+    GeluExact,
+}
+
+/// The MLP: `c_proj(activation(c_fc(x)))`.
 #[derive(Module, Debug)]
 pub struct Mlp {
     pub c_fc: Conv1D,
     pub c_proj: Conv1D,
+    #[module(skip)]
+    pub activation: Activation,
 }
 
-/// A pre-LN transformer block: `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))`.
+/// A pre-LN transformer block: `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))`; or with
+/// `parallel_residual`, `x + attn(ln_1(x)) + mlp(ln_2(x))`.
 #[derive(Module, Debug)]
 pub struct Block {
     pub ln_1: LayerNorm,
     pub attn: Attention,
     pub ln_2: LayerNorm,
     pub mlp: Mlp,
+    #[module(skip)]
+    pub parallel_residual: bool,
 }
 
 /// What one block needs besides its input to extend the cache by a step.
 pub(super) struct CacheStep<'a> {
     /// The model's backend, chosen at load.
     pub backend: Backend,
+    /// Each row's position of its first new token (one for all rows where they agree).
+    pub starts: &'a [usize],
     /// Own tokens already cached per row.
     pub past: usize,
     /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
@@ -71,7 +96,49 @@ pub(super) struct CacheStep<'a> {
     pub prefix_mask: Option<Tensor<4>>,
 }
 
+/// A block's weighted projections, in checkpoint order.
+pub struct Projections {
+    /// The fused query/key/value projection (queries' heads, then keys', then values').
+    pub c_attn: Conv1D,
+    /// Attention's output projection.
+    pub attn_proj: Conv1D,
+    /// The MLP's first projection.
+    pub c_fc: Conv1D,
+    /// The MLP's output projection.
+    pub mlp_proj: Conv1D,
+}
+
 impl Block {
+    /// A block of `family` over its norms and projections, with `n_head` heads turned by
+    /// `rotary` where the family has it.
+    pub fn new(
+        family: &Family,
+        n_head: usize,
+        rotary: Option<RotaryTable>,
+        [ln_1, ln_2]: [LayerNorm; 2],
+        projections: Projections,
+    ) -> Self {
+        Block {
+            ln_1,
+            attn: Attention {
+                c_attn: projections.c_attn,
+                c_proj: projections.attn_proj,
+                n_head,
+                rotary,
+            },
+            ln_2,
+            mlp: Mlp {
+                c_fc: projections.c_fc,
+                c_proj: projections.mlp_proj,
+                activation: match family {
+                    Family::Gpt2 => Activation::GeluTanh,
+                    Family::GptNeox { .. } => Activation::GeluExact,
+                },
+            },
+            parallel_residual: family.parallel_residual(),
+        }
+    }
+
     /// The block's four weighted projections: attention's two, then the MLP's.
     pub(super) fn projections_mut(&mut self) -> [&mut Conv1D; 4] {
         [
@@ -91,22 +158,63 @@ impl Block {
         step: CacheStep,
     ) -> Result<(Tensor<3>, LayerCache), ModelError> {
         let backend = step.backend;
+        let mlp_input = self
+            .parallel_residual
+            .then(|| self.ln_2.forward(backend, x.clone()));
         let (x, layer) =
             self.attn
                 .forward_cached(self.ln_1.forward(backend, x.clone()), x, layer, step)?;
-        let hidden =
-            self.mlp
-                .c_fc
-                .forward(backend, self.ln_2.forward(backend, x.clone()), Then::Gelu)?;
-        let x = self
-            .mlp
-            .c_proj
-            .forward(backend, hidden, Then::Residual(Box::new(x)))?;
+        let mlp_input = mlp_input.unwrap_or_else(|| self.ln_2.forward(backend, x.clone()));
+        let x = self.mlp.forward(backend, mlp_input, x)?;
         Ok((x, layer))
     }
 }
 
+impl Mlp {
+    /// `residual + c_proj(activation(c_fc(x)))`.
+    ///
+    /// # Shapes
+    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    fn forward(
+        &self,
+        backend: Backend,
+        x: Tensor<3>,
+        residual: Tensor<3>,
+    ) -> Result<Tensor<3>, ModelError> {
+        let hidden = match self.activation {
+            Activation::GeluTanh => self.c_fc.forward(backend, x, Then::Gelu)?,
+            Activation::GeluExact => {
+                backend.run(GeluExact(self.c_fc.forward(backend, x, Then::Nothing)?))
+            }
+        };
+        self.c_proj
+            .forward(backend, hidden, Then::Residual(Box::new(residual)))
+    }
+}
+
 impl Attention {
+    /// The queries and keys turned by their positions, where the family has rotary embeddings.
+    fn turned(&self, backend: Backend, qkv: Qkv, starts: &[usize]) -> Qkv {
+        let Some(table) = &self.rotary else {
+            return qkv;
+        };
+        let n_head = self.n_head;
+        let turn = |input| {
+            backend.run(Rotary {
+                input,
+                starts,
+                table,
+            })
+        };
+        let keys = qkv.keys_values.clone().narrow(1, 0, n_head);
+        let values = qkv.keys_values.narrow(1, n_head, n_head);
+        Qkv {
+            query: turn(qkv.query),
+            keys_values: Tensor::cat(vec![turn(keys), values], 1),
+            bias: qkv.bias,
+        }
+    }
+
     /// Returns `residual` plus the attention's output, and the layer's cache with this step's
     /// keys and values.
     ///
@@ -126,7 +234,9 @@ impl Attention {
             c_attn: &self.c_attn,
             x,
             n_head: self.n_head,
+            may_defer_bias: self.rotary.is_none(),
         })?;
+        let qkv = self.turned(backend, qkv, step.starts);
         let layer = layer.append(qkv.keys_values, step.past);
         let (own_keys, own_values) = layer.own(step.past + seq);
         let context = backend.run(StepAttention(StepInputs {

@@ -3,6 +3,8 @@
 use burn::config::Config;
 use serde::Deserialize;
 
+use super::family::Family;
+
 /// Hyper-parameters of a GPT-2 model (the fields of Hugging Face's `GPT2Config` that change the
 /// computation; everything else in a `config.json` is ignored or rejected, see [`Gpt2Config::from_hf_json`]).
 #[derive(Config, Debug, PartialEq)]
@@ -22,6 +24,9 @@ pub struct Gpt2Config {
     /// Epsilon added to the variance in every LayerNorm (`layer_norm_epsilon`).
     #[config(default = 1e-5)]
     pub layer_norm_epsilon: f64,
+    /// The architecture (`model_type`) and what sets it apart from GPT-2.
+    #[config(default = "Family::Gpt2")]
+    pub family: Family,
 }
 
 /// Why a `config.json` cannot describe a GPT-2 clozelab can run.
@@ -53,7 +58,6 @@ struct HfGpt2Json {
     n_inner: Option<usize>,
     layer_norm_epsilon: Option<f64>,
     activation_function: Option<String>,
-    model_type: Option<String>,
     scale_attn_by_inverse_layer_idx: Option<bool>,
     reorder_and_upcast_attn: Option<bool>,
     add_cross_attention: Option<bool>,
@@ -61,23 +65,16 @@ struct HfGpt2Json {
 }
 
 impl Gpt2Config {
-    /// Parses a Hugging Face GPT-2 `config.json`.
+    /// Parses a Hugging Face GPT-2 `config.json` (see [`Gpt2Config::from_hf_json`], which reads
+    /// any family's).
     ///
     /// Required: `n_layer`, `n_head`, `n_embd`, `vocab_size`, `n_positions`,
     /// `layer_norm_epsilon`. `activation_function` may be absent (Hugging Face's default is
     /// `gelu_new`) but any other value than the tanh GELU is rejected, as are options that
     /// change attention in ways this implementation does not follow.
-    pub fn from_hf_json(text: &str) -> Result<Self, ConfigError> {
+    pub fn from_gpt2_json(text: &str) -> Result<Self, ConfigError> {
         let raw: HfGpt2Json =
             serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
-        if let Some(model_type) = &raw.model_type
-            && model_type != "gpt2"
-        {
-            return Err(ConfigError::Invalid {
-                field: "model_type",
-                reason: format!("expected \"gpt2\", found {model_type:?}"),
-            });
-        }
         match raw.activation_function.as_deref() {
             None | Some("gelu_new") | Some("gelu_pytorch_tanh") => {}
             Some(other) => return Err(ConfigError::UnsupportedActivation(other.to_string())),
@@ -142,9 +139,43 @@ impl Gpt2Config {
         )
     }
 
-    /// Writes the config as a Hugging Face `config.json` that `transformers` loads as `GPT2Config`.
+    /// Writes the config as a Hugging Face `config.json` that `transformers` loads as
+    /// `GPT2Config`, or `GPTNeoXConfig` for [`Family::GptNeox`].
     pub fn to_hf_json(&self) -> String {
-        let value = serde_json::json!({
+        let value = match &self.family {
+            Family::Gpt2 => self.gpt2_json(),
+            Family::GptNeox {
+                rotary_dims,
+                rotary_base,
+                parallel_residual,
+            } => serde_json::json!({
+                "architectures": ["GPTNeoXForCausalLM"],
+                "model_type": "gpt_neox",
+                "hidden_act": "gelu",
+                "hidden_size": self.n_embd,
+                "num_attention_heads": self.n_head,
+                "num_hidden_layers": self.n_layer,
+                "intermediate_size": self.n_inner,
+                "vocab_size": self.vocab_size,
+                "max_position_embeddings": self.n_positions,
+                "layer_norm_eps": self.layer_norm_epsilon,
+                "rotary_pct": *rotary_dims as f64 / self.head_dim() as f64,
+                "rotary_emb_base": rotary_base,
+                "use_parallel_residual": parallel_residual,
+                "attention_bias": true,
+                "tie_word_embeddings": false,
+                "bos_token_id": 50256,
+                "eos_token_id": 50256,
+                "attention_dropout": 0.0,
+                "hidden_dropout": 0.0,
+            }),
+        };
+        // Serialising a `json!` literal cannot fail.
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    }
+
+    fn gpt2_json(&self) -> serde_json::Value {
+        serde_json::json!({
             "architectures": ["GPT2LMHeadModel"],
             "model_type": "gpt2",
             "activation_function": "gelu_new",
@@ -162,9 +193,7 @@ impl Gpt2Config {
             "embd_pdrop": 0.0,
             "resid_pdrop": 0.0,
             "tie_word_embeddings": true,
-        });
-        // Serialising a `json!` literal cannot fail.
-        serde_json::to_string_pretty(&value).unwrap_or_default()
+        })
     }
 
     /// Width of one attention head.
@@ -177,7 +206,8 @@ impl Gpt2Config {
         Gpt2Config::new(12, 12, 768, 50257, 1024, 3072)
     }
 
-    /// Number of parameters (tied LM head counted once).
+    /// Number of parameters (a tied LM head counted once; rotary families have no position
+    /// embedding).
     pub fn num_params(&self) -> usize {
         let e = self.n_embd;
         let block = 2 * (2 * e)
@@ -185,6 +215,10 @@ impl Gpt2Config {
             + (e * e + e)
             + (e * self.n_inner + self.n_inner)
             + (self.n_inner * e + e);
-        self.vocab_size * e + self.n_positions * e + self.n_layer * block + 2 * e
+        let (positions, head) = match self.family {
+            Family::Gpt2 => (self.n_positions * e, 0),
+            Family::GptNeox { .. } => (0, self.vocab_size * e),
+        };
+        self.vocab_size * e + positions + head + self.n_layer * block + 2 * e
     }
 }

@@ -25,6 +25,8 @@ pub enum ModelError {
     Readback(String),
     #[error(transparent)]
     PanelProduct(#[from] PanelError),
+    #[error(transparent)]
+    Rotary(#[from] RotaryError),
     /// A layer's weights stored for another backend (each backend's layout is chosen at load).
     #[error("the {body} body needs {needed} weights, and this layer's are not")]
     WeightLayout {
@@ -49,6 +51,15 @@ pub enum PanelError {
         rows: usize,
         n_in: usize,
     },
+}
+
+/// Why a rotary table cannot be made (`ops::rotary`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RotaryError {
+    #[error("rotary dimensions must be a positive even number, found {0}")]
+    Dims(usize),
+    #[error("the rotary base must be a positive finite number, found {0}")]
+    Base(f64),
 }
 
 #[cfg(test)]

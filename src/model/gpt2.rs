@@ -10,7 +10,7 @@
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use super::block::{Attention, Block, CacheStep, LayerNorm, Mlp};
+use super::block::{Block, CacheStep, LayerNorm, Projections};
 use super::config::Gpt2Config;
 use super::error::ModelError;
 use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
@@ -25,10 +25,13 @@ use super::readback::read_f32_now;
 pub struct Gpt2 {
     /// Token embedding, also the (transposed) LM head.
     pub wte: TokenEmbedding,
-    /// Position embedding `[n_positions, n_embd]`.
-    pub wpe: Param<Tensor<2>>,
+    /// Position embedding `[n_positions, n_embd]` (none where the family turns queries and keys
+    /// by rotary embeddings instead).
+    pub wpe: Option<Param<Tensor<2>>>,
     pub h: Vec<Block>,
     pub ln_f: LayerNorm,
+    /// The LM head where it is not `wte` (GPT-NeoX's `embed_out`, `[vocab_size, n_embd]`).
+    pub lm_head: Option<TokenEmbedding>,
     pub vocab_size: usize,
     pub n_positions: usize,
     /// Whose bodies the ops run, chosen at load with the weights' layout.
@@ -46,7 +49,7 @@ impl Gpt2Config {
     /// use burn::tensor::Device;
     /// let config = clozelab::model::Gpt2Config {
     ///     vocab_size: 11, n_positions: 8, n_embd: 6, n_layer: 2, n_head: 2, n_inner: 24,
-    ///     layer_norm_epsilon: 1e-5,
+    ///     layer_norm_epsilon: 1e-5, family: clozelab::model::Family::Gpt2,
     /// };
     /// let model = config.init(&Device::flex()).unwrap();
     /// let logits = model.forward(model.token_tensor(&[vec![1, 2, 3]]).unwrap()).unwrap();
@@ -76,32 +79,43 @@ impl Gpt2Config {
             )?)
         };
         let e = self.n_embd;
-        let wte = normal([self.vocab_size, e])?;
-        let wpe = normal([self.n_positions, e])?;
+        let table = |rows: usize| -> Result<TokenEmbedding, ModelError> {
+            let values = normal([rows, e])?;
+            Ok(TokenEmbedding::from_rows(backend, values, rows, e, device)?)
+        };
+        let rotary = self.family.rotary()?;
         let mut h = Vec::with_capacity(self.n_layer);
         for _ in 0..self.n_layer {
-            h.push(Block {
-                ln_1: layer_norm(),
-                attn: Attention {
-                    c_attn: conv(e, 3 * e)?,
-                    c_proj: conv(e, e)?,
-                    n_head: self.n_head,
-                },
-                ln_2: layer_norm(),
-                mlp: Mlp {
-                    c_fc: conv(e, self.n_inner)?,
-                    c_proj: conv(self.n_inner, e)?,
-                },
-            });
+            let projections = Projections {
+                c_attn: conv(e, 3 * e)?,
+                attn_proj: conv(e, e)?,
+                c_fc: conv(e, self.n_inner)?,
+                mlp_proj: conv(self.n_inner, e)?,
+            };
+            h.push(Block::new(
+                &self.family,
+                self.n_head,
+                rotary.clone(),
+                [layer_norm(), layer_norm()],
+                projections,
+            ));
         }
-        Ok(Gpt2 {
-            wte: TokenEmbedding::from_rows(backend, wte, self.vocab_size, e, device)?,
-            wpe: Param::from_tensor(Tensor::from_data(
-                TensorData::new(wpe, [self.n_positions, e]),
+        let wpe = match rotary {
+            Some(_) => None,
+            None => Some(Param::from_tensor(Tensor::from_data(
+                TensorData::new(normal([self.n_positions, e])?, [self.n_positions, e]),
                 device,
-            )),
+            ))),
+        };
+        Ok(Gpt2 {
+            wte: table(self.vocab_size)?,
+            wpe,
             h,
             ln_f: layer_norm(),
+            lm_head: match self.family.tied_head() {
+                true => None,
+                false => Some(table(self.vocab_size)?),
+            },
             vocab_size: self.vocab_size,
             n_positions: self.n_positions,
             backend,
@@ -261,6 +275,7 @@ impl Gpt2 {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
             let step = CacheStep {
                 backend: self.backend,
+                starts: &starts,
                 past: cache.len,
                 prefix,
                 prefix_mask: prefix_mask.clone(),
@@ -280,7 +295,10 @@ impl Gpt2 {
     /// # Shapes
     /// - `[1, seq, n_embd]` when every row starts at the same position, else `[batch, seq, n_embd]`
     fn position_embeddings(&self, starts: &[usize], seq: usize) -> Tensor<3> {
-        let wpe = self.wpe.val();
+        let Some(wpe) = &self.wpe else {
+            return Tensor::zeros([1, seq, self.wte.width()], &self.device());
+        };
+        let wpe = wpe.val();
         let n_embd = wpe.dims()[1];
         match starts {
             [first, rest @ ..] if rest.iter().any(|s| s != first) => {
@@ -314,7 +332,10 @@ impl Gpt2 {
     /// # Shapes
     /// - hidden `[batch, seq, n_embd]` → logits `[batch, seq, vocab_size]`
     pub fn logits(&self, hidden: Tensor<3>) -> Result<Tensor<3>, ModelError> {
-        self.wte.logits(self.backend, hidden)
+        self.lm_head
+            .as_ref()
+            .unwrap_or(&self.wte)
+            .logits(self.backend, hidden)
     }
 
     /// Tokens drawn from `logits` by inverse CDF on the model's backend (see [`DrawTokens`]).

@@ -1,5 +1,6 @@
-//! GPT-2: configuration ([`config`]), its errors ([`error`]), the model ([`gpt2`]: init and the
-//! forward passes) and its blocks ([`block`]), a shareable KV cache ([`kv_cache`]), the
+//! GPT-2 and GPT-NeoX (Pythia): configuration ([`config`], [`gpt_neox_config`]) and the family
+//! that sets them apart ([`family`]), its errors ([`error`]), the model ([`gpt2`]: init and the
+//! forward passes) and the blocks both families share ([`block`]), a shareable KV cache ([`kv_cache`]), the
 //! operations the modules call ([`ops`]: layer norm, GELU, projection, attention, embedding and
 //! the sampler's draw, each with a body per backend and a reference, the GPU bodies in
 //! [`ops::kernels`]), async reads from the device ([`readback`]), the checkpoint loader
@@ -8,9 +9,14 @@
 //! and the model re-stored in another precision or packed ([`weight_layout`]).
 
 pub mod block;
+pub mod checkpoint;
 pub mod config;
 pub mod error;
+pub mod family;
 pub mod gpt2;
+pub mod gpt_neox_config;
+mod gpt_neox_loader;
+pub mod hf_config;
 pub mod kv_cache;
 pub mod loader;
 pub mod ops;
@@ -21,6 +27,7 @@ pub mod weight_layout;
 
 pub use config::{ConfigError, Gpt2Config};
 pub use error::{ModelError, READBACK_FAILED};
+pub use family::Family;
 pub use gpt2::Gpt2;
 pub use kv_cache::{KvCache, SharedPrefix};
 pub use loader::{LoadError, load_gpt2};

@@ -1,4 +1,4 @@
-//! A deterministic random GPT-2, written as a Hugging Face model folder.
+//! A deterministic random GPT-2 (or GPT-NeoX), written as a Hugging Face model folder.
 //!
 //! The weights depend only on the config and the seed, through SplitMix64 (stable forever,
 //! unlike library RNGs whose streams may change between versions), so a golden fixture
@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::Gpt2Config;
 use crate::model::loader::expected_tensors;
+use crate::model::{Family, Gpt2Config};
 use crate::rng::SplitMix64;
 
 /// safetensors metadata key that marks the random test model, so every front end can say
@@ -23,7 +23,19 @@ pub fn test_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
     Gpt2Config::new(layers, heads, dim, 50257, 1024, 4 * dim)
 }
 
-/// Generates every tensor of `config` from `seed`, by checkpoint key.
+/// The GPT-NeoX test model's config: GPT-2's vocabulary and body, with Pythia's architecture (a
+/// quarter of each head rotary, base 10000, the parallel residual, an untied head, 2048
+/// positions).
+pub fn test_gpt_neox_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
+    Gpt2Config::new(layers, heads, dim, 50257, 2048, 4 * dim).with_family(Family::GptNeox {
+        rotary_dims: (dim / heads.max(1)) / 4,
+        rotary_base: 10_000.0,
+        parallel_residual: true,
+    })
+}
+
+/// Generates every tensor of `config` from `seed`, by the key it is stored under (GPT-NeoX's
+/// base model's prefixed with `gpt_neox.`, as transformers saves them).
 ///
 /// Matrices are uniform with standard deviation [`TEST_WEIGHT_STD`]; biases are uniform with
 /// a tenth of that; LayerNorm gains are 1 ± 0.1. Each tensor draws from its own stream
@@ -40,7 +52,9 @@ pub fn generate_weights(
             let mut rng =
                 SplitMix64::new(seed ^ ((index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)));
             let count: usize = shape.iter().product();
-            let is_norm = name.contains("ln_");
+            let is_norm = ["ln_", "layernorm", "layer_norm"]
+                .iter()
+                .any(|part| name.contains(part));
             let values = (0..count)
                 .map(|_| {
                     if is_norm && name.ends_with("weight") {
@@ -52,9 +66,17 @@ pub fn generate_weights(
                     }
                 })
                 .collect();
-            (name, (values, shape))
+            (stored_key(&config.family, name), (values, shape))
         })
         .collect()
+}
+
+/// The key a tensor is stored under in a transformers save of the family's LM.
+fn stored_key(family: &Family, name: String) -> String {
+    match family {
+        Family::GptNeox { .. } if name != "embed_out.weight" => format!("gpt_neox.{name}"),
+        _ => name,
+    }
 }
 
 /// Why tensors could not be written as safetensors.

@@ -34,14 +34,9 @@ impl Gpt2 {
     /// The model with its blocks' weights and `wteᵀ` packed into panels, running the browser's
     /// CPU bodies (which natively is how the tests reach them).
     pub fn with_panel_weights(mut self) -> Result<Self, ModelError> {
-        let device = self.device();
-        if self.wte.panels.is_none() {
-            let mut rows = Vec::new();
-            for chunk in &self.wte.chunks {
-                rows.extend(read_f32_now(chunk.val())?);
-            }
-            let n_embd = rows.len() / self.vocab_size.max(1);
-            self.wte = TokenEmbedding::packed(&rows, self.vocab_size, n_embd, &device)?;
+        self.wte = packed(self.wte, self.vocab_size)?;
+        if let Some(head) = self.lm_head.take() {
+            self.lm_head = Some(packed(head, self.vocab_size)?);
         }
         for conv in self.h.iter_mut().flat_map(|block| block.projections_mut()) {
             *conv = conv.to_packed()?;
@@ -49,4 +44,18 @@ impl Gpt2 {
         self.backend = Backend::BrowserCpu;
         Ok(self)
     }
+}
+
+/// `table` (`[vocab_size, n_embd]`) packed as `wteᵀ` (the same when it already is).
+fn packed(table: TokenEmbedding, vocab_size: usize) -> Result<TokenEmbedding, ModelError> {
+    if table.panels.is_some() {
+        return Ok(table);
+    }
+    let device = table.device();
+    let mut rows = Vec::new();
+    for chunk in &table.chunks {
+        rows.extend(read_f32_now(chunk.val())?);
+    }
+    let n_embd = rows.len() / vocab_size.max(1);
+    Ok(TokenEmbedding::packed(&rows, vocab_size, n_embd, &device)?)
 }

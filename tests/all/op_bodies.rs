@@ -213,6 +213,8 @@ fn query_key_value_projection_bodies_equal_their_references() {
                 c_attn: layer_for(backend),
                 x: tensor(&x, [batch, seq, n_embd], device),
                 n_head,
+                // Both ways on the GPU: the bias left to the attention, or added first.
+                may_defer_bias: seq == 1,
             },
             qkv_with_bias,
             3e-6,

@@ -55,9 +55,7 @@ fn load(
     clozelab::cli::write_test_model(
         &dir,
         shape.seed,
-        shape.layers,
-        shape.dim,
-        shape.heads,
+        &clozelab::model::testmodel::test_config(shape.layers, shape.dim, shape.heads),
         Some(&vocab),
     )
     .unwrap();

@@ -1,5 +1,6 @@
 // The app's next-token screen against `clozelab next-token` and `clozelab word-prob`, on WebGPU
-// and with WebGPU absent. A word's exact probability takes decoding steps with the key/value
+// and with WebGPU absent, with the GPT-2 test model and the GPT-NeoX one (Pythia's architecture:
+// rotary embeddings, whose positions the cached decoding steps of a word's score exercise). A word's exact probability takes decoding steps with the key/value
 // cache (one row per tokenisation), which a next-token list does not: on WebGPU that is the
 // browser's fused engine on its cached path.
 import { test, before, after } from "node:test";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
+const MODEL_DIRS = { test: MODEL_DIR, "test-gpt-neox": join(ROOT, "public", "models", "test-gpt-neox") };
 const CONTEXT = "The quick brown fox jumps over";
 const ONE_TOKEN = "The";
 const TOP = 15;
@@ -20,10 +22,11 @@ let served;
 before(async () => { served = await serveDist(); });
 after(() => served?.server.close());
 
-async function checkMode(webgpu) {
+async function checkMode(webgpu, model = "test") {
+  const modelDir = MODEL_DIRS[model];
   const { browser, page, logs } = await launch({ webgpu });
   try {
-    await page.goto(`${served.base}/next-token?model=models/test/`);
+    await page.goto(`${served.base}/next-token?model=models/${model}/`);
     const status = page.getByTestId("backend-status").locator("[data-backend]");
     await status.waitFor({ timeout: TIMEOUT });
     assert.equal(await status.getAttribute("data-backend"), webgpu ? "wgpu" : "cpu", await page.getByTestId("backend-status").innerText());
@@ -37,7 +40,7 @@ async function checkMode(webgpu) {
     // one-row loop), the longer one's several.
     for (const context of [ONE_TOKEN, CONTEXT]) {
       const shown = await shownNextTokens(page, context, TIMEOUT);
-      const reference = cliNextToken(MODEL_DIR, context, TOP).tokens;
+      const reference = cliNextToken(modelDir, context, TOP).tokens;
       assert.equal(shown.length, TOP);
       for (let i = 0; i < TOP; i++) {
         assert.equal(shown[i].id, reference[i].id, `${context}, rank ${i}: browser id ${shown[i].id}, CLI id ${reference[i].id}`);
@@ -46,18 +49,18 @@ async function checkMode(webgpu) {
     }
     for (const word of SCORED_WORDS) {
       const shown = await shownWordProb(page, word, TIMEOUT);
-      const reference = cliWordProb(MODEL_DIR, CONTEXT, word);
+      const reference = cliWordProb(modelDir, CONTEXT, word);
       assert.ok(shown > 0 && Math.abs(Math.log(shown) - reference.logprob) <= TOLERANCE, `${word}: browser ${shown}, CLI ${reference.prob}`);
     }
     // 404s are expected: no favicon, and the loader probes for tokenizer.json before vocab.json.
     const errors = logs.filter((l) => /error|panicked|unreachable/i.test(l) && !/status of 404/.test(l));
     assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
-    await screenshot(page, `next-token-${webgpu ? "webgpu" : "cpu"}.png`);
+    await screenshot(page, `next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`);
     // A score belongs to its context: editing the context takes it away.
     await page.getByTestId("context").fill(`${CONTEXT} the`);
     await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
   } catch (e) {
-    await screenshot(page, `FAILED-next-token-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
+    await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
     console.error(logs.join("\n"));
     throw e;
   } finally {
@@ -67,6 +70,8 @@ async function checkMode(webgpu) {
 
 test("next-token distribution on WebGPU matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true));
 test("next-token distribution with WebGPU absent falls back to the CPU and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false));
+test("GPT-NeoX: next tokens and a word's score on WebGPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true, "test-gpt-neox"));
+test("GPT-NeoX: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-gpt-neox"));
 
 // `?precision=f16`: f16 weights where the adapter offers shader-f16 (then the list stays within
 // the stated tolerance of the CLI's f32 one), else f32 with a note saying why.

@@ -53,6 +53,9 @@ pub struct ProjectQkv<'a> {
     pub c_attn: &'a Conv1D,
     pub x: Tensor<3>,
     pub n_head: usize,
+    /// Whether the bias may be left to the attention: not where rotary embeddings turn the
+    /// queries and keys first.
+    pub may_defer_bias: bool,
 }
 
 impl ProjectQkv<'_> {
@@ -73,7 +76,7 @@ impl Op for ProjectQkv<'_> {
 
     fn gpu(self) -> Self::Output {
         let head_dim = self.x.dims()[2] / self.n_head.max(1);
-        if !kernel_takes(head_dim) {
+        if !(self.may_defer_bias && kernel_takes(head_dim)) {
             return self.biased(Backend::Gpu);
         }
         let projected = self.c_attn.product(self.x)?;

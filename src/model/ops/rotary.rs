@@ -6,15 +6,7 @@
 use burn::tensor::{Tensor, TensorData};
 
 use super::backend::Op;
-
-/// Why a rotary table cannot be made.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RotaryError {
-    #[error("rotary dimensions must be a positive even number, found {0}")]
-    Dims(usize),
-    #[error("the rotary base must be a positive finite number, found {0}")]
-    Base(f64),
-}
+pub use crate::model::error::RotaryError;
 
 /// The rotation frequencies `1 / base^(2i / dims)` for `i < dims / 2`, in f32 as Hugging Face
 /// computes them, so that the angles `position · frequency` round as its do.

@@ -1,0 +1,211 @@
+//! A Hugging Face `model.safetensors` read into checked f32 tensors by key, and the modules the
+//! loaders make of them: what every family's loader shares ([`super::loader`] for GPT-2,
+//! `gpt_neox_loader` for GPT-NeoX). Bytes come from anywhere (file, fetch, Cache Storage), so
+//! nothing here touches the file system.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use burn::module::Param;
+use burn::tensor::{Device, Tensor, TensorData};
+use safetensors::{Dtype, SafeTensorError, SafeTensors};
+
+use super::block::LayerNorm;
+use super::config::ConfigError;
+use super::error::ModelError;
+use super::ops::backend::Backend;
+use super::ops::panel_product::PanelError;
+use super::ops::projection::Conv1D;
+
+/// Why a checkpoint cannot be loaded. Every tensor-level variant names the tensor.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LoadError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("the weights file is not a safetensors file: {0}")]
+    NotSafetensors(String),
+    #[error("the weights file is truncated or incomplete ({0})")]
+    Truncated(String),
+    #[error("tensor `{0}` is missing from the weights file")]
+    MissingTensor(String),
+    #[error("unexpected tensor `{0}` in the weights file (is this a GPT-2 checkpoint?)")]
+    UnexpectedTensor(String),
+    #[error("tensor `{name}` has shape {found:?}, but the config implies {expected:?}")]
+    ShapeMismatch {
+        name: String,
+        expected: Vec<usize>,
+        found: Vec<usize>,
+    },
+    #[error("tensor `{name}` is stored as {dtype}; supported: F32, F16, BF16")]
+    UnsupportedDtype { name: String, dtype: String },
+    #[error("tensor `{0}` holds a NaN or infinite value")]
+    NonFinite(String),
+    #[error(transparent)]
+    Panels(#[from] PanelError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+fn map_safetensors_error(err: SafeTensorError) -> LoadError {
+    match err {
+        SafeTensorError::MetadataIncompleteBuffer
+        | SafeTensorError::HeaderTooSmall
+        | SafeTensorError::InvalidHeaderLength => LoadError::Truncated(err.to_string()),
+        other => LoadError::NotSafetensors(other.to_string()),
+    }
+}
+
+/// Converts stored little-endian values to f32.
+fn to_f32(name: &str, dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, LoadError> {
+    let values: Vec<f32> = match dtype {
+        Dtype::F32 => bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        Dtype::F16 => bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        Dtype::BF16 => bytes
+            .chunks_exact(2)
+            .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        other => {
+            return Err(LoadError::UnsupportedDtype {
+                name: name.to_string(),
+                dtype: format!("{other:?}"),
+            });
+        }
+    };
+    if values.iter().any(|v| !v.is_finite()) {
+        return Err(LoadError::NonFinite(name.to_string()));
+    }
+    Ok(values)
+}
+
+/// Parsed checkpoint: validated, converted tensors by canonical key (no base model's prefix).
+pub(super) struct Checkpoint {
+    pub(super) tensors: BTreeMap<String, (Vec<f32>, Vec<usize>)>,
+}
+
+/// What a family's checkpoint holds: the keys and shapes it must have (without `prefix`, the
+/// base model's), the keys it may carry that are left out, and one of those whose shape must
+/// still agree (a tied head).
+pub(super) struct CheckpointRules {
+    pub prefix: &'static str,
+    pub expected: Vec<(String, Vec<usize>)>,
+    pub ignorable: fn(&str) -> bool,
+    pub ignored_but_checked: Option<(&'static str, Vec<usize>)>,
+}
+
+impl Checkpoint {
+    pub(super) fn parse(rules: CheckpointRules, bytes: &[u8]) -> Result<Self, LoadError> {
+        let CheckpointRules {
+            prefix,
+            expected,
+            ignorable,
+            ignored_but_checked,
+        } = rules;
+        let file = SafeTensors::deserialize(bytes).map_err(map_safetensors_error)?;
+        let expected: BTreeMap<String, Vec<usize>> = expected.into_iter().collect();
+        let mut seen = BTreeSet::new();
+        let mut tensors = BTreeMap::new();
+        for (stored_name, view) in file.iter() {
+            let name = stored_name.strip_prefix(prefix).unwrap_or(stored_name);
+            if let Some((checked, shape)) = &ignored_but_checked
+                && name == *checked
+                && view.shape() != shape.as_slice()
+            {
+                return Err(LoadError::ShapeMismatch {
+                    name: stored_name.to_string(),
+                    expected: shape.clone(),
+                    found: view.shape().to_vec(),
+                });
+            }
+            if ignorable(name) {
+                continue;
+            }
+            let Some(shape) = expected.get(name) else {
+                return Err(LoadError::UnexpectedTensor(stored_name.to_string()));
+            };
+            if view.shape() != shape.as_slice() {
+                return Err(LoadError::ShapeMismatch {
+                    name: stored_name.to_string(),
+                    expected: shape.clone(),
+                    found: view.shape().to_vec(),
+                });
+            }
+            if !seen.insert(name.to_string()) {
+                // Both `x` and `transformer.x` present: ambiguous, refuse rather than guess.
+                return Err(LoadError::UnexpectedTensor(stored_name.to_string()));
+            }
+            let values = to_f32(stored_name, view.dtype(), view.data())?;
+            tensors.insert(name.to_string(), (values, shape.clone()));
+        }
+        if let Some(missing) = expected.keys().find(|k| !tensors.contains_key(*k)) {
+            return Err(LoadError::MissingTensor(missing.clone()));
+        }
+        Ok(Checkpoint { tensors })
+    }
+
+    pub(super) fn take<const D: usize>(
+        &mut self,
+        name: &str,
+        device: &Device,
+    ) -> Result<Param<Tensor<D>>, LoadError> {
+        let (values, shape) = self
+            .tensors
+            .remove(name)
+            .ok_or_else(|| LoadError::MissingTensor(name.to_string()))?;
+        Ok(Param::from_tensor(Tensor::from_data(
+            TensorData::new(values, shape),
+            device,
+        )))
+    }
+
+    pub(super) fn layer_norm(
+        &mut self,
+        prefix: &str,
+        epsilon: f64,
+        device: &Device,
+    ) -> Result<LayerNorm, LoadError> {
+        Ok(LayerNorm {
+            weight: self.take(&format!("{prefix}.weight"), device)?,
+            bias: self.take(&format!("{prefix}.bias"), device)?,
+            epsilon,
+        })
+    }
+
+    /// A tensor's values, whose shape the parse checked.
+    pub(super) fn values(&mut self, name: &str) -> Result<Vec<f32>, LoadError> {
+        let (values, _) = self
+            .tensors
+            .remove(name)
+            .ok_or_else(|| LoadError::MissingTensor(name.to_string()))?;
+        Ok(values)
+    }
+
+    /// A `Conv1D` whose weight is `[n_in, n_out]` (checked again here, as the packing relies on
+    /// it), laid out for `backend`.
+    pub(super) fn conv1d(
+        &mut self,
+        prefix: &str,
+        [n_in, n_out]: [usize; 2],
+        backend: Backend,
+        device: &Device,
+    ) -> Result<Conv1D, LoadError> {
+        let name = format!("{prefix}.weight");
+        let (values, shape) = self
+            .tensors
+            .remove(&name)
+            .ok_or_else(|| LoadError::MissingTensor(name.clone()))?;
+        if shape != [n_in, n_out] {
+            return Err(LoadError::ShapeMismatch {
+                name,
+                expected: vec![n_in, n_out],
+                found: shape,
+            });
+        }
+        let bias = self.take(&format!("{prefix}.bias"), device)?;
+        Ok(Conv1D::new(backend, values, [n_in, n_out], bias, device)?)
+    }
+}

@@ -1,0 +1,59 @@
+//! Which architecture a model is: GPT-2, or GPT-NeoX (Pythia) with what sets it apart. The
+//! blocks ([`super::block`]) are shared; a family only chooses their parts.
+
+use serde::{Deserialize, Serialize};
+
+use super::ops::rotary::{RotaryError, RotaryTable};
+
+/// A model family and its architectural choices.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Family {
+    /// GPT-2: learned positions, the tanh GELU, attention then the MLP, the head tied to `wte`.
+    Gpt2,
+    /// GPT-NeoX (Pythia): rotary embeddings on the first `rotary_dims` values of each head
+    /// (`rotary_pct` of it) with base `rotary_base`, the exact GELU, attention and the MLP side
+    /// by side on the same input where `parallel_residual`, and a head of its own (`embed_out`).
+    GptNeox {
+        rotary_dims: usize,
+        rotary_base: f64,
+        parallel_residual: bool,
+    },
+}
+
+impl Family {
+    /// Hugging Face's `model_type` for the family.
+    pub fn model_type(&self) -> &'static str {
+        match self {
+            Family::Gpt2 => "gpt2",
+            Family::GptNeox { .. } => "gpt_neox",
+        }
+    }
+
+    /// The rotary table the family's attention turns queries and keys by (none for GPT-2).
+    pub fn rotary(&self) -> Result<Option<RotaryTable>, RotaryError> {
+        match self {
+            Family::Gpt2 => Ok(None),
+            Family::GptNeox {
+                rotary_dims,
+                rotary_base,
+                ..
+            } => RotaryTable::new(*rotary_dims, *rotary_base).map(Some),
+        }
+    }
+
+    /// Whether attention and the MLP read the same input and both add to the residual.
+    pub fn parallel_residual(&self) -> bool {
+        matches!(
+            self,
+            Family::GptNeox {
+                parallel_residual: true,
+                ..
+            }
+        )
+    }
+
+    /// Whether the LM head is the token embedding itself.
+    pub fn tied_head(&self) -> bool {
+        matches!(self, Family::Gpt2)
+    }
+}

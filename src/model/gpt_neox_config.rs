@@ -1,0 +1,125 @@
+//! GPT-NeoX (Pythia) hyper-parameters, read from a Hugging Face `config.json` whose
+//! `model_type` is `gpt_neox`.
+
+use serde::Deserialize;
+
+use super::config::{ConfigError, Gpt2Config};
+use super::family::Family;
+
+/// The fields of Hugging Face's `GPTNeoXConfig` that change the computation, all optional so
+/// that a missing one becomes a named error. The rotary settings come as `rotary_pct` and
+/// `rotary_emb_base` (Pythia's files) or inside `rope_parameters` (newer saves).
+#[derive(Deserialize)]
+struct HfGptNeoxJson {
+    hidden_size: Option<usize>,
+    num_attention_heads: Option<usize>,
+    num_hidden_layers: Option<usize>,
+    intermediate_size: Option<usize>,
+    vocab_size: Option<usize>,
+    max_position_embeddings: Option<usize>,
+    layer_norm_eps: Option<f64>,
+    hidden_act: Option<String>,
+    rotary_pct: Option<f64>,
+    rotary_emb_base: Option<f64>,
+    rope_theta: Option<f64>,
+    rope_parameters: Option<RopeParameters>,
+    use_parallel_residual: Option<bool>,
+    tie_word_embeddings: Option<bool>,
+    attention_bias: Option<bool>,
+    rope_scaling: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct RopeParameters {
+    rope_type: Option<String>,
+    rope_theta: Option<f64>,
+    partial_rotary_factor: Option<f64>,
+}
+
+/// Parses a GPT-NeoX `config.json` into a config of [`Family::GptNeox`]. Defaults are
+/// transformers': a quarter of each head rotary, base 10000, the parallel residual, biases, an
+/// untied head. Settings this implementation does not follow are refused by name.
+pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
+    let raw: HfGptNeoxJson =
+        serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
+    match raw.hidden_act.as_deref() {
+        None | Some("gelu") => {}
+        Some(other) => return Err(ConfigError::UnsupportedActivation(other.to_string())),
+    }
+    if raw.tie_word_embeddings == Some(true) {
+        return Err(ConfigError::UnsupportedOption("tie_word_embeddings"));
+    }
+    if raw.attention_bias == Some(false) {
+        return Err(ConfigError::UnsupportedOption("attention_bias = false"));
+    }
+    let scaled = raw.rope_scaling.as_ref().is_some_and(|v| !v.is_null())
+        || raw
+            .rope_parameters
+            .as_ref()
+            .and_then(|p| p.rope_type.as_deref())
+            .is_some_and(|t| t != "default");
+    if scaled {
+        return Err(ConfigError::UnsupportedOption("rope_scaling"));
+    }
+    let positive = |value: Option<usize>, field: &'static str| match value {
+        None => Err(ConfigError::MissingField(field)),
+        Some(0) => Err(ConfigError::Invalid {
+            field,
+            reason: "must be positive".into(),
+        }),
+        Some(v) => Ok(v),
+    };
+    let n_embd = positive(raw.hidden_size, "hidden_size")?;
+    let n_head = positive(raw.num_attention_heads, "num_attention_heads")?;
+    let n_layer = positive(raw.num_hidden_layers, "num_hidden_layers")?;
+    let n_inner = positive(raw.intermediate_size, "intermediate_size")?;
+    let vocab_size = positive(raw.vocab_size, "vocab_size")?;
+    let n_positions = positive(raw.max_position_embeddings, "max_position_embeddings")?;
+    if n_embd % n_head != 0 {
+        return Err(ConfigError::Invalid {
+            field: "num_attention_heads",
+            reason: format!("{n_head} heads do not divide hidden_size = {n_embd}"),
+        });
+    }
+    let epsilon = raw.layer_norm_eps.unwrap_or(1e-5);
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(ConfigError::Invalid {
+            field: "layer_norm_eps",
+            reason: format!("must be a positive number, found {epsilon}"),
+        });
+    }
+    let parameters = raw.rope_parameters.as_ref();
+    let share = raw
+        .rotary_pct
+        .or(parameters.and_then(|p| p.partial_rotary_factor))
+        .unwrap_or(0.25);
+    let base = raw
+        .rotary_emb_base
+        .or(raw.rope_theta)
+        .or(parameters.and_then(|p| p.rope_theta))
+        .unwrap_or(10_000.0);
+    let head_dim = n_embd / n_head;
+    // transformers' `int(head_dim * partial_rotary_factor)`.
+    let rotary_dims = (head_dim as f64 * share) as usize;
+    if !(share > 0.0 && share <= 1.0) || rotary_dims == 0 || !rotary_dims.is_multiple_of(2) {
+        return Err(ConfigError::Invalid {
+            field: "rotary_pct",
+            reason: format!("{share} of heads {head_dim} wide is not an even number of values"),
+        });
+    }
+    if !(base.is_finite() && base > 0.0) {
+        return Err(ConfigError::Invalid {
+            field: "rotary_emb_base",
+            reason: format!("must be a positive number, found {base}"),
+        });
+    }
+    Ok(
+        Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
+            .with_layer_norm_epsilon(epsilon)
+            .with_family(Family::GptNeox {
+                rotary_dims,
+                rotary_base: base,
+                parallel_residual: raw.use_parallel_residual.unwrap_or(true),
+            }),
+    )
+}

@@ -1,0 +1,158 @@
+//! GPT-NeoX's (Pythia's) checkpoint keys, and its modules made from them: the same blocks as
+//! GPT-2's ([`super::block`]), its `nn.Linear` weights (`[out, in]`) transposed into the
+//! projections' `[in, out]`, and its fused query/key/value projection (each head's query, key
+//! and value side by side) reordered into the queries' heads, then the keys', then the values',
+//! as the attention op splits them.
+
+use burn::tensor::Device;
+
+use super::block::{Block, Projections};
+use super::checkpoint::{Checkpoint, LoadError};
+use super::config::Gpt2Config;
+use super::gpt2::Gpt2;
+use super::ops::backend::Backend;
+use super::ops::embedding::TokenEmbedding;
+use super::ops::projection::Conv1D;
+
+/// Expected keys (without `gpt_neox.`) and shapes, in module order.
+pub(super) fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+    let (e, inner, vocab) = (config.n_embd, config.n_inner, config.vocab_size);
+    let mut keys = vec![("embed_in.weight".to_string(), vec![vocab, e])];
+    for i in 0..config.n_layer {
+        let p = format!("layers.{i}.");
+        for (suffix, shape) in [
+            ("input_layernorm.weight", vec![e]),
+            ("input_layernorm.bias", vec![e]),
+            ("post_attention_layernorm.weight", vec![e]),
+            ("post_attention_layernorm.bias", vec![e]),
+            ("attention.query_key_value.weight", vec![3 * e, e]),
+            ("attention.query_key_value.bias", vec![3 * e]),
+            ("attention.dense.weight", vec![e, e]),
+            ("attention.dense.bias", vec![e]),
+            ("mlp.dense_h_to_4h.weight", vec![inner, e]),
+            ("mlp.dense_h_to_4h.bias", vec![inner]),
+            ("mlp.dense_4h_to_h.weight", vec![e, inner]),
+            ("mlp.dense_4h_to_h.bias", vec![e]),
+        ] {
+            keys.push((format!("{p}{suffix}"), shape));
+        }
+    }
+    keys.push(("final_layer_norm.weight".to_string(), vec![e]));
+    keys.push(("final_layer_norm.bias".to_string(), vec![e]));
+    keys.push(("embed_out.weight".to_string(), vec![vocab, e]));
+    keys
+}
+
+/// The causal masks and rotary frequencies that older exports store as buffers.
+pub(super) fn is_ignorable(key: &str) -> bool {
+    key.starts_with("layers.")
+        && (key.ends_with(".attention.bias")
+            || key.ends_with(".attention.masked_bias")
+            || key.ends_with(".attention.rotary_emb.inv_freq"))
+}
+
+/// The model from a parsed GPT-NeoX checkpoint.
+pub(super) fn assemble(
+    ckpt: &mut Checkpoint,
+    config: &Gpt2Config,
+    backend: Backend,
+    device: &Device,
+) -> Result<Gpt2, LoadError> {
+    let eps = config.layer_norm_epsilon;
+    let (e, inner) = (config.n_embd, config.n_inner);
+    let rotary = config
+        .family
+        .rotary()
+        .map_err(|e| LoadError::Model(e.into()))?;
+    let head_dim = config.head_dim();
+    let heads_first = fused_heads_order(config.n_head, head_dim);
+    let mut h = Vec::with_capacity(config.n_layer);
+    for i in 0..config.n_layer {
+        let p = format!("layers.{i}");
+        let mut linear = |name: &str, n_in: usize, n_out: usize, order: Option<&[usize]>| {
+            linear(
+                ckpt,
+                &format!("{p}.{name}"),
+                [n_in, n_out],
+                order,
+                backend,
+                device,
+            )
+        };
+        let projections = Projections {
+            c_attn: linear("attention.query_key_value", e, 3 * e, Some(&heads_first))?,
+            attn_proj: linear("attention.dense", e, e, None)?,
+            c_fc: linear("mlp.dense_h_to_4h", e, inner, None)?,
+            mlp_proj: linear("mlp.dense_4h_to_h", inner, e, None)?,
+        };
+        let norms = [
+            ckpt.layer_norm(&format!("{p}.input_layernorm"), eps, device)?,
+            ckpt.layer_norm(&format!("{p}.post_attention_layernorm"), eps, device)?,
+        ];
+        h.push(Block::new(
+            &config.family,
+            config.n_head,
+            rotary.clone(),
+            norms,
+            projections,
+        ));
+    }
+    let table =
+        |values: Vec<f32>| TokenEmbedding::from_rows(backend, values, config.vocab_size, e, device);
+    Ok(Gpt2 {
+        wte: table(ckpt.values("embed_in.weight")?)?,
+        wpe: None,
+        h,
+        ln_f: ckpt.layer_norm("final_layer_norm", eps, device)?,
+        lm_head: Some(table(ckpt.values("embed_out.weight")?)?),
+        vocab_size: config.vocab_size,
+        n_positions: config.n_positions,
+        backend,
+    })
+}
+
+/// For each output of the reordered fused projection (the queries' heads, then the keys', then
+/// the values'), the output of GPT-NeoX's (head by head: query, key, value) it takes.
+fn fused_heads_order(n_head: usize, head_dim: usize) -> Vec<usize> {
+    (0..3)
+        .flat_map(|part| {
+            (0..n_head).flat_map(move |head| {
+                (0..head_dim).map(move |d| head * 3 * head_dim + part * head_dim + d)
+            })
+        })
+        .collect()
+}
+
+/// An `nn.Linear` `{name}.weight` `[n_out, n_in]` with its bias as a projection `[n_in, n_out]`,
+/// its outputs taken in `order` where given.
+fn linear(
+    ckpt: &mut Checkpoint,
+    name: &str,
+    [n_in, n_out]: [usize; 2],
+    order: Option<&[usize]>,
+    backend: Backend,
+    device: &Device,
+) -> Result<Conv1D, LoadError> {
+    let weight = ckpt.values(&format!("{name}.weight"))?;
+    let bias = ckpt.values(&format!("{name}.bias"))?;
+    let source = |o: usize| order.map_or(o, |order| order[o]);
+    let mut transposed = vec![0f32; n_in * n_out];
+    for o in 0..n_out {
+        let row = &weight[source(o) * n_in..(source(o) + 1) * n_in];
+        for (i, &w) in row.iter().enumerate() {
+            transposed[i * n_out + o] = w;
+        }
+    }
+    let bias: Vec<f32> = (0..n_out).map(|o| bias[source(o)]).collect();
+    let bias = burn::module::Param::from_tensor(burn::tensor::Tensor::from_data(
+        burn::tensor::TensorData::new(bias, [n_out]),
+        device,
+    ));
+    Ok(Conv1D::new(
+        backend,
+        transposed,
+        [n_in, n_out],
+        bias,
+        device,
+    )?)
+}
