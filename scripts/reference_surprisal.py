@@ -6,7 +6,7 @@ Run by a developer, not by CI (needs torch + minicons from PyPI):
     python3 -m venv ~/.cache/clozelab/minicons-venv && ~/.cache/clozelab/minicons-venv/bin/pip install minicons
     ~/.cache/clozelab/minicons-venv/bin/python scripts/reference_surprisal.py --out tests/fixtures/surprisal_minicons.json
 
-It writes each test model with the built CLI (`clozelab make-test-model`), loads the folder
+It writes each test model (two GPT-2s, one GPT-NeoX) with the built CLI (`clozelab make-test-model`), loads the folder
 into minicons' IncrementalLMScorer (float32, as clozelab runs it) and records, for every text,
 each word's surprisal in bits from
 
@@ -29,10 +29,13 @@ import minicons
 from minicons import scorer
 
 ROOT = Path(__file__).resolve().parent.parent
-# Two random models of different shape and seed, so that a formula fitted to one would not pass.
+# Two random GPT-2s of different shape and seed, so that a formula fitted to one would not pass,
+# and a random GPT-NeoX (Pythia's architecture, GPT-2's vocabulary; minicons reads its folder
+# with transformers' GPT-NeoX tokenizer).
 MODELS = [
     {"seed": 0, "layers": 2, "dim": 64, "heads": 4},
     {"seed": 7, "layers": 3, "dim": 96, "heads": 6},
+    {"family": "gpt-neox", "seed": 3, "layers": 2, "dim": 64, "heads": 2},
 ]
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

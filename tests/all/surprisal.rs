@@ -1,6 +1,6 @@
 //! Word surprisal with the beginning-of-word correction against minicons
 //! (tests/fixtures/surprisal_minicons.json, written by scripts/reference_surprisal.py from two
-//! test models), and the per-word predictors of `clozelab surprisal`.
+//! GPT-2 test models and a GPT-NeoX one), and the per-word predictors of `clozelab surprisal`.
 
 use crate::common;
 
@@ -31,6 +31,8 @@ struct Case {
 
 #[derive(Clone, Copy, Deserialize, PartialEq)]
 struct Shape {
+    #[serde(default)]
+    family: Family,
     seed: u64,
     layers: usize,
     dim: usize,
@@ -55,7 +57,16 @@ fn load(
     clozelab::cli::write_test_model(
         &dir,
         shape.seed,
-        &clozelab::model::testmodel::test_config(shape.layers, shape.dim, shape.heads),
+        &match shape.family {
+            Family::Gpt2 => {
+                clozelab::model::testmodel::test_config(shape.layers, shape.dim, shape.heads)
+            }
+            Family::GptNeox => clozelab::model::testmodel::test_gpt_neox_config(
+                shape.layers,
+                shape.dim,
+                shape.heads,
+            ),
+        },
         Some(&vocab),
     )
     .unwrap();
@@ -77,7 +88,8 @@ fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
             shapes.push(case.model);
         }
     }
-    assert_eq!(shapes.len(), 2, "the fixture covers two test models");
+    assert_eq!(shapes.len(), 3, "the fixture covers three test models");
+    assert!(shapes.iter().any(|s| s.family == Family::GptNeox));
     let mut compared = 0;
     for shape in shapes {
         let (model, tokenizer) = load(shape);
@@ -91,7 +103,8 @@ fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
                 assert_eq!(word, own_word);
                 assert!(
                     (ours - theirs).abs() < BITS_TOLERANCE,
-                    "seed {}: {:?} in {:?}: clozelab {ours} bits, minicons {theirs}",
+                    "{:?} seed {}: {:?} in {:?}: clozelab {ours} bits, minicons {theirs}",
+                    shape.family,
                     shape.seed,
                     word,
                     case.text
@@ -100,12 +113,23 @@ fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
             }
         }
     }
-    assert!(compared > 100, "only {compared} words compared");
+    assert!(compared > 150, "only {compared} words compared");
+}
+
+/// A test model's architecture, as the fixture names it (`make-test-model --family`).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+enum Family {
+    #[default]
+    #[serde(rename = "gpt2")]
+    Gpt2,
+    #[serde(rename = "gpt-neox")]
+    GptNeox,
 }
 
 #[test]
 fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
     let shape = Shape {
+        family: Family::Gpt2,
         seed: 0,
         layers: 2,
         dim: 64,
@@ -170,6 +194,7 @@ fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
 fn a_stop_seen_by_any_estimator_is_the_surprisal_runs_stop() {
     use clozelab::estimators::progress::FnMonitor;
     let (model, tokenizer) = load(Shape {
+        family: Family::Gpt2,
         seed: 0,
         layers: 2,
         dim: 64,
