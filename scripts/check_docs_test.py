@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Shows that the docs check fails on what it exists to catch: in a copy of the README, docs/
-and scripts/ it plants one fault at a time (a flag no command has, a command clozelab lacks, a
-missing script, a missing file, an anchor no heading makes) and expects check_docs.py to exit 1
-naming it; the unchanged copy must pass.
+"""Shows that the docs check fails on what it exists to catch: in a copy of the README, docs/,
+scripts/, src/, tests/ and .ci/ it plants one fault at a time (a flag no command has, a command
+clozelab lacks, a missing script, a missing file, an anchor no heading makes, a source path that
+does not exist in the docs or in a doc comment, a flag the command reference's usage lines leave
+out) and expects check_docs.py to exit 1 naming it; the unchanged copy must pass.
 
     python3 scripts/check_docs_test.py [--bin CLOZELAB_BINARY]
 """
@@ -27,12 +28,19 @@ PLANTS = {
     "a missing script": ("README.md", "    bash scripts/no_such_script.sh\n", "scripts/no_such_script.sh does not exist"),
     "a missing file": ("docs/researchers.md", "See [the notes](notes.md).\n", "notes.md does not exist"),
     "an anchor no heading makes": ("README.md", "See [models](docs/researchers.md#no-such-heading).\n", "has no heading #no-such-heading"),
+    "a source path that does not exist": ("docs/architecture.md", "The check lives in `scripts/check_cycles.py`.\n", "scripts/check_cycles.py does not exist"),
+    "a doc comment naming a missing file": ("src/lib.rs", "//! See `src/model/ops/nothing.rs`.\n", "src/model/ops/nothing.rs does not exist"),
+}
+
+# (file, text, replaced by, expected): faults made by taking something out.
+REPLACEMENTS = {
+    "a flag the usage lines leave out": ("docs/cli.md", " [--tokenizer DIR]", "", "leave out --tokenizer"),
 }
 
 
 def copy(to):
     shutil.copy(ROOT / "README.md", to / "README.md")
-    for folder in ("docs", "scripts"):
+    for folder in ("docs", "scripts", "src", "tests", ".ci"):
         shutil.copytree(ROOT / folder, to / folder)
 
 
@@ -62,11 +70,23 @@ def main():
             result = run(root)
             if result.returncode != 1 or expected not in result.stdout:
                 failures.append(f"{name}: exit {result.returncode}, expected {expected!r} in:\n{result.stdout}{result.stderr}")
+        for name, (file, text, replacement, expected) in REPLACEMENTS.items():
+            root = Path(tmp) / name.replace(" ", "_")
+            root.mkdir()
+            copy(root)
+            content = (root / file).read_text(encoding="utf-8")
+            if text not in content:
+                failures.append(f"{name}: {file} no longer holds {text!r}")
+                continue
+            (root / file).write_text(content.replace(text, replacement, 1), encoding="utf-8")
+            result = run(root)
+            if result.returncode != 1 or expected not in result.stdout:
+                failures.append(f"{name}: exit {result.returncode}, expected {expected!r} in:\n{result.stdout}{result.stderr}")
     for failure in failures:
         print(failure)
     if failures:
         sys.exit(1)
-    print(f"check_docs_test: the check passes on the docs and fails on each of {len(PLANTS)} plants")
+    print(f"check_docs_test: the check passes on the docs and fails on each of {len(PLANTS) + len(REPLACEMENTS)} plants")
 
 
 if __name__ == "__main__":

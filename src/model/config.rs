@@ -46,6 +46,18 @@ pub enum ConfigError {
     UnsupportedOption(&'static str),
 }
 
+/// A `config.json` count that must be present and positive.
+pub(super) fn positive(value: Option<usize>, field: &'static str) -> Result<usize, ConfigError> {
+    match value {
+        None => Err(ConfigError::MissingField(field)),
+        Some(0) => Err(ConfigError::Invalid {
+            field,
+            reason: "must be positive".into(),
+        }),
+        Some(v) => Ok(v),
+    }
+}
+
 /// The subset of Hugging Face's `GPT2Config` JSON that matters, all optional so that a missing
 /// field becomes a named error instead of serde's generic message.
 #[derive(Deserialize)]
@@ -93,16 +105,6 @@ impl Gpt2Config {
         if raw.scale_attn_weights == Some(false) {
             return Err(ConfigError::UnsupportedOption("scale_attn_weights = false"));
         }
-        let positive = |value: Option<usize>, field: &'static str| -> Result<usize, ConfigError> {
-            match value {
-                None => Err(ConfigError::MissingField(field)),
-                Some(0) => Err(ConfigError::Invalid {
-                    field,
-                    reason: "must be positive".into(),
-                }),
-                Some(v) => Ok(v),
-            }
-        };
         let n_layer = positive(raw.n_layer, "n_layer")?;
         let n_head = positive(raw.n_head, "n_head")?;
         let n_embd = positive(raw.n_embd, "n_embd")?;

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, Gpt2Config};
+use super::config::{ConfigError, Gpt2Config, positive};
 use super::family::Family;
 
 /// The fields of Hugging Face's `GPTNeoXConfig` that change the computation, all optional so
@@ -61,14 +61,6 @@ pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
     if scaled {
         return Err(ConfigError::UnsupportedOption("rope_scaling"));
     }
-    let positive = |value: Option<usize>, field: &'static str| match value {
-        None => Err(ConfigError::MissingField(field)),
-        Some(0) => Err(ConfigError::Invalid {
-            field,
-            reason: "must be positive".into(),
-        }),
-        Some(v) => Ok(v),
-    };
     let n_embd = positive(raw.hidden_size, "hidden_size")?;
     let n_head = positive(raw.num_attention_heads, "num_attention_heads")?;
     let n_layer = positive(raw.num_hidden_layers, "num_hidden_layers")?;

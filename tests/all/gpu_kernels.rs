@@ -26,11 +26,15 @@ fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
-fn tensor<const D: usize>(data: &[f32], shape: [usize; D], device: &Device) -> Tensor<D> {
+pub(crate) fn tensor<const D: usize>(
+    data: &[f32],
+    shape: [usize; D],
+    device: &Device,
+) -> Tensor<D> {
     Tensor::from_data(TensorData::new(data.to_vec(), shape), device)
 }
 
-fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+pub(crate) fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 data")
 }
 

@@ -17,6 +17,7 @@ use clozelab::model::ops::layer_norm::LayerNormOp;
 use clozelab::model::ops::projection::{Conv1D, Project, StoreProjection, Then};
 
 use crate::common;
+use crate::gpu_kernels::{read, tensor};
 
 /// Deterministic values in [-scale, scale) (scripts/reference_ops.py draws the same).
 pub(crate) fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
@@ -31,14 +32,6 @@ pub(crate) fn values(count: usize, seed: u64, scale: f32) -> Vec<f32> {
         .collect()
 }
 
-fn tensor<const D: usize>(data: &[f32], shape: [usize; D], device: &Device) -> Tensor<D> {
-    Tensor::from_data(TensorData::new(data.to_vec(), shape), device)
-}
-
-fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
-}
-
 /// The backends whose bodies run here, each with its device: the GPU's only where wgpu finds an
 /// adapter.
 pub(crate) fn backends() -> Vec<(Backend, Device)> {
@@ -50,6 +43,29 @@ pub(crate) fn backends() -> Vec<(Backend, Device)> {
         all.push((Backend::Gpu, gpu.device));
     }
     all
+}
+
+/// Weights made once per backend (each laid out for it, on its device), found by backend: the
+/// reference's (the native CPU's) first.
+struct PerBackend<T>(Vec<(Backend, T)>);
+
+impl<T> PerBackend<T> {
+    fn new(make: impl Fn(Backend, &Device) -> T) -> Self {
+        let all = std::iter::once((Backend::Cpu, Device::flex())).chain(backends());
+        Self(
+            all.map(|(backend, device)| (backend, make(backend, &device)))
+                .collect(),
+        )
+    }
+
+    fn of(&self, backend: Backend) -> &T {
+        &self
+            .0
+            .iter()
+            .find(|(b, _)| *b == backend)
+            .expect("one per backend")
+            .1
+    }
 }
 
 /// Holds every backend's body of the op that `make` builds (for a backend, on its device)
@@ -122,21 +138,11 @@ fn projection_bodies_equal_their_references() {
     let input = values(batch * seq * n_in, 5, 1.0);
     let residual = values(batch * seq * n_out, 6, 2.0);
     for then in ["nothing", "gelu", "residual"] {
-        let layers: Vec<(Backend, Conv1D)> = std::iter::once((Backend::Cpu, Device::flex()))
-            .chain(backends())
-            .map(|(backend, device)| (backend, conv(backend, n_in, n_out, 7, &device)))
-            .collect();
-        let layer_for = |backend: Backend| {
-            &layers
-                .iter()
-                .find(|(b, _)| *b == backend)
-                .expect("a layer per backend")
-                .1
-        };
+        let layers = PerBackend::new(|backend, device| conv(backend, n_in, n_out, 7, device));
         bodies_agree(
             &format!("projection then {then}"),
             |backend, device| Project {
-                layer: layer_for(backend),
+                layer: layers.of(backend),
                 input: tensor(&input, [batch, seq, n_in], device),
                 then: match then {
                     "nothing" => Then::Nothing,
@@ -196,21 +202,12 @@ fn query_key_value_projection_bodies_equal_their_references() {
     for (n_head, head_dim, seq) in [(3, 5, 1), (3, 5, 4), (1, MAX_HEAD_DIM + 3, 2)] {
         let (n_embd, batch) = (n_head * head_dim, 2);
         let x = values(batch * seq * n_embd, 8, 1.0);
-        let layers: Vec<(Backend, Conv1D)> = std::iter::once((Backend::Cpu, Device::flex()))
-            .chain(backends())
-            .map(|(backend, device)| (backend, conv(backend, n_embd, 3 * n_embd, 9, &device)))
-            .collect();
-        let layer_for = |backend: Backend| {
-            &layers
-                .iter()
-                .find(|(b, _)| *b == backend)
-                .expect("a layer per backend")
-                .1
-        };
+        let layers =
+            PerBackend::new(|backend, device| conv(backend, n_embd, 3 * n_embd, 9, device));
         bodies_agree(
             &format!("query/key/value projection, {n_head} heads of {head_dim}, {seq} tokens"),
             |backend, device| ProjectQkv {
-                c_attn: layer_for(backend),
+                c_attn: layers.of(backend),
                 x: tensor(&x, [batch, seq, n_embd], device),
                 n_head,
                 // Both ways on the GPU: the bias left to the attention, or added first.
@@ -367,23 +364,13 @@ fn embedding_and_head_bodies_equal_their_references() {
     // Every chunk's first and last row, and an id repeated.
     let ids: Vec<i64> = vec![0, 7, 8, 15, 16, 22, 3, 3, 12, 20, 1, 9];
     let hidden = values(batch * seq * width, 17, 1.0);
-    let tables: Vec<(Backend, TokenEmbedding)> = std::iter::once((Backend::Cpu, Device::flex()))
-        .chain(backends())
-        .map(|(backend, device)| (backend, table(backend, &wte, vocab, width, &device)))
-        .collect();
-    let table_for = |backend: Backend| {
-        &tables
-            .iter()
-            .find(|(b, _)| *b == backend)
-            .expect("a table per backend")
-            .1
-    };
+    let tables = PerBackend::new(|backend, device| table(backend, &wte, vocab, width, device));
     for base_batch in [1, batch] {
         let base = values(base_batch * seq * width, 18, 0.5);
         bodies_agree(
             &format!("embedding lookup onto a base of batch {base_batch}"),
             |backend, device| EmbedTokens {
-                table: table_for(backend),
+                table: tables.of(backend),
                 ids: Tensor::<2, Int>::from_data(
                     TensorData::new(ids.clone(), [batch, seq]),
                     device,
@@ -397,7 +384,7 @@ fn embedding_and_head_bodies_equal_their_references() {
     bodies_agree(
         "LM head",
         |backend, device| LmHead {
-            table: table_for(backend),
+            table: tables.of(backend),
             hidden: tensor(&hidden, [batch, seq, width], device),
         },
         |output| read(output.unwrap()),

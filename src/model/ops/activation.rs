@@ -5,7 +5,7 @@
 use burn::tensor::Tensor;
 use burn::tensor::activation::{gelu, silu};
 
-use super::backend::Op;
+use super::backend::Composed;
 
 /// The exact GELU, `x · Φ(x) = x · ½ (1 + erf(x / √2))`, as PyTorch's `nn.GELU()` (Hugging
 /// Face's `"gelu"`).
@@ -24,23 +24,11 @@ use super::backend::Op;
 #[derive(Clone, Debug)]
 pub struct GeluExact<const D: usize>(pub Tensor<D>);
 
-impl<const D: usize> Op for GeluExact<D> {
+impl<const D: usize> Composed for GeluExact<D> {
     type Output = Tensor<D>;
 
-    fn gpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn browser_cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
     /// burn's `gelu`, which is the erf form.
-    fn reference(self) -> Tensor<D> {
+    fn composed(self) -> Tensor<D> {
         gelu(self.0)
     }
 }
@@ -69,22 +57,10 @@ pub struct SiluGate<const D: usize> {
     pub up: Tensor<D>,
 }
 
-impl<const D: usize> Op for SiluGate<D> {
+impl<const D: usize> Composed for SiluGate<D> {
     type Output = Tensor<D>;
 
-    fn gpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn browser_cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn reference(self) -> Tensor<D> {
+    fn composed(self) -> Tensor<D> {
         silu(self.gate) * self.up
     }
 }

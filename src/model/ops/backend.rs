@@ -31,6 +31,34 @@ pub trait Op: Sized {
     fn reference(self) -> Self::Output;
 }
 
+/// An op whose one body, on every backend and as its reference, is burn's composition: until a
+/// backend's own body is measured to pay (the other families' ops so far).
+pub trait Composed: Sized {
+    type Output;
+    /// burn's composition, on any backend.
+    fn composed(self) -> Self::Output;
+}
+
+impl<T: Composed> Op for T {
+    type Output = T::Output;
+
+    fn gpu(self) -> Self::Output {
+        self.composed()
+    }
+
+    fn cpu(self) -> Self::Output {
+        self.composed()
+    }
+
+    fn browser_cpu(self) -> Self::Output {
+        self.composed()
+    }
+
+    fn reference(self) -> Self::Output {
+        self.composed()
+    }
+}
+
 impl Backend {
     /// The backend that runs on `device`.
     pub fn of(device: &Device) -> Self {

@@ -2,7 +2,7 @@
 
 use burn::tensor::Tensor;
 
-use super::backend::Op;
+use super::backend::Composed;
 
 /// `y = x / sqrt(mean(x²) + ε) · weight` over the last dimension, as Hugging Face's
 /// `LlamaRMSNorm` computes it in f32.
@@ -31,22 +31,10 @@ pub struct RmsNormOp<const D: usize> {
     pub epsilon: f64,
 }
 
-impl<const D: usize> Op for RmsNormOp<D> {
+impl<const D: usize> Composed for RmsNormOp<D> {
     type Output = Tensor<D>;
 
-    fn gpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn browser_cpu(self) -> Tensor<D> {
-        self.reference()
-    }
-
-    fn reference(self) -> Tensor<D> {
+    fn composed(self) -> Tensor<D> {
         let mean_square = self.input.clone().powi_scalar(2).mean_dim(D - 1);
         let scale = (mean_square + self.epsilon).sqrt().recip();
         self.input * scale * self.weight.unsqueeze::<D>()

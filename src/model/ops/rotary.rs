@@ -5,7 +5,7 @@
 
 use burn::tensor::{Tensor, TensorData};
 
-use super::backend::Op;
+use super::backend::Composed;
 pub use crate::model::error::RotaryError;
 
 /// The rotation frequencies `1 / base^(2i / dims)` for `i < dims / 2`, in f32 as Hugging Face
@@ -79,22 +79,10 @@ pub struct Rotary<'a> {
     pub table: &'a RotaryTable,
 }
 
-impl Op for Rotary<'_> {
+impl Composed for Rotary<'_> {
     type Output = Tensor<4>;
 
-    fn gpu(self) -> Tensor<4> {
-        self.reference()
-    }
-
-    fn cpu(self) -> Tensor<4> {
-        self.reference()
-    }
-
-    fn browser_cpu(self) -> Tensor<4> {
-        self.reference()
-    }
-
-    fn reference(self) -> Tensor<4> {
+    fn composed(self) -> Tensor<4> {
         let [_, _, seq, head_dim] = self.input.dims();
         let dims = self.table.dims().min(head_dim);
         let device = self.input.device();
