@@ -21,6 +21,14 @@ pub enum Family {
 }
 
 impl Family {
+    /// The architecture's name, as the page shows it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Family::Gpt2 => "GPT-2",
+            Family::GptNeox { .. } => "GPT-NeoX",
+        }
+    }
+
     /// Hugging Face's `model_type` for the family.
     pub fn model_type(&self) -> &'static str {
         match self {

@@ -254,6 +254,9 @@ pub struct ModelSummary {
     pub name: String,
     pub random_test_model: bool,
     pub parameters: usize,
+    /// The architecture's name ("GPT-2", "GPT-NeoX").
+    #[serde(default)]
+    pub architecture: String,
     /// SHA-256 of the weights file, for export manifests.
     pub weight_sha256: String,
 }

@@ -59,6 +59,9 @@ async function checkMode(webgpu, model = "test") {
     // A score belongs to its context: editing the context takes it away.
     await page.getByTestId("context").fill(`${CONTEXT} the`);
     await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
+    // The Model page names the architecture it loaded.
+    await page.getByRole("link", { name: "Model", exact: true }).click();
+    assert.match(await page.getByTestId("model-loaded").innerText(), model === "test" ? /\(GPT-2, / : /\(GPT-NeoX, /);
   } catch (e) {
     await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
     console.error(logs.join("\n"));

@@ -186,8 +186,9 @@ pub fn ModelLoader() -> impl IntoView {
                         view! {
                             <p data-testid="model-loaded">
                                 {format!(
-                                    "Loaded {} ({:.1}M parameters).",
+                                    "Loaded {} ({}, {:.1}M parameters).",
                                     summary.name,
+                                    summary.architecture,
                                     summary.parameters as f64 / 1e6,
                                 )}
                             </p>

@@ -126,6 +126,7 @@ async fn build(
         name,
         random_test_model: engine.random_test_model,
         parameters: engine.config.num_params(),
+        architecture: engine.config.family.name().to_string(),
         weight_sha256,
     };
     Ok((engine, summary))
