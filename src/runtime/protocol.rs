@@ -261,6 +261,18 @@ pub struct ModelSummary {
     pub weight_sha256: String,
 }
 
+impl ModelSummary {
+    /// "Loaded NAME (ARCHITECTURE, N.NM parameters)."
+    pub fn loaded_line(&self) -> String {
+        format!(
+            "Loaded {} ({}, {:.1}M parameters).",
+            self.name,
+            self.architecture,
+            self.parameters as f64 / 1e6
+        )
+    }
+}
+
 /// What the worker answers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reply {

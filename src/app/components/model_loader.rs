@@ -183,16 +183,7 @@ pub fn ModelLoader() -> impl IntoView {
                             .into_any()
                     }
                     ModelState::Ready(summary) => {
-                        view! {
-                            <p data-testid="model-loaded">
-                                {format!(
-                                    "Loaded {} ({}, {:.1}M parameters).",
-                                    summary.name,
-                                    summary.architecture,
-                                    summary.parameters as f64 / 1e6,
-                                )}
-                            </p>
-                        }
+                        view! { <p data-testid="model-loaded">{summary.loaded_line()}</p> }
                             .into_any()
                     }
                     ModelState::Failed(e) => {
