@@ -14,7 +14,7 @@ use super::ops::attention::{ProjectQkv, Qkv, StepAttention, StepInputs};
 use super::ops::backend::Backend;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
-use super::ops::rotary::{Rotary, RotaryTable};
+use super::ops::rotary::{Rotary, RotaryAngles, RotaryTable};
 
 /// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
 #[derive(Module, Debug)]
@@ -86,8 +86,8 @@ pub struct Block {
 pub(super) struct CacheStep<'a> {
     /// The model's backend, chosen at load.
     pub backend: Backend,
-    /// Each row's position of its first new token (one for all rows where they agree).
-    pub starts: &'a [usize],
+    /// The step's rotary angles, where the family has rotary embeddings (made once per pass).
+    pub angles: Option<&'a RotaryAngles>,
     /// Own tokens already cached per row.
     pub past: usize,
     /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
@@ -194,18 +194,12 @@ impl Mlp {
 
 impl Attention {
     /// The queries and keys turned by their positions, where the family has rotary embeddings.
-    fn turned(&self, backend: Backend, qkv: Qkv, starts: &[usize]) -> Qkv {
-        let Some(table) = &self.rotary else {
+    fn turned(&self, backend: Backend, qkv: Qkv, angles: Option<&RotaryAngles>) -> Qkv {
+        let Some(angles) = angles else {
             return qkv;
         };
         let n_head = self.n_head;
-        let turn = |input| {
-            backend.run(Rotary {
-                input,
-                starts,
-                table,
-            })
-        };
+        let turn = |input| backend.run(Rotary { input, angles });
         let keys = qkv.keys_values.clone().narrow(1, 0, n_head);
         let values = qkv.keys_values.narrow(1, n_head, n_head);
         Qkv {
@@ -236,7 +230,7 @@ impl Attention {
             n_head: self.n_head,
             may_defer_bias: self.rotary.is_none(),
         })?;
-        let qkv = self.turned(backend, qkv, step.starts);
+        let qkv = self.turned(backend, qkv, step.angles);
         let layer = layer.append(qkv.keys_values, step.past);
         let (own_keys, own_values) = layer.own(step.past + seq);
         let context = backend.run(StepAttention(StepInputs {

@@ -269,13 +269,19 @@ impl Gpt2 {
             .prefix
             .as_ref()
             .and_then(|p| p.mask(&cache.row_segments, &self.device()));
+        // Every block turns its queries and keys by the same angles.
+        let angles = self
+            .h
+            .first()
+            .and_then(|block| block.attn.rotary.as_ref())
+            .map(|table| table.angles(&starts, seq, &self.device()));
         let layers = std::mem::take(&mut cache.layers);
         let mut updated = Vec::with_capacity(layers.len());
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
             let step = CacheStep {
                 backend: self.backend,
-                starts: &starts,
+                angles: angles.as_ref(),
                 past: cache.len,
                 prefix,
                 prefix_mask: prefix_mask.clone(),

@@ -101,8 +101,7 @@ fn rotary_embeddings_equal_transformers() {
         for (backend, device) in backends() {
             let got = backend.run(Rotary {
                 input: tensor(input.clone(), case.shape, &device),
-                starts: &case.starts,
-                table: &table,
+                angles: &table.angles(&case.starts, seq, &device),
             });
             assert_close(
                 &format!("{} on {backend:?}", case.name),
@@ -112,15 +111,14 @@ fn rotary_embeddings_equal_transformers() {
             );
         }
         // One start for every row is each row from that start.
+        let cpu = Device::flex();
         let same = Rotary {
-            input: tensor(input.clone(), case.shape, &Device::flex()),
-            starts: &case.starts[..1],
-            table: &table,
+            input: tensor(input.clone(), case.shape, &cpu),
+            angles: &table.angles(&case.starts[..1], seq, &cpu),
         };
         let each = Rotary {
-            input: tensor(input, case.shape, &Device::flex()),
-            starts: &vec![case.starts[0]; batch],
-            table: &table,
+            input: tensor(input, case.shape, &cpu),
+            angles: &table.angles(&vec![case.starts[0]; batch], seq, &cpu),
         };
         assert_eq!(read(Backend::Cpu.run(same)), read(Backend::Cpu.run(each)));
     }

@@ -3,7 +3,7 @@
 //! `dims` values of each head turned by position-dependent angles, in Hugging Face's
 //! `rotate_half` layout (the two halves of those values are the pairs), the rest passed through.
 
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 
 use super::backend::Composed;
 pub use crate::model::error::RotaryError;
@@ -45,6 +45,19 @@ impl RotaryTable {
         2 * self.frequencies.len()
     }
 
+    /// The angles' `cos` and `sin` for `seq` positions from each of `starts` (row r's first
+    /// position, or one for every row), on `device`: made once per forward pass, for every
+    /// block's queries and keys.
+    pub fn angles(&self, starts: &[usize], seq: usize, device: &Device) -> RotaryAngles {
+        let (cos, sin) = self.cos_sin(starts, seq);
+        let shape = [starts.len(), 1, seq, self.dims()];
+        let tensor = |values| Tensor::<4>::from_data(TensorData::new(values, shape), device);
+        RotaryAngles {
+            cos: tensor(cos),
+            sin: tensor(sin),
+        }
+    }
+
     /// `cos` and `sin` of every angle for `seq` positions from each of `starts`, each half
     /// repeated as Hugging Face's `cat((freqs, freqs))` does: `[starts.len() · seq · dims]`.
     fn cos_sin(&self, starts: &[usize], seq: usize) -> (Vec<f32>, Vec<f32>) {
@@ -66,32 +79,36 @@ impl RotaryTable {
     }
 }
 
+/// A forward pass's rotation angles ([`RotaryTable::angles`]).
+///
+/// # Shapes
+/// - cos and sin `[batch or 1, 1, seq, dims]`
+#[derive(Clone, Debug)]
+pub struct RotaryAngles {
+    pub cos: Tensor<4>,
+    pub sin: Tensor<4>,
+}
+
 /// Queries or keys with their positions' rotation: `x · cos + rotate_half(x) · sin` on the first
 /// [`RotaryTable::dims`] values of each head, where `rotate_half([a, b]) = [−b, a]`.
 ///
 /// # Shapes
-/// - input `[batch, heads, seq, head_dim]`, starts `batch` or 1 (row r's first position, or one
-///   for every row) → `[batch, heads, seq, head_dim]`
+/// - input `[batch, heads, seq, head_dim]`, angles `[batch or 1, 1, seq, dims]` →
+///   `[batch, heads, seq, head_dim]`
 #[derive(Clone, Debug)]
 pub struct Rotary<'a> {
     pub input: Tensor<4>,
-    pub starts: &'a [usize],
-    pub table: &'a RotaryTable,
+    pub angles: &'a RotaryAngles,
 }
 
 impl Composed for Rotary<'_> {
     type Output = Tensor<4>;
 
     fn composed(self) -> Tensor<4> {
-        let [_, _, seq, head_dim] = self.input.dims();
-        let dims = self.table.dims().min(head_dim);
-        let device = self.input.device();
-        let (cos, sin) = self.table.cos_sin(self.starts, seq);
-        let shape = [self.starts.len(), 1, seq, self.table.dims()];
-        let table = |values: Vec<f32>| {
-            Tensor::<4>::from_data(TensorData::new(values, shape), &device).narrow(3, 0, dims)
-        };
-        let (cos, sin) = (table(cos), table(sin));
+        let [_, _, _, head_dim] = self.input.dims();
+        let dims = self.angles.cos.dims()[3].min(head_dim);
+        let cos = self.angles.cos.clone().narrow(3, 0, dims);
+        let sin = self.angles.sin.clone().narrow(3, 0, dims);
         let turned = self.input.clone().narrow(3, 0, dims);
         let half = dims / 2;
         let rotated = Tensor::cat(
