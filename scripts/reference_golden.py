@@ -11,6 +11,11 @@ and for GPT-NeoX (Pythia's architecture, GPT-2's vocabulary):
     cargo run --release -- make-test-model --family gpt-neox --dim 64 --heads 2 --out target/test-neox
     python3 scripts/reference_golden.py --model target/test-neox --out tests/fixtures/golden_gpt_neox.json
 
+and for Llama (SmolLM2's architecture: 6 query heads sharing 2 key/value heads, GPT-2's vocabulary):
+
+    cargo run --release -- make-test-model --family llama --dim 96 --heads 6 --out target/test-llama
+    python3 scripts/reference_golden.py --model target/test-llama --out tests/fixtures/golden_llama.json
+
 It loads the folder into its `model_type`'s causal LM (float64 for a clean reference) and records, for
 several prompts, the log-probs at every position of: a full forward; incremental decoding one
 token at a time through `past_key_values`; and a batch of different-length continuations after
@@ -98,7 +103,8 @@ def main():
         "torch_version": torch.__version__,
         "dtype": "float64",
         "model": {"family": cfg.model_type, "seed": meta["seed"], "layers": cfg.num_hidden_layers,
-                  "dim": cfg.hidden_size, "heads": cfg.num_attention_heads},
+                  "dim": cfg.hidden_size, "heads": cfg.num_attention_heads,
+                  "kv_heads": getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads},
         "probe_ids": PROBE_IDS,
         "cases": cases,
     }

@@ -111,9 +111,14 @@ pub struct MakeTestModelArgs {
     /// Where GPT-2's vocab.json and merges.txt are.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_TOKENIZER_DIR)]
     pub tokenizer: PathBuf,
-    /// The architecture: GPT-2's, or GPT-NeoX's as Pythia has it (with GPT-2's vocabulary).
+    /// The architecture: GPT-2's, GPT-NeoX's as Pythia has it, or Llama's as SmolLM2 has it
+    /// (each with GPT-2's vocabulary).
     #[arg(long, value_enum, default_value_t = TestFamily::Gpt2)]
     pub family: TestFamily,
+    /// Key/value heads of a Llama test model (must divide --heads; default: a third of them,
+    /// as SmolLM2 has, or all where 3 does not divide --heads).
+    #[arg(long)]
+    pub kv_heads: Option<usize>,
 }
 
 /// A test model's architecture.
@@ -121,6 +126,7 @@ pub struct MakeTestModelArgs {
 pub enum TestFamily {
     Gpt2,
     GptNeox,
+    Llama,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `clozelab make-test-model`: the deterministic random GPT-2 (or GPT-NeoX) the tests and
+//! `clozelab make-test-model`: the deterministic random GPT-2 (or GPT-NeoX, or Llama) the tests and
 //! benchmarks run on (GPT-2's real vocabulary, random weights), written as a model folder.
 
 use std::path::Path;
@@ -8,7 +8,7 @@ use super::error::CliError;
 use super::flags::DEFAULT_TOKENIZER_DIR;
 use crate::model::Gpt2Config;
 use crate::model::testmodel::{
-    generate_weights, test_config, test_gpt_neox_config, to_safetensors,
+    generate_weights, test_config, test_gpt_neox_config, test_llama_config, to_safetensors,
 };
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
 
@@ -21,6 +21,7 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
         heads,
         tokenizer,
         family,
+        kv_heads,
     } = args;
     let (seed, layers, dim, heads) = (*seed, *layers, *dim, *heads);
     if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
@@ -38,7 +39,23 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
             }
             test_gpt_neox_config(layers, dim, heads)
         }
+        TestFamily::Llama => {
+            let thirds = heads.is_multiple_of(3).then_some(heads / 3);
+            let kv_heads = kv_heads.or(thirds).unwrap_or(heads);
+            if kv_heads == 0 || !heads.is_multiple_of(kv_heads) || !(dim / heads).is_multiple_of(2)
+            {
+                return Err(CliError::usage(
+                    "a Llama test model's --kv-heads must divide --heads, and its heads be an even number of values wide",
+                ));
+            }
+            test_llama_config(layers, dim, heads, kv_heads)
+        }
     };
+    if kv_heads.is_some() && *family != TestFamily::Llama {
+        return Err(CliError::usage(
+            "--kv-heads is for --family llama (the others have as many key/value heads as heads)",
+        ));
+    }
     write_test_model(out, seed, &config, Some(tokenizer))?;
     eprintln!(
         "wrote {} test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",

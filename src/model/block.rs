@@ -1,7 +1,9 @@
 //! The transformer block every family shares and its parts, as burn modules that call
-//! [`super::ops`]: a pre-LN block `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))` (GPT-2), or both
-//! on the same input, `x + attn(ln_1(x)) + mlp(ln_2(x))` (GPT-NeoX's parallel residual); the
-//! attention with or without rotary embeddings, the MLP with GPT-2's tanh GELU or the exact one.
+//! [`super::ops`]: a pre-norm block `x + attn(ln_1(x))`, then `x + mlp(ln_2(x))` (GPT-2, Llama),
+//! or both on the same input, `x + attn(ln_1(x)) + mlp(ln_2(x))` (GPT-NeoX's parallel residual);
+//! LayerNorm or the RMS norm; the attention with or without rotary embeddings and with as many
+//! or fewer key/value heads than query heads; the MLP with GPT-2's tanh GELU, the exact one, or
+//! the SiLU gate.
 
 use burn::module::{Module, Param};
 use burn::tensor::Tensor;
@@ -9,45 +11,53 @@ use burn::tensor::Tensor;
 use super::error::ModelError;
 use super::family::Family;
 use super::kv_cache::LayerCache;
-use super::ops::activation::GeluExact;
+use super::ops::activation::{GeluExact, SiluGate};
 use super::ops::attention::{ProjectQkv, Qkv, StepAttention, StepInputs};
 use super::ops::backend::Backend;
+use super::ops::grouped_heads::repeat_heads;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
+use super::ops::rms_norm::RmsNormOp;
 use super::ops::rotary::{Rotary, RotaryAngles, RotaryTable};
 
-/// LayerNorm with GPT-2's parameter names (`weight`, `bias`).
+/// A norm with Hugging Face's parameter names: LayerNorm (`weight`, `bias`) or the RMS norm
+/// (`weight` only).
 #[derive(Module, Debug)]
-pub struct LayerNorm {
+pub struct Norm {
     pub weight: Param<Tensor<1>>,
-    pub bias: Param<Tensor<1>>,
+    /// LayerNorm's bias; none for the RMS norm.
+    pub bias: Option<Param<Tensor<1>>>,
     pub epsilon: f64,
 }
 
-impl LayerNorm {
-    /// `y = (x − mean) / sqrt(var + ε) · weight + bias` over the last dimension.
+impl Norm {
+    /// LayerNorm, `y = (x − mean) / sqrt(var + ε) · weight + bias`, or where there is no bias the
+    /// RMS norm, `y = x / sqrt(mean(x²) + ε) · weight`, over the last dimension.
     ///
     /// # Shapes
     /// - input `[..., n_embd]` → output `[..., n_embd]`
     pub fn forward<const D: usize>(&self, backend: Backend, input: Tensor<D>) -> Tensor<D> {
-        layer_norm(
-            backend,
-            input,
-            self.weight.val(),
-            self.bias.val(),
-            self.epsilon,
-        )
+        match &self.bias {
+            Some(bias) => layer_norm(backend, input, self.weight.val(), bias.val(), self.epsilon),
+            None => backend.run(RmsNormOp {
+                input,
+                weight: self.weight.val(),
+                epsilon: self.epsilon,
+            }),
+        }
     }
 }
 
 /// Causal self-attention with the fused query/key/value projection `c_attn` (its output the
-/// queries' heads, then the keys', then the values'), queries and keys turned by `rotary` where
-/// the family has it.
+/// `n_head` queries' heads, then the `kv_heads` keys', then the values'), queries and keys
+/// turned by `rotary` where the family has it. With fewer key/value heads than query heads
+/// (grouped-query attention), the cache holds the fewer and each serves a group of queries.
 #[derive(Module, Debug)]
 pub struct Attention {
     pub c_attn: Conv1D,
     pub c_proj: Conv1D,
     pub n_head: usize,
+    pub kv_heads: usize,
     #[module(skip)]
     pub rotary: Option<RotaryTable>,
 }
@@ -59,6 +69,9 @@ pub enum Activation {
     GeluTanh,
     /// The exact, erf-based GELU (GPT-NeoX).
     GeluExact,
+    /// SwiGLU (Llama): `c_fc`'s outputs are the gate, then the values it gates,
+    /// `silu(gate) · up`.
+    SiluGate,
 }
 
 /// The MLP: `c_proj(activation(c_fc(x)))`.
@@ -74,9 +87,9 @@ pub struct Mlp {
 /// `parallel_residual`, `x + attn(ln_1(x)) + mlp(ln_2(x))`.
 #[derive(Module, Debug)]
 pub struct Block {
-    pub ln_1: LayerNorm,
+    pub ln_1: Norm,
     pub attn: Attention,
-    pub ln_2: LayerNorm,
+    pub ln_2: Norm,
     pub mlp: Mlp,
     #[module(skip)]
     pub parallel_residual: bool,
@@ -90,7 +103,7 @@ pub(super) struct CacheStep<'a> {
     pub angles: Option<&'a RotaryAngles>,
     /// Own tokens already cached per row.
     pub past: usize,
-    /// Shared prefix keys and values of this block, `[1, n_head, prefix_len, head_dim]` each.
+    /// Shared prefix keys and values of this block, `[1, kv_heads, prefix_len, head_dim]` each.
     pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
     /// Hides other contexts' segments of a joined prefix, `[batch, 1, 1, prefix_len]`.
     pub prefix_mask: Option<Tensor<4>>,
@@ -102,7 +115,8 @@ pub struct Projections {
     pub c_attn: Conv1D,
     /// Attention's output projection.
     pub attn_proj: Conv1D,
-    /// The MLP's first projection.
+    /// The MLP's first projection (for the SiLU gate, the gate's outputs then the up
+    /// projection's).
     pub c_fc: Conv1D,
     /// The MLP's output projection.
     pub mlp_proj: Conv1D,
@@ -115,7 +129,7 @@ impl Block {
         family: &Family,
         n_head: usize,
         rotary: Option<RotaryTable>,
-        [ln_1, ln_2]: [LayerNorm; 2],
+        [ln_1, ln_2]: [Norm; 2],
         projections: Projections,
     ) -> Self {
         Block {
@@ -124,6 +138,7 @@ impl Block {
                 c_attn: projections.c_attn,
                 c_proj: projections.attn_proj,
                 n_head,
+                kv_heads: family.kv_heads(n_head),
                 rotary,
             },
             ln_2,
@@ -133,6 +148,7 @@ impl Block {
                 activation: match family {
                     Family::Gpt2 => Activation::GeluTanh,
                     Family::GptNeox { .. } => Activation::GeluExact,
+                    Family::Llama { .. } => Activation::SiluGate,
                 },
             },
             parallel_residual: family.parallel_residual(),
@@ -186,6 +202,14 @@ impl Mlp {
             Activation::GeluExact => {
                 backend.run(GeluExact(self.c_fc.forward(backend, x, Then::Nothing)?))
             }
+            Activation::SiluGate => {
+                let both = self.c_fc.forward(backend, x, Then::Nothing)?;
+                let inner = both.dims()[2] / 2;
+                backend.run(SiluGate {
+                    gate: both.clone().narrow(2, 0, inner),
+                    up: both.narrow(2, inner, inner),
+                })
+            }
         };
         self.c_proj
             .forward(backend, hidden, Then::Residual(Box::new(residual)))
@@ -198,10 +222,10 @@ impl Attention {
         let Some(angles) = angles else {
             return qkv;
         };
-        let n_head = self.n_head;
+        let kv_heads = self.kv_heads;
         let turn = |input| backend.run(Rotary { input, angles });
-        let keys = qkv.keys_values.clone().narrow(1, 0, n_head);
-        let values = qkv.keys_values.narrow(1, n_head, n_head);
+        let keys = qkv.keys_values.clone().narrow(1, 0, kv_heads);
+        let values = qkv.keys_values.narrow(1, kv_heads, kv_heads);
         Qkv {
             query: turn(qkv.query),
             keys_values: Tensor::cat(vec![turn(keys), values], 1),
@@ -228,16 +252,24 @@ impl Attention {
             c_attn: &self.c_attn,
             x,
             n_head: self.n_head,
+            kv_heads: self.kv_heads,
             may_defer_bias: self.rotary.is_none(),
         })?;
         let qkv = self.turned(backend, qkv, step.angles);
         let layer = layer.append(qkv.keys_values, step.past);
         let (own_keys, own_values) = layer.own(step.past + seq);
+        let group = self.n_head / self.kv_heads.max(1);
+        let repeated_prefix = step.prefix.filter(|_| group > 1).map(|(keys, values)| {
+            (
+                repeat_heads(keys.clone(), group),
+                repeat_heads(values.clone(), group),
+            )
+        });
         let context = backend.run(StepAttention(StepInputs {
             query: qkv.query,
-            own_keys,
-            own_values,
-            prefix: step.prefix,
+            own_keys: repeat_heads(own_keys, group),
+            own_values: repeat_heads(own_values, group),
+            prefix: repeated_prefix.as_ref().or(step.prefix),
             prefix_mask: step.prefix_mask,
             bias: qkv.bias,
             past: step.past,

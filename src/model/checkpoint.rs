@@ -9,7 +9,7 @@ use burn::module::Param;
 use burn::tensor::{Device, Tensor, TensorData};
 use safetensors::{Dtype, SafeTensorError, SafeTensors};
 
-use super::block::LayerNorm;
+use super::block::Norm;
 use super::config::ConfigError;
 use super::error::ModelError;
 use super::ops::backend::Backend;
@@ -167,10 +167,24 @@ impl Checkpoint {
         prefix: &str,
         epsilon: f64,
         device: &Device,
-    ) -> Result<LayerNorm, LoadError> {
-        Ok(LayerNorm {
+    ) -> Result<Norm, LoadError> {
+        Ok(Norm {
             weight: self.take(&format!("{prefix}.weight"), device)?,
-            bias: self.take(&format!("{prefix}.bias"), device)?,
+            bias: Some(self.take(&format!("{prefix}.bias"), device)?),
+            epsilon,
+        })
+    }
+
+    /// An RMS norm's gain, `{prefix}.weight`.
+    pub(super) fn rms_norm(
+        &mut self,
+        prefix: &str,
+        epsilon: f64,
+        device: &Device,
+    ) -> Result<Norm, LoadError> {
+        Ok(Norm {
+            weight: self.take(&format!("{prefix}.weight"), device)?,
+            bias: None,
             epsilon,
         })
     }
@@ -207,5 +221,49 @@ impl Checkpoint {
         }
         let bias = self.take(&format!("{prefix}.bias"), device)?;
         Ok(Conv1D::new(backend, values, [n_in, n_out], bias, device)?)
+    }
+
+    /// `nn.Linear` weights `{name}.weight` (`[n_out, n_in]` each, with `{name}.bias` where
+    /// `biased`, else a zero bias) stacked along their outputs into one projection
+    /// `[n_in, Σ n_out]` laid out for `backend`, its outputs taken in `order` where given (as
+    /// Llama's query, key and value projections become one fused projection).
+    pub(super) fn linear(
+        &mut self,
+        names: &[&str],
+        n_in: usize,
+        biased: bool,
+        order: Option<&[usize]>,
+        backend: Backend,
+        device: &Device,
+    ) -> Result<Conv1D, LoadError> {
+        let mut weight = Vec::new();
+        let mut bias = Vec::new();
+        for name in names {
+            let values = self.values(&format!("{name}.weight"))?;
+            let n_out = values.len() / n_in.max(1);
+            weight.extend(values);
+            match biased {
+                true => bias.extend(self.values(&format!("{name}.bias"))?),
+                false => bias.extend(std::iter::repeat_n(0.0, n_out)),
+            }
+        }
+        let n_out = bias.len();
+        let source = |o: usize| order.map_or(o, |order| order[o]);
+        let mut transposed = vec![0f32; n_in * n_out];
+        for o in 0..n_out {
+            let row = &weight[source(o) * n_in..(source(o) + 1) * n_in];
+            for (i, &w) in row.iter().enumerate() {
+                transposed[i * n_out + o] = w;
+            }
+        }
+        let bias: Vec<f32> = (0..n_out).map(|o| bias[source(o)]).collect();
+        let bias = Param::from_tensor(Tensor::from_data(TensorData::new(bias, [n_out]), device));
+        Ok(Conv1D::new(
+            backend,
+            transposed,
+            [n_in, n_out],
+            bias,
+            device,
+        )?)
     }
 }

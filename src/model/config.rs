@@ -141,66 +141,24 @@ impl Gpt2Config {
         )
     }
 
-    /// Writes the config as a Hugging Face `config.json` that `transformers` loads as
-    /// `GPT2Config`, or `GPTNeoXConfig` for [`Family::GptNeox`].
-    pub fn to_hf_json(&self) -> String {
-        let value = match &self.family {
-            Family::Gpt2 => self.gpt2_json(),
-            Family::GptNeox {
-                rotary_dims,
-                rotary_base,
-                parallel_residual,
-            } => serde_json::json!({
-                "architectures": ["GPTNeoXForCausalLM"],
-                "model_type": "gpt_neox",
-                "hidden_act": "gelu",
-                "hidden_size": self.n_embd,
-                "num_attention_heads": self.n_head,
-                "num_hidden_layers": self.n_layer,
-                "intermediate_size": self.n_inner,
-                "vocab_size": self.vocab_size,
-                "max_position_embeddings": self.n_positions,
-                "layer_norm_eps": self.layer_norm_epsilon,
-                "rotary_pct": *rotary_dims as f64 / self.head_dim() as f64,
-                "rotary_emb_base": rotary_base,
-                "use_parallel_residual": parallel_residual,
-                "attention_bias": true,
-                "tie_word_embeddings": false,
-                "bos_token_id": 50256,
-                "eos_token_id": 50256,
-                "attention_dropout": 0.0,
-                "hidden_dropout": 0.0,
-            }),
-        };
-        // Serialising a `json!` literal cannot fail.
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    }
-
-    fn gpt2_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "architectures": ["GPT2LMHeadModel"],
-            "model_type": "gpt2",
-            "activation_function": "gelu_new",
-            "n_layer": self.n_layer,
-            "n_head": self.n_head,
-            "n_embd": self.n_embd,
-            "n_inner": self.n_inner,
-            "vocab_size": self.vocab_size,
-            "n_positions": self.n_positions,
-            "n_ctx": self.n_positions,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "bos_token_id": 50256,
-            "eos_token_id": 50256,
-            "attn_pdrop": 0.0,
-            "embd_pdrop": 0.0,
-            "resid_pdrop": 0.0,
-            "tie_word_embeddings": true,
-        })
-    }
-
     /// Width of one attention head.
     pub fn head_dim(&self) -> usize {
         self.n_embd / self.n_head
+    }
+
+    /// Width of the fused query/key/value projection: every query head, then the key and value
+    /// heads (fewer where grouped).
+    pub fn qkv_width(&self) -> usize {
+        (self.n_head + 2 * self.family.kv_heads(self.n_head)) * self.head_dim()
+    }
+
+    /// Width of the MLP's first projection: the hidden layer, twice for the SiLU gate (the gate,
+    /// then the values it gates).
+    pub fn mlp_width(&self) -> usize {
+        match self.family {
+            Family::Llama { .. } => 2 * self.n_inner,
+            _ => self.n_inner,
+        }
     }
 
     /// GPT-2 small (124M): the released `gpt2` checkpoint.
@@ -208,19 +166,26 @@ impl Gpt2Config {
         Gpt2Config::new(12, 12, 768, 50257, 1024, 3072)
     }
 
-    /// Number of parameters (a tied LM head counted once; rotary families have no position
-    /// embedding).
+    /// Number of parameters as the checkpoint holds them (a tied LM head counted once; rotary
+    /// families have no position embedding; Llama's norms and projections no biases).
     pub fn num_params(&self) -> usize {
         let e = self.n_embd;
-        let block = 2 * (2 * e)
-            + (e * 3 * e + 3 * e)
-            + (e * e + e)
-            + (e * self.n_inner + self.n_inner)
-            + (self.n_inner * e + e);
-        let (positions, head) = match self.family {
-            Family::Gpt2 => (self.n_positions * e, 0),
-            Family::GptNeox { .. } => (0, self.vocab_size * e),
+        let (qkv, mlp) = (self.qkv_width(), self.mlp_width());
+        let weights = e * qkv + e * e + e * mlp + self.n_inner * e;
+        let biased = !matches!(self.family, Family::Llama { .. });
+        let (norm, biases) = match biased {
+            true => (2 * e, qkv + e + mlp + e),
+            false => (e, 0),
         };
-        self.vocab_size * e + positions + head + self.n_layer * block + 2 * e
+        let block = 2 * norm + weights + biases;
+        let positions = match self.family {
+            Family::Gpt2 => self.n_positions * e,
+            _ => 0,
+        };
+        let head = match self.family.tied_head() {
+            true => 0,
+            false => self.vocab_size * e,
+        };
+        self.vocab_size * e + positions + head + self.n_layer * block + norm
     }
 }

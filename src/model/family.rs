@@ -1,5 +1,5 @@
-//! Which architecture a model is: GPT-2, or GPT-NeoX (Pythia) with what sets it apart. The
-//! blocks ([`super::block`]) are shared; a family only chooses their parts.
+//! Which architecture a model is: GPT-2, GPT-NeoX (Pythia) or Llama (SmolLM2), with what sets
+//! each apart. The blocks ([`super::block`]) are shared; a family only chooses their parts.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,25 @@ pub enum Family {
         rotary_base: f64,
         parallel_residual: bool,
     },
+    /// Llama (SmolLM2): RMS norms without biases, rotary embeddings on the first `rotary_dims`
+    /// values of each head with base `rotary_base`, grouped-query attention (`kv_heads`
+    /// key/value heads, each serving `n_head / kv_heads` query heads), the SiLU-gated MLP
+    /// (SwiGLU), and the head tied to the embedding where `tied_head`.
+    Llama {
+        rotary_dims: usize,
+        rotary_base: f64,
+        kv_heads: usize,
+        tied_head: bool,
+    },
+}
+
+/// The norm a family's blocks use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NormKind {
+    /// LayerNorm with a bias (GPT-2, GPT-NeoX).
+    Layer,
+    /// The root-mean-square norm, gain only (Llama).
+    Rms,
 }
 
 impl Family {
@@ -26,6 +45,7 @@ impl Family {
         match self {
             Family::Gpt2 => "GPT-2",
             Family::GptNeox { .. } => "GPT-NeoX",
+            Family::Llama { .. } => "Llama",
         }
     }
 
@@ -34,6 +54,7 @@ impl Family {
         match self {
             Family::Gpt2 => "gpt2",
             Family::GptNeox { .. } => "gpt_neox",
+            Family::Llama { .. } => "llama",
         }
     }
 
@@ -45,7 +66,28 @@ impl Family {
                 rotary_dims,
                 rotary_base,
                 ..
+            }
+            | Family::Llama {
+                rotary_dims,
+                rotary_base,
+                ..
             } => RotaryTable::new(*rotary_dims, *rotary_base).map(Some),
+        }
+    }
+
+    /// How many key/value heads a block of `n_head` query heads has.
+    pub fn kv_heads(&self, n_head: usize) -> usize {
+        match self {
+            Family::Llama { kv_heads, .. } => *kv_heads,
+            _ => n_head,
+        }
+    }
+
+    /// The norm every block and the final norm use.
+    pub fn norm(&self) -> NormKind {
+        match self {
+            Family::Llama { .. } => NormKind::Rms,
+            _ => NormKind::Layer,
         }
     }
 
@@ -62,6 +104,10 @@ impl Family {
 
     /// Whether the LM head is the token embedding itself.
     pub fn tied_head(&self) -> bool {
-        matches!(self, Family::Gpt2)
+        match self {
+            Family::Gpt2 => true,
+            Family::GptNeox { .. } => false,
+            Family::Llama { tied_head, .. } => *tied_head,
+        }
     }
 }

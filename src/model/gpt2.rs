@@ -10,9 +10,10 @@
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use super::block::{Block, CacheStep, LayerNorm, Projections};
+use super::block::{Block, CacheStep, Norm, Projections};
 use super::config::Gpt2Config;
 use super::error::ModelError;
+use super::family::NormKind;
 use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
 use super::ops::backend::Backend;
 use super::ops::draw::DrawTokens;
@@ -29,7 +30,7 @@ pub struct Gpt2 {
     /// by rotary embeddings instead).
     pub wpe: Option<Param<Tensor<2>>>,
     pub h: Vec<Block>,
-    pub ln_f: LayerNorm,
+    pub ln_f: Norm,
     /// The LM head where it is not `wte` (GPT-NeoX's `embed_out`, `[vocab_size, n_embd]`).
     pub lm_head: Option<TokenEmbedding>,
     pub vocab_size: usize,
@@ -63,9 +64,12 @@ impl Gpt2Config {
             read_f32_now(Tensor::<2>::random(shape, normal, device))
         };
         let zeros = |n: usize| Param::from_tensor(Tensor::zeros([n], device));
-        let layer_norm = || LayerNorm {
+        let norm = || Norm {
             weight: Param::from_tensor(Tensor::ones([self.n_embd], device)),
-            bias: zeros(self.n_embd),
+            bias: match self.family.norm() {
+                NormKind::Layer => Some(zeros(self.n_embd)),
+                NormKind::Rms => None,
+            },
             epsilon: self.layer_norm_epsilon,
         };
         let conv = |n_in: usize, n_out: usize| -> Result<Conv1D, ModelError> {
@@ -87,16 +91,16 @@ impl Gpt2Config {
         let mut h = Vec::with_capacity(self.n_layer);
         for _ in 0..self.n_layer {
             let projections = Projections {
-                c_attn: conv(e, 3 * e)?,
+                c_attn: conv(e, self.qkv_width())?,
                 attn_proj: conv(e, e)?,
-                c_fc: conv(e, self.n_inner)?,
+                c_fc: conv(e, self.mlp_width())?,
                 mlp_proj: conv(self.n_inner, e)?,
             };
             h.push(Block::new(
                 &self.family,
                 self.n_head,
                 rotary.clone(),
-                [layer_norm(), layer_norm()],
+                [norm(), norm()],
                 projections,
             ));
         }
@@ -111,7 +115,7 @@ impl Gpt2Config {
             wte: table(self.vocab_size)?,
             wpe,
             h,
-            ln_f: layer_norm(),
+            ln_f: norm(),
             lm_head: match self.family.tied_head() {
                 true => None,
                 false => Some(table(self.vocab_size)?),
@@ -172,9 +176,9 @@ impl Gpt2 {
             .h
             .iter()
             .map(|block| {
-                let n_head = block.attn.n_head;
-                let head_dim = block.attn.c_proj.dims()[0] / n_head;
-                LayerCache::empty(self.backend, [batch, n_head, capacity, head_dim], &device)
+                let head_dim = block.attn.c_proj.dims()[0] / block.attn.n_head;
+                let kv_heads = block.attn.kv_heads;
+                LayerCache::empty(self.backend, [batch, kv_heads, capacity, head_dim], &device)
             })
             .collect();
         KvCache {

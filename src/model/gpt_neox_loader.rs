@@ -12,7 +12,6 @@ use super::config::Gpt2Config;
 use super::gpt2::Gpt2;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
-use super::ops::projection::Conv1D;
 
 /// Expected keys (without `gpt_neox.`) and shapes, in module order.
 pub(super) fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
@@ -69,21 +68,21 @@ pub(super) fn assemble(
     let mut h = Vec::with_capacity(config.n_layer);
     for i in 0..config.n_layer {
         let p = format!("layers.{i}");
-        let mut linear = |name: &str, n_in: usize, n_out: usize, order: Option<&[usize]>| {
-            linear(
-                ckpt,
-                &format!("{p}.{name}"),
-                [n_in, n_out],
+        let mut linear = |name: &str, n_in: usize, order: Option<&[usize]>| {
+            ckpt.linear(
+                &[&format!("{p}.{name}")],
+                n_in,
+                true,
                 order,
                 backend,
                 device,
             )
         };
         let projections = Projections {
-            c_attn: linear("attention.query_key_value", e, 3 * e, Some(&heads_first))?,
-            attn_proj: linear("attention.dense", e, e, None)?,
-            c_fc: linear("mlp.dense_h_to_4h", e, inner, None)?,
-            mlp_proj: linear("mlp.dense_4h_to_h", inner, e, None)?,
+            c_attn: linear("attention.query_key_value", e, Some(&heads_first))?,
+            attn_proj: linear("attention.dense", e, None)?,
+            c_fc: linear("mlp.dense_h_to_4h", e, None)?,
+            mlp_proj: linear("mlp.dense_4h_to_h", inner, None)?,
         };
         let norms = [
             ckpt.layer_norm(&format!("{p}.input_layernorm"), eps, device)?,
@@ -121,38 +120,4 @@ fn fused_heads_order(n_head: usize, head_dim: usize) -> Vec<usize> {
             })
         })
         .collect()
-}
-
-/// An `nn.Linear` `{name}.weight` `[n_out, n_in]` with its bias as a projection `[n_in, n_out]`,
-/// its outputs taken in `order` where given.
-fn linear(
-    ckpt: &mut Checkpoint,
-    name: &str,
-    [n_in, n_out]: [usize; 2],
-    order: Option<&[usize]>,
-    backend: Backend,
-    device: &Device,
-) -> Result<Conv1D, LoadError> {
-    let weight = ckpt.values(&format!("{name}.weight"))?;
-    let bias = ckpt.values(&format!("{name}.bias"))?;
-    let source = |o: usize| order.map_or(o, |order| order[o]);
-    let mut transposed = vec![0f32; n_in * n_out];
-    for o in 0..n_out {
-        let row = &weight[source(o) * n_in..(source(o) + 1) * n_in];
-        for (i, &w) in row.iter().enumerate() {
-            transposed[i * n_out + o] = w;
-        }
-    }
-    let bias: Vec<f32> = (0..n_out).map(|o| bias[source(o)]).collect();
-    let bias = burn::module::Param::from_tensor(burn::tensor::Tensor::from_data(
-        burn::tensor::TensorData::new(bias, [n_out]),
-        device,
-    ));
-    Ok(Conv1D::new(
-        backend,
-        transposed,
-        [n_in, n_out],
-        bias,
-        device,
-    )?)
 }

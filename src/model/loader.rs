@@ -1,11 +1,11 @@
-//! Loads Hugging Face checkpoints (`config.json` + `model.safetensors` bytes) of GPT-2, and
-//! of GPT-NeoX through `gpt_neox_loader`, the family chosen by the config; the safetensors file
-//! is read by [`super::checkpoint`].
+//! Loads Hugging Face checkpoints (`config.json` + `model.safetensors` bytes) of GPT-2, of
+//! GPT-NeoX through `gpt_neox_loader` and of Llama through `llama_loader`, the family chosen by
+//! the config; the safetensors file is read by [`super::checkpoint`].
 //!
-//! Accepts keys with or without the base model's prefix (`transformer.` for GPT-2, `gpt_neox.`:
-//! `…LMHeadModel`/`…ForCausalLM` vs base-model saves), f32/f16/bf16 storage, and ignores the
-//! causal-mask buffers older exports carry (`attn.bias`, `attn.masked_bias`), a tied
-//! `lm_head.weight` and GPT-NeoX's stored rotary frequencies. Everything else that does not
+//! Accepts keys with or without the base model's prefix (`transformer.` for GPT-2, `gpt_neox.`,
+//! `model.`: `…LMHeadModel`/`…ForCausalLM` vs base-model saves), f32/f16/bf16 storage, and
+//! ignores the causal-mask buffers older exports carry (`attn.bias`, `attn.masked_bias`), a tied
+//! `lm_head.weight` and stored rotary frequencies. Everything else that does not
 //! match the config is an error naming the tensor. Bytes come from anywhere (file, fetch, Cache
 //! Storage), so nothing here touches the file system.
 
@@ -18,6 +18,7 @@ use super::config::Gpt2Config;
 use super::family::Family;
 use super::gpt_neox_loader;
 use super::gpt2::Gpt2;
+use super::llama_loader;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
 
@@ -27,6 +28,7 @@ pub fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
     match config.family {
         Family::Gpt2 => gpt2_tensors(config),
         Family::GptNeox { .. } => gpt_neox_loader::expected_tensors(config),
+        Family::Llama { .. } => llama_loader::expected_tensors(config),
     }
 }
 
@@ -75,6 +77,16 @@ fn rules(config: &Gpt2Config) -> CheckpointRules {
             ignorable: gpt_neox_loader::is_ignorable,
             ignored_but_checked: None,
         },
+        Family::Llama { tied_head, .. } => CheckpointRules {
+            prefix: "model.",
+            expected: llama_loader::expected_tensors(config),
+            ignorable: match tied_head {
+                true => llama_loader::is_ignorable_tied,
+                false => llama_loader::is_ignorable,
+            },
+            ignored_but_checked: tied_head
+                .then(|| ("lm_head.weight", vec![config.vocab_size, config.n_embd])),
+        },
     }
 }
 
@@ -108,6 +120,7 @@ pub fn load_with_config(
     match config.family {
         Family::Gpt2 => gpt2(&mut ckpt, config, backend, device),
         Family::GptNeox { .. } => gpt_neox_loader::assemble(&mut ckpt, config, backend, device),
+        Family::Llama { .. } => llama_loader::assemble(&mut ckpt, config, backend, device),
     }
 }
 

@@ -1,10 +1,12 @@
-//! GPT-2 and GPT-NeoX (Pythia): configuration ([`config`], [`gpt_neox_config`]) and the family
+//! GPT-2, GPT-NeoX (Pythia) and Llama (SmolLM2): configuration ([`config`],
+//! [`gpt_neox_config`], [`llama_config`], read by `model_type` in [`hf_config`]) and the family
 //! that sets them apart ([`family`]), its errors ([`error`]), the model ([`gpt2`]: init and the
-//! forward passes) and the blocks both families share ([`block`]), a shareable KV cache ([`kv_cache`]), the
-//! operations the modules call ([`ops`]: layer norm, GELU, projection, attention, embedding and
-//! the sampler's draw, each with a body per backend and a reference, the GPU bodies in
-//! [`ops::kernels`]), async reads from the device ([`readback`]), the checkpoint loader
-//! ([`loader`]), the deterministic random test model ([`testmodel`]: real vocabulary, random
+//! forward passes) and the blocks every family shares ([`block`]), a shareable KV cache
+//! ([`kv_cache`]), the operations the modules call ([`ops`]: norms, activations, projection,
+//! rotary embeddings, attention, embedding and the sampler's draw, each with a body per backend
+//! and a reference, the GPU bodies in [`ops::kernels`]), async reads from the device
+//! ([`readback`]), the checkpoint loader ([`loader`], with the safetensors file read by
+//! [`checkpoint`]), the deterministic random test model ([`testmodel`]: real vocabulary, random
 //! weights), the weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`)
 //! and the model re-stored in another precision or packed ([`weight_layout`]).
 
@@ -18,6 +20,8 @@ pub mod gpt_neox_config;
 mod gpt_neox_loader;
 pub mod hf_config;
 pub mod kv_cache;
+pub mod llama_config;
+mod llama_loader;
 pub mod loader;
 pub mod ops;
 pub mod precision;

@@ -1,4 +1,4 @@
-//! A deterministic random GPT-2 (or GPT-NeoX), written as a Hugging Face model folder.
+//! A deterministic random GPT-2 (or GPT-NeoX, or Llama), written as a Hugging Face model folder.
 //!
 //! The weights depend only on the config and the seed, through SplitMix64 (stable forever,
 //! unlike library RNGs whose streams may change between versions), so a golden fixture
@@ -34,8 +34,31 @@ pub fn test_gpt_neox_config(layers: usize, dim: usize, heads: usize) -> Gpt2Conf
     })
 }
 
+/// The Llama test model's config: GPT-2's vocabulary, SmolLM2's architecture (query heads
+/// in groups over `kv_heads` key/value heads, the hidden layer 8/3 of the width rounded up to a
+/// multiple of 16, rotary base 100000, the head tied to the embedding, 8192 positions) at width
+/// `dim`.
+pub fn test_llama_config(layers: usize, dim: usize, heads: usize, kv_heads: usize) -> Gpt2Config {
+    let head_dim = dim / heads.max(1);
+    Gpt2Config::new(
+        layers,
+        heads,
+        dim,
+        50257,
+        8192,
+        (8 * dim / 3).next_multiple_of(16),
+    )
+    .with_layer_norm_epsilon(1e-5)
+    .with_family(Family::Llama {
+        rotary_dims: head_dim,
+        rotary_base: 100_000.0,
+        kv_heads,
+        tied_head: true,
+    })
+}
+
 /// Generates every tensor of `config` from `seed`, by the key it is stored under (GPT-NeoX's
-/// base model's prefixed with `gpt_neox.`, as transformers saves them).
+/// base model's prefixed with `gpt_neox.`, Llama's with `model.`, as transformers saves them).
 ///
 /// Matrices are uniform with standard deviation [`TEST_WEIGHT_STD`]; biases are uniform with
 /// a tenth of that; LayerNorm gains are 1 ± 0.1. Each tensor draws from its own stream
@@ -52,9 +75,10 @@ pub fn generate_weights(
             let mut rng =
                 SplitMix64::new(seed ^ ((index as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F)));
             let count: usize = shape.iter().product();
-            let is_norm = ["ln_", "layernorm", "layer_norm"]
-                .iter()
-                .any(|part| name.contains(part));
+            let is_norm = name == "norm.weight"
+                || ["ln_", "layernorm", "layer_norm"]
+                    .iter()
+                    .any(|part| name.contains(part));
             let values = (0..count)
                 .map(|_| {
                     if is_norm && name.ends_with("weight") {
@@ -75,6 +99,7 @@ pub fn generate_weights(
 fn stored_key(family: &Family, name: String) -> String {
     match family {
         Family::GptNeox { .. } if name != "embed_out.weight" => format!("gpt_neox.{name}"),
+        Family::Llama { .. } if name != "lm_head.weight" => format!("model.{name}"),
         _ => name,
     }
 }

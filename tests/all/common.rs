@@ -68,15 +68,26 @@ pub fn wgpu_or_skip() -> Option<clozelab::runtime::backend::ComputeDevice> {
 /// architecture with GPT-2's vocabulary), written once per test process.
 pub fn test_gpt_neox_model_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let vocab = vocab_dir().expect("GPT-2 vocabulary missing: run `npm ci`");
-        let dir = repo_root()
-            .join("target")
-            .join(format!("test-gpt-neox-{}", std::process::id()));
-        let config = clozelab::model::testmodel::test_gpt_neox_config(2, 64, 2);
-        clozelab::cli::write_test_model(&dir, 0, &config, Some(&vocab)).expect("write test model");
-        dir
-    })
+    let config = || clozelab::model::testmodel::test_gpt_neox_config(2, 64, 2);
+    DIR.get_or_init(|| write_test_model_dir("test-gpt-neox", &config()))
+}
+
+/// The deterministic Llama test model (seed 0, 2 blocks, 96 wide, 6 query heads over 2
+/// key/value heads: SmolLM2's architecture with GPT-2's vocabulary), written once per test
+/// process.
+pub fn test_llama_model_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let config = || clozelab::model::testmodel::test_llama_config(2, 96, 6, 2);
+    DIR.get_or_init(|| write_test_model_dir("test-llama", &config()))
+}
+
+fn write_test_model_dir(name: &str, config: &clozelab::model::Gpt2Config) -> PathBuf {
+    let vocab = vocab_dir().expect("GPT-2 vocabulary missing: run `npm ci`");
+    let dir = repo_root()
+        .join("target")
+        .join(format!("{name}-{}", std::process::id()));
+    clozelab::cli::write_test_model(&dir, 0, config, Some(&vocab)).expect("write test model");
+    dir
 }
 
 /// Two-sample chi-square test of homogeneity on category counts (categories with an expected

@@ -119,6 +119,6 @@ fn pythias_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
             ..
         }
     ));
-    let other = changed(r#""model_type": "gpt_neox""#, r#""model_type": "llama""#);
-    assert!(other.to_string().contains("\"llama\""), "{other}");
+    let other = changed(r#""model_type": "gpt_neox""#, r#""model_type": "opt""#);
+    assert!(other.to_string().contains("\"opt\""), "{other}");
 }

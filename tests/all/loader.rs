@@ -317,7 +317,7 @@ fn config_errors() {
         Err(ConfigError::Json(_))
     ));
     assert!(matches!(
-        with("model_type", "llama".into()),
+        with("model_type", "opt".into()),
         Err(ConfigError::Invalid {
             field: "model_type",
             ..

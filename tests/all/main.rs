@@ -16,6 +16,7 @@ mod gpu_kernels;
 mod half_precision;
 mod jatos_batch;
 mod joined_contexts;
+mod llama_golden;
 mod loader;
 mod model_golden;
 mod norming;

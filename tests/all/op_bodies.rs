@@ -182,6 +182,7 @@ fn a_layer_laid_out_for_another_backend_is_refused() {
 fn qkv_with_bias(qkv: Result<clozelab::model::ops::attention::Qkv, ModelError>) -> Vec<f32> {
     let qkv = qkv.unwrap();
     let [_, n_head, _, head_dim] = qkv.query.dims();
+    let kv_heads = qkv.keys_values.dims()[1] / 2;
     let (mut query, mut keys_values) = (qkv.query, qkv.keys_values);
     if let Some(bias) = qkv.bias {
         let part = |from: usize, heads: usize| {
@@ -190,26 +191,36 @@ fn qkv_with_bias(qkv: Result<clozelab::model::ops::attention::Qkv, ModelError>) 
                 .reshape([1, heads, 1, head_dim])
         };
         query = query + part(0, n_head);
-        keys_values = keys_values + part(n_head, 2 * n_head);
+        keys_values = keys_values + part(n_head, 2 * kv_heads);
     }
     let mut all = read(query);
     all.extend(read(keys_values));
     all
 }
 
+/// Grouped heads (6 queries over 2 keys and values, as SmolLM2's 9 over 3) among them.
 #[test]
 fn query_key_value_projection_bodies_equal_their_references() {
-    for (n_head, head_dim, seq) in [(3, 5, 1), (3, 5, 4), (1, MAX_HEAD_DIM + 3, 2)] {
+    for (n_head, kv_heads, head_dim, seq) in [
+        (3, 3, 5, 1),
+        (3, 3, 5, 4),
+        (1, 1, MAX_HEAD_DIM + 3, 2),
+        (6, 2, 5, 1),
+        (6, 2, 5, 3),
+    ] {
         let (n_embd, batch) = (n_head * head_dim, 2);
+        let width = (n_head + 2 * kv_heads) * head_dim;
         let x = values(batch * seq * n_embd, 8, 1.0);
-        let layers =
-            PerBackend::new(|backend, device| conv(backend, n_embd, 3 * n_embd, 9, device));
+        let layers = PerBackend::new(|backend, device| conv(backend, n_embd, width, 9, device));
         bodies_agree(
-            &format!("query/key/value projection, {n_head} heads of {head_dim}, {seq} tokens"),
+            &format!(
+                "query/key/value projection, {n_head} heads over {kv_heads} of {head_dim}, {seq} tokens"
+            ),
             |backend, device| ProjectQkv {
                 c_attn: layers.of(backend),
                 x: tensor(&x, [batch, seq, n_embd], device),
                 n_head,
+                kv_heads,
                 // Both ways on the GPU: the bias left to the attention, or added first.
                 may_defer_bias: seq == 1,
             },

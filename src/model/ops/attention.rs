@@ -29,7 +29,7 @@ pub(crate) const MASKED_SCORE: f32 = -1.0e9;
 pub struct Qkv {
     /// `[batch, n_head, seq, head_dim]`
     pub query: Tensor<4>,
-    /// `[batch, 2·n_head, seq, head_dim]`: the keys' heads, then the values', as the cache holds
+    /// `[batch, 2·kv_heads, seq, head_dim]`: the keys' heads, then the values', as the cache holds
     /// them.
     pub keys_values: Tensor<4>,
     /// The projection's bias `[3·n_head·head_dim]` where it is left to [`StepAttention`] (then the
@@ -43,8 +43,9 @@ fn kernel_takes(head_dim: usize) -> bool {
     head_dim <= kernels::MAX_HEAD_DIM
 }
 
-/// The query/key/value projection `c_attn` of `x`, split into heads (views of the projection:
-/// no copies), its bias left to the attention where the GPU's kernel runs.
+/// The query/key/value projection `c_attn` of `x`, split into `n_head` query heads and
+/// `kv_heads` key and value heads (views of the projection: no copies), its bias left to the
+/// attention where the GPU's kernel runs.
 ///
 /// # Shapes
 /// - x `[batch, seq, n_embd]` → see [`Qkv`]
@@ -53,6 +54,7 @@ pub struct ProjectQkv<'a> {
     pub c_attn: &'a Conv1D,
     pub x: Tensor<3>,
     pub n_head: usize,
+    pub kv_heads: usize,
     /// Whether the bias may be left to the attention: not where rotary embeddings turn the
     /// queries and keys first.
     pub may_defer_bias: bool,
@@ -62,7 +64,7 @@ impl ProjectQkv<'_> {
     /// The projection with its bias, on `backend`, split into heads.
     fn biased(self, backend: Backend) -> Result<Qkv, ModelError> {
         let projected = self.c_attn.forward(backend, self.x, Then::Nothing)?;
-        let (query, keys_values) = split_heads(projected, self.n_head);
+        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
         Ok(Qkv {
             query,
             keys_values,
@@ -76,11 +78,13 @@ impl Op for ProjectQkv<'_> {
 
     fn gpu(self) -> Self::Output {
         let head_dim = self.x.dims()[2] / self.n_head.max(1);
-        if !(self.may_defer_bias && kernel_takes(head_dim)) {
+        // The kernel adds a bias over every head of the queries, keys and values alike.
+        let same_heads = self.kv_heads == self.n_head;
+        if !(self.may_defer_bias && same_heads && kernel_takes(head_dim)) {
             return self.biased(Backend::Gpu);
         }
         let projected = self.c_attn.product(self.x)?;
-        let (query, keys_values) = split_heads(projected, self.n_head);
+        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
         Ok(Qkv {
             query,
             keys_values,
@@ -103,7 +107,7 @@ impl Op for ProjectQkv<'_> {
             then: Then::Nothing,
         }
         .reference()?;
-        let (query, keys_values) = split_heads(projected, self.n_head);
+        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
         Ok(Qkv {
             query,
             keys_values,
@@ -254,7 +258,7 @@ fn with_bias(inputs: StepInputs) -> Composed {
 /// projection, as views of it: no copies.
 ///
 /// With one new token per row (every decoding step) the heads are read straight off the
-/// projection, `[batch, 3·n_head, 1, head_dim]` being its own memory order, and the query is a
+/// projection, `[batch, n_head + 2·kv_heads, 1, head_dim]` being its own memory order, and the query is a
 /// layout cubecl's matrix product takes as it is. Several tokens need a transpose, which stays a
 /// view here: the keys and values go into the cache as they are, and only the query is copied,
 /// inside its product (which needs each batch stride at least the row stride). Slicing
@@ -262,20 +266,20 @@ fn with_bias(inputs: StepInputs) -> Composed {
 /// reshape copies a strided tensor that has a dimension of size 1 (one row, or one token).
 ///
 /// # Shapes
-/// - qkv `[batch, seq, 3·n_embd]` → queries `[batch, n_head, seq, head_dim]`, keys and values
-///   `[batch, 2·n_head, seq, head_dim]`
-fn split_heads(qkv: Tensor<3>, n_head: usize) -> (Tensor<4>, Tensor<4>) {
+/// - qkv `[batch, seq, (n_head + 2·kv_heads)·head_dim]` → queries
+///   `[batch, n_head, seq, head_dim]`, keys and values `[batch, 2·kv_heads, seq, head_dim]`
+fn split_heads(qkv: Tensor<3>, n_head: usize, kv_heads: usize) -> (Tensor<4>, Tensor<4>) {
     let [batch, seq, width] = qkv.dims();
-    let head_dim = width / (3 * n_head);
+    let heads = n_head + 2 * kv_heads;
+    let head_dim = width / heads;
     let heads = if seq == 1 {
-        qkv.reshape([batch, 3 * n_head, 1, head_dim])
+        qkv.reshape([batch, heads, 1, head_dim])
     } else {
-        qkv.reshape([batch, seq, 3 * n_head, head_dim])
-            .swap_dims(1, 2)
+        qkv.reshape([batch, seq, heads, head_dim]).swap_dims(1, 2)
     };
     (
         heads.clone().narrow(1, 0, n_head),
-        heads.narrow(1, n_head, 2 * n_head),
+        heads.narrow(1, n_head, 2 * kv_heads),
     )
 }
 
@@ -423,7 +427,7 @@ mod tests {
             let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
             let qkv =
                 Tensor::<3>::from_data(TensorData::new(data, [batch, seq, 3 * n_embd]), &device);
-            let (q, kv) = split_heads(qkv.clone(), n_head);
+            let (q, kv) = split_heads(qkv.clone(), n_head, n_head);
             let k = kv.clone().narrow(1, 0, n_head);
             let v = kv.narrow(1, n_head, n_head);
             for (part, got) in [q.clone(), k, v].into_iter().enumerate() {
