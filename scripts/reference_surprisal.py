@@ -6,7 +6,7 @@ Run by a developer, not by CI (needs torch + minicons from PyPI):
     python3 -m venv ~/.cache/clozelab/minicons-venv && ~/.cache/clozelab/minicons-venv/bin/pip install minicons
     ~/.cache/clozelab/minicons-venv/bin/python scripts/reference_surprisal.py --out tests/fixtures/surprisal_minicons.json
 
-It writes each test model (two GPT-2s, one GPT-NeoX) with the built CLI (`clozelab make-test-model`), loads the folder
+It writes each test model (two GPT-2s, one GPT-NeoX, one Llama) with the built CLI (`clozelab make-test-model`), loads the folder
 into minicons' IncrementalLMScorer (float32, as clozelab runs it) and records, for every text,
 each word's surprisal in bits from
 
@@ -30,12 +30,15 @@ from minicons import scorer
 
 ROOT = Path(__file__).resolve().parent.parent
 # Two random GPT-2s of different shape and seed, so that a formula fitted to one would not pass,
-# and a random GPT-NeoX (Pythia's architecture, GPT-2's vocabulary; minicons reads its folder
-# with transformers' GPT-NeoX tokenizer).
+# a random GPT-NeoX (Pythia's architecture, GPT-2's vocabulary; minicons reads its folder
+# with transformers' GPT-NeoX tokenizer) and a random Llama (SmolLM2's architecture, 6 query heads
+# over 2 key/value heads; its folder ships tokenizer.json, read by the tokenizer class its
+# tokenizer_config.json names, as SmolLM2's is).
 MODELS = [
     {"seed": 0, "layers": 2, "dim": 64, "heads": 4},
     {"seed": 7, "layers": 3, "dim": 96, "heads": 6},
     {"family": "gpt-neox", "seed": 3, "layers": 2, "dim": 64, "heads": 2},
+    {"family": "llama", "seed": 5, "layers": 2, "dim": 96, "heads": 6, "kv-heads": 2},
 ]
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

@@ -6,11 +6,12 @@ use std::path::Path;
 use super::commands::{MakeTestModelArgs, TestFamily};
 use super::error::CliError;
 use super::flags::DEFAULT_TOKENIZER_DIR;
-use crate::model::Gpt2Config;
 use crate::model::testmodel::{
     generate_weights, test_config, test_gpt_neox_config, test_llama_config, to_safetensors,
 };
+use crate::model::{Family, Gpt2Config};
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
+use crate::text::tokenizer::{END_OF_TEXT, tokenizer_json};
 
 pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
     let MakeTestModelArgs {
@@ -65,7 +66,10 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Writes the deterministic test model folder of `config` (config, weights, vocab + merges).
+/// Writes the deterministic test model folder of `config`: config and weights, with the
+/// tokenizer as the family's released models ship it (GPT-2 and GPT-NeoX `vocab.json` +
+/// `merges.txt`, Llama a `tokenizer.json` and a `tokenizer_config.json` naming GPT-2's
+/// tokenizer class, as SmolLM2 has).
 pub fn write_test_model(
     out: &Path,
     seed: u64,
@@ -86,8 +90,26 @@ pub fn write_test_model(
     };
     write("config.json", config.to_hf_json().as_bytes())?;
     write("model.safetensors", &weights)?;
-    write("vocab.json", read_text(&vocab)?.as_bytes())?;
-    write("merges.txt", read_text(&merges)?.as_bytes())?;
+    let (vocab, merges) = (read_text(&vocab)?, read_text(&merges)?);
+    match config.family {
+        Family::Llama { .. } => {
+            write("tokenizer.json", &tokenizer_json(&vocab, &merges)?)?;
+            write(
+                "tokenizer_config.json",
+                serde_json::json!({
+                    "tokenizer_class": "GPT2Tokenizer",
+                    "bos_token": END_OF_TEXT, "eos_token": END_OF_TEXT, "unk_token": END_OF_TEXT,
+                    "add_prefix_space": false, "model_max_length": config.n_positions,
+                })
+                .to_string()
+                .as_bytes(),
+            )?;
+        }
+        _ => {
+            write("vocab.json", vocab.as_bytes())?;
+            write("merges.txt", merges.as_bytes())?;
+        }
+    }
     write(
         "clozelab-test-model.json",
         serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})

@@ -96,53 +96,60 @@ impl Gpt2Tokenizer {
         vocab_json: &str,
         merges_txt: &str,
     ) -> Result<Self, TokenizerError> {
-        let vocab: HashMap<String, u32> =
-            serde_json::from_str(vocab_json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
-        let mut merges = Vec::new();
-        for (index, line) in merges_txt.lines().enumerate() {
-            let line = line.trim_end_matches('\r');
-            if line.starts_with("#version") || line.is_empty() {
-                continue;
+        Self::from_tokenizer_json(&tokenizer_json(vocab_json, merges_txt)?)
+    }
+}
+
+/// The Hugging Face `tokenizer.json` of GPT-2's byte-level BPE with this `vocab.json` and
+/// `merges.txt` (as models that ship one, SmolLM2 and Pythia among them, have it).
+pub fn tokenizer_json(vocab_json: &str, merges_txt: &str) -> Result<Vec<u8>, TokenizerError> {
+    let vocab: HashMap<String, u32> =
+        serde_json::from_str(vocab_json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
+    let mut merges = Vec::new();
+    for (index, line) in merges_txt.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.starts_with("#version") || line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
+                merges.push(format!("{a} {b}"))
             }
-            let mut parts = line.split(' ');
-            match (parts.next(), parts.next(), parts.next()) {
-                (Some(a), Some(b), None) if !a.is_empty() && !b.is_empty() => {
-                    merges.push(format!("{a} {b}"))
-                }
-                _ => {
-                    return Err(TokenizerError::Merges {
-                        line: index + 1,
-                        text: line.chars().take(80).collect(),
-                    });
-                }
+            _ => {
+                return Err(TokenizerError::Merges {
+                    line: index + 1,
+                    text: line.chars().take(80).collect(),
+                });
             }
         }
-        let eot_id = vocab
-            .get(END_OF_TEXT)
-            .copied()
-            .unwrap_or(vocab.len() as u32);
-        let json = serde_json::json!({
-            "version": "1.0",
-            "truncation": null,
-            "padding": null,
-            "added_tokens": [{
-                "id": eot_id, "content": END_OF_TEXT, "single_word": false, "lstrip": false,
-                "rstrip": false, "normalized": true, "special": true
-            }],
-            "normalizer": null,
-            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
-            "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
-            "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-            "model": {
-                "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
-                "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
-                "vocab": vocab, "merges": merges
-            }
-        });
-        let bytes = serde_json::to_vec(&json).map_err(|e| TokenizerError::Vocab(e.to_string()))?;
-        Self::from_tokenizer_json(&bytes)
     }
+    let eot_id = vocab
+        .get(END_OF_TEXT)
+        .copied()
+        .unwrap_or(vocab.len() as u32);
+    let json = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{
+            "id": eot_id, "content": END_OF_TEXT, "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": true, "special": true
+        }],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {
+            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
+            "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
+            "vocab": vocab, "merges": merges
+        }
+    });
+    serde_json::to_vec(&json).map_err(|e| TokenizerError::Vocab(e.to_string()))
+}
 
+impl Gpt2Tokenizer {
     fn wrap(inner: tokenizers::Tokenizer) -> Self {
         let size = inner.get_vocab_size(true);
         let mut char_to_byte = HashMap::new();

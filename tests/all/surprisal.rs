@@ -37,6 +37,9 @@ struct Shape {
     layers: usize,
     dim: usize,
     heads: usize,
+    /// A Llama's key/value heads (`make-test-model --kv-heads`).
+    #[serde(default, rename = "kv-heads")]
+    kv_heads: Option<usize>,
 }
 
 fn load(
@@ -66,6 +69,12 @@ fn load(
                 shape.dim,
                 shape.heads,
             ),
+            Family::Llama => clozelab::model::testmodel::test_llama_config(
+                shape.layers,
+                shape.dim,
+                shape.heads,
+                shape.kv_heads.unwrap_or(shape.heads),
+            ),
         },
         Some(&vocab),
     )
@@ -88,8 +97,10 @@ fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
             shapes.push(case.model);
         }
     }
-    assert_eq!(shapes.len(), 3, "the fixture covers three test models");
-    assert!(shapes.iter().any(|s| s.family == Family::GptNeox));
+    assert_eq!(shapes.len(), 4, "the fixture covers four test models");
+    for family in [Family::GptNeox, Family::Llama] {
+        assert!(shapes.iter().any(|s| s.family == family), "{family:?}");
+    }
     let mut compared = 0;
     for shape in shapes {
         let (model, tokenizer) = load(shape);
@@ -124,6 +135,8 @@ enum Family {
     Gpt2,
     #[serde(rename = "gpt-neox")]
     GptNeox,
+    #[serde(rename = "llama")]
+    Llama,
 }
 
 #[test]
@@ -134,6 +147,7 @@ fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
         layers: 2,
         dim: 64,
         heads: 4,
+        kv_heads: None,
     };
     let (model, tokenizer) = load(shape);
     let options = SurprisalOptions {
@@ -199,6 +213,7 @@ fn a_stop_seen_by_any_estimator_is_the_surprisal_runs_stop() {
         layers: 2,
         dim: 64,
         heads: 4,
+        kv_heads: None,
     });
     let mut stop = FnMonitor {
         clock: || 0.0,
