@@ -71,6 +71,7 @@ phase "cargo test, and beside it the wasm32 build + clippy (trunk: the app and t
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 "$CLOZELAB_BIN" make-test-model --family gpt-neox --dim 64 --heads 2 --out public/models/test-gpt-neox 2>/dev/null
+"$CLOZELAB_BIN" make-test-model --family llama --dim 96 --heads 6 --kv-heads 2 --out public/models/test-llama 2>/dev/null
 # The native tests run while the wasm32 build compiles: alone, each left part of the two cores
 # idle (the tests' slowest few at the end, the build's single-threaded front end and links).
 # Cargo locks the build directory only while it checks and builds, not while tests run, so

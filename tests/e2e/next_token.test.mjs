@@ -1,6 +1,8 @@
 // The app's next-token screen against `clozelab next-token` and `clozelab word-prob`, on WebGPU
-// and with WebGPU absent, with the GPT-2 test model and the GPT-NeoX one (Pythia's architecture:
-// rotary embeddings, whose positions the cached decoding steps of a word's score exercise). A word's exact probability takes decoding steps with the key/value
+// and with WebGPU absent, with the GPT-2 test model, the GPT-NeoX one (Pythia's architecture:
+// rotary embeddings, whose positions the cached decoding steps of a word's score exercise) and
+// the Llama one (SmolLM2's: RMS norms, the SiLU gate, grouped key/value heads in the cache, its
+// tokenizer from tokenizer.json). A word's exact probability takes decoding steps with the key/value
 // cache (one row per tokenisation), which a next-token list does not: on WebGPU that is the
 // browser's fused engine on its cached path.
 import { test, before, after } from "node:test";
@@ -9,7 +11,12 @@ import { join } from "node:path";
 import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
-const MODEL_DIRS = { test: MODEL_DIR, "test-gpt-neox": join(ROOT, "public", "models", "test-gpt-neox") };
+const MODEL_DIRS = {
+  test: MODEL_DIR,
+  "test-gpt-neox": join(ROOT, "public", "models", "test-gpt-neox"),
+  "test-llama": join(ROOT, "public", "models", "test-llama"),
+};
+const ARCHITECTURE = { test: /\(GPT-2, /, "test-gpt-neox": /\(GPT-NeoX, /, "test-llama": /\(Llama, / };
 const CONTEXT = "The quick brown fox jumps over";
 const ONE_TOKEN = "The";
 const TOP = 15;
@@ -61,7 +68,7 @@ async function checkMode(webgpu, model = "test") {
     await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
     // The Model page names the architecture it loaded.
     await page.getByRole("link", { name: "Model", exact: true }).click();
-    assert.match(await page.getByTestId("model-loaded").innerText(), model === "test" ? /\(GPT-2, / : /\(GPT-NeoX, /);
+    assert.match(await page.getByTestId("model-loaded").innerText(), ARCHITECTURE[model]);
   } catch (e) {
     await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
     console.error(logs.join("\n"));
@@ -75,6 +82,8 @@ test("next-token distribution on WebGPU matches the CLI", { timeout: 2 * TIMEOUT
 test("next-token distribution with WebGPU absent falls back to the CPU and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false));
 test("GPT-NeoX: next tokens and a word's score on WebGPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true, "test-gpt-neox"));
 test("GPT-NeoX: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-gpt-neox"));
+test("Llama: next tokens and a word's score on WebGPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true, "test-llama"));
+test("Llama: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-llama"));
 
 // `?precision=f16`: f16 weights where the adapter offers shader-f16 (then the list stays within
 // the stated tolerance of the CLI's f32 one), else f32 with a note saying why.
