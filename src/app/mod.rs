@@ -3,6 +3,7 @@
 
 mod components;
 mod data;
+mod load_model;
 mod pages;
 mod state;
 mod stoppable_call;
@@ -51,7 +52,7 @@ fn App() -> impl IntoView {
     let in_study = in_jatos || web::query_param("study").is_some();
     let runtime = provide_runtime_context(in_study);
     if !in_study {
-        leptos::task::spawn_local(components::model_loader::load_initial_model(runtime));
+        leptos::task::spawn_local(load_model::load_initial_model(runtime));
     }
     // Results an earlier visit could not deliver go out again now (study or not), and whatever
     // is pending whenever the page is hidden or left, or the browser is back online.

@@ -362,9 +362,9 @@ pub struct ResultsArgs {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// A model folder whose surprisal of each target word fills trials.csv's surprisal columns
-    /// (on the CPU).
+    /// (on the CPU); repeat the flag for several models, each with columns of its own.
     #[arg(long, value_name = "DIR")]
-    pub model: Option<PathBuf>,
+    pub model: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -29,7 +29,7 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
         &known_passages(),
         args.data.rules(),
     )?;
-    if let Some(dir) = &args.model {
+    for dir in &args.model {
         add_surprisal(&mut study.data, dir)?;
     }
     let Some(tables) = study.tables() else {
@@ -56,7 +56,8 @@ pub fn results(args: &ResultsArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The model in `dir`'s surprisal of every context's target word, named by its folder.
+/// The model in `dir`'s surprisal of every context's target word, named by its folder (its path
+/// where another model has the same folder name).
 fn add_surprisal(
     data: &mut crate::analysis::dataset::Dataset,
     dir: &std::path::Path,
@@ -75,10 +76,14 @@ fn add_surprisal(
         &passages,
         &mut crate::estimators::progress::Unmonitored,
     ))?;
-    let name = dir
+    let folder = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
+    let name = match data.predictors.iter().any(|(name, _)| *name == folder) {
+        true => dir.display().to_string(),
+        false => folder,
+    };
     data.notes.extend(notes);
     data.predictors.push((name, by_context));
     Ok(())

@@ -30,7 +30,7 @@ pub struct Gpt2Config {
 }
 
 /// Why a `config.json` cannot describe a GPT-2 clozelab can run.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
     #[error("config.json is not valid JSON: {0}")]
     Json(String),

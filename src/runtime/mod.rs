@@ -1,4 +1,6 @@
-//! Running GPT-2: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]), a model folder read from a host whatever its tokenizer's layout ([`model_folder`]),
+//! Running a model: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]), a
+//! model folder read from a host whatever its tokenizer's layout ([`model_folder`]) and where
+//! it is, from a URL or a Hugging Face id and revision ([`model_source`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
 //! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
 //! on its device ([`speed`]), the surprisal of every context's target word
@@ -10,6 +12,7 @@ pub mod backend;
 pub mod distributions;
 pub mod engine;
 pub mod model_folder;
+pub mod model_source;
 pub mod productions;
 pub mod protocol;
 /// Test support: sample values of every variant of the protocol's enums.

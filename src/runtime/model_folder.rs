@@ -29,6 +29,20 @@ pub enum ModelFolderError {
         asked.iter().map(Answer::to_string).collect::<Vec<_>>().join("; ")
     )]
     NoTokenizer { base: String, asked: Vec<Answer> },
+    /// The folder's `config.json` describes a model clozelab does not run (found before the
+    /// weights are downloaded).
+    #[error("the model folder {base}: {error}")]
+    Config {
+        base: String,
+        error: crate::model::ConfigError,
+    },
+    /// The weights are not there as safetensors.
+    #[error(
+        "the model folder {base} has no {answer}. clozelab reads weights from model.safetensors \
+         only; a revision that holds pytorch_model.bin alone can be saved as safetensors with \
+         transformers (docs/researchers.md, Models)"
+    )]
+    NoSafetensors { base: String, answer: Answer },
 }
 
 fn answer(file: &str, what_came_back: impl Into<String>) -> Answer {
@@ -55,6 +69,13 @@ where
         .map_err(|what| missing("config.json", what))?;
     let config_json =
         String::from_utf8(config).map_err(|_| missing("config.json", "not UTF-8 text".into()))?;
+    // Refused before the tokenizer and the weights (hundreds of MB) are asked for.
+    crate::model::Gpt2Config::from_hf_json(&config_json).map_err(|error| {
+        ModelFolderError::Config {
+            base: base.to_string(),
+            error,
+        }
+    })?;
     let mut asked = Vec::new();
     let mut tokenizer = None;
     'layouts: for layout in TOKENIZER_LAYOUTS {
@@ -87,9 +108,13 @@ where
         base: base.to_string(),
         asked,
     })?;
-    let weights = get("model.safetensors")
-        .await
-        .map_err(|what| missing("model.safetensors", what))?;
+    let weights =
+        get("model.safetensors")
+            .await
+            .map_err(|what| ModelFolderError::NoSafetensors {
+                base: base.to_string(),
+                answer: answer("model.safetensors", what),
+            })?;
     Ok(ModelParts {
         config_json,
         weights,
@@ -106,6 +131,9 @@ mod tests {
     use crate::data::served_file::{FileKind, check};
 
     const PAGE: &str = "<!DOCTYPE html><html><head></head><body></body></html>";
+    /// A GPT-2 `config.json`.
+    const CONFIG: &[u8] = br#"{"n_layer": 1, "n_head": 1, "n_embd": 4, "vocab_size": 5,
+        "n_positions": 8, "layer_norm_epsilon": 1e-5}"#;
 
     /// A host holding `files`; with `fallback`, every other path is answered with the page and
     /// status 200, as `trunk serve` and single-page static hosts do. Records what was asked.
@@ -154,7 +182,7 @@ mod tests {
         let weights = weights();
         let host = Host::new(
             &[
-                ("config.json", b"{}"),
+                ("config.json", CONFIG),
                 ("vocab.json", b"{\"a\":0}"),
                 ("merges.txt", b"#version: 0.2\n"),
                 ("model.safetensors", &weights),
@@ -184,7 +212,7 @@ mod tests {
         let weights = weights();
         let host = Host::new(
             &[
-                ("config.json", b"{}"),
+                ("config.json", CONFIG),
                 ("encoder.json", b"{\"a\":0}"),
                 ("vocab.bpe", b"#version: 0.2\n"),
                 ("model.safetensors", &weights),
@@ -202,7 +230,7 @@ mod tests {
         let weights = weights();
         let host = Host::new(
             &[
-                ("config.json", b"{}"),
+                ("config.json", CONFIG),
                 ("tokenizer.json", b"{\"model\":{}}"),
                 ("model.safetensors", &weights),
             ],
@@ -220,7 +248,7 @@ mod tests {
         // vocab.json is there, its merges are not.
         let host = Host::new(
             &[
-                ("config.json", b"{}"),
+                ("config.json", CONFIG),
                 ("vocab.json", b"{}"),
                 ("model.safetensors", &weights),
             ],
@@ -247,13 +275,35 @@ mod tests {
             read(&host).unwrap_err().to_string(),
             "the model folder models/test/ has no config.json: HTTP 404 Not Found"
         );
-        let host = Host::new(&[("config.json", b"{}"), ("tokenizer.json", b"{}")], true);
+        let host = Host::new(&[("config.json", CONFIG), ("tokenizer.json", b"{}")], true);
         let message = read(&host).unwrap_err().to_string();
         assert!(
             message.starts_with(
                 "the model folder models/test/ has no model.safetensors: an HTML page"
-            ),
+            ) && message.contains("pytorch_model.bin"),
             "{message}"
         );
+    }
+
+    /// A model clozelab does not run is refused by its config, before the tokenizer and the
+    /// weights are downloaded.
+    #[test]
+    fn an_unsupported_config_is_refused_before_the_weights_are_asked_for() {
+        let weights = weights();
+        let config = br#"{"model_type": "opt", "hidden_size": 768}"#;
+        let host = Host::new(
+            &[
+                ("config.json", config),
+                ("tokenizer.json", b"{}"),
+                ("model.safetensors", &weights),
+            ],
+            false,
+        );
+        let message = read(&host).unwrap_err().to_string();
+        assert!(
+            message.contains("models/test/") && message.contains("\"opt\""),
+            "{message}"
+        );
+        assert_eq!(*host.asked.borrow(), ["config.json"]);
     }
 }

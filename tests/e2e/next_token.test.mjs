@@ -41,7 +41,7 @@ async function checkMode(webgpu, model = "test") {
     assert.equal(await page.getByTestId("precision").getAttribute("data-precision"), "f32");
     assert.match(await page.getByTestId("backend-status").innerText(), /weights in f32/);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
-    assert.match(await page.getByTestId("random-model-warning").innerText(), /random TEST model/);
+    assert.match(await page.getByTestId("random-model-warning").innerText(), /random TEST models, not a trained one/);
 
     // A one-token context first: its forward pass is one row (on the CPU, the packed weights'
     // one-row loop), the longer one's several.

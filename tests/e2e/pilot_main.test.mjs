@@ -208,6 +208,33 @@ test("a pilot and a main study with a passage p1 of different texts, merged: eve
     // The pilot's and the main study's position 2 are different words of different texts.
     const second = (name) => withModel.rows.find((r) => r.study_id === `cloze-${name}` && r.position === "2").surprisal_bits;
     assert.notEqual(second("pilot"), second("main"));
+    // Several models: each its own column group (numbered from 2), each value the one
+    // `clozelab surprisal` gives with that model; the first group as with one model.
+    const models = ["public/models/test", "public/models/test-gpt-neox", "public/models/test-llama"];
+    const cliModels = join(dir, "cli-models");
+    execFileSync(cliBinary(), ["results", "--file", exports.pilot, "--file", exports.main, "--file", samples, ...models.flatMap((m) => ["--model", m]), "--out", cliModels], { stdio: ["ignore", "ignore", "pipe"] });
+    const withModels = parseCsv(await readFile(join(cliModels, "trials.csv"), "utf8"));
+    const numbered = [2, 3].flatMap((n) => surprisalColumns.map((c) => `${c}_${n}`));
+    assert.deepEqual(withModels.header.filter((c) => !withModel.header.includes(c)), numbered);
+    const codebook = parseCsv(await readFile(join(cliModels, "codebook.csv"), "utf8"));
+    for (const column of numbered) assert.ok(codebook.rows.some((r) => r.table === "trials.csv" && r.column === column), `codebook: ${column}`);
+    const scored = new Map();
+    const wordsOf = (model, text) => {
+      if (!scored.has(model + text)) {
+        const out = execFileSync(cliBinary(), ["surprisal", "--model", model, "--text", text, "--samples", "0", "--json"], { stdio: ["ignore", "pipe", "pipe"] });
+        scored.set(model + text, out.toString().trim().split("\n").map((line) => JSON.parse(line)));
+      }
+      return scored.get(model + text);
+    };
+    withModels.rows.forEach((r, i) => {
+      for (const column of withModel.header) assert.equal(r[column], withModel.rows[i][column], column);
+      [2, 3].forEach((n) => {
+        assert.equal(r[`surprisal_model_${n}`], models[n - 1].split("/").pop());
+        const word = wordsOf(models[n - 1], textOf(r.study_id))[Number(r.position) - 1];
+        assert.equal(Number(r[`surprisal_bits_${n}`]), word.surprisal_bits, `model ${n}, ${r.study_id} ${r.position}`);
+      });
+    });
+    assert.notEqual(withModels.rows[0].surprisal_bits_2, withModels.rows[0].surprisal_bits_3);
   } finally {
     served.server.close();
   }

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::components::model_loader::{HUB_GPT2_URL, load_from_url};
+use crate::app::load_model::{HUB_GPT2_URL, load_from_url};
 use crate::app::state::{ModelState, use_runtime};
 
 /// Where the app command writes the random test model (public/models/test/, served by Trunk).

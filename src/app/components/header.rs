@@ -21,7 +21,7 @@ pub fn Header(in_study: bool) -> impl IntoView {
             <h1>"clozelab"</h1>
             <Show when=move || !in_study>
                 <p class="tagline">
-                    "How does GPT-2's uncertainty compare with yours? Everything runs on your machine."
+                    "How does a language model's uncertainty compare with yours? Everything runs on your machine."
                 </p>
                 <nav class="app-nav" aria-label="Pages">
                     <A href=link("/")>"Play"</A>
@@ -55,9 +55,10 @@ pub fn Header(in_study: bool) -> impl IntoView {
                                                 data-testid="random-model-warning"
                                                 role="alert"
                                             >
-                                                "This is clozelab's random TEST model, not GPT-2: \
-                                                    its predictions are noise. Load real GPT-2 \
-                                                    (Model) to compare with people."
+                                                "This is one of clozelab's random TEST models, not \
+                                                    a trained one: its predictions are noise. Load \
+                                                    GPT-2 or another real model (Model) to compare \
+                                                    with people."
                                             </span>
                                         }
                                     })}

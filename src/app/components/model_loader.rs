@@ -1,70 +1,18 @@
-//! Loading GPT-2 into the inference worker: from a URL (the worker downloads it and keeps it in
-//! Cache Storage), or from local files sent to the worker chunk by chunk, so the page never
-//! holds a whole weights file.
+//! The Model page's loader: what is loaded, a model switched by URL or hub id ([`ModelSwitch`],
+//! through [`crate::app::load_model`]), or local files sent to the worker chunk by chunk, so the
+//! page never holds a whole weights file.
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use crate::app::components::model_switch::ModelSwitch;
+use crate::app::load_model::{HUB_GPT2_ID, finish};
 use crate::app::state::{ModelState, RuntimeContext, use_runtime};
 use crate::app::web::{WebError, query_param};
 use crate::app::worker_client::CallError;
 use crate::runtime::protocol::{
-    ModelFolder, Reply, Request, UploadBeginRequest, UploadChunkRequest, chunk_ranges,
+    Reply, Request, UploadBeginRequest, UploadChunkRequest, chunk_ranges,
 };
-
-/// The Hugging Face hub's GPT-2 small (its `resolve` URLs serve CORS).
-pub const HUB_GPT2_URL: &str = "https://huggingface.co/openai-community/gpt2/resolve/main/";
-/// Where the download step of docs/researchers.md (Models) puts real GPT-2 (served by Trunk from public/).
-pub const LOCAL_GPT2_URL: &str = "/models/gpt2/";
-
-/// Shows the worker's final reply to a load.
-fn finish(ctx: RuntimeContext, reply: Reply) {
-    ctx.model.set(match reply {
-        Reply::ModelReady(summary) => ModelState::Ready(summary),
-        Reply::Failed(e) => ModelState::Failed(e),
-        other => ModelState::Failed(format!("unexpected reply {other:?}")),
-    });
-}
-
-/// Has the worker download the model folder at `base` (relative URLs resolve against the app's
-/// root, where the worker script lives).
-pub async fn load_from_url(ctx: RuntimeContext, base: String) {
-    ctx.model.set(ModelState::Loading {
-        step: "config.json".into(),
-        loaded: 0,
-        total: None,
-    });
-    let on_progress = Box::new(move |reply: &Reply| {
-        if let Reply::Loading {
-            step,
-            loaded,
-            total,
-        } = reply
-        {
-            ctx.model.set(ModelState::Loading {
-                step: step.clone(),
-                loaded: *loaded,
-                total: *total,
-            });
-        }
-    });
-    let reply = ctx
-        .client()
-        .start(Request::LoadUrl(ModelFolder { base }), Some(on_progress))
-        .reply()
-        .await;
-    finish(ctx, reply);
-}
-
-/// At start: the model named by `?model=URL`, else real GPT-2 from public/models/ if the
-/// download step of docs/researchers.md put it there. Nothing is downloaded from the hub unasked.
-pub async fn load_initial_model(ctx: RuntimeContext) {
-    if let Some(url) = query_param("model") {
-        load_from_url(ctx, url).await;
-    } else if crate::app::web::local_model::is_served(LOCAL_GPT2_URL).await {
-        load_from_url(ctx, LOCAL_GPT2_URL.to_string()).await;
-    }
-}
 
 /// Why the chosen files did not reach the worker.
 #[derive(Debug, thiserror::Error)]
@@ -136,8 +84,6 @@ async fn load_from_files(ctx: RuntimeContext, list: web_sys::FileList) {
 #[component]
 pub fn ModelLoader() -> impl IntoView {
     let ctx = use_runtime();
-    let url = RwSignal::new(query_param("model").unwrap_or_else(|| HUB_GPT2_URL.to_string()));
-    let busy = move || matches!(ctx.model.get(), ModelState::Loading { .. });
     let on_files = move |list: Option<web_sys::FileList>| {
         if let Some(list) = list.filter(|l| l.length() > 0) {
             leptos::task::spawn_local(load_from_files(ctx, list));
@@ -151,7 +97,7 @@ pub fn ModelLoader() -> impl IntoView {
                     ModelState::Empty => {
                         view! {
                             <p>
-                                "No model loaded. Load GPT-2 from a URL or from files on your computer."
+                                "No model loaded. Load one (GPT-2, a Pythia or a SmolLM2) from the hub, a URL or files on your computer."
                             </p>
                         }
                             .into_any()
@@ -196,24 +142,7 @@ pub fn ModelLoader() -> impl IntoView {
                     }
                 }}
             </div>
-            <form
-                class="load-url"
-                on:submit=move |ev| {
-                    ev.prevent_default();
-                    leptos::task::spawn_local(load_from_url(ctx, url.get_untracked()));
-                }
-            >
-                <label for="model-url">"Model folder URL"</label>
-                <input
-                    id="model-url"
-                    type="url"
-                    prop:value=move || url.get()
-                    on:input=move |ev| url.set(event_target_value(&ev))
-                />
-                <button type="submit" disabled=busy>
-                    "Load from URL"
-                </button>
-            </form>
+            <ModelSwitch initial=query_param("model").unwrap_or_else(|| HUB_GPT2_ID.to_string()) />
             <div
                 class="drop-zone"
                 on:dragover=move |ev| ev.prevent_default()

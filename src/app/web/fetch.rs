@@ -16,7 +16,7 @@ use crate::data::served_file::{self, FileKind};
 const CACHE_NAME: &str = "clozelab-models-v1";
 
 /// `caches` of the page or of the worker (both globals have it).
-async fn open_cache() -> Option<Cache> {
+pub(super) async fn open_cache() -> Option<Cache> {
     let caches: web_sys::CacheStorage =
         Reflect::get(&js_sys::global(), &JsValue::from_str("caches"))
             .ok()?

@@ -19,6 +19,7 @@ pub mod idb_questions;
 pub mod idb_requests;
 pub mod jatos_batch;
 pub mod jatos_client;
+pub mod kept_models;
 pub mod local_model;
 pub mod norming_state_file;
 pub mod outbox;

@@ -177,7 +177,7 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 25] = [
     (
         "model",
         "string",
-        "The system whose samples give model_probability (the first of the analysis); empty without samples of this context.",
+        "The system whose samples give model_probability (the first of the analysis; further ones in model_2, model_3, …); empty without its samples of this context.",
     ),
     (
         "model_probability",
@@ -202,7 +202,7 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 25] = [
     (
         "surprisal_model",
         "string",
-        "The model whose surprisal of the target word follows (the first given: `clozelab results --model`, or the Analysis page's model); empty without one.",
+        "The model whose surprisal of the target word follows (the first given: `clozelab results --model`, or the Analysis page's first model; further ones in surprisal_model_2, …); empty without one.",
     ),
     (
         "surprisal_bits",
@@ -364,20 +364,29 @@ pub const TOKEN_COLUMNS: [(&str, &str, &str); 16] = [
 ];
 
 /// `codebook.csv`: every column of `trials.csv` and `token_trials.csv` with its type and what
-/// it holds; `questions` (id, text) give the `q_<id>` columns.
-pub fn codebook_csv(questions: &[(String, String)]) -> String {
+/// it holds; `questions` (id, text) give the `q_<id>` columns, `further_models` the trial
+/// table's columns of the second and later models (name, type, description).
+pub fn codebook_csv(
+    questions: &[(String, String)],
+    further_models: &[(String, String, String)],
+) -> String {
     let run = RUN_COLUMNS.iter().map(|c| (RUN_TABLES, *c));
     let trials = TRIAL_COLUMNS.iter().map(|c| ("trials.csv", *c));
     let tokens = TOKEN_COLUMNS.iter().map(|c| ("token_trials.csv", *c));
     let runs = RUNS_COLUMNS.iter().map(|c| ("runs.csv", *c));
-    let mut rows: Vec<Vec<String>> = run
-        .chain(trials)
-        .chain(tokens)
-        .chain(runs)
-        .map(|(table, (name, kind, about))| {
-            vec![table.into(), name.into(), kind.into(), about.into()]
-        })
-        .collect();
+    let row = |(table, (name, kind, about)): (&str, (&str, &str, &str))| {
+        vec![table.into(), name.into(), kind.into(), about.into()]
+    };
+    let mut rows: Vec<Vec<String>> = run.chain(trials).map(row).collect();
+    rows.extend(further_models.iter().map(|(name, kind, about)| {
+        vec![
+            "trials.csv".into(),
+            name.clone(),
+            kind.clone(),
+            about.clone(),
+        ]
+    }));
+    rows.extend(tokens.chain(runs).map(row));
     rows.extend(questions.iter().map(|(id, about)| {
         vec![
             RUN_TABLES.into(),

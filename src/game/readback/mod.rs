@@ -10,6 +10,7 @@ pub mod codebook;
 pub mod exclusions;
 pub mod imports;
 pub mod jatos_export;
+pub mod model_columns;
 pub mod norming_progress;
 pub mod participant_flow;
 pub mod results;

@@ -1,8 +1,9 @@
 //! The study's trial table: every answer of every run in one long, tidy CSV for R or Python —
 //! one row per answer with who gave it (participant, run, list and how it was chosen, worker
 //! type, pilot), what they saw (passage, item, condition, position, context), what they
-//! answered (as typed and normalised, with the response times), the model's probability of it
-//! (estimated from the first system's samples of that context, as the analyses do), their run's
+//! answered (as typed and normalised, with the response times), each model's probability of it
+//! and surprisal of the target ([`super::model_columns`]: estimated from each system's samples
+//! of that context, as the analyses do), their run's
 //! attention checks, questionnaire answers, consent time and device, and the exclusion reason
 //! (empty when kept). Token-game answers get a table of their own with the same run columns.
 //! [`codebook_csv`] documents every column; `docs/researchers.md` shows R and Python reading it.
@@ -11,10 +12,10 @@ use std::collections::BTreeMap;
 
 use super::codebook::{RUN_COLUMNS, RUNS_COLUMNS, TOKEN_COLUMNS, TRIAL_COLUMNS, codebook_csv};
 use super::exclusions::Exclusion;
+use super::model_columns::ModelColumns;
 use super::participant_flow::ParticipantFlow;
 use super::results_merge::StudyResults;
 use crate::analysis::dataset::Dataset;
-use crate::analysis::metrics::EntropyEstimate;
 use crate::analysis::passage_texts::{PassageTexts, text_fingerprint};
 use crate::data::participant_run::ParticipantRun;
 use crate::data::rfc3339::epoch_ms;
@@ -175,13 +176,19 @@ pub fn study_tables(
         .iter()
         .map(|e| ((e.participant.as_str(), e.run.as_str()), e))
         .collect();
-    let header = |answer_columns: &[(&str, &str, &str)]| -> Vec<String> {
+    let models = ModelColumns {
+        systems: &data.systems,
+        predictors: &data.predictors,
+    };
+    let further = models.further_columns();
+    let header = |answer_columns: &[(&str, &str, &str)], more: &[(String, String, String)]| {
         RUN_COLUMNS
             .iter()
             .chain(answer_columns)
             .map(|(name, _, _)| name.to_string())
+            .chain(more.iter().map(|(name, _, _)| name.clone()))
             .chain(questions.iter().map(|(id, _)| format!("q_{id}")))
-            .collect()
+            .collect::<Vec<String>>()
     };
     let row_start = |participant: &str, run: &str| {
         let key = (participant, run);
@@ -238,22 +245,7 @@ pub fn study_tables(
                     r.position,
                 ),
             };
-            let model = context.and_then(|c| {
-                data.systems.iter().find_map(|(name, samples)| {
-                    let s = samples.get(&c.key())?;
-                    let total: f64 = s.words.values().sum();
-                    (total > 0.0).then(|| {
-                        let count = s.words.get(&normalized).copied().unwrap_or(0.0);
-                        let entropy = EntropyEstimate::from_counts(s.words.values().copied()).ok();
-                        (name.clone(), count / total, total, entropy)
-                    })
-                })
-            });
-            let surprisal = context.and_then(|c| {
-                data.predictors
-                    .iter()
-                    .find_map(|(name, by_context)| Some((name, by_context.get(&c.key())?)))
-            });
+            let key_of_context = context.map(|c| c.key());
             cells.extend([
                 r.passage.clone(),
                 key.map(|k| k.text_id.to_string()).unwrap_or_default(),
@@ -275,24 +267,13 @@ pub fn study_tables(
                 r.timestamp.clone(),
                 trial_index.to_string(),
                 ms_cell(elapsed),
-                model.as_ref().map(|m| m.0.clone()).unwrap_or_default(),
-                number_cell(model.as_ref().map(|m| m.1)),
-                model.as_ref().map(|m| m.2.to_string()).unwrap_or_default(),
-                number_cell(model.as_ref().and_then(|m| m.3).map(|e| e.bits)),
-                number_cell(
-                    model
-                        .as_ref()
-                        .and_then(|m| m.3)
-                        .map(|e| e.standard_error_bits),
-                ),
-                surprisal.map(|s| s.0.clone()).unwrap_or_default(),
-                number_cell(surprisal.map(|s| s.1.surprisal_bits)),
-                number_cell(surprisal.and_then(|s| s.1.surprisal_all_segmentations_bits)),
             ]);
+            cells.extend(models.first_cells(key_of_context, &normalized));
+            cells.extend(models.further_cells(key_of_context, &normalized));
             cells.extend(answers);
             cells
         });
-    let header_trials = header(&TRIAL_COLUMNS);
+    let header_trials = header(&TRIAL_COLUMNS, &further);
     let refs: Vec<&str> = header_trials.iter().map(String::as_str).collect();
     let trials = write_delimited(&refs, trial_rows, Delimiter::Comma);
     let tokens = (!results.top1.is_empty() || !results.two_token.is_empty()).then(|| {
@@ -342,7 +323,7 @@ pub fn study_tables(
             cells.extend(answers);
             cells
         });
-        let header_tokens = header(&TOKEN_COLUMNS);
+        let header_tokens = header(&TOKEN_COLUMNS, &[]);
         let refs: Vec<&str> = header_tokens.iter().map(String::as_str).collect();
         write_delimited(&refs, top1.chain(two), Delimiter::Comma)
     });
@@ -357,7 +338,7 @@ pub fn study_tables(
         cells.extend(answers);
         cells
     });
-    let header_runs = header(&RUNS_COLUMNS);
+    let header_runs = header(&RUNS_COLUMNS, &[]);
     let refs: Vec<&str> = header_runs.iter().map(String::as_str).collect();
     let runs_csv = write_delimited(&refs, run_rows, Delimiter::Comma);
     let kept: Vec<&crate::data::ResponseRecord> = results
@@ -371,7 +352,7 @@ pub fn study_tables(
         runs: runs_csv,
         norms: super::study_norms::norms_csv(&kept, data, texts),
         flow: ParticipantFlow::of(&results.participants, exclusions),
-        codebook: codebook_csv(&questions),
+        codebook: codebook_csv(&questions, &further),
         exclusions: super::exclusions::exclusions_csv(exclusions),
     }
 }

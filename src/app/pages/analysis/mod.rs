@@ -197,7 +197,11 @@ pub fn AnalysisPage() -> impl IntoView {
                             on_done=Callback::new(move |
                                 new: crate::analysis::predictors::ModelPredictors|
                             {
-                                predictors.set(vec![new]);
+                                predictors
+                                    .update(|all| {
+                                        all.retain(|(name, _)| name != &new.0);
+                                        all.push(new);
+                                    });
                                 analyse.dispatch(());
                             })
                         />

@@ -1,11 +1,13 @@
-//! GPT-2 as one more system on the Analysis page: the loaded model samples words for every
-//! context of the dataset in the worker (progress, time left, stop). Each context's result is
+//! The loaded model as one more system on the Analysis page: it samples words for every context
+//! of the dataset in the worker (progress, time left, stop); switching the model here and
+//! sampling again adds another, a row of Table 1 each. Each context's result is
 //! cached in IndexedDB under the model's weight hash and the settings, so a reload (or a second
 //! run) goes on where it stopped instead of starting over.
 
 use super::sample_contexts::{Run, sample_all};
 use leptos::prelude::*;
 
+use crate::app::components::model_switch::ModelSwitch;
 use crate::app::components::run_stop::RunStop;
 use crate::app::components::with_model::WithModel;
 use crate::app::state::use_runtime;
@@ -54,6 +56,7 @@ pub fn ModelSamples(
     view! {
         <section class="model-samples" data-testid="model-samples">
             <h3>"The loaded model as a system"</h3>
+            <ModelSwitch />
             <WithModel
                 needs="Sampling the model's words for every context needs the model"
                 render=move |m| {

@@ -3,6 +3,7 @@
 
 mod word_probability;
 
+use crate::app::components::model_switch::ModelSwitch;
 use leptos::prelude::*;
 
 use crate::app::components::distribution_chart::DistributionChart;
@@ -64,6 +65,7 @@ pub fn NextTokenPage() -> impl IntoView {
     view! {
         <section class="next-token" aria-labelledby="next-token-heading">
             <h2 id="next-token-heading">"Next token"</h2>
+            <ModelSwitch />
             <label for="context">"Context"</label>
             <textarea
                 id="context"

@@ -1,5 +1,6 @@
-//! Play mode's feedback for one guess: right or wrong, the humans' and GPT-2's words side by
-//! side (Figure 1 of Ilia & Aziz), their TVD, and the running score.
+//! Play mode's feedback for one guess: right or wrong, the humans' and the loaded model's words
+//! side by side (Figure 1 of Ilia & Aziz), their TVD, and the running score. The model is named
+//! as loaded (GPT-2, a Pythia, a SmolLM2: switched on the Model page).
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use super::controller::{FEEDBACK_SAMPLES, ModelFeedback, use_game};
 use crate::analysis::metrics::{WordDistribution, tvd};
 use crate::app::components::word_bars::WordBars;
 use crate::app::data::use_lab_data;
+use crate::runtime::model_source::short_name;
 
 fn percent(x: Option<f64>) -> String {
     x.map_or("—".to_string(), |v| format!("{:.0}%", v * 100.0))
@@ -18,6 +20,12 @@ fn percent(x: Option<f64>) -> String {
 pub fn Feedback() -> impl IntoView {
     let game = use_game();
     let lab = use_lab_data();
+    let runtime = crate::app::state::use_runtime();
+    let model_name = move || {
+        runtime
+            .model_summary()
+            .map_or("the model".to_string(), |m| short_name(&m.name))
+    };
     let Some(r) = game.reveal.get_untracked() else {
         return ().into_any();
     };
@@ -62,14 +70,18 @@ pub fn Feedback() -> impl IntoView {
                     })}
                 {move || match game.model_feedback.get() {
                     ModelFeedback::NoModel => {
-                        view! { <p>"Load a model (Model page) to compare with GPT-2."</p> }
-                            .into_any()
+                        view! { <p>"Load a model (Model page) to compare with it."</p> }.into_any()
                     }
                     ModelFeedback::Computing => {
-                        view! { <p aria-live="polite">"GPT-2 is guessing…"</p> }.into_any()
+                        view! {
+                            <p aria-live="polite">{format!("{} is guessing…", model_name())}</p>
+                        }
+                            .into_any()
                     }
                     ModelFeedback::Failed(e) => {
-                        view! { <p class="error">{format!("GPT-2 could not guess: {e}")}</p> }
+                        view! {
+                            <p class="error">{format!("{} could not guess: {e}", model_name())}</p>
+                        }
                             .into_any()
                     }
                     ModelFeedback::Ready(d) => {
@@ -80,7 +92,7 @@ pub fn Feedback() -> impl IntoView {
                         let distance = human.as_ref().zip(model.as_ref()).map(|(h, m)| tvd(h, m));
                         view! {
                             <WordBars
-                                title=format!("GPT-2 ({FEEDBACK_SAMPLES} samples)")
+                                title=format!("{} ({FEEDBACK_SAMPLES} samples)", model_name())
                                 dist=d
                                 mine=mine2.clone()
                                 truth=truth2.clone()
@@ -91,7 +103,8 @@ pub fn Feedback() -> impl IntoView {
                                     view! {
                                         <p data-testid="tvd">
                                             {format!(
-                                                "Total variation distance, GPT-2 vs humans: {t:.2}",
+                                                "Total variation distance, {} vs humans: {t:.2}",
+                                                model_name(),
                                             )}
                                         </p>
                                     }
@@ -105,8 +118,9 @@ pub fn Feedback() -> impl IntoView {
                 {move || {
                     let s = game.score.get();
                     format!(
-                        "Top-1 accuracy — you: {} · GPT-2: {} · average human: {}",
+                        "Top-1 accuracy — you: {} · {}: {} · average human: {}",
                         percent(s.participant_accuracy()),
+                        model_name(),
                         percent(s.model_accuracy()),
                         percent(s.human_accuracy()),
                     )

@@ -9,6 +9,7 @@ mod passage_list;
 mod study_from;
 mod trial;
 
+use crate::app::components::model_switch::ModelSwitch;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -165,6 +166,8 @@ pub(crate) fn GameRun(config: StudyConfig, experiment: bool) -> impl IntoView {
                     };
                     view! {
                         {trial_or_check}
+                        // Outside a study a player may compare with another model.
+                        {(!experiment).then(|| view! { <ModelSwitch /> })}
                         {experiment
                             .then(|| {
                                 view! {

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use super::TokenGameBody;
 use super::controller::{Stage, TokenGame};
 use crate::app::components::completion::leave_study;
-use crate::app::components::model_loader::{LOCAL_GPT2_URL, load_from_url};
+use crate::app::load_model::{LOCAL_GPT2_URL, load_from_url};
 use crate::app::state::use_runtime;
 use crate::app::texts::use_texts;
 use crate::app::web::clock::timestamp;
