@@ -42,7 +42,15 @@ fn f16_gpu() -> Option<ComputeDevice> {
 }
 
 fn load(compute: &ComputeDevice, precision: Precision) -> (Gpt2, Gpt2Tokenizer) {
-    let files = read_model_dir(common::test_model_dir()).unwrap();
+    load_from(common::test_model_dir(), compute, precision)
+}
+
+fn load_from(
+    dir: &std::path::Path,
+    compute: &ComputeDevice,
+    precision: Precision,
+) -> (Gpt2, Gpt2Tokenizer) {
+    let files = read_model_dir(dir).unwrap();
     let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
     (model.with_precision(precision).unwrap(), files.tokenizer)
 }
@@ -130,6 +138,32 @@ fn precision_is_named_and_refused_where_it_cannot_run() {
         model.with_precision(Precision::F16).err(),
         Some(PrecisionError::CpuBackend)
     );
+}
+
+/// The other families in f16 (their rotary angles, RMS norms and SiLU gate computed in f32 on
+/// f16 weights, as GPT-2's norms and GELU are) by the same tolerance, on the golden contexts.
+#[test]
+fn f16_on_the_gpu_keeps_gpt_neox_and_llama_next_tokens() {
+    let Some(gpu) = f16_gpu() else { return };
+    for dir in [common::test_gpt_neox_model_dir(), common::test_llama_model_dir()] {
+        let (half, tokenizer) = load_from(dir, &gpu, Precision::F16);
+        assert_eq!(half.precision(), Precision::F16);
+        let (full, _) = load_from(dir, &cpu_device(), Precision::F32);
+        for text in [
+            "The quick brown fox jumps over the lazy dog.",
+            "In 1999, the U.S. economy grew by 4.2%",
+        ] {
+            let ids = tokenizer.encode(text).unwrap();
+            let label = format!("{} {text}", dir.display());
+            let worst = check_positions(
+                &label,
+                &next_token_probs(&half, &ids),
+                &next_token_probs(&full, &ids),
+                F16_MAX_TVD,
+            );
+            eprintln!("{label}: worst next-token TVD {worst:e}");
+        }
+    }
 }
 
 #[test]
