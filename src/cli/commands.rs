@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand};
 
 use super::bench::args::{BenchAttentionArgs, BenchForwardArgs, BenchSpeedArgs, BenchWordsArgs};
 use super::flags::{
-    ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, Table1Flags, Truth,
+    ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, ModelSystemFlags,
+    Table1Flags, Truth,
 };
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
 use crate::data::provo::ContextKey;
@@ -342,6 +343,8 @@ pub struct Table1Args {
     pub provo: PathBuf,
     #[command(flatten)]
     pub table1: Table1Flags,
+    #[command(flatten)]
+    pub models: ModelSystemFlags,
     /// Also write the per-context figures to this CSV.
     #[arg(long, value_name = "FILE")]
     pub per_context: Option<PathBuf>,
@@ -376,6 +379,8 @@ pub struct FiguresArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub table1: Table1Flags,
+    #[command(flatten)]
+    pub models: ModelSystemFlags,
     /// Game exports (long format, CSV or JSON) to add as people's responses (repeat the flag).
     #[arg(long = "responses", value_name = "EXPORT")]
     pub responses: Vec<PathBuf>,

@@ -144,7 +144,8 @@ pub fn token_level(args: &TokenLevelArgs) -> Result<(), CliError> {
 }
 
 pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
-    let data = dataset(&args.data, &args.responses)?;
+    let mut data = dataset(&args.data, &args.responses)?;
+    super::model_systems::add_model_systems(&mut data, &args.models, args.table1.seed)?;
     let out = &args.out;
     std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
     let options = args.table1.options();

@@ -33,6 +33,18 @@ pub struct ModelFlags {
     pub precision: Precision,
 }
 
+/// Models to sample on every context as systems of their own (`table1`, `figures`).
+#[derive(Debug, Args)]
+pub struct ModelSystemFlags {
+    /// A model folder to sample on every context, on the CPU, as one more system (repeat the
+    /// flag for several models: GPT-2, a Pythia, a SmolLM2, …).
+    #[arg(long, value_name = "DIR")]
+    pub sample_model: Vec<PathBuf>,
+    /// Words sampled per context and model of --sample-model.
+    #[arg(long, default_value_t = 40)]
+    pub model_samples: usize,
+}
+
 /// The options every Table 1 computation takes.
 #[derive(Debug, Args)]
 pub struct Table1Flags {

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod figures;
 pub mod flags;
+pub mod model_systems;
 pub mod norming;
 pub mod norming_args;
 pub mod package;

@@ -1,5 +1,6 @@
 //! `clozelab table1`: Table 1 of Ilia & Aziz (2024) on the Provo norms and the paper's
-//! samples, with the syntactic and semantic rows when asked.
+//! samples, with a row for each model given to sample, and the syntactic and semantic rows when
+//! asked.
 
 use super::commands::Table1Args;
 use super::error::CliError;
@@ -10,7 +11,8 @@ pub fn table1(args: &Table1Args) -> Result<(), CliError> {
     let (seed, resamples) = (options.seed, options.resamples);
     let (oracle_size, ece) = (options.oracle_size, options.ece);
     let started = std::time::Instant::now();
-    let data = crate::analysis::dataset::Dataset::from_shared_dir(dir)?;
+    let mut data = crate::analysis::dataset::Dataset::from_shared_dir(dir)?;
+    super::model_systems::add_model_systems(&mut data, &args.models, seed)?;
     let (rows, per_context) = crate::analysis::table1::compute_on(&data, &options)?;
     let class_rows = super::classes::class_rows(&args.classes, &data, &options)?;
     if let Some(path) = &args.per_context {

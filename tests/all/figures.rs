@@ -172,3 +172,54 @@ fn the_cli_writes_every_figure_as_svg_and_csv() {
     );
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// `--sample-model` (repeated): each model samples every context and is a row of Table 1 of its
+/// own, the same on every run with the same seed.
+#[test]
+fn models_given_to_sample_are_a_row_of_table_1_each() {
+    let dir = common::repo_root().join("tests/fixtures/analysis");
+    let models = [
+        common::test_gpt_neox_model_dir(),
+        common::test_llama_model_dir(),
+    ];
+    let run = |name: &str| {
+        let out = common::repo_root()
+            .join("target")
+            .join(format!("figures-{name}-{}", std::process::id()));
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"));
+        command
+            .args(["figures", "--resamples", "2", "--model-samples", "8", "--out"])
+            .arg(&out)
+            .args(["--file", dir.join("norms.jsonl").to_str().unwrap()]);
+        for model in models {
+            command.arg("--sample-model").arg(model);
+        }
+        let status = command.output().unwrap();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let table = std::fs::read_to_string(out.join("table1.csv")).unwrap();
+        std::fs::remove_dir_all(&out).ok();
+        table
+    };
+    let table = run("a");
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    for model in models {
+        let system = format!(
+            "{} (sampled)",
+            model.file_name().unwrap().to_string_lossy()
+        );
+        let row = rows
+            .iter()
+            .find(|r| r[0] == system)
+            .unwrap_or_else(|| panic!("no row {system} in\n{table}"));
+        assert_eq!(row[1], "24", "{system} covers every context");
+    }
+    assert_eq!(run("b"), table, "the same seed samples the same words");
+}

@@ -145,7 +145,10 @@ fn precision_is_named_and_refused_where_it_cannot_run() {
 #[test]
 fn f16_on_the_gpu_keeps_gpt_neox_and_llama_next_tokens() {
     let Some(gpu) = f16_gpu() else { return };
-    for dir in [common::test_gpt_neox_model_dir(), common::test_llama_model_dir()] {
+    for dir in [
+        common::test_gpt_neox_model_dir(),
+        common::test_llama_model_dir(),
+    ] {
         let (half, tokenizer) = load_from(dir, &gpu, Precision::F16);
         assert_eq!(half.precision(), Precision::F16);
         let (full, _) = load_from(dir, &cpu_device(), Precision::F32);

@@ -115,7 +115,7 @@ pub(super) async fn sample_all(
             other => {
                 let (key, _, _) = &group[0];
                 run.status.set(format!(
-                    "GPT-2 could not sample contexts from {}:{} on: {}",
+                    "The model could not sample contexts from {}:{} on: {}",
                     key.text_id,
                     key.word_num,
                     CallError::from_reply(other)
