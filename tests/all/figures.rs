@@ -188,7 +188,14 @@ fn models_given_to_sample_are_a_row_of_table_1_each() {
             .join(format!("figures-{name}-{}", std::process::id()));
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"));
         command
-            .args(["figures", "--resamples", "2", "--model-samples", "8", "--out"])
+            .args([
+                "figures",
+                "--resamples",
+                "2",
+                "--model-samples",
+                "8",
+                "--out",
+            ])
             .arg(&out)
             .args(["--file", dir.join("norms.jsonl").to_str().unwrap()]);
         for model in models {
@@ -211,10 +218,7 @@ fn models_given_to_sample_are_a_row_of_table_1_each() {
         .map(|l| l.split(',').collect())
         .collect();
     for model in models {
-        let system = format!(
-            "{} (sampled)",
-            model.file_name().unwrap().to_string_lossy()
-        );
+        let system = format!("{} (sampled)", model.file_name().unwrap().to_string_lossy());
         let row = rows
             .iter()
             .find(|r| r[0] == system)
