@@ -26,7 +26,9 @@ import argparse
 import json
 
 import torch
-from transformers import AutoModelForCausalLM, GPT2TokenizerFast
+import os
+
+from transformers import AutoModelForCausalLM, AutoTokenizer, GPT2TokenizerFast
 
 PROMPTS = {
     "fox": "The quick brown fox jumps over the lazy dog.",
@@ -56,8 +58,13 @@ def main():
     parser.add_argument("--tokenizer", default="../shared/gpt2")
     args = parser.parse_args()
 
-    # Hugging Face's own GPT-2 tokenizer files (../shared/gpt2), so the ids are Hugging Face's.
-    tok = GPT2TokenizerFast.from_pretrained(args.tokenizer)
+    # The folder's own tokenizer.json where it has one (the Llama test model's: <|endoftext|> at
+    # id 0), else Hugging Face's own GPT-2 tokenizer files (../shared/gpt2), so the ids are
+    # Hugging Face's.
+    if os.path.exists(os.path.join(args.model, "tokenizer.json")):
+        tok = AutoTokenizer.from_pretrained(args.model)
+    else:
+        tok = GPT2TokenizerFast.from_pretrained(args.tokenizer)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float64, attn_implementation="eager")
     model.eval()
     meta = json.load(open(f"{args.model}/clozelab-test-model.json"))

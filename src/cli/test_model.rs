@@ -66,10 +66,26 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// GPT-2's `vocab.json` with `<|endoftext|>` moved to id 0 and every other token one id later.
+fn special_first(vocab_json: &str) -> Result<String, CliError> {
+    let vocab: std::collections::BTreeMap<String, u32> = serde_json::from_str(vocab_json)
+        .map_err(|e| crate::text::tokenizer::TokenizerError::Vocab(e.to_string()))?;
+    let end_of_text = vocab.get(END_OF_TEXT).copied();
+    let moved: std::collections::BTreeMap<String, u32> = vocab
+        .into_iter()
+        .map(|(token, id)| match Some(id) == end_of_text {
+            true => (token, 0),
+            false => (token, id + u32::from(end_of_text.is_some_and(|e| id < e))),
+        })
+        .collect();
+    serde_json::to_string(&moved)
+        .map_err(|e| crate::text::tokenizer::TokenizerError::Vocab(e.to_string()).into())
+}
+
 /// Writes the deterministic test model folder of `config`: config and weights, with the
 /// tokenizer as the family's released models ship it (GPT-2 and GPT-NeoX `vocab.json` +
-/// `merges.txt`, Llama a `tokenizer.json` and a `tokenizer_config.json` naming GPT-2's
-/// tokenizer class, as SmolLM2 has).
+/// `merges.txt`, Llama a `tokenizer.json` with `<|endoftext|>` at id 0 and a
+/// `tokenizer_config.json` naming GPT-2's tokenizer class, as SmolLM2 has).
 pub fn write_test_model(
     out: &Path,
     seed: u64,
@@ -93,6 +109,9 @@ pub fn write_test_model(
     let (vocab, merges) = (read_text(&vocab)?, read_text(&merges)?);
     match config.family {
         Family::Llama { .. } => {
+            // `<|endoftext|>` first, as SmolLM2's vocabulary has its special tokens, so that
+            // nothing may take GPT-2's id 50256 for it.
+            let vocab = special_first(&vocab)?;
             write("tokenizer.json", &tokenizer_json(&vocab, &merges)?)?;
             write(
                 "tokenizer_config.json",

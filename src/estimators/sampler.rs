@@ -25,7 +25,7 @@ use crate::estimators::tree::{bucket, extend_branches, run_prefix, run_prefixes}
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
 use crate::rng::SplitMix64;
-use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 
 /// Default number of samples per context (the paper's setting; 40 is the cheap one).
@@ -381,7 +381,7 @@ pub async fn sample_words_together(
         for (row, ((c, branch), row_draws)) in frontier.iter().zip(draws).enumerate() {
             for (token, count) in row_draws {
                 let mut bytes = branch.bytes.clone();
-                let ended = token == END_OF_TEXT_ID;
+                let ended = token == tokenizer.end_of_text_id();
                 if !ended {
                     bytes.extend_from_slice(tokenizer.token_bytes(token)?);
                 }
@@ -512,9 +512,10 @@ pub async fn sample_words_naive(
     };
     let device = hidden.device();
     for depth in 0..budget {
-        // A finished row's token is never read: it keeps END_OF_TEXT_ID, and neither its logits
+        // A finished row's token is never read: it keeps `<|endoftext|>`, and neither its logits
         // nor a draw are computed (rows in order, so the draws are those of every row run).
-        let mut tokens = vec![END_OF_TEXT_ID; n];
+        let end_of_text = tokenizer.end_of_text_id();
+        let mut tokens = vec![end_of_text; n];
         let open_rows: Vec<usize> = (0..n).filter(|&row| open[row]).collect();
         for chunk in open_rows.chunks(HEAD_ROWS) {
             let index = Tensor::<1, Int>::from_data(
@@ -529,14 +530,14 @@ pub async fn sample_words_naive(
                 let probs = config.strategy.apply(&host[k * vocab..(k + 1) * vocab])?;
                 tokens[row] = multinomial(&probs, 1, &mut rng)
                     .first()
-                    .map_or(END_OF_TEXT_ID, |d| d.0);
+                    .map_or(end_of_text, |d| d.0);
             }
         }
         for (row, &token) in tokens.iter().enumerate() {
             if !open[row] {
                 continue;
             }
-            let ended = token == END_OF_TEXT_ID;
+            let ended = token == end_of_text;
             if !ended {
                 bytes[row].extend_from_slice(tokenizer.token_bytes(token)?);
             }

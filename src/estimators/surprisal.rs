@@ -28,7 +28,7 @@ use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words_for_c
 use crate::estimators::wordprob::{WordProbError, WordScorer};
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, ModelError};
-use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::first_word;
 
 /// Rows per LM-head call (bounds the `[rows, vocab]` buffers, as in the sampler).
@@ -105,7 +105,7 @@ fn word_spans(
     tokenizer: &Gpt2Tokenizer,
     words: &[&str],
 ) -> Result<(Vec<u32>, Vec<std::ops::Range<usize>>), SurprisalError> {
-    let mut ids = vec![END_OF_TEXT_ID];
+    let mut ids = vec![tokenizer.end_of_text_id()];
     let mut spans = Vec::with_capacity(words.len());
     for (j, word) in words.iter().enumerate() {
         let piece = if j == 0 {

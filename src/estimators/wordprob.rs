@@ -25,7 +25,7 @@ use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{extend_branches, run_prefix};
 use crate::model::readback::read_f32;
 use crate::model::{Gpt2, KvCache, ModelError};
-use crate::text::tokenizer::{ContextStart, END_OF_TEXT_ID, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
 use crate::text::words::{first_word, first_word_is_complete, split_incomplete_utf8_tail};
 
 /// Partial segmentations below this fraction of their word's best known probability are pruned.
@@ -88,6 +88,8 @@ pub struct WordScorer {
     token_bytes: Vec<Vec<u8>>,
     by_bytes: HashMap<Vec<u8>, u32>,
     longest_token: usize,
+    /// The vocabulary's `<|endoftext|>`, which ends a word wherever it comes.
+    end_of_text: u32,
     /// End classes of every token after a word followed by a given open tail.
     classes: HashMap<(bool, Vec<u8>), Vec<EndClass>>,
 }
@@ -108,9 +110,10 @@ struct Node {
 
 impl WordScorer {
     pub fn new(tokenizer: &Gpt2Tokenizer) -> Self {
+        let end_of_text = tokenizer.end_of_text_id();
         let token_bytes: Vec<Vec<u8>> = (0..tokenizer.vocab_size() as u32)
             .map(|id| {
-                if id == END_OF_TEXT_ID {
+                if id == end_of_text {
                     Vec::new()
                 } else {
                     tokenizer
@@ -131,6 +134,7 @@ impl WordScorer {
             token_bytes,
             by_bytes,
             longest_token,
+            end_of_text,
             classes: HashMap::new(),
         }
     }
@@ -141,6 +145,7 @@ impl WordScorer {
     /// Returned with the token bytes, so callers can read both without copying either.
     fn end_classes(&mut self, ends_in_digit: bool, tail: &[u8]) -> (&[EndClass], &[Vec<u8>]) {
         let token_bytes = &self.token_bytes;
+        let end_of_text = self.end_of_text;
         let stand_in = if ends_in_digit { "0" } else { "x" };
         let key = (ends_in_digit, tail.to_vec());
         let classes = self.classes.entry(key).or_insert_with(|| {
@@ -149,7 +154,7 @@ impl WordScorer {
             let base = text.len();
             (0..token_bytes.len())
                 .map(|id| {
-                    if id as u32 == END_OF_TEXT_ID {
+                    if id as u32 == end_of_text {
                         return EndClass::Ends;
                     }
                     text.truncate(base);

@@ -162,8 +162,9 @@ pub(super) fn llama_json(config: &Gpt2Config) -> Option<serde_json::Value> {
         "attention_bias": false,
         "mlp_bias": false,
         "tie_word_embeddings": tied_head,
-        "bos_token_id": 50256,
-        "eos_token_id": 50256,
+        // SmolLM2's: `<|endoftext|>` is its first token.
+        "bos_token_id": 0,
+        "eos_token_id": 0,
         "attention_dropout": 0.0,
     }))
 }

@@ -221,7 +221,7 @@ pub async fn token_stats(
     sample_seed: Option<u64>,
 ) -> Result<TokenStats, InferenceError> {
     let ids: Vec<u32> = if context_ids.is_empty() {
-        vec![crate::text::tokenizer::END_OF_TEXT_ID]
+        vec![tokenizer.end_of_text_id()]
     } else {
         context_ids.to_vec()
     };

@@ -15,7 +15,8 @@ pub const END_OF_TEXT: &str = "<|endoftext|>";
 pub const VOCAB_AND_MERGES_FILES: [(&str, &str); 2] =
     [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")];
 
-/// Id of [`END_OF_TEXT`] in GPT-2's vocabulary.
+/// Id of [`END_OF_TEXT`] in GPT-2's vocabulary (other vocabularies have it elsewhere: Pythia's
+/// and SmolLM2's at 0; see [`Gpt2Tokenizer::end_of_text_id`]).
 pub const END_OF_TEXT_ID: u32 = 50256;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -28,6 +29,8 @@ pub enum TokenizerError {
     Merges { line: usize, text: String },
     #[error("encoding failed: {0}")]
     Encode(String),
+    #[error("the tokenizer has no <|endoftext|> token, which clozelab reads texts after")]
+    NoEndOfText,
     #[error("decoding failed: {0}")]
     Decode(String),
     #[error("token id {0} is not in the vocabulary")]
@@ -40,6 +43,8 @@ pub struct Gpt2Tokenizer {
     inner: tokenizers::Tokenizer,
     /// Raw bytes of each token id (the byte-level alphabet undone).
     token_bytes: Vec<Vec<u8>>,
+    /// The id of [`END_OF_TEXT`] in this vocabulary.
+    end_of_text: u32,
 }
 
 impl std::fmt::Debug for Gpt2Tokenizer {
@@ -88,7 +93,7 @@ impl Gpt2Tokenizer {
             .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
         let inner = tokenizers::Tokenizer::from_bytes(bytes)
             .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))?;
-        Ok(Self::wrap(inner))
+        Self::wrap(inner)
     }
 
     /// From OpenAI's `vocab.json` (= `encoder.json`) and `merges.txt` (= `vocab.bpe`).
@@ -150,7 +155,10 @@ pub fn tokenizer_json(vocab_json: &str, merges_txt: &str) -> Result<Vec<u8>, Tok
 }
 
 impl Gpt2Tokenizer {
-    fn wrap(inner: tokenizers::Tokenizer) -> Self {
+    fn wrap(inner: tokenizers::Tokenizer) -> Result<Self, TokenizerError> {
+        let end_of_text = inner
+            .token_to_id(END_OF_TEXT)
+            .ok_or(TokenizerError::NoEndOfText)?;
         let size = inner.get_vocab_size(true);
         let mut char_to_byte = HashMap::new();
         for (b, c) in byte_to_char_table().iter().enumerate() {
@@ -166,7 +174,16 @@ impl Gpt2Tokenizer {
                 None => Vec::new(),
             })
             .collect();
-        Self { inner, token_bytes }
+        Ok(Self {
+            inner,
+            token_bytes,
+            end_of_text,
+        })
+    }
+
+    /// The id of `<|endoftext|>`: 50256 in GPT-2's vocabulary, 0 in Pythia's and SmolLM2's.
+    pub fn end_of_text_id(&self) -> u32 {
+        self.end_of_text
     }
 
     /// Number of ids, special tokens included (50257 for GPT-2).
@@ -197,8 +214,8 @@ impl Gpt2Tokenizer {
         start: ContextStart,
     ) -> Result<Vec<u32>, TokenizerError> {
         let mut ids = match start {
-            ContextStart::EndOfText => vec![END_OF_TEXT_ID],
-            ContextStart::Bare if context.is_empty() => return Ok(vec![END_OF_TEXT_ID]),
+            ContextStart::EndOfText => vec![self.end_of_text],
+            ContextStart::Bare if context.is_empty() => return Ok(vec![self.end_of_text]),
             ContextStart::Bare => Vec::new(),
         };
         ids.extend(self.encode(context)?);

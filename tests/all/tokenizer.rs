@@ -82,6 +82,21 @@ fn bad_tokenizer_files_are_clear_errors() {
             .unwrap();
     assert_eq!(tiny.encode("ab").unwrap(), vec![2]);
     assert!(tiny.token_bytes(99).is_err());
+    // Where the vocabulary has no `<|endoftext|>`, the id it is given after the rest.
+    assert_eq!(tiny.end_of_text_id(), 3);
+    assert_eq!(tiny.encode_context("").unwrap(), vec![3]);
+    // A tokenizer.json without it (Llama 2's `</s>` vocabularies) is refused by name.
+    let without = serde_json::json!({
+        "version": "1.0", "added_tokens": [], "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "post_processor": null,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
+            "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
+            "vocab": {"a": 0, "</s>": 1}, "merges": []}
+    });
+    let refused = Gpt2Tokenizer::from_tokenizer_json(without.to_string().as_bytes()).unwrap_err();
+    assert!(refused.to_string().contains("<|endoftext|>"), "{refused}");
 }
 
 #[test]
