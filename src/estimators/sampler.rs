@@ -383,7 +383,7 @@ pub async fn sample_words_together(
                 let mut bytes = branch.bytes.clone();
                 let ended = token == tokenizer.end_of_text_id();
                 if !ended {
-                    bytes.extend_from_slice(tokenizer.token_bytes(token)?);
+                    bytes.extend_from_slice(tokenizer.drawn_bytes(token));
                 }
                 match continuation_status(&bytes, ended) {
                     ContinuationStatus::Pending if depth + 1 < budget => {
@@ -539,7 +539,7 @@ pub async fn sample_words_naive(
             }
             let ended = token == end_of_text;
             if !ended {
-                bytes[row].extend_from_slice(tokenizer.token_bytes(token)?);
+                bytes[row].extend_from_slice(tokenizer.drawn_bytes(token));
             }
             match continuation_status(&bytes[row], ended) {
                 ContinuationStatus::Pending if depth + 1 < budget => {}

@@ -239,6 +239,13 @@ impl Gpt2Tokenizer {
             .ok_or(TokenizerError::UnknownId(id))
     }
 
+    /// Bytes of a token a model drew: as [`Self::token_bytes`], and none for an id past the
+    /// vocabulary, a row a model's embedding is padded with (Pythia has 50304 rows for 50277
+    /// tokens), which Hugging Face decodes to nothing.
+    pub fn drawn_bytes(&self, id: u32) -> &[u8] {
+        self.token_bytes(id).unwrap_or_default()
+    }
+
     /// Text of one token, lossy where it holds part of a character.
     pub fn token_text(&self, id: u32) -> String {
         self.token_bytes(id)

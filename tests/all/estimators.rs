@@ -616,3 +616,25 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
     let into_second = pollster::block_on(token_level_contexts(&model, &tok, norms, |i| i < 15));
     assert_eq!(into_second.unwrap(), got[..15]);
 }
+
+/// A model whose embedding is padded past its tokenizer's vocabulary (Pythia: 50304 rows for
+/// 50277 tokens) samples words: an id the tokenizer does not have is drawn as a token without
+/// bytes, as Hugging Face decodes it, not an error that ends the run. A random model spreads
+/// its mass nearly evenly, so its 47 padded ids are drawn in most runs of this size.
+#[test]
+fn a_vocabulary_padded_past_the_tokenizers_samples_words() {
+    let (_, tokenizer) = load(&cpu_device());
+    let config = clozelab::model::Gpt2Config::new(1, 2, 16, 50304, 64, 64);
+    let model = config.init(&cpu_device().device).unwrap();
+    assert!(model.vocab_size > tokenizer.vocab_size());
+    let samples = tree(&model, &tokenizer, CONTEXT, &self::config(3000, 7, 1.0));
+    assert_eq!(samples.n, 3000);
+    let naive = pollster::block_on(sample_words_naive(
+        &model,
+        &tokenizer,
+        CONTEXT,
+        &self::config(300, 7, 1.0),
+    ))
+    .unwrap();
+    assert_eq!(naive.n, 300);
+}
