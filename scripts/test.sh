@@ -79,8 +79,11 @@ export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 test_log=$(mktemp)
 (
   tests_started=$SECONDS
-  cargo test --locked --all-targets && cargo test --locked --doc
+  # The subshell's status is the tests': a failed test must fail the command.
+  status=0
+  { cargo test --locked --all-targets && cargo test --locked --doc; } || status=$?
   echo "== cargo test (beside the wasm32 build): $((SECONDS - tests_started)) s"
+  exit "$status"
 ) >"$test_log" 2>&1 &
 tests_pid=$!
 until grep -q '^ *Running ' "$test_log" || ! kill -0 "$tests_pid" 2>/dev/null; do sleep 0.2; done

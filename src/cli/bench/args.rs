@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::cli::commands::TestFamily;
 use crate::cli::flags::BenchBackends;
 
 #[derive(Debug, Args)]
@@ -11,13 +12,17 @@ pub struct BenchForwardArgs {
     /// Where to write the figures as JSON.
     #[arg(long, value_name = "FILE", default_value = "target/bench-forward.json")]
     pub out: PathBuf,
-    /// Transformer blocks (default: GPT-2 small's).
+    /// The architecture, with GPT-2's vocabulary: GPT-2 (default shape GPT-2 small's),
+    /// GPT-NeoX (Pythia-160M's, which is GPT-2 small's) or Llama (SmolLM2-135M's).
+    #[arg(long, value_enum, default_value_t = TestFamily::Gpt2)]
+    pub family: TestFamily,
+    /// Transformer blocks (default: the family's model's).
     #[arg(long)]
     pub layers: Option<usize>,
-    /// Embedding width (default: GPT-2 small's).
+    /// Embedding width (default: the family's model's).
     #[arg(long)]
     pub dim: Option<usize>,
-    /// Attention heads (default: GPT-2 small's).
+    /// Attention heads (default: the family's model's).
     #[arg(long)]
     pub heads: Option<usize>,
     /// The backends to measure.

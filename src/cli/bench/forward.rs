@@ -1,5 +1,6 @@
-//! `clozelab bench forward`: tokens/s of GPT-2-small-shaped random weights on each backend,
-//! beside Hugging Face transformers on the same weights in the same run.
+//! `clozelab bench forward`: tokens/s of random weights of a family's model (GPT-2 small,
+//! Pythia-160M's shape, SmolLM2-135M's) on each backend, beside Hugging Face transformers on the
+//! same weights in the same run.
 
 use std::path::Path;
 use std::time::Instant;
@@ -8,8 +9,11 @@ use serde::Serialize;
 
 use super::args::BenchForwardArgs;
 use super::{median, model_on, process_cpu_seconds, script_path, sync, write_report};
+use crate::cli::commands::TestFamily;
 use crate::cli::error::CliError;
-use crate::model::testmodel::{generate_weights, to_safetensors};
+use crate::model::testmodel::{
+    generate_weights, test_gpt_neox_config, test_llama_config, to_safetensors,
+};
 use crate::model::{Gpt2, Gpt2Config, Precision};
 use crate::runtime::speed::prompt_ids;
 
@@ -109,18 +113,37 @@ fn decode_from_prefix(
 }
 
 pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
-    let small = Gpt2Config::gpt2_small();
-    let layers = args.layers.unwrap_or(small.n_layer);
-    let dim = args.dim.unwrap_or(small.n_embd);
-    let heads = args.heads.unwrap_or(small.n_head);
-    let config = Gpt2Config::new(
-        layers,
-        heads,
-        dim,
-        small.vocab_size,
-        small.n_positions,
-        4 * dim,
-    );
+    // (blocks, width, heads) of the family's model: GPT-2 small, Pythia-160M, SmolLM2-135M.
+    let [layers, dim, heads] = match args.family {
+        TestFamily::Gpt2 | TestFamily::GptNeox => [12, 768, 12],
+        TestFamily::Llama => [30, 576, 9],
+    };
+    let layers = args.layers.unwrap_or(layers);
+    let dim = args.dim.unwrap_or(dim);
+    let heads = args.heads.unwrap_or(heads);
+    let config = match args.family {
+        TestFamily::Gpt2 => {
+            let small = Gpt2Config::gpt2_small();
+            Gpt2Config::new(
+                layers,
+                heads,
+                dim,
+                small.vocab_size,
+                small.n_positions,
+                4 * dim,
+            )
+        }
+        TestFamily::GptNeox => test_gpt_neox_config(layers, dim, heads),
+        TestFamily::Llama => {
+            let kv_heads = if heads.is_multiple_of(3) {
+                heads / 3
+            } else {
+                heads
+            };
+            test_llama_config(layers, dim, heads, kv_heads)
+        }
+    };
+    let family = config.family.name();
     let quick = args.quick;
     let w = Workload {
         prefill: 64,
@@ -131,7 +154,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     };
     let backends = args.backend.kinds();
     eprintln!(
-        "generating {:.0}M random parameters ({layers} layers, {dim} dims)…",
+        "generating {:.0}M random {family} parameters ({layers} layers, {dim} dims)…",
         config.num_params() as f64 / 1e6
     );
     let weights = to_safetensors(&generate_weights(&config, 1))?;
@@ -176,7 +199,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         std::fs::remove_dir_all(&dir).ok();
     }
     println!(
-        "forward throughput, tokens/s ({layers} layers, {dim} dims, random weights; median of {} runs)",
+        "forward throughput, tokens/s ({family}, {layers} layers, {dim} dims, random weights; median of {} runs)",
         w.repeats
     );
     println!(
@@ -228,7 +251,8 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         }
     }
     let out = &args.out;
-    let json = serde_json::json!({"workload": w, "config": {"layers": layers, "dim": dim, "heads": heads},
+    let json = serde_json::json!({"workload": w,
+        "config": {"family": family, "layers": layers, "dim": dim, "heads": heads},
         "results": results, "baseline": baseline});
     write_report(out, &json)?;
     eprintln!("wrote {}", out.display());

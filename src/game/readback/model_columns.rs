@@ -6,6 +6,7 @@
 //! `surprisal_model_2`, `surprisal_bits_2`, …), so that one row carries every model's predictors
 //! of that answer, side by side, as a regression on several models needs them.
 
+use crate::analysis::dataset::Dataset;
 use crate::analysis::metrics::EntropyEstimate;
 use crate::analysis::predictors::ModelPredictors;
 use crate::data::provo::{ContextKey, SystemSamples};
@@ -26,11 +27,11 @@ const SURPRISAL_COLUMNS: [(&str, &str); 3] = [
     ("surprisal_all_segmentations_bits", "number"),
 ];
 
-/// The systems and surprisal models of one analysis, in the order given.
-#[derive(Clone, Copy)]
+/// The systems and surprisal models of one analysis that hold any of its contexts, in the order
+/// given (a samples file of other studies' passages only adds no columns).
 pub struct ModelColumns<'a> {
-    pub systems: &'a [SystemSamples],
-    pub predictors: &'a [ModelPredictors],
+    systems: Vec<&'a SystemSamples>,
+    predictors: Vec<&'a ModelPredictors>,
 }
 
 fn number_cell(x: Option<f64>) -> String {
@@ -74,7 +75,20 @@ fn surprisal_cells(model: &ModelPredictors, key: Option<ContextKey>) -> [String;
     ]
 }
 
-impl ModelColumns<'_> {
+impl<'a> ModelColumns<'a> {
+    /// `data`'s systems and surprisal models that hold any of its contexts.
+    pub fn of(data: &'a Dataset) -> Self {
+        let keys: Vec<ContextKey> = data.norms.iter().map(|c| c.key()).collect();
+        Self {
+            systems: (data.systems.iter())
+                .filter(|(_, s)| keys.iter().any(|k| s.contains_key(k)))
+                .collect(),
+            predictors: (data.predictors.iter())
+                .filter(|(_, p)| keys.iter().any(|k| p.contains_key(k)))
+                .collect(),
+        }
+    }
+
     /// The first system's and the first model's cells, in `TRIAL_COLUMNS`' order (empty where
     /// there is none).
     pub fn first_cells(&self, key: Option<ContextKey>, normalized: &str) -> Vec<String> {

@@ -176,10 +176,7 @@ pub fn study_tables(
         .iter()
         .map(|e| ((e.participant.as_str(), e.run.as_str()), e))
         .collect();
-    let models = ModelColumns {
-        systems: &data.systems,
-        predictors: &data.predictors,
-    };
+    let models = ModelColumns::of(data);
     let further = models.further_columns();
     let header = |answer_columns: &[(&str, &str, &str)], more: &[(String, String, String)]| {
         RUN_COLUMNS
