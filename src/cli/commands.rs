@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use super::bench::args::{BenchAttentionArgs, BenchForwardArgs, BenchSpeedArgs, BenchWordsArgs};
 use super::flags::{
     ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, ModelSystemFlags,
-    Table1Flags, Truth,
+    Table1Flags, TestFamily, Truth,
 };
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
 use crate::data::provo::ContextKey;
@@ -120,14 +120,6 @@ pub struct MakeTestModelArgs {
     /// as SmolLM2 has, or all where 3 does not divide --heads).
     #[arg(long)]
     pub kv_heads: Option<usize>,
-}
-
-/// A test model's architecture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TestFamily {
-    Gpt2,
-    GptNeox,
-    Llama,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,14 @@ pub struct ModelFlags {
     pub precision: Precision,
 }
 
+/// A test model's architecture (`make-test-model`, `bench forward`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestFamily {
+    Gpt2,
+    GptNeox,
+    Llama,
+}
+
 /// Models to sample on every context as systems of their own (`table1`, `figures`).
 #[derive(Debug, Args)]
 pub struct ModelSystemFlags {

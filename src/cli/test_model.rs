@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use super::commands::{MakeTestModelArgs, TestFamily};
+use super::commands::MakeTestModelArgs;
 use super::error::CliError;
 use super::flags::DEFAULT_TOKENIZER_DIR;
+use super::flags::TestFamily;
 use crate::model::testmodel::{
     generate_weights, test_config, test_gpt_neox_config, test_llama_config, to_safetensors,
 };

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::cli::commands::TestFamily;
 use crate::cli::flags::BenchBackends;
+use crate::cli::flags::TestFamily;
 
 #[derive(Debug, Args)]
 pub struct BenchForwardArgs {

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::args::BenchForwardArgs;
 use super::{median, model_on, process_cpu_seconds, script_path, sync, write_report};
-use crate::cli::commands::TestFamily;
 use crate::cli::error::CliError;
+use crate::cli::flags::TestFamily;
 use crate::model::testmodel::{
     generate_weights, test_gpt_neox_config, test_llama_config, to_safetensors,
 };
