@@ -53,6 +53,21 @@ pub async fn load_from_url(ctx: RuntimeContext, base: String) {
     finish(ctx, reply);
 }
 
+/// Loads the folder at `base` in place of the model loaded now. Where that fails after another
+/// model was ready, the worker still holds that one: it is shown as loaded again and the error
+/// is returned, so that a mistyped name loses nothing.
+pub async fn switch_model(ctx: RuntimeContext, base: String) -> Option<String> {
+    let before = ctx.model.get_untracked();
+    load_from_url(ctx, base).await;
+    match (ctx.model.get_untracked(), before) {
+        (ModelState::Failed(error), ModelState::Ready(summary)) => {
+            ctx.model.set(ModelState::Ready(summary));
+            Some(error)
+        }
+        _ => None,
+    }
+}
+
 /// At start: the model named by `?model=URL`, else real GPT-2 from public/models/ if the
 /// download step of docs/researchers.md put it there. Nothing is downloaded from the hub unasked.
 pub async fn load_initial_model(ctx: RuntimeContext) {

@@ -65,6 +65,15 @@ test("a passage played with feedback from GPT-2, a Pythia revision from the hub 
     await page.getByTestId("next-context").click();
     await switchModel(page, "models/test-llama/", "models/test-llama/");
     await guessAndSeeFeedback(page, "the", "test-llama");
+    // A model the hub does not have: said so, and the model loaded before stays.
+    await page.getByTestId("model-source").fill("clozelab/no-such-model@main");
+    await page.getByTestId("model-switch-load").click();
+    const problem = page.getByTestId("model-switch-problem");
+    await problem.waitFor({ timeout: TIMEOUT });
+    assert.match(await problem.innerText(), /the model loaded before stays: .*no-such-model.*config\.json/);
+    await page.locator("[data-ready=true]", { hasText: "Model: models/test-llama/" }).waitFor({ timeout: TIMEOUT });
+    await page.getByTestId("next-context").click();
+    await guessAndSeeFeedback(page, "a", "test-llama");
     assert.match(await page.getByTestId("score").innerText(), /test-llama: /);
     await screenshot(page, "models-play-llama.png");
     await page.setViewportSize({ width: 390, height: 844 });

@@ -5,7 +5,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::load_model::load_from_url;
+use crate::app::load_model::switch_model;
 use crate::app::state::{ModelState, use_runtime};
 use crate::app::web::query_param;
 use crate::runtime::model_source::{HUB_ENDPOINT, folder_url};
@@ -27,7 +27,13 @@ pub fn ModelSwitch(
         match folder_url(&typed.get_untracked(), &hub) {
             Ok(url) => {
                 problem.set(None);
-                leptos::task::spawn_local(load_from_url(ctx, url));
+                leptos::task::spawn_local(async move {
+                    if let Some(error) = switch_model(ctx, url).await {
+                        problem.set(Some(format!(
+                            "Could not load it, so the model loaded before stays: {error}"
+                        )));
+                    }
+                });
             }
             Err(e) => problem.set(Some(e.to_string())),
         }
