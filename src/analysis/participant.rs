@@ -1,7 +1,7 @@
 //! One participant beside the models: on the contexts they answered, how often they named the
-//! word that followed, how probable a system found their words, how often they gave the other
+//! word that followed, how probable each system found their words, how often they gave the other
 //! people's majority answer, and where they rank among all participants — with the same figures
-//! for the system's most probable word and for the others' majority word (the oracle).
+//! for each system's most probable word and for the others' majority word (the oracle).
 //!
 //! "The others" are everyone else who answered the context: the norms' people and the other
 //! participants (the participant's own answer, merged into the norms by
@@ -24,8 +24,6 @@ pub enum ParticipantError {
     NoParticipants,
     #[error("no participant {0:?} in the data")]
     UnknownParticipant(String),
-    #[error("no system {0:?} in the data")]
-    UnknownSystem(String),
     #[error("participant {0:?} answered no context that someone else answered too")]
     NothingToCompare(String),
 }
@@ -38,9 +36,10 @@ pub struct Score {
     pub contexts: usize,
     /// Share of answers that were the word that followed in the text (normalised).
     pub top1_accuracy: f64,
-    /// Mean probability the system gave the answer: its estimated word distribution, 0 for a
-    /// word it never produced. `None` where the system has no samples for these contexts.
-    pub system_prob: Option<f64>,
+    /// Per system of the report (in its order): the mean probability the system gave the
+    /// answer, by its estimated word distribution, 0 for a word it never produced. `None` where
+    /// that system has no samples for these contexts.
+    pub system_probs: Vec<Option<f64>>,
     /// Mean share of the other people who gave the same answer.
     pub others_share: f64,
     /// Share of answers that were a most frequent answer of the others (ties all count).
@@ -49,32 +48,42 @@ pub struct Score {
     pub rank: usize,
 }
 
-/// A participant, the system's top word and the oracle on the participant's contexts, and the
-/// accuracy histogram of all participants with the participant and the system marked.
+/// A participant, every system's top word and the oracle on the participant's contexts, and the
+/// accuracy histogram of all participants with the participant and the systems marked.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParticipantReport {
     pub participant: String,
-    pub system: String,
+    /// The data's systems, the order of each score's `system_probs`.
+    pub systems: Vec<String>,
     /// Participants ranked (each on their own contexts).
     pub participants: usize,
-    /// The participant, the system (absent without samples on these contexts), the oracle.
+    /// The participant, each system with samples on these contexts, the oracle.
     pub scores: Vec<Score>,
     pub histogram: Figure,
 }
 
 impl ParticipantReport {
-    /// The scores as CSV.
+    /// The scores as CSV (see [`scores_csv`]).
     pub fn csv(&self) -> String {
-        scores_csv(&self.scores, self.participants)
+        scores_csv(&self.systems, &self.scores, self.participants)
     }
 }
 
-/// Scores as CSV, with the number of participants ranked.
-pub fn scores_csv(scores: &[Score], participants: usize) -> String {
+/// Scores as tidy CSV: a row per predictor and system, `system_prob` being how probable that
+/// system found the predictor's answers (one row with an empty `system` when there is none),
+/// with the number of participants ranked. Systems are values, not column names, so any number
+/// of them (with any name) reads into R or pandas alike.
+pub fn scores_csv(systems: &[String], scores: &[Score], participants: usize) -> String {
     let f = |x: f64| format!("{x:.6}");
+    let columns: Vec<(String, Option<usize>)> = if systems.is_empty() {
+        vec![(String::new(), None)]
+    } else {
+        systems.iter().cloned().zip((0..).map(Some)).collect()
+    };
     crate::data::write_delimited(
         &[
             "predictor",
+            "system",
             "contexts",
             "top1_accuracy",
             "system_prob",
@@ -83,17 +92,22 @@ pub fn scores_csv(scores: &[Score], participants: usize) -> String {
             "rank",
             "participants",
         ],
-        scores.iter().map(|s| {
-            vec![
-                s.name.clone(),
-                s.contexts.to_string(),
-                f(s.top1_accuracy),
-                s.system_prob.map(f).unwrap_or_default(),
-                f(s.others_share),
-                f(s.majority_share),
-                s.rank.to_string(),
-                participants.to_string(),
-            ]
+        scores.iter().flat_map(|s| {
+            columns.iter().map(move |(system, i)| {
+                vec![
+                    s.name.clone(),
+                    system.clone(),
+                    s.contexts.to_string(),
+                    f(s.top1_accuracy),
+                    i.and_then(|i| s.system_probs.get(i).copied().flatten())
+                        .map(f)
+                        .unwrap_or_default(),
+                    f(s.others_share),
+                    f(s.majority_share),
+                    s.rank.to_string(),
+                    participants.to_string(),
+                ]
+            })
         }),
         crate::data::Delimiter::Comma,
     )
@@ -104,12 +118,13 @@ struct Seen<'a> {
     key: ContextKey,
     others: WordDistribution,
     original: String,
-    samples: Option<&'a Samples>,
+    /// Each system's samples of this context, in the data's order of systems.
+    samples: Vec<Option<&'a Samples>>,
 }
 
 impl Seen<'_> {
-    fn system(&self) -> Option<WordDistribution> {
-        let s = self.samples?;
+    fn system(&self, i: usize) -> Option<WordDistribution> {
+        let s = self.samples.get(i).copied().flatten()?;
         WordDistribution::from_counts(s.words.iter().map(|(w, c)| (w.as_str(), *c))).ok()
     }
 
@@ -119,11 +134,11 @@ impl Seen<'_> {
     }
 }
 
-/// The contexts `answers` covers that someone else answered too.
+/// The contexts `answers` covers that someone else answered too, with `systems`' samples.
 fn seen<'a>(
     data: &'a Dataset,
     answers: &Answers,
-    samples: Option<&'a BTreeMap<ContextKey, Samples>>,
+    systems: &[&'a BTreeMap<ContextKey, Samples>],
 ) -> Vec<Seen<'a>> {
     data.norms
         .iter()
@@ -138,20 +153,29 @@ fn seen<'a>(
                 key,
                 others: WordDistribution::from_counts(others).ok()?,
                 original: normalize(&c.original),
-                samples: samples.and_then(|s| s.get(&key)),
+                samples: systems.iter().map(|s| s.get(&key)).collect(),
             })
         })
         .collect()
 }
 
-/// Scores `answer(context)` over the contexts (those it answers).
-fn score(name: &str, contexts: &[Seen], answer: impl Fn(&Seen) -> Option<String>) -> Score {
-    let (mut hits, mut system, mut share, mut majority) = (vec![], vec![], vec![], vec![]);
+/// Scores `answer(context)` over the contexts (those it answers), with the probability each of
+/// `systems` systems gives the answers.
+fn score(
+    name: &str,
+    contexts: &[Seen],
+    systems: usize,
+    answer: impl Fn(&Seen) -> Option<String>,
+) -> Score {
+    let (mut hits, mut share, mut majority) = (vec![], vec![], vec![]);
+    let mut probs = vec![vec![]; systems];
     for c in contexts {
         let Some(word) = answer(c) else { continue };
         hits.push(f64::from(u8::from(word == c.original)));
-        if let Some(d) = c.system() {
-            system.push(d.prob(&word));
+        for (i, p) in probs.iter_mut().enumerate() {
+            if let Some(d) = c.system(i) {
+                p.push(d.prob(&word));
+            }
         }
         share.push(c.others.prob(&word));
         majority.push(f64::from(u8::from(c.is_majority(&word))));
@@ -160,7 +184,7 @@ fn score(name: &str, contexts: &[Seen], answer: impl Fn(&Seen) -> Option<String>
         name: name.to_string(),
         contexts: hits.len(),
         top1_accuracy: mean(&hits).unwrap_or(0.0),
-        system_prob: mean(&system),
+        system_probs: probs.iter().map(|p| mean(p)).collect(),
         others_share: mean(&share).unwrap_or(0.0),
         majority_share: mean(&majority).unwrap_or(0.0),
         rank: 0,
@@ -172,8 +196,8 @@ pub fn accuracies(data: &Dataset) -> Vec<(String, usize, f64)> {
     data.participants
         .iter()
         .filter_map(|(id, answers)| {
-            let contexts = seen(data, answers, None);
-            let s = score(id, &contexts, |c| answers.get(&c.key).cloned());
+            let contexts = seen(data, answers, &[]);
+            let s = score(id, &contexts, 0, |c| answers.get(&c.key).cloned());
             (s.contexts > 0).then(|| (id.clone(), s.contexts, s.top1_accuracy))
         })
         .collect()
@@ -184,20 +208,15 @@ fn rank(accuracy: f64, all: &[(String, usize, f64)]) -> usize {
     1 + all.iter().filter(|(_, _, a)| *a > accuracy + 1e-12).count()
 }
 
-/// The report for `participant` against `system` (a name among the dataset's systems).
-pub fn report(
-    data: &Dataset,
-    participant: &str,
-    system: &str,
-) -> Result<ParticipantReport, ParticipantError> {
-    report_among(data, participant, system, &accuracies(data))
+/// The report for `participant` against every system of the data.
+pub fn report(data: &Dataset, participant: &str) -> Result<ParticipantReport, ParticipantError> {
+    report_among(data, participant, &accuracies(data))
 }
 
 /// [`report`] with every participant's accuracy already computed (`everyone`).
 fn report_among(
     data: &Dataset,
     participant: &str,
-    system: &str,
     everyone: &[(String, usize, f64)],
 ) -> Result<ParticipantReport, ParticipantError> {
     if data.participants.is_empty() {
@@ -207,47 +226,50 @@ fn report_among(
         .participants
         .get(participant)
         .ok_or_else(|| ParticipantError::UnknownParticipant(participant.to_string()))?;
-    let samples = &data
-        .systems
-        .iter()
-        .find(|(name, _)| name == system)
-        .ok_or_else(|| ParticipantError::UnknownSystem(system.to_string()))?
-        .1;
-    let contexts = seen(data, answers, Some(samples));
+    let samples: Vec<_> = data.systems.iter().map(|(_, s)| s).collect();
+    let n = samples.len();
+    let contexts = seen(data, answers, &samples);
     if contexts.is_empty() {
         return Err(ParticipantError::NothingToCompare(participant.to_string()));
     }
-    let own = score(participant, &contexts, |c| answers.get(&c.key).cloned());
-    let model = Some(score(system, &contexts, |c| {
-        c.system().map(|d| d.mode().0.to_string())
-    }))
-    .filter(|m| m.contexts > 0);
-    let oracle = score("Oracle (others' majority)", &contexts, |c| {
+    let own = score(participant, &contexts, n, |c| answers.get(&c.key).cloned());
+    let models: Vec<Score> = data
+        .systems
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| {
+            score(name, &contexts, n, |c| {
+                c.system(i).map(|d| d.mode().0.to_string())
+            })
+        })
+        .filter(|m| m.contexts > 0)
+        .collect();
+    let oracle = score("Oracle (others' majority)", &contexts, n, |c| {
         Some(c.others.mode().0.to_string())
     });
-    // The histogram marks the participant and the system (when it has samples here).
+    // The histogram marks the participant and each system with samples here.
     let marks: Vec<(String, f64)> = std::iter::once(&own)
-        .chain(&model)
+        .chain(&models)
         .map(|s| (s.name.clone(), s.top1_accuracy))
         .collect();
-    let mut scores: Vec<Score> = std::iter::once(own).chain(model).chain([oracle]).collect();
+    let mut scores: Vec<Score> = std::iter::once(own).chain(models).chain([oracle]).collect();
     for s in &mut scores {
         s.rank = rank(s.top1_accuracy, everyone);
     }
     Ok(ParticipantReport {
         participant: participant.to_string(),
-        system: system.to_string(),
+        systems: data.systems.iter().map(|(name, _)| name.clone()).collect(),
         participants: everyone.len(),
         histogram: participant_histogram(everyone, &marks),
         scores,
     })
 }
 
-/// Every participant's scores against `system` (for `clozelab figures`' participants.csv).
-pub fn every_participant(data: &Dataset, system: &str) -> Vec<ParticipantReport> {
+/// Every participant's scores against every system (for `clozelab figures`' participants.csv).
+pub fn every_participant(data: &Dataset) -> Vec<ParticipantReport> {
     let everyone = accuracies(data);
     data.participants
         .keys()
-        .filter_map(|id| report_among(data, id, system, &everyone).ok())
+        .filter_map(|id| report_among(data, id, &everyone).ok())
         .collect()
 }

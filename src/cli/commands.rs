@@ -382,7 +382,7 @@ pub struct FiguresArgs {
     /// The context of Figure 1, as TEXT_ID:WORD_NUM (default: the system's first).
     #[arg(long, value_name = "TEXT_ID:WORD_NUM")]
     pub context: Option<ContextKey>,
-    /// The system of Figure 1 and the participant figures (default: the first).
+    /// The system of Figure 1 (default: the first; the participant figures take every system).
     #[arg(long, value_name = "NAME")]
     pub system: Option<String>,
     #[command(flatten)]

@@ -188,7 +188,6 @@ pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
     if !data.participants.is_empty() {
         written.extend(participants(
             &data,
-            &system,
             args.participant.as_deref(),
             out,
             &mut figures,
@@ -209,25 +208,29 @@ pub fn figures(args: &FiguresArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// participants.csv (every participant against `system`) and, for `--participant ID`, that
-/// participant's scores and the accuracy histogram with them and the system marked.
+/// participants.csv (every participant against every system) and, for `--participant ID`, that
+/// participant's scores and the accuracy histogram with them and the systems marked.
 fn participants(
     data: &Dataset,
-    system: &str,
     chosen: Option<&str>,
     out: &Path,
     figures: &mut Vec<Figure>,
 ) -> Result<Vec<PathBuf>, CliError> {
     use crate::analysis::participant::{every_participant, report, scores_csv};
-    let reports = every_participant(data, system);
+    let reports = every_participant(data);
     let own: Vec<_> = reports
         .iter()
         .filter_map(|r| r.scores.first().cloned())
         .collect();
-    let table = scores_csv(&own, reports.first().map_or(0, |r| r.participants));
+    let systems: Vec<String> = data.systems.iter().map(|(name, _)| name.clone()).collect();
+    let table = scores_csv(
+        &systems,
+        &own,
+        reports.first().map_or(0, |r| r.participants),
+    );
     let mut written = vec![write(out, "participants.csv", &table)?];
     if let Some(id) = chosen {
-        let r = report(data, id, system).map_err(|e| CliError::usage(e.to_string()))?;
+        let r = report(data, id).map_err(|e| CliError::usage(e.to_string()))?;
         let name = crate::game::run::export::file_safe(id);
         written.push(write(out, &format!("participant-{name}.csv"), &r.csv())?);
         let mut histogram = r.histogram;

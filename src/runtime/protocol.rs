@@ -72,7 +72,7 @@ pub enum Request {
     /// (`model`: its name in the trial table): progress per context, then
     /// [`Reply::Predictors`].
     TargetSurprisal(TargetSurprisalRequest),
-    /// One participant of the last analysed dataset beside `system` and the oracle:
+    /// One participant of the last analysed dataset beside every system and the oracle:
     /// [`Reply::Participant`].
     Participant(ParticipantRequest),
     /// Figure 1 for one context of the last analysed dataset, people beside `system`.
@@ -222,7 +222,6 @@ pub struct TokenLevelRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ParticipantRequest {
     pub participant: String,
-    pub system: String,
 }
 
 /// The payload of [`Request::ContextFigure`].

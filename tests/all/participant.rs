@@ -50,7 +50,7 @@ fn samples(words: &[(&str, f64)]) -> Samples {
 const STORM: &str = "A storm came in over the hills";
 
 /// Norms: (1,2) "old" {old 3, sun 1}; (1,3) "lighthouse" {lamp 2, lighthouse 1}.
-/// System M: (1,2) {old 3, sun 1}; (1,3) {lighthouse 3, lamp 1}.
+/// System M: (1,2) {old 3, sun 1}; (1,3) {lighthouse 3, lamp 1}. System N: (1,2) {sun 1}.
 /// p1: old, lamp (and "sun" again for (1,2): a repeat). p2: sun, lighthouse.
 /// p3, p4: "wind" after "A storm" (built-in-like passage "storm"); p5 on an unknown passage.
 fn dataset() -> Dataset {
@@ -59,19 +59,25 @@ fn dataset() -> Dataset {
             context(2, "old", &[("old", 3), ("sun", 1)]),
             context(3, "lighthouse", &[("lamp", 2), ("lighthouse", 1)]),
         ],
-        systems: vec![(
-            "M".into(),
-            BTreeMap::from([
-                (
-                    ContextKey::new(1, 2),
-                    samples(&[("old", 3.0), ("sun", 1.0)]),
-                ),
-                (
-                    ContextKey::new(1, 3),
-                    samples(&[("lighthouse", 3.0), ("lamp", 1.0)]),
-                ),
-            ]),
-        )],
+        systems: vec![
+            (
+                "M".into(),
+                BTreeMap::from([
+                    (
+                        ContextKey::new(1, 2),
+                        samples(&[("old", 3.0), ("sun", 1.0)]),
+                    ),
+                    (
+                        ContextKey::new(1, 3),
+                        samples(&[("lighthouse", 3.0), ("lamp", 1.0)]),
+                    ),
+                ]),
+            ),
+            (
+                "N".into(),
+                BTreeMap::from([(ContextKey::new(1, 2), samples(&[("sun", 1.0)]))]),
+            ),
+        ],
         ..Dataset::default()
     };
     let mut practice = answer("p1", "1", 3, "night");
@@ -141,25 +147,35 @@ fn exports_merge_into_the_norms_once_per_trial() {
 }
 
 #[test]
-fn a_participant_beside_the_system_and_the_oracle() {
+fn a_participant_beside_every_system_and_the_oracle() {
     let data = dataset();
-    let r = report(&data, "p1", "M").unwrap();
-    let [me, model, oracle] = &r.scores[..] else {
+    let r = report(&data, "p1").unwrap();
+    assert_eq!(r.systems, ["M", "N"]);
+    let [me, m, n, oracle] = &r.scores[..] else {
         panic!("{:?}", r.scores)
     };
     // p1 on (1,2): "old", the original; the others {old 3, sun 2}: share 3/5, the majority;
-    // M gives it 3/4. On (1,3): "lamp", not "lighthouse"; others {lamp 2, lighthouse 2}: 1/2,
-    // tied majority; M gives it 1/4.
+    // M gives it 3/4, N 0. On (1,3): "lamp", not "lighthouse"; others {lamp 2, lighthouse 2}:
+    // 1/2, tied majority; M gives it 1/4, N has no samples there.
     assert_eq!((me.name.as_str(), me.contexts), ("p1", 2));
     assert!(close(me.top1_accuracy, 0.5));
-    assert!(close(me.system_prob.unwrap(), (0.75 + 0.25) / 2.0));
+    assert!(close(me.system_probs[0].unwrap(), (0.75 + 0.25) / 2.0));
+    assert!(close(me.system_probs[1].unwrap(), 0.0));
     assert!(close(me.others_share, (0.6 + 0.5) / 2.0));
     assert!(close(me.majority_share, 1.0));
-    // M's top words: "old" (3/4) and "lighthouse" (3/4), both the originals.
-    assert_eq!(model.name, "M");
-    assert!(close(model.top1_accuracy, 1.0));
-    assert!(close(model.system_prob.unwrap(), 0.75));
-    assert!(close(model.others_share, (0.6 + 0.5) / 2.0));
+    // M's top words: "old" (3/4) and "lighthouse" (3/4), both the originals; N gives "old" 0.
+    assert_eq!(m.name, "M");
+    assert!(close(m.top1_accuracy, 1.0));
+    assert!(close(m.system_probs[0].unwrap(), 0.75));
+    assert!(close(m.system_probs[1].unwrap(), 0.0));
+    assert!(close(m.others_share, (0.6 + 0.5) / 2.0));
+    // N answers (1,2) only, "sun": wrong, 2 of the others' 5, not their majority; M gives it 1/4.
+    assert_eq!((n.name.as_str(), n.contexts), ("N", 1));
+    assert!(close(n.top1_accuracy, 0.0));
+    assert!(close(n.system_probs[0].unwrap(), 0.25));
+    assert!(close(n.system_probs[1].unwrap(), 1.0));
+    assert!(close(n.others_share, 0.4));
+    assert!(close(n.majority_share, 0.0));
     // The others' majority: "old", then the tie lamp/lighthouse goes to "lamp".
     assert!(close(oracle.top1_accuracy, 0.5));
     assert!(close(oracle.majority_share, 1.0));
@@ -168,46 +184,69 @@ fn a_participant_beside_the_system_and_the_oracle() {
     let by: Vec<(&str, f64)> = all.iter().map(|(p, _, a)| (p.as_str(), *a)).collect();
     assert_eq!(by, [("p1", 0.5), ("p2", 0.5), ("p3", 0.0), ("p4", 0.0)]);
     assert_eq!(
-        (me.rank, model.rank, oracle.rank, r.participants),
-        (1, 1, 1, 4)
+        (me.rank, m.rank, n.rank, oracle.rank, r.participants),
+        (1, 1, 3, 1, 4)
     );
-    let p3 = report(&data, "p3", "M").unwrap();
-    assert_eq!(p3.scores.len(), 2, "M has no samples on the storm passage");
+    let p3 = report(&data, "p3").unwrap();
+    assert_eq!(
+        p3.scores.len(),
+        2,
+        "neither system has samples on the storm passage"
+    );
     assert_eq!(p3.scores[0].rank, 3);
-    assert_eq!(p3.scores[0].system_prob, None);
+    assert_eq!(p3.scores[0].system_probs, [None, None]);
     let Plot::Histogram { marks, .. } = &p3.histogram.plot else {
         panic!()
     };
     assert_eq!(
         marks.len(),
         1,
-        "only p3 is marked, not the oracle in M's place: {marks:?}"
+        "only p3 is marked, not the oracle in a system's place: {marks:?}"
     );
-    // The histogram: two participants in the lowest bin, two at 0.5; p1 and M marked.
+    // The histogram: two participants in the lowest bin, two at 0.5; p1, M and N marked.
     let Plot::Histogram { bins, marks, .. } = &r.histogram.plot else {
         panic!()
     };
     assert_eq!((bins.len(), bins[0].2, bins[10].2), (20, 2, 2));
-    assert_eq!(marks, &[("p1".to_string(), 0.5), ("M".to_string(), 1.0)]);
-    assert!(r.histogram.to_svg(900, 520).unwrap().contains("p1: 50.0 %"));
-    assert!(
-        r.csv()
-            .lines()
-            .nth(1)
-            .unwrap()
-            .starts_with("p1,2,0.500000,0.500000,0.550000,1.000000,1,4")
-    );
     assert_eq!(
-        report(&data, "nobody", "M"),
+        marks,
+        &[
+            ("p1".to_string(), 0.5),
+            ("M".to_string(), 1.0),
+            ("N".to_string(), 0.0)
+        ]
+    );
+    assert!(r.histogram.to_svg(900, 520).unwrap().contains("p1: 50.0 %"));
+    // Tidy: a row per predictor and system.
+    let csv = r.csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "predictor,system,contexts,top1_accuracy,system_prob,others_share,majority_share,rank,participants"
+    );
+    assert_eq!(lines.len(), 1 + 4 * 2, "{csv}");
+    assert_eq!(lines[1], "p1,M,2,0.500000,0.500000,0.550000,1.000000,1,4");
+    assert_eq!(lines[2], "p1,N,2,0.500000,0.000000,0.550000,1.000000,1,4");
+    assert_eq!(lines[6], "N,N,1,0.000000,1.000000,0.400000,0.000000,3,4");
+    assert_eq!(
+        report(&data, "nobody"),
         Err(ParticipantError::UnknownParticipant("nobody".into()))
     );
     assert_eq!(
-        report(&data, "p1", "Z"),
-        Err(ParticipantError::UnknownSystem("Z".into()))
-    );
-    assert_eq!(
-        report(&Dataset::default(), "p1", "M"),
+        report(&Dataset::default(), "p1"),
         Err(ParticipantError::NoParticipants)
+    );
+    // Without systems: the participant and the oracle, one row each with an empty system.
+    let people_only = Dataset {
+        systems: vec![],
+        ..dataset()
+    };
+    let alone = report(&people_only, "p1").unwrap();
+    assert_eq!(alone.scores.len(), 2);
+    let csv = alone.csv();
+    assert_eq!(
+        csv.lines().nth(1),
+        Some("p1,,2,0.500000,,0.550000,1.000000,1,4")
     );
 }
 
@@ -283,8 +322,14 @@ fn the_cli_writes_the_participant_figures() {
     let table = std::fs::read_to_string(out.join("participants.csv")).unwrap();
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 3, "{table}");
-    assert!(lines[1].starts_with("ann,2,1.000000,"), "{table}");
-    assert!(lines[2].starts_with("bob,1,0.000000,"), "{table}");
+    assert!(
+        lines[1].starts_with("ann,samples_small_model,2,1.000000,"),
+        "{table}"
+    );
+    assert!(
+        lines[2].starts_with("bob,samples_small_model,1,0.000000,"),
+        "{table}"
+    );
     let own = std::fs::read_to_string(out.join("participant-ann.csv")).unwrap();
     assert!(own.contains("samples_small_model"), "{own}");
     assert!(out.join("participant-ann-accuracy.svg").is_file());

@@ -159,7 +159,7 @@ test("analysis: a participant of the exports, and the player's own saved answers
       assert.deepEqual(options, ["ann", "bob", "you"]);
 
       for (const who of ["ann", "you"]) {
-        assert.deepEqual(await shownParticipant(page, who), await cliParticipant([FILES[0], FILES[1]], who, null, [exportCsv, ownJson]), who);
+        assert.deepEqual(await shownParticipant(page, who), await cliParticipant([FILES[0], FILES[1]], who, [exportCsv, ownJson]), who);
       }
       await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
       await screenshot(page, "analysis-participant.png");
@@ -208,35 +208,39 @@ test("analysis: hostile text in norms, samples and exports stays text, and a spr
 const PROVO = join(ROOT, "..", "shared", "provo");
 const PROVO_FILES = ["provo_cloze.jsonl", "samples_gpt2_ancestral_n1000.jsonl", "samples_gpt2_temp0.5_n40.jsonl", "samples_bloom176b_raw_continuations.jsonl", "samples_chatgpt_words.jsonl"].map((f) => join(PROVO, f));
 
-/** Scores of one participant from `clozelab figures --participant`, as the page shows them. */
-async function cliParticipant(files, who, system, responses = []) {
+/** Scores of one participant from `clozelab figures --participant`, as the page shows them:
+ * the CLI's tidy rows (one per predictor and system) gathered into one row per predictor. */
+async function cliParticipant(files, who, responses = []) {
   const out = await mkdtemp(join(tmpdir(), "clozelab-participant-cli-"));
   try {
-    execFileSync(cliBinary(), ["figures", "--resamples", "2", "--participant", who, "--out", out, ...(system ? ["--system", system] : []), ...files.flatMap((f) => ["--file", f]), ...responses.flatMap((f) => ["--responses", f])]);
+    execFileSync(cliBinary(), ["figures", "--resamples", "2", "--participant", who, "--out", out, ...files.flatMap((f) => ["--file", f]), ...responses.flatMap((f) => ["--responses", f])]);
     const [header, ...lines] = (await readFile(join(out, `participant-${who}.csv`), "utf8")).trim().split(/\r?\n/);
     const cols = header.split(",");
-    return lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c]))).map((e) => ({
-      name: e.predictor,
-      top1: `${(100 * Number(e.top1_accuracy)).toFixed(1)} %`,
-      prob: e.system_prob === "" ? "—" : Number(e.system_prob).toFixed(3),
-      rank: `${e.rank} of ${e.participants}`,
-    }));
+    const rows = [];
+    for (const e of lines.map((l) => Object.fromEntries(l.split(",").map((c, i) => [cols[i], c])))) {
+      let row = rows.find((r) => r.name === e.predictor);
+      if (!row) {
+        row = { name: e.predictor, top1: `${(100 * Number(e.top1_accuracy)).toFixed(1)} %`, probs: [], rank: `${e.rank} of ${e.participants}` };
+        rows.push(row);
+      }
+      row.probs.push(e.system_prob === "" ? "—" : Number(e.system_prob).toFixed(3));
+    }
+    return rows;
   } finally {
     await rm(out, { recursive: true, force: true });
   }
 }
 
-/** Compares `who` in the page's participant panel (against `system`, when given). */
-async function shownParticipant(page, who, system) {
+/** Compares `who` in the page's participant panel with every system. */
+async function shownParticipant(page, who) {
   await page.getByTestId("participant-select").selectOption(who);
-  if (system) await page.getByTestId("participant-system").selectOption(system);
   await page.getByTestId("participant-compare").click();
   await page.waitForFunction((name) => document.querySelector("[data-testid=participant-table] tbody th")?.innerText === name, who, { timeout: TIMEOUT });
   await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
   return page.getByTestId("participant-table").locator("tbody tr").evaluateAll((rows) => rows.map((r) => ({
     name: r.querySelector("th").innerText,
     top1: r.querySelector("[data-col=top1]").innerText,
-    prob: r.querySelector("[data-col=system_prob]").innerText,
+    probs: [...r.querySelectorAll("[data-col=system_prob]")].map((c) => c.innerText),
     rank: r.querySelector("[data-col=rank]").innerText,
   })));
 }
@@ -271,7 +275,11 @@ test("analysis: every figure on the Provo data in ../shared, the numbers equal t
     assert.equal((await page.locator('[data-testid=table1] tr[data-system="Human"] td').first().innerText()).trim(), "2687");
     await screenshot(page, "analysis-provo.png");
     // The participant panel and the token level on the same data.
-    assert.deepEqual(await shownParticipant(page, "p1", "GPT-2 (T=0.5)"), await cliParticipant(files, "p1", "GPT-2 (T=0.5)"));
+    // p1 against all five systems at once, a probability column each.
+    const p1 = await shownParticipant(page, "p1");
+    assert.deepEqual(p1, await cliParticipant(files, "p1"));
+    assert.equal(p1[0].probs.length, 5, JSON.stringify(p1));
+    assert.deepEqual(p1.map((r) => r.name).slice(1, -1), ["GPT-2", "GPT-2 (T=0.5)", "BLOOM", "ChatGPT", "ChatGPT (list)"]);
     await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
     await screenshot(page, "analysis-provo-participant.png");
     await page.getByTestId("token-level-run").click();

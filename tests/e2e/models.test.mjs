@@ -2,12 +2,16 @@
 // Llama (SmolLM2's) test models, each from its folder or as a hub model and revision
 // (`owner/name@revision`, read from a stand-in hub through `?hub=`, as Hugging Face's
 // `HF_ENDPOINT` names a mirror), switched where they are used: a passage played with feedback
-// from each, then Table 1 on the Analysis page with a row for each beside the files' system.
+// from each, then the Analysis page with each model beside the files' system and two people:
+// a row each in Table 1, a probability column each beside a participant, and a surprisal column
+// group each in trials.csv, as `clozelab results --model` writes them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, rm, symlink } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DIST, ROOT, serveDist, screenshot, withPage } from "./harness.mjs";
+import { DIST, ROOT, cliBinary, download, parseCsv, serveDist, screenshot, withPage } from "./harness.mjs";
 
 const TIMEOUT = 120_000;
 const FIXTURES = join(ROOT, "tests/fixtures/analysis");
@@ -82,12 +86,16 @@ test("a passage played with feedback from GPT-2, a Pythia revision from the hub 
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px at phone width`);
   }));
 
-test("Table 1 with GPT-2, GPT-NeoX and Llama each sampled on every context, switched on the Analysis page", { timeout: 6 * TIMEOUT }, () =>
+test("GPT-2, GPT-NeoX and Llama each sampled on every context and scoring every target word, switched on the Analysis page: Table 1, a participant and trials.csv hold all three", { timeout: 8 * TIMEOUT }, () =>
   withPage("models-analysis", {}, async (page) => {
+    const dir = await mkdtemp(join(tmpdir(), "clozelab-models-"));
+    const row = (participant, position, response) => `${participant},1,${position},${response},1500,2026-11-22T10:00:00Z`;
+    const exportCsv = join(dir, "export.csv");
+    await writeFile(exportCsv, ["participant,passage,position,response,response_time_ms,timestamp", row("ann", 3, "lighthouse"), row("ann", 4, "keeper"), row("bob", 3, "lamp")].join("\n") + "\n");
     await page.goto(`${served.base}/analysis?model=models/test/`);
     await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });
-    await page.getByTestId("analysis-files").setInputFiles(FILES);
-    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 2, null, { timeout: TIMEOUT });
+    await page.getByTestId("analysis-files").setInputFiles([...FILES, exportCsv]);
+    await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length === 3, null, { timeout: TIMEOUT });
     await page.getByTestId("analysis-resamples").fill("2");
     await page.getByTestId("analyse").click();
     const models = ["models/test/", "models/test-gpt-neox/", "models/test-llama/"];
@@ -98,13 +106,48 @@ test("Table 1 with GPT-2, GPT-NeoX and Llama each sampled on every context, swit
       await page.locator(`[data-testid=table1] tr[data-system="${model} (sampled here)"]`).waitFor({ timeout: 3 * TIMEOUT });
       // Each model sampled every context itself: none was taken from another's kept samples.
       assert.match(await page.getByTestId("model-samples-status").innerText(), /^All 24 contexts sampled \(24 now/, model);
+      await page.getByTestId("model-surprisal-run").click({ timeout: TIMEOUT });
+      await page.waitForFunction((n) => document.querySelectorAll("[data-testid=model-surprisal-summary] li").length === n, i + 1, { timeout: 2 * TIMEOUT });
     }
     const systems = await page.locator("[data-testid=table1] tr[data-system]").evaluateAll((rows) => rows.map((r) => r.dataset.system));
-    for (const system of ["samples_small_model", ...models.map((m) => `${m} (sampled here)`)]) assert.ok(systems.includes(system), `${system} in ${systems}`);
+    const sampled = models.map((m) => `${m} (sampled here)`);
+    for (const system of ["samples_small_model", ...sampled]) assert.ok(systems.includes(system), `${system} in ${systems}`);
     for (const model of models) {
       const contexts = await page.locator(`[data-testid=table1] tr[data-system="${model} (sampled here)"] td`).first().innerText();
       assert.equal(contexts.trim(), "24", model);
     }
     await page.getByTestId("table1").scrollIntoViewIfNeeded();
     await screenshot(page, "models-table1.png");
+    // A participant beside all four systems at once: a probability column and a row each.
+    await page.getByTestId("participant-select").selectOption("ann");
+    await page.getByTestId("participant-compare").click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=participant-panel] [data-figure="participant-accuracy"]')?.dataset.drawn === "true", null, { timeout: TIMEOUT });
+    const table = page.getByTestId("participant-table");
+    const heads = await table.locator("thead th").allInnerTexts();
+    for (const system of ["samples_small_model", ...sampled]) assert.ok(heads.includes(`P(${system})`), `P(${system}) in ${heads}`);
+    const names = await table.locator("tbody th").allInnerTexts();
+    assert.deepEqual(names, ["ann", "samples_small_model", ...sampled, "Oracle (others' majority)"]);
+    for (const r of await table.locator("tbody tr").evaluateAll((rows) => rows.map((r) => r.querySelectorAll("[data-col=system_prob]").length))) assert.equal(r, 4);
+    await page.getByTestId("participant-panel").scrollIntoViewIfNeeded();
+    await screenshot(page, "models-participant.png");
+    // trials.csv: a surprisal column group per model, each as `clozelab results --model` has it.
+    const trials = parseCsv(await readFile(await download(page, "download-trials", dir), "utf8"));
+    const out = join(dir, "cli");
+    execFileSync(cliBinary(), ["results", ...[...FILES, exportCsv].flatMap((f) => ["--file", f]), ...models.flatMap((m) => ["--model", join(DIST, m)]), "--out", out], { stdio: ["ignore", "ignore", "pipe"] });
+    const cli = parseCsv(await readFile(join(out, "trials.csv"), "utf8"));
+    const groups = ["", "_2", "_3"].map((n) => [`surprisal_bits${n}`, `surprisal_all_segmentations_bits${n}`]);
+    for (const group of groups) for (const column of group) assert.ok(trials.header.includes(column) && cli.header.includes(column), `${column} in ${trials.header} and ${cli.header}`);
+    assert.equal(trials.rows.length, 3);
+    assert.equal(cli.rows.length, 3);
+    const names_ = ["surprisal_model", "surprisal_model_2", "surprisal_model_3"];
+    assert.deepEqual(names_.map((c) => trials.rows[0][c]), ["test", "test-gpt-neox", "test-llama"]);
+    trials.rows.forEach((r, i) => {
+      for (const column of groups.flat()) {
+        assert.ok(r[column] !== "" && Math.abs(Number(r[column]) - Number(cli.rows[i][column])) < 1e-3, `row ${i} ${column}: page ${r[column]}, CLI ${cli.rows[i][column]}`);
+      }
+      // Three different models: their surprisals differ.
+      assert.notEqual(r.surprisal_bits, r.surprisal_bits_2);
+      assert.notEqual(r.surprisal_bits_2, r.surprisal_bits_3);
+    });
+    await rm(dir, { recursive: true, force: true });
   }));

@@ -197,7 +197,7 @@ test("a pilot and a main study with a passage p1 of different texts, merged: eve
       const page = got.trialsWithSurprisal.rows[i];
       for (const column of withModel.header.filter((c) => !surprisalColumns.includes(c))) assert.equal(page[column], r[column], column);
       assert.equal(r.surprisal_model, "test");
-      assert.ok(page.surprisal_model.length > 0);
+      assert.equal(page.surprisal_model, r.surprisal_model, "the page names a folder model as the CLI does");
       const word = perWord[textOf(r.study_id)][Number(r.position) - 1];
       assert.equal(word.word, r.target_word);
       assert.equal(Number(r.surprisal_bits), word.surprisal_bits, `${r.study_id} ${r.position}`);

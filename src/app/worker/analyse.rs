@@ -60,14 +60,10 @@ pub(super) fn analyse(state: &Shared, request: AnalyseRequest) -> Result<Reply, 
     Ok(Reply::Analysis(Box::new(analysis)))
 }
 
-pub(super) fn participant(
-    state: &Shared,
-    participant: &str,
-    system: &str,
-) -> Result<Reply, WorkerError> {
+pub(super) fn participant(state: &Shared, participant: &str) -> Result<Reply, WorkerError> {
     let state = state.borrow();
     let data = state.dataset.as_ref().ok_or(WorkerError::NoDataset)?;
-    let report = crate::analysis::participant::report(data, participant, system)?;
+    let report = crate::analysis::participant::report(data, participant)?;
     Ok(Reply::Participant(Box::new(report)))
 }
 

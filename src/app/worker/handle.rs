@@ -67,9 +67,7 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
         Request::TargetSurprisal(request) => {
             analyse::target_surprisal(state, responder, &request.model).await
         }
-        Request::Participant(request) => {
-            analyse::participant(state, &request.participant, &request.system)
-        }
+        Request::Participant(request) => analyse::participant(state, &request.participant),
         Request::ContextFigure(request) => {
             analyse::context_figure(state, request.key, &request.system)
         }

@@ -215,11 +215,7 @@ pub fn AnalysisPage() -> impl IntoView {
                         />
                         <ClassTvd options=current_options() />
                         <ContextFigure contexts=a.contexts.clone() systems=a.systems.clone() />
-                        <ParticipantPanel
-                            participants=a.participants.clone()
-                            systems=a.systems.clone()
-                            on_add_own=add_own
-                        />
+                        <ParticipantPanel participants=a.participants.clone() on_add_own=add_own />
                         {a
                             .left_out
                             .clone()

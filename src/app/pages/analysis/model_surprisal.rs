@@ -48,9 +48,11 @@ pub fn ModelSurprisal(
     let runtime = use_runtime();
     let call = StoppableCall::new();
     let run = Action::new_local(move |_: &()| async move {
+        // The short name (`test`, `pythia-70m@step1000`), as `clozelab results --model` names
+        // a folder in the same column.
         let model = runtime
             .model_summary()
-            .map(|m| m.name)
+            .map(|m| crate::runtime::model_source::short_name(&m.name))
             .unwrap_or_else(|| "GPT-2".into());
         let request = Request::TargetSurprisal(TargetSurprisalRequest { model });
         let describe =

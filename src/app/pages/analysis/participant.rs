@@ -1,6 +1,6 @@
 //! A participant beside the models: pick anyone in the analysed exports (or yourself, once your
-//! answers saved in this browser are added) and a system; the worker scores them on the contexts
-//! they answered and draws the accuracy histogram of all participants with them marked.
+//! answers saved in this browser are added); the worker scores them and every system on the
+//! contexts they answered and draws the accuracy histogram of all participants with them marked.
 
 use leptos::prelude::*;
 
@@ -28,14 +28,24 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
         .scores
         .into_iter()
         .map(|s| {
+            let probs = s
+                .system_probs
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    view! {
+                        <td data-col="system_prob" data-system=i>
+                            {p.map(|p| format!("{p:.3}")).unwrap_or_else(|| "—".into())}
+                        </td>
+                    }
+                })
+                .collect_view();
             view! {
                 <tr>
                     <th scope="row">{s.name.clone()}</th>
                     <td>{s.contexts}</td>
                     <td data-col="top1">{percent(s.top1_accuracy)}</td>
-                    <td data-col="system_prob">
-                        {s.system_prob.map(|p| format!("{p:.3}")).unwrap_or_else(|| "—".into())}
-                    </td>
+                    {probs}
                     <td>{percent(s.others_share)}</td>
                     <td>{percent(s.majority_share)}</td>
                     <td data-col="rank">{format!("{} of {participants}", s.rank)}</td>
@@ -51,7 +61,11 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
                         <th scope="col">"answers of"</th>
                         <th scope="col">"contexts"</th>
                         <th scope="col">"top-1"</th>
-                        <th scope="col">{format!("P({})", report.system)}</th>
+                        {report
+                            .systems
+                            .iter()
+                            .map(|name| view! { <th scope="col">{format!("P({name})")}</th> })
+                            .collect_view()}
                         <th scope="col">"others' share"</th>
                         <th scope="col">"others' majority"</th>
                         <th scope="col">"rank"</th>
@@ -61,8 +75,8 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
             </table>
         </div>
         <p class="hint">
-            "top-1: answers that were the word that followed in the text; P: the probability the \
-                system's samples give the answer; others' share: the other people who gave the \
+            "top-1: answers that were the word that followed in the text; P(system): the \
+                probability that system's samples give the answers; others' share: the other people who gave the \
                 same answer; others' majority: answers that were the others' most frequent one; \
                 rank: by top-1 among all participants, each on their own contexts."
         </p>
@@ -76,17 +90,14 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
 #[component]
 pub fn ParticipantPanel(
     participants: Vec<String>,
-    systems: Vec<String>,
     /// Adds the answers saved in this browser to the data (and analyses again).
     on_add_own: Callback<()>,
 ) -> impl IntoView {
     let runtime = use_runtime();
     let chosen = RwSignal::new(participants.first().cloned().unwrap_or_default());
-    let system = RwSignal::new(systems.first().cloned().unwrap_or_default());
     let compare = Action::new_local(move |_: &()| {
         let request = Request::Participant(ParticipantRequest {
             participant: chosen.get_untracked(),
-            system: system.get_untracked(),
         });
         async move {
             match runtime.client().call(request).await {
@@ -95,16 +106,16 @@ pub fn ParticipantPanel(
             }
         }
     });
-    let has_people = !participants.is_empty() && !systems.is_empty();
+    let has_people = !participants.is_empty();
     let result: Signal<Option<Result<ParticipantReport, String>>> = compare.value().into();
     view! {
         <section class="participant" data-testid="participant-panel">
             <h3>"A participant beside the models"</h3>
             <p>
                 "On the contexts one person answered: how often they named the word that \
-                    followed, how probable a system found their words, how often they gave the \
-                    other people's majority answer, and their rank — beside the system's most \
-                    probable word and the others' majority word on the same contexts."
+                    followed, how probable each system found their words, how often they gave \
+                    the other people's majority answer, and their rank — beside each system's \
+                    most probable word and the others' majority word on the same contexts."
             </p>
             <button data-testid="add-own-answers" on:click=move |_| on_add_own.run(())>
                 "Add my answers saved in this browser"
@@ -114,8 +125,7 @@ pub fn ParticipantPanel(
                     view! {
                         <p>
                             "No participants yet: add the app's exports (long CSV/JSON or JSON \
-                                bundles) above, or your own answers, together with model \
-                                samples."
+                                bundles) above, or your own answers."
                         </p>
                     }
                 })}
@@ -131,18 +141,6 @@ pub fn ParticipantPanel(
                                 {participants
                                     .iter()
                                     .map(|p| view! { <option value=p.clone()>{p.clone()}</option> })
-                                    .collect_view()}
-                            </select>
-                        </label>
-                        <label>
-                            " against "
-                            <select
-                                data-testid="participant-system"
-                                on:change=move |ev| system.set(event_target_value(&ev))
-                            >
-                                {systems
-                                    .iter()
-                                    .map(|s| view! { <option value=s.clone()>{s.clone()}</option> })
                                     .collect_view()}
                             </select>
                         </label>
