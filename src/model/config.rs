@@ -58,6 +58,44 @@ pub(super) fn positive(value: Option<usize>, field: &'static str) -> Result<usiz
     }
 }
 
+/// A `config.json` number that must be finite and positive (norms' epsilons, rotary bases).
+pub(super) fn positive_number(value: f64, field: &'static str) -> Result<f64, ConfigError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(ConfigError::Invalid {
+            field,
+            reason: format!("must be a positive number, found {value}"),
+        })
+    }
+}
+
+/// The rotary settings newer transformers saves keep in `rope_parameters` (older files give
+/// them as top-level fields, which the families read themselves).
+#[derive(Deserialize)]
+pub(super) struct RopeParameters {
+    rope_type: Option<String>,
+    pub rope_theta: Option<f64>,
+    pub partial_rotary_factor: Option<f64>,
+}
+
+/// Refuses scaled rotary embeddings (linear, dynamic, YaRN, Llama 3's), which the rotary op
+/// does not compute: a non-null `rope_scaling`, or a `rope_type` other than `default`.
+pub(super) fn refuse_rope_scaling(
+    rope_scaling: Option<&serde_json::Value>,
+    parameters: Option<&RopeParameters>,
+) -> Result<(), ConfigError> {
+    let scaled = rope_scaling.is_some_and(|v| !v.is_null())
+        || parameters
+            .and_then(|p| p.rope_type.as_deref())
+            .is_some_and(|t| t != "default");
+    if scaled {
+        Err(ConfigError::UnsupportedOption("rope_scaling"))
+    } else {
+        Ok(())
+    }
+}
+
 /// The subset of Hugging Face's `GPT2Config` JSON that matters, all optional so that a missing
 /// field becomes a named error instead of serde's generic message.
 #[derive(Deserialize)]
@@ -113,12 +151,7 @@ impl Gpt2Config {
         let epsilon = raw
             .layer_norm_epsilon
             .ok_or(ConfigError::MissingField("layer_norm_epsilon"))?;
-        if !(epsilon.is_finite() && epsilon > 0.0) {
-            return Err(ConfigError::Invalid {
-                field: "layer_norm_epsilon",
-                reason: format!("must be a positive number, found {epsilon}"),
-            });
-        }
+        positive_number(epsilon, "layer_norm_epsilon")?;
         if n_embd % n_head != 0 {
             return Err(ConfigError::Invalid {
                 field: "n_head",

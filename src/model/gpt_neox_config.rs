@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, Gpt2Config, positive};
+use super::config::{
+    ConfigError, Gpt2Config, RopeParameters, positive, positive_number, refuse_rope_scaling,
+};
 use super::family::Family;
 
 /// The fields of Hugging Face's `GPTNeoXConfig` that change the computation, all optional so
@@ -29,13 +31,6 @@ struct HfGptNeoxJson {
     rope_scaling: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize)]
-struct RopeParameters {
-    rope_type: Option<String>,
-    rope_theta: Option<f64>,
-    partial_rotary_factor: Option<f64>,
-}
-
 /// Parses a GPT-NeoX `config.json` into a config of [`Family::GptNeox`]. Defaults are
 /// transformers': a quarter of each head rotary, base 10000, the parallel residual, biases, an
 /// untied head. Settings this implementation does not follow are refused by name.
@@ -52,15 +47,7 @@ pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
     if raw.attention_bias == Some(false) {
         return Err(ConfigError::UnsupportedOption("attention_bias = false"));
     }
-    let scaled = raw.rope_scaling.as_ref().is_some_and(|v| !v.is_null())
-        || raw
-            .rope_parameters
-            .as_ref()
-            .and_then(|p| p.rope_type.as_deref())
-            .is_some_and(|t| t != "default");
-    if scaled {
-        return Err(ConfigError::UnsupportedOption("rope_scaling"));
-    }
+    refuse_rope_scaling(raw.rope_scaling.as_ref(), raw.rope_parameters.as_ref())?;
     let n_embd = positive(raw.hidden_size, "hidden_size")?;
     let n_head = positive(raw.num_attention_heads, "num_attention_heads")?;
     let n_layer = positive(raw.num_hidden_layers, "num_hidden_layers")?;
@@ -73,13 +60,7 @@ pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
             reason: format!("{n_head} heads do not divide hidden_size = {n_embd}"),
         });
     }
-    let epsilon = raw.layer_norm_eps.unwrap_or(1e-5);
-    if !(epsilon.is_finite() && epsilon > 0.0) {
-        return Err(ConfigError::Invalid {
-            field: "layer_norm_eps",
-            reason: format!("must be a positive number, found {epsilon}"),
-        });
-    }
+    let epsilon = positive_number(raw.layer_norm_eps.unwrap_or(1e-5), "layer_norm_eps")?;
     let parameters = raw.rope_parameters.as_ref();
     let share = raw
         .rotary_pct
@@ -99,12 +80,7 @@ pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
             reason: format!("{share} of heads {head_dim} wide is not an even number of values"),
         });
     }
-    if !(base.is_finite() && base > 0.0) {
-        return Err(ConfigError::Invalid {
-            field: "rotary_emb_base",
-            reason: format!("must be a positive number, found {base}"),
-        });
-    }
+    positive_number(base, "rotary_emb_base")?;
     Ok(
         Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
             .with_layer_norm_epsilon(epsilon)

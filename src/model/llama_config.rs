@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, Gpt2Config, positive};
+use super::config::{
+    ConfigError, Gpt2Config, RopeParameters, positive, positive_number, refuse_rope_scaling,
+};
 use super::family::Family;
 
 /// The fields of Hugging Face's `LlamaConfig` that change the computation, all optional so that
@@ -31,13 +33,6 @@ struct HfLlamaJson {
     mlp_bias: Option<bool>,
 }
 
-#[derive(Deserialize)]
-struct RopeParameters {
-    rope_type: Option<String>,
-    rope_theta: Option<f64>,
-    partial_rotary_factor: Option<f64>,
-}
-
 /// Parses a Llama `config.json` into a config of [`Family::Llama`]. Defaults are
 /// transformers': as many key/value heads as query heads, base 10000, an untied head.
 /// Settings this implementation does not follow (biases, scaled or partial rotary embeddings,
@@ -60,13 +55,7 @@ pub fn from_llama_json(text: &str) -> Result<Gpt2Config, ConfigError> {
         return Err(ConfigError::UnsupportedOption("rope_interleaved"));
     }
     let parameters = raw.rope_parameters.as_ref();
-    let scaled = raw.rope_scaling.as_ref().is_some_and(|v| !v.is_null())
-        || parameters
-            .and_then(|p| p.rope_type.as_deref())
-            .is_some_and(|t| t != "default");
-    if scaled {
-        return Err(ConfigError::UnsupportedOption("rope_scaling"));
-    }
+    refuse_rope_scaling(raw.rope_scaling.as_ref(), parameters)?;
     let partial = raw
         .partial_rotary_factor
         .or(parameters.and_then(|p| p.partial_rotary_factor));
@@ -104,23 +93,12 @@ pub fn from_llama_json(text: &str) -> Result<Gpt2Config, ConfigError> {
             ),
         });
     }
-    let epsilon = raw.rms_norm_eps.unwrap_or(1e-6);
-    if !(epsilon.is_finite() && epsilon > 0.0) {
-        return Err(ConfigError::Invalid {
-            field: "rms_norm_eps",
-            reason: format!("must be a positive number, found {epsilon}"),
-        });
-    }
+    let epsilon = positive_number(raw.rms_norm_eps.unwrap_or(1e-6), "rms_norm_eps")?;
     let base = raw
         .rope_theta
         .or(parameters.and_then(|p| p.rope_theta))
         .unwrap_or(10_000.0);
-    if !(base.is_finite() && base > 0.0) {
-        return Err(ConfigError::Invalid {
-            field: "rope_theta",
-            reason: format!("must be a positive number, found {base}"),
-        });
-    }
+    positive_number(base, "rope_theta")?;
     Ok(
         Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
             .with_layer_norm_epsilon(epsilon)

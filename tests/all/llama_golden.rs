@@ -116,6 +116,19 @@ fn smollm2s_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
         ),
         ConfigError::UnsupportedOption("rope_scaling")
     );
+    // Newer saves name the scaling inside `rope_parameters`; its default type is allowed.
+    assert_eq!(
+        changed(
+            r#""rope_scaling": null"#,
+            r#""rope_parameters": {"rope_type": "yarn", "rope_theta": 100000, "factor": 4.0}"#
+        ),
+        ConfigError::UnsupportedOption("rope_scaling")
+    );
+    let default_type = SMOLLM2_135M_CONFIG.replace(
+        r#""rope_scaling": null"#,
+        r#""rope_parameters": {"rope_type": "default", "rope_theta": 100000}"#,
+    );
+    assert!(Gpt2Config::from_hf_json(&default_type).is_ok());
     assert_eq!(
         changed(
             r#""rope_interleaved": false"#,
