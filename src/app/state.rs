@@ -68,17 +68,15 @@ impl RuntimeContext {
             } => (kind.name().to_string(), precision.label(&adapter)),
             _ => (String::new(), String::new()),
         };
-        let (model_name, weight_sha256) = self
+        let summary = self
             .model
-            .with_untracked(|m| {
-                m.summary()
-                    .map(|s| (s.name.clone(), s.weight_sha256.clone()))
-            })
+            .with_untracked(|m| m.summary().cloned())
             .unwrap_or_default();
         crate::game::run::export::ModelInfo {
-            model_name,
-            weight_sha256,
-            tokenizer: "GPT-2 BPE (50257)".into(),
+            model_name: summary.name,
+            architecture: summary.architecture,
+            weight_sha256: summary.weight_sha256,
+            tokenizer: summary.tokenizer,
             backend,
             adapter,
         }

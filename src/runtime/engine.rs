@@ -21,6 +21,16 @@ pub enum TokenizerFiles {
     },
 }
 
+impl TokenizerFiles {
+    /// The files' names, as an export's manifest records where the tokenizer came from.
+    pub fn file_names(&self) -> &'static str {
+        match self {
+            Self::TokenizerJson(_) => "tokenizer.json",
+            Self::VocabAndMerges { .. } => "vocab.json + merges.txt",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum EngineError {
     #[error(transparent)]

@@ -247,15 +247,18 @@ pub struct ClassTvdRequest {
 }
 
 /// The model the worker holds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelSummary {
     /// Where it came from (URL or file names).
     pub name: String,
     pub random_test_model: bool,
     pub parameters: usize,
-    /// The architecture's name ("GPT-2", "GPT-NeoX").
+    /// The architecture's name ("GPT-2", "GPT-NeoX", "Llama").
     #[serde(default)]
     pub architecture: String,
+    /// The tokenizer: its files and number of tokens ("tokenizer.json, 49152 tokens").
+    #[serde(default)]
+    pub tokenizer: String,
     /// SHA-256 of the weights file, for export manifests.
     pub weight_sha256: String,
 }

@@ -8,6 +8,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,6 +80,17 @@ test("a passage played with feedback from GPT-2, a Pythia revision from the hub 
     await page.getByTestId("next-context").click();
     await guessAndSeeFeedback(page, "a", "test-llama");
     assert.match(await page.getByTestId("score").innerText(), /test-llama: /);
+    // The JSON export's manifest names the model it holds now: its architecture, its own
+    // tokenizer and its weights' fingerprint.
+    await page.locator("details.data-panel summary").click();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("download-json").click()]);
+    const { manifest, responses } = JSON.parse(await readFile(await download.path(), "utf8"));
+    assert.equal(responses.length, 4);
+    assert.equal(manifest.model_name, "models/test-llama/");
+    assert.equal(manifest.architecture, "Llama");
+    const vocabulary = Object.keys(JSON.parse(await readFile(join(DIST, "models/test-llama/tokenizer.json"), "utf8")).model.vocab).length;
+    assert.equal(manifest.tokenizer, `tokenizer.json, ${vocabulary} tokens`);
+    assert.equal(manifest.weight_sha256, createHash("sha256").update(await readFile(join(DIST, "models/test-llama/model.safetensors"))).digest("hex"));
     await screenshot(page, "models-play-llama.png");
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "models-play-llama-phone.png");

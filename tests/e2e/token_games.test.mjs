@@ -171,6 +171,8 @@ test("two-token study: consent, the study's model, positions and rounds, reload 
     // The worker's fingerprint (crypto.subtle) is the weights file's SHA-256.
     const weights = await readFile(join(DIST, "models/test/model.safetensors"));
     assert.equal(sent[0].manifest.weight_sha256, createHash("sha256").update(weights).digest("hex"));
+    assert.equal(sent[0].manifest.architecture, "GPT-2");
+    assert.equal(sent[0].manifest.tokenizer, "vocab.json + merges.txt, 50257 tokens");
   } finally {
     await rm(file, { force: true });
     await rm(done, { force: true });

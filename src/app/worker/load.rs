@@ -119,6 +119,7 @@ async fn build(
     device: &ComputeDevice,
 ) -> Result<(Engine, ModelSummary), WorkerError> {
     let weight_sha256 = crate::app::web::digest::sha256_hex(&weights).await;
+    let tokenizer_files = tokenizer.file_names();
     let engine = Engine::load(config, &weights, tokenizer, &device.device)?
         .with_precision(device.precision)?;
     // `weights` is dropped here: only the model's tensors stay.
@@ -127,6 +128,10 @@ async fn build(
         random_test_model: engine.random_test_model,
         parameters: engine.config.num_params(),
         architecture: engine.config.family.name().to_string(),
+        tokenizer: format!(
+            "{tokenizer_files}, {} tokens",
+            engine.tokenizer.vocab_size()
+        ),
         weight_sha256,
     };
     Ok((engine, summary))

@@ -17,6 +17,10 @@ pub struct Manifest {
     pub app: String,
     pub app_version: String,
     pub model_name: String,
+    /// The model's architecture ("GPT-2", "GPT-NeoX", "Llama"); absent in older exports, all
+    /// GPT-2.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub architecture: String,
     /// SHA-256 of the weights file, hex.
     pub weight_sha256: String,
     pub tokenizer: String,
@@ -98,6 +102,7 @@ pub struct ExportBundle {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModelInfo {
     pub model_name: String,
+    pub architecture: String,
     pub weight_sha256: String,
     pub tokenizer: String,
     pub backend: String,
@@ -125,6 +130,7 @@ impl Manifest {
             app: "clozelab".into(),
             app_version: env!("CARGO_PKG_VERSION").into(),
             model_name: model.model_name.clone(),
+            architecture: model.architecture.clone(),
             weight_sha256: model.weight_sha256.clone(),
             tokenizer: model.tokenizer.clone(),
             backend: model.backend.clone(),
