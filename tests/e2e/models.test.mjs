@@ -70,6 +70,12 @@ test("a passage played with feedback from GPT-2, a Pythia revision from the hub 
     await page.getByTestId("next-context").click();
     await switchModel(page, "models/test-llama/", "models/test-llama/");
     await guessAndSeeFeedback(page, "the", "test-llama");
+    // The field suggests the three folders this browser now keeps, the hub's revision among them.
+    const kept = [`${served.base}/models/test/`, `${hub}/clozelab/test-gpt-neox/resolve/step1000/`, `${served.base}/models/test-llama/`];
+    await page.waitForFunction((want) => {
+      const offered = [...document.querySelectorAll("#kept-models option")].map((o) => o.value);
+      return want.every((u) => offered.includes(u));
+    }, kept, { timeout: TIMEOUT });
     // A model the hub does not have: said so, and the model loaded before stays.
     await page.getByTestId("model-source").fill("clozelab/no-such-model@main");
     await page.getByTestId("model-switch-load").click();

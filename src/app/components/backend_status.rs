@@ -11,7 +11,7 @@ pub fn BackendStatus() -> impl IntoView {
     view! {
         <p class="backend-status" data-testid="backend-status" aria-live="polite">
             {move || match ctx.backend.get() {
-                BackendState::Idle => view! { <span>"GPT-2 is not started."</span> }.into_any(),
+                BackendState::Idle => view! { <span>"The model is not started."</span> }.into_any(),
                 BackendState::Detecting => view! { <span>"Detecting WebGPU…"</span> }.into_any(),
                 BackendState::Failed(e) => {
                     view! {

@@ -19,7 +19,11 @@ pub fn ModelSwitch(
     let ctx = use_runtime();
     let typed = RwSignal::new(initial);
     let problem = RwSignal::new(None::<String>);
-    let kept = LocalResource::new(crate::app::web::kept_models::kept_model_folders);
+    // Read again whenever the loaded model changes: a model just downloaded is kept too.
+    let kept = LocalResource::new(move || {
+        ctx.model.track();
+        crate::app::web::kept_models::kept_model_folders()
+    });
     let busy = move || matches!(ctx.model.get(), ModelState::Loading { .. });
     let hub = query_param("hub").unwrap_or_else(|| HUB_ENDPOINT.to_string());
     let submit = move |ev: leptos::ev::SubmitEvent| {

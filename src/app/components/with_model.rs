@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use crate::app::state::use_runtime;
 use crate::runtime::protocol::ModelSummary;
 
-/// `render(model)` while a model is loaded; otherwise "`needs`: load GPT-2 on the Model page."
+/// `render(model)` while a model is loaded; otherwise "`needs`: load a model (GPT-2 or another) on the Model page."
 #[component]
 pub fn WithModel<V>(
     /// What the model is needed for, as a sentence start ("The probes sample the model").
@@ -19,7 +19,12 @@ where
     let runtime = use_runtime();
     move || match runtime.model_summary() {
         None => {
-            view! { <p>{needs} ": load GPT-2 on the " <a href="/model">"Model"</a> " page."</p> }
+            view! {
+                <p>
+                    {needs} ": load a model (GPT-2 or another) on the " <a href="/model">"Model"</a>
+                    " page."
+                </p>
+            }
                 .into_any()
         }
         Some(model) => render(model).into_any(),

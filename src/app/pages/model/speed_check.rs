@@ -37,7 +37,7 @@ pub fn SpeedCheck() -> impl IntoView {
         <section class="speed-check" data-testid="speed-check" aria-labelledby="speed-heading">
             <h2 id="speed-heading">"Speed on this device"</h2>
             <p>
-                "How long GPT-2 takes here, on the backend shown above: what a participant on \
+                "How long the loaded model takes here, on the backend shown above: what a participant on \
                     this machine waits for. Each figure is the median of " {ROUNDS}
                 " runs after one untimed run."
             </p>
