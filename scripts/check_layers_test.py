@@ -30,13 +30,13 @@ PLANTS = {
     ),
     "a cycle inside model (config uses gpt2)": (
         "model/config.rs",
-        lambda p: append(p, "\nuse super::gpt2::Gpt2;\n"),
+        lambda p: append(p, "\nuse super::transformer::Transformer;\n"),
         "cycle in model",
     ),
     "a model file asking its device": (
-        "model/gpt2.rs",
+        "model/transformer.rs",
         lambda p: append(p, "\nfn on_cpu(d: &Device) -> bool { *d == Device::flex() }\n"),
-        "src/model/gpt2.rs asks which device",
+        "src/model/transformer.rs asks which device",
     ),
     "a page file over 250 lines": (
         "app/state.rs",

@@ -1,12 +1,14 @@
-//! clozelab: human next-word guesses against GPT-2's, computed on the user's own machine.
+//! clozelab: human next-word guesses against language models' (GPT-2, Pythia, SmolLM2),
+//! computed on the user's own machine.
 //!
 //! Read it top-down, by purpose:
-//! - [`model`]: GPT-2 in burn (config, modules with a shareable KV cache, checkpoint loader,
-//!   the random test model);
-//! - [`text`]: the GPT-2 tokenizer and the rules for words (first word, normalisation);
+//! - [`model`]: the GPT-2, GPT-NeoX and Llama families in burn (config, modules with a shareable
+//!   KV cache, checkpoint loader, the random test models);
+//! - [`text`]: the byte-level BPE tokenizer of every family and the rules for words (first word,
+//!   normalisation);
 //! - [`runtime`]: devices (burn-wgpu or the CPU), a loaded engine, next-token distributions,
 //!   the production probes' runs and the typed protocol between the page and the worker;
-//! - [`estimators`]: GPT-2's word distributions (Monte Carlo sampler, exact scorer) over one
+//! - [`estimators`]: a model's word distributions (Monte Carlo sampler, exact scorer) over one
 //!   shared tree walk, decoding strategies, progress and cancellation;
 //! - [`analysis`]: metrics (TVD, ECE, W1, …), Table 1 of Ilia & Aziz (2024) and its companions,
 //!   human perplexity, the production probes and the papers' figures;

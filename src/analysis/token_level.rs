@@ -9,18 +9,18 @@ use serde::Serialize;
 
 use super::metrics::{EceConvention, ece_with, mean};
 use crate::data::provo::ContextKey;
-use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{BpeTokenizer, TokenizerError};
 use crate::text::words::normalize;
 
 /// The first GPT-2 token of `word` as the next word (with its leading space).
-pub fn first_token(tokenizer: &Gpt2Tokenizer, word: &str) -> Result<Option<u32>, TokenizerError> {
+pub fn first_token(tokenizer: &BpeTokenizer, word: &str) -> Result<Option<u32>, TokenizerError> {
     Ok(tokenizer.encode(&format!(" {word}"))?.first().copied())
 }
 
 /// The humans' first-token distribution: response → count becomes first token → probability.
 /// `None` when no response has a token.
 pub fn human_first_tokens(
-    tokenizer: &Gpt2Tokenizer,
+    tokenizer: &BpeTokenizer,
     human: &BTreeMap<String, u32>,
 ) -> Result<Option<BTreeMap<u32, f64>>, TokenizerError> {
     let mut counts: BTreeMap<u32, f64> = BTreeMap::new();
@@ -169,7 +169,7 @@ pub fn summarise(contexts: &[TokenContext], convention: EceConvention) -> Option
 
 /// The original word's first token, as the norms' responses are written (normalised).
 pub fn original_first_token(
-    tokenizer: &Gpt2Tokenizer,
+    tokenizer: &BpeTokenizer,
     original: &str,
 ) -> Result<Option<u32>, TokenizerError> {
     first_token(tokenizer, &normalize(original))

@@ -10,7 +10,7 @@ use super::flags::TestFamily;
 use crate::model::testmodel::{
     generate_weights, test_config, test_gpt_neox_config, test_llama_config, to_safetensors,
 };
-use crate::model::{Family, Gpt2Config};
+use crate::model::{Family, TransformerConfig};
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
 use crate::text::tokenizer::{END_OF_TEXT, tokenizer_json};
 
@@ -90,7 +90,7 @@ fn special_first(vocab_json: &str) -> Result<String, CliError> {
 pub fn write_test_model(
     out: &Path,
     seed: u64,
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     tokenizer_dir: Option<&Path>,
 ) -> Result<(), CliError> {
     let tokenizer_dir = tokenizer_dir.unwrap_or(Path::new(DEFAULT_TOKENIZER_DIR));

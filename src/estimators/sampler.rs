@@ -23,9 +23,9 @@ use crate::estimators::decoding::{DecodingStrategy, SamplingError, multinomial};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{bucket, extend_branches, run_prefix, run_prefixes};
 use crate::model::readback::read_f32;
-use crate::model::{Gpt2, KvCache, ModelError};
+use crate::model::{KvCache, ModelError, Transformer};
 use crate::rng::SplitMix64;
-use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{BpeTokenizer, ContextStart, TokenizerError};
 use crate::text::words::{ContinuationStatus, continuation_status, normalize};
 
 /// Default number of samples per context (the paper's setting; 40 is the cheap one).
@@ -227,7 +227,7 @@ struct Branch {
 /// # Shapes
 /// - hidden `[rows ≥ counts.len(), 1, n_embd]` (extra padded rows are ignored)
 async fn draw_next(
-    model: &Gpt2,
+    model: &Transformer,
     hidden: Tensor<3>,
     counts: &[usize],
     contexts: &[usize],
@@ -287,8 +287,8 @@ async fn draw_next(
 /// conditions on `<|endoftext|>`), walking the sampling tree (see the module docs).
 /// `progress` is the caller's running total; this adds the context's samples as they finish.
 pub async fn sample_words(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     context: &str,
     config: &SamplerConfig,
     monitor: &mut dyn Monitor,
@@ -312,8 +312,8 @@ pub async fn sample_words(
 /// result is the one [`sample_words`] gives it alone, up to the rounding of a larger batch.
 /// Narrow trees (few samples, low temperature) fill a batch only together.
 pub async fn sample_words_together(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     contexts: &[(&str, u64)],
     config: &SamplerConfig,
     monitor: &mut dyn Monitor,
@@ -429,8 +429,8 @@ pub async fn sample_words_together(
 /// `config.seed() + i`, so each context's result does not depend on the others; contexts run
 /// together ([`sample_words_together`]) in groups of up to `config.contexts_per_pass()`.
 pub async fn sample_words_for_contexts(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     contexts: &[String],
     config: &SamplerConfig,
     monitor: &mut dyn Monitor,
@@ -489,8 +489,8 @@ impl Monitor for OffsetMonitor<'_> {
 /// drawn on the host from the decoding strategy's distribution in f64.
 /// Slow by design; the tests check that [`sample_words`] draws from the same distribution.
 pub async fn sample_words_naive(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     context: &str,
     config: &SamplerConfig,
 ) -> Result<WordSamples, SamplerError> {

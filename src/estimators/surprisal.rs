@@ -27,8 +27,8 @@ use crate::estimators::progress::Monitor;
 use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words_for_contexts};
 use crate::estimators::wordprob::{WordProbError, WordScorer};
 use crate::model::readback::read_f32;
-use crate::model::{Gpt2, ModelError};
-use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
+use crate::model::{ModelError, Transformer};
+use crate::text::tokenizer::{BpeTokenizer, ContextStart, TokenizerError};
 use crate::text::words::first_word;
 
 /// Rows per LM-head call (bounds the `[rows, vocab]` buffers, as in the sampler).
@@ -90,7 +90,7 @@ pub struct WordSurprisal {
 
 /// Token ids that begin with a space: minicons' beginning-of-word set for GPT-2 (tokens whose
 /// string starts with `Ġ`, the byte-level space).
-pub fn beginning_of_word_ids(tokenizer: &Gpt2Tokenizer) -> Vec<u32> {
+pub fn beginning_of_word_ids(tokenizer: &BpeTokenizer) -> Vec<u32> {
     (0..tokenizer.vocab_size() as u32)
         .filter(|&id| {
             tokenizer
@@ -102,7 +102,7 @@ pub fn beginning_of_word_ids(tokenizer: &Gpt2Tokenizer) -> Vec<u32> {
 
 /// The ids minicons scores for `words` (after `<|endoftext|>`) and each word's span in them.
 fn word_spans(
-    tokenizer: &Gpt2Tokenizer,
+    tokenizer: &BpeTokenizer,
     words: &[&str],
 ) -> Result<(Vec<u32>, Vec<std::ops::Range<usize>>), SurprisalError> {
     let mut ids = vec![tokenizer.end_of_text_id()];
@@ -135,8 +135,8 @@ fn log_sum_exp(values: impl Iterator<Item = f64>) -> f64 {
 /// # Shapes
 /// - 1 + the text's tokens ≤ `n_positions`
 pub async fn canonical_surprisals(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     words: &[&str],
 ) -> Result<Vec<f64>, SurprisalError> {
     if words.is_empty() {
@@ -205,8 +205,8 @@ pub async fn canonical_surprisals(
 /// digit, or its probability underflows.
 pub async fn all_segmentations_surprisal(
     scorer: &mut WordScorer,
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     words: &[&str],
     j: usize,
     monitor: &mut dyn Monitor,
@@ -243,8 +243,8 @@ pub struct SurprisalOptions {
 
 /// Every predictor of every word of `text` (split at whitespace).
 pub async fn text_surprisals(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     text: &str,
     options: &SurprisalOptions,
     monitor: &mut dyn Monitor,

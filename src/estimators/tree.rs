@@ -7,7 +7,7 @@
 
 use burn::tensor::{Int, Tensor, TensorData};
 
-use crate::model::{Gpt2, KvCache, ModelError, SharedPrefix};
+use crate::model::{KvCache, ModelError, SharedPrefix, Transformer};
 
 /// Batch sizes used on the device: powers of two and 1.5× powers of two.
 pub fn bucket(n: usize) -> usize {
@@ -25,7 +25,7 @@ pub fn bucket(n: usize) -> usize {
 
 /// Runs the context once and returns its cache (to share) and the last hidden state `[1, 1, n_embd]`.
 pub fn run_prefix(
-    model: &Gpt2,
+    model: &Transformer,
     ids: &[u32],
     budget: usize,
 ) -> Result<(SharedPrefix, Tensor<3>), ModelError> {
@@ -37,7 +37,7 @@ pub fn run_prefix(
 /// i is context i. Returns it and each context's last hidden state `[contexts, 1, n_embd]`:
 /// row i of the tree's first level continues segment i.
 pub fn run_prefixes(
-    model: &Gpt2,
+    model: &Transformer,
     contexts: &[Vec<u32>],
     budget: usize,
 ) -> Result<(SharedPrefix, Tensor<3>), ModelError> {
@@ -85,7 +85,7 @@ pub fn run_prefixes(
 /// level, when there is no cache yet, segment `parents[i]` of the shared `prefix`) by `tokens[i]`. The batch is padded to
 /// `rows` by repeating branch 0. Returns the new cache and the hidden states `[rows, 1, n_embd]`.
 pub fn extend_branches(
-    model: &Gpt2,
+    model: &Transformer,
     prefix: &SharedPrefix,
     cache: Option<&KvCache>,
     parents: &[usize],

@@ -24,8 +24,8 @@ use burn::tensor::activation::log_softmax;
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::tree::{extend_branches, run_prefix};
 use crate::model::readback::read_f32;
-use crate::model::{Gpt2, KvCache, ModelError};
-use crate::text::tokenizer::{ContextStart, Gpt2Tokenizer, TokenizerError};
+use crate::model::{KvCache, ModelError, Transformer};
+use crate::text::tokenizer::{BpeTokenizer, ContextStart, TokenizerError};
 use crate::text::words::{first_word, first_word_is_complete, split_incomplete_utf8_tail};
 
 /// Partial segmentations below this fraction of their word's best known probability are pruned.
@@ -109,7 +109,7 @@ struct Node {
 }
 
 impl WordScorer {
-    pub fn new(tokenizer: &Gpt2Tokenizer) -> Self {
+    pub fn new(tokenizer: &BpeTokenizer) -> Self {
         let end_of_text = tokenizer.end_of_text_id();
         let token_bytes: Vec<Vec<u8>> = (0..tokenizer.vocab_size() as u32)
             .map(|id| {
@@ -197,8 +197,8 @@ impl WordScorer {
     /// all words scored together in batched forward passes that share the context's cache.
     pub async fn score(
         &mut self,
-        model: &Gpt2,
-        tokenizer: &Gpt2Tokenizer,
+        model: &Transformer,
+        tokenizer: &BpeTokenizer,
         context: &str,
         words: &[String],
         temperature: f64,
@@ -218,8 +218,8 @@ impl WordScorer {
     /// [`Self::score`] with the context read from a given start.
     pub async fn score_from(
         &mut self,
-        model: &Gpt2,
-        tokenizer: &Gpt2Tokenizer,
+        model: &Transformer,
+        tokenizer: &BpeTokenizer,
         (context, start): (&str, ContextStart),
         words: &[String],
         temperature: f64,
@@ -430,7 +430,7 @@ fn prune(mut children: Vec<Node>, out: &mut [WordProb]) -> Vec<Node> {
 /// # Shapes
 /// - hidden `[≥ rows, 1, n_embd]` → `rows × vocab` values
 async fn read_logprob_rows(
-    model: &Gpt2,
+    model: &Transformer,
     hidden: Tensor<3>,
     rows: usize,
     temperature: f64,

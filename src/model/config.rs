@@ -1,14 +1,15 @@
-//! GPT-2 hyper-parameters, read from a Hugging Face `config.json`.
+//! A model's hyper-parameters, read from a Hugging Face `config.json` (GPT-2's here, the other
+//! families' in their own files), and the checks they share.
 
 use burn::config::Config;
 use serde::Deserialize;
 
 use super::family::Family;
 
-/// Hyper-parameters of a GPT-2 model (the fields of Hugging Face's `GPT2Config` that change the
-/// computation; everything else in a `config.json` is ignored or rejected, see [`Gpt2Config::from_hf_json`]).
+/// Hyper-parameters of a model, named as GPT-2's are (the fields of Hugging Face's `GPT2Config`
+/// that change the computation, with [`Family`] for what other architectures add; everything else in a `config.json` is ignored or rejected, see [`TransformerConfig::from_hf_json`]).
 #[derive(Config, Debug, PartialEq)]
-pub struct Gpt2Config {
+pub struct TransformerConfig {
     /// Number of transformer blocks (`n_layer`).
     pub n_layer: usize,
     /// Number of attention heads per block (`n_head`); must divide `n_embd`.
@@ -114,8 +115,8 @@ struct HfGpt2Json {
     scale_attn_weights: Option<bool>,
 }
 
-impl Gpt2Config {
-    /// Parses a Hugging Face GPT-2 `config.json` (see [`Gpt2Config::from_hf_json`], which reads
+impl TransformerConfig {
+    /// Parses a Hugging Face GPT-2 `config.json` (see [`TransformerConfig::from_hf_json`], which reads
     /// any family's).
     ///
     /// Required: `n_layer`, `n_head`, `n_embd`, `vocab_size`, `n_positions`,
@@ -169,7 +170,7 @@ impl Gpt2Config {
             Some(v) => v,
         };
         Ok(
-            Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
+            TransformerConfig::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
                 .with_layer_norm_epsilon(epsilon),
         )
     }
@@ -196,7 +197,7 @@ impl Gpt2Config {
 
     /// GPT-2 small (124M): the released `gpt2` checkpoint.
     pub fn gpt2_small() -> Self {
-        Gpt2Config::new(12, 12, 768, 50257, 1024, 3072)
+        TransformerConfig::new(12, 12, 768, 50257, 1024, 3072)
     }
 
     /// Number of parameters as the checkpoint holds them (a tied LM head counted once; rotary

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::config::{
-    ConfigError, Gpt2Config, RopeParameters, positive, positive_number, refuse_rope_scaling,
+    ConfigError, RopeParameters, TransformerConfig, positive, positive_number, refuse_rope_scaling,
 };
 use super::family::Family;
 
@@ -34,7 +34,7 @@ struct HfGptNeoxJson {
 /// Parses a GPT-NeoX `config.json` into a config of [`Family::GptNeox`]. Defaults are
 /// transformers': a quarter of each head rotary, base 10000, the parallel residual, biases, an
 /// untied head. Settings this implementation does not follow are refused by name.
-pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
+pub fn from_gpt_neox_json(text: &str) -> Result<TransformerConfig, ConfigError> {
     let raw: HfGptNeoxJson =
         serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
     match raw.hidden_act.as_deref() {
@@ -82,7 +82,7 @@ pub fn from_gpt_neox_json(text: &str) -> Result<Gpt2Config, ConfigError> {
     }
     positive_number(base, "rotary_emb_base")?;
     Ok(
-        Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
+        TransformerConfig::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
             .with_layer_norm_epsilon(epsilon)
             .with_family(Family::GptNeox {
                 rotary_dims,

@@ -8,13 +8,13 @@ use burn::tensor::Device;
 
 use super::block::{Block, Projections};
 use super::checkpoint::{Checkpoint, LoadError};
-use super::config::Gpt2Config;
-use super::gpt2::Gpt2;
+use super::config::TransformerConfig;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
+use super::transformer::Transformer;
 
 /// Expected keys (without `gpt_neox.`) and shapes, in module order.
-pub(super) fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+pub(super) fn expected_tensors(config: &TransformerConfig) -> Vec<(String, Vec<usize>)> {
     let (e, inner, vocab) = (config.n_embd, config.n_inner, config.vocab_size);
     let mut keys = vec![("embed_in.weight".to_string(), vec![vocab, e])];
     for i in 0..config.n_layer {
@@ -53,10 +53,10 @@ pub(super) fn is_ignorable(key: &str) -> bool {
 /// The model from a parsed GPT-NeoX checkpoint.
 pub(super) fn assemble(
     ckpt: &mut Checkpoint,
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     backend: Backend,
     device: &Device,
-) -> Result<Gpt2, LoadError> {
+) -> Result<Transformer, LoadError> {
     let eps = config.layer_norm_epsilon;
     let (e, inner) = (config.n_embd, config.n_inner);
     let rotary = config
@@ -98,7 +98,7 @@ pub(super) fn assemble(
     }
     let table =
         |values: Vec<f32>| TokenEmbedding::from_rows(backend, values, config.vocab_size, e, device);
-    Ok(Gpt2 {
+    Ok(Transformer {
         wte: table(ckpt.values("embed_in.weight")?)?,
         wpe: None,
         h,

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::config::{ConfigError, Gpt2Config};
+use super::config::{ConfigError, TransformerConfig};
 use super::family::Family;
 use super::gpt_neox_config::from_gpt_neox_json;
 use super::llama_config::{from_llama_json, llama_json};
@@ -13,8 +13,8 @@ struct ModelType {
     model_type: Option<String>,
 }
 
-impl Gpt2Config {
-    /// Parses a Hugging Face `config.json`: GPT-2's ([`Gpt2Config::from_gpt2_json`], also where
+impl TransformerConfig {
+    /// Parses a Hugging Face `config.json`: GPT-2's ([`TransformerConfig::from_gpt2_json`], also where
     /// `model_type` is absent), GPT-NeoX's ([`from_gpt_neox_json`]) or Llama's
     /// ([`from_llama_json`]); any other `model_type` is refused by name.
     pub fn from_hf_json(text: &str) -> Result<Self, ConfigError> {

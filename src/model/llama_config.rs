@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::config::{
-    ConfigError, Gpt2Config, RopeParameters, positive, positive_number, refuse_rope_scaling,
+    ConfigError, RopeParameters, TransformerConfig, positive, positive_number, refuse_rope_scaling,
 };
 use super::family::Family;
 
@@ -38,7 +38,7 @@ struct HfLlamaJson {
 /// Settings this implementation does not follow (biases, scaled or partial rotary embeddings,
 /// heads whose width is not `hidden_size / num_attention_heads`, other activations) are refused
 /// by name.
-pub fn from_llama_json(text: &str) -> Result<Gpt2Config, ConfigError> {
+pub fn from_llama_json(text: &str) -> Result<TransformerConfig, ConfigError> {
     let raw: HfLlamaJson =
         serde_json::from_str(text).map_err(|e| ConfigError::Json(e.to_string()))?;
     match raw.hidden_act.as_deref() {
@@ -100,7 +100,7 @@ pub fn from_llama_json(text: &str) -> Result<Gpt2Config, ConfigError> {
         .unwrap_or(10_000.0);
     positive_number(base, "rope_theta")?;
     Ok(
-        Gpt2Config::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
+        TransformerConfig::new(n_layer, n_head, n_embd, vocab_size, n_positions, n_inner)
             .with_layer_norm_epsilon(epsilon)
             .with_family(Family::Llama {
                 rotary_dims: head_dim,
@@ -113,7 +113,7 @@ pub fn from_llama_json(text: &str) -> Result<Gpt2Config, ConfigError> {
 
 /// The `config.json` transformers loads as `LlamaConfig` for a config of [`Family::Llama`]
 /// (`None` for another family).
-pub(super) fn llama_json(config: &Gpt2Config) -> Option<serde_json::Value> {
+pub(super) fn llama_json(config: &TransformerConfig) -> Option<serde_json::Value> {
     let Family::Llama {
         rotary_base,
         kv_heads,

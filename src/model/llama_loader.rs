@@ -8,14 +8,14 @@ use burn::tensor::Device;
 
 use super::block::{Block, Projections};
 use super::checkpoint::{Checkpoint, LoadError};
-use super::config::Gpt2Config;
-use super::gpt2::Gpt2;
+use super::config::TransformerConfig;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
+use super::transformer::Transformer;
 
 /// Expected keys (without `model.`) and shapes, in module order; `lm_head.weight` (stored
 /// without the prefix) only where the head is not tied.
-pub(super) fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+pub(super) fn expected_tensors(config: &TransformerConfig) -> Vec<(String, Vec<usize>)> {
     let (e, inner, vocab) = (config.n_embd, config.n_inner, config.vocab_size);
     let kv = config.family.kv_heads(config.n_head) * config.head_dim();
     let mut keys = vec![("embed_tokens.weight".to_string(), vec![vocab, e])];
@@ -55,10 +55,10 @@ pub(super) fn is_ignorable_tied(key: &str) -> bool {
 /// The model from a parsed Llama checkpoint.
 pub(super) fn assemble(
     ckpt: &mut Checkpoint,
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     backend: Backend,
     device: &Device,
-) -> Result<Gpt2, LoadError> {
+) -> Result<Transformer, LoadError> {
     let eps = config.layer_norm_epsilon;
     let (e, inner) = (config.n_embd, config.n_inner);
     let rotary = config
@@ -100,7 +100,7 @@ pub(super) fn assemble(
         true => None,
         false => Some(table(ckpt.values("lm_head.weight")?)?),
     };
-    Ok(Gpt2 {
+    Ok(Transformer {
         wte: table(ckpt.values("embed_tokens.weight")?)?,
         wpe: None,
         h,

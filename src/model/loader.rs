@@ -14,17 +14,17 @@ use burn::tensor::Device;
 use super::block::{Block, Projections};
 pub use super::checkpoint::LoadError;
 use super::checkpoint::{Checkpoint, CheckpointRules};
-use super::config::Gpt2Config;
+use super::config::TransformerConfig;
 use super::family::Family;
 use super::gpt_neox_loader;
-use super::gpt2::Gpt2;
 use super::llama_loader;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
+use super::transformer::Transformer;
 
 /// Expected checkpoint keys (without the base model's prefix) and shapes for `config`, in
 /// module order.
-pub fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+pub fn expected_tensors(config: &TransformerConfig) -> Vec<(String, Vec<usize>)> {
     match config.family {
         Family::Gpt2 => gpt2_tensors(config),
         Family::GptNeox { .. } => gpt_neox_loader::expected_tensors(config),
@@ -32,7 +32,7 @@ pub fn expected_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
     }
 }
 
-fn gpt2_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
+fn gpt2_tensors(config: &TransformerConfig) -> Vec<(String, Vec<usize>)> {
     let (e, inner) = (config.n_embd, config.n_inner);
     let mut keys = vec![
         ("wte.weight".to_string(), vec![config.vocab_size, e]),
@@ -63,7 +63,7 @@ fn gpt2_tensors(config: &Gpt2Config) -> Vec<(String, Vec<usize>)> {
 }
 
 /// What `config`'s checkpoint must and may hold.
-fn rules(config: &Gpt2Config) -> CheckpointRules {
+fn rules(config: &TransformerConfig) -> CheckpointRules {
     match config.family {
         Family::Gpt2 => CheckpointRules {
             prefix: "transformer.",
@@ -99,22 +99,22 @@ fn gpt2_is_ignorable(key: &str) -> bool {
 }
 
 /// Loads GPT-2 from `config.json` text and `model.safetensors` bytes onto `device`.
-pub fn load_gpt2(
+pub fn load_transformer(
     config_json: &str,
     safetensors: &[u8],
     device: &Device,
-) -> Result<(Gpt2Config, Gpt2), LoadError> {
-    let config = Gpt2Config::from_hf_json(config_json)?;
+) -> Result<(TransformerConfig, Transformer), LoadError> {
+    let config = TransformerConfig::from_hf_json(config_json)?;
     let model = load_with_config(&config, safetensors, device)?;
     Ok((config, model))
 }
 
 /// Loads weights for an already parsed config.
 pub fn load_with_config(
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     safetensors: &[u8],
     device: &Device,
-) -> Result<Gpt2, LoadError> {
+) -> Result<Transformer, LoadError> {
     let mut ckpt = Checkpoint::parse(rules(config), safetensors)?;
     let backend = Backend::of(device);
     match config.family {
@@ -127,10 +127,10 @@ pub fn load_with_config(
 /// GPT-2's modules from its checkpoint's tensors.
 fn gpt2(
     ckpt: &mut Checkpoint,
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     backend: Backend,
     device: &Device,
-) -> Result<Gpt2, LoadError> {
+) -> Result<Transformer, LoadError> {
     let eps = config.layer_norm_epsilon;
     let (e, inner) = (config.n_embd, config.n_inner);
     let mut h = Vec::with_capacity(config.n_layer);
@@ -155,7 +155,7 @@ fn gpt2(
         ));
     }
     let wte = ckpt.values("wte.weight")?;
-    Ok(Gpt2 {
+    Ok(Transformer {
         wte: TokenEmbedding::from_rows(backend, wte, config.vocab_size, config.n_embd, device)?,
         wpe: Some(ckpt.take("wpe.weight", device)?),
         h,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::loader::expected_tensors;
-use crate::model::{Family, Gpt2Config};
+use crate::model::{Family, TransformerConfig};
 use crate::rng::SplitMix64;
 
 /// safetensors metadata key that marks the random test model, so every front end can say
@@ -19,15 +19,15 @@ pub const RANDOM_TEST_MODEL_KEY: &str = "clozelab_random_test_model";
 pub const TEST_WEIGHT_STD: f32 = 0.1;
 
 /// The test model's config: the real vocabulary, a small body.
-pub fn test_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
-    Gpt2Config::new(layers, heads, dim, 50257, 1024, 4 * dim)
+pub fn test_config(layers: usize, dim: usize, heads: usize) -> TransformerConfig {
+    TransformerConfig::new(layers, heads, dim, 50257, 1024, 4 * dim)
 }
 
 /// The GPT-NeoX test model's config: GPT-2's vocabulary and body, with Pythia's architecture (a
 /// quarter of each head rotary, base 10000, the parallel residual, an untied head, 2048
 /// positions).
-pub fn test_gpt_neox_config(layers: usize, dim: usize, heads: usize) -> Gpt2Config {
-    Gpt2Config::new(layers, heads, dim, 50257, 2048, 4 * dim).with_family(Family::GptNeox {
+pub fn test_gpt_neox_config(layers: usize, dim: usize, heads: usize) -> TransformerConfig {
+    TransformerConfig::new(layers, heads, dim, 50257, 2048, 4 * dim).with_family(Family::GptNeox {
         rotary_dims: (dim / heads.max(1)) / 4,
         rotary_base: 10_000.0,
         parallel_residual: true,
@@ -38,9 +38,14 @@ pub fn test_gpt_neox_config(layers: usize, dim: usize, heads: usize) -> Gpt2Conf
 /// in groups over `kv_heads` key/value heads, the hidden layer 8/3 of the width rounded up to a
 /// multiple of 16, rotary base 100000, the head tied to the embedding, 8192 positions) at width
 /// `dim`.
-pub fn test_llama_config(layers: usize, dim: usize, heads: usize, kv_heads: usize) -> Gpt2Config {
+pub fn test_llama_config(
+    layers: usize,
+    dim: usize,
+    heads: usize,
+    kv_heads: usize,
+) -> TransformerConfig {
     let head_dim = dim / heads.max(1);
-    Gpt2Config::new(
+    TransformerConfig::new(
         layers,
         heads,
         dim,
@@ -64,7 +69,7 @@ pub fn test_llama_config(layers: usize, dim: usize, heads: usize, kv_heads: usiz
 /// a tenth of that; LayerNorm gains are 1 ± 0.1. Each tensor draws from its own stream
 /// (seed mixed with its index) so changing one shape does not reshuffle the others.
 pub fn generate_weights(
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     seed: u64,
 ) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
     let half_width = TEST_WEIGHT_STD * 3f32.sqrt();

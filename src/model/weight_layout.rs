@@ -5,13 +5,13 @@
 use burn::tensor::DType;
 
 use super::error::ModelError;
-use super::gpt2::Gpt2;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
 use super::precision::{Precision, PrecisionError};
 use super::readback::read_f32_now;
+use super::transformer::Transformer;
 
-impl Gpt2 {
+impl Transformer {
     /// The model with its products' weights in `precision` (see [`Precision`]), or why
     /// its device cannot run that.
     pub fn with_precision(mut self, precision: Precision) -> Result<Self, PrecisionError> {

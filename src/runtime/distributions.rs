@@ -6,8 +6,8 @@ use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::analysis::perplexity::{BiasPoint, BiasSetup, PerplexityError, simulate};
 pub use crate::model::readback::{read_f32, read_i64};
-use crate::model::{Gpt2, ModelError};
-use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::model::{ModelError, Transformer};
+use crate::text::tokenizer::{BpeTokenizer, TokenizerError};
 
 /// One candidate next token.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -35,7 +35,7 @@ pub enum InferenceError {
 /// for the first `setup.positions` positions, then [`simulate`]. `before_each` runs before each
 /// forward pass (the worker yields there so a cancel can arrive; `false` stops).
 pub async fn simulate_bias<F, Fut>(
-    model: &Gpt2,
+    model: &Transformer,
     passages: &[Vec<u32>],
     setup: &BiasSetup,
     mut before_each: F,
@@ -68,7 +68,7 @@ where
 }
 
 /// Log-probabilities of every vocabulary entry after `ids` (full forward, last position).
-pub async fn next_token_logprobs(model: &Gpt2, ids: &[u32]) -> Result<Vec<f32>, ModelError> {
+pub async fn next_token_logprobs(model: &Transformer, ids: &[u32]) -> Result<Vec<f32>, ModelError> {
     let tokens = model.token_tensor(&[ids.to_vec()])?;
     let [batch, seq] = tokens.dims();
     let mut cache = model.new_cache(None, batch, seq);
@@ -85,7 +85,7 @@ const HEAD_ROWS: usize = 128;
 /// # Shapes
 /// - `context_ids` (non-empty: an empty context is `[<|endoftext|>]`) + `tokens` ≤ `n_positions`
 pub async fn sequence_logprobs(
-    model: &Gpt2,
+    model: &Transformer,
     context_ids: &[u32],
     tokens: &[u32],
 ) -> Result<Vec<f32>, ModelError> {
@@ -150,8 +150,8 @@ pub fn top_k(logprobs: &[f32], k: usize) -> Vec<(u32, f32)> {
 /// The `k` most likely next tokens after `context` (encoded as it is; an empty context is
 /// `<|endoftext|>` alone).
 pub async fn next_tokens(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     context: &str,
     k: usize,
 ) -> Result<Vec<TokenLogProb>, InferenceError> {
@@ -186,7 +186,7 @@ pub struct SampledToken {
     pub bytes: Vec<u8>,
 }
 
-fn token_entry(tokenizer: &Gpt2Tokenizer, id: u32, logprob: f64) -> TokenLogProb {
+fn token_entry(tokenizer: &BpeTokenizer, id: u32, logprob: f64) -> TokenLogProb {
     TokenLogProb {
         id,
         text: tokenizer.token_text(id),
@@ -213,8 +213,8 @@ pub fn sample_token(logprobs: &[f32], rng: &mut crate::rng::SplitMix64) -> u32 {
 /// [`TokenStats`] after `context_ids` (the passage's own tokens, not re-encoded text: BPE of
 /// a cut text can differ from the passage's tokens at the cut).
 pub async fn token_stats(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     context_ids: &[u32],
     tokens: &[u32],
     top: usize,
@@ -270,8 +270,8 @@ pub async fn token_stats(
 /// is causal: no position sees what follows it). A context whose tokens are not such a prefix
 /// (the empty first one, which is `<|endoftext|>`) gets a pass of its own.
 pub async fn token_level_contexts<F: FnMut(usize) -> bool>(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     norms: &[crate::data::provo::ProvoContext],
     mut before_each: F,
 ) -> Result<Vec<crate::analysis::token_level::TokenContext>, InferenceError> {
@@ -338,7 +338,7 @@ struct PrefixRow {
 impl PrefixRows {
     /// `contexts`: (offset in the passage, token ids) of the contexts to score.
     fn new<'a>(
-        model: &Gpt2,
+        model: &Transformer,
         contexts: impl Iterator<Item = (usize, &'a [u32])> + Clone,
     ) -> Result<Self, ModelError> {
         let longest = contexts
@@ -375,7 +375,7 @@ impl PrefixRows {
     ///
     /// # Shapes
     /// - returns `[rows, vocab]`, flattened
-    async fn logprobs(&self, model: &Gpt2, first: usize) -> Result<Vec<f32>, ModelError> {
+    async fn logprobs(&self, model: &Transformer, first: usize) -> Result<Vec<f32>, ModelError> {
         let Some(hidden) = &self.hidden else {
             return Ok(Vec::new());
         };

@@ -3,9 +3,11 @@
 
 use burn::tensor::Device;
 
-use crate::model::{Gpt2, Gpt2Config, LoadError, Precision, PrecisionError, load_gpt2};
+use crate::model::{
+    LoadError, Precision, PrecisionError, Transformer, TransformerConfig, load_transformer,
+};
 use crate::runtime::distributions::{InferenceError, TokenLogProb, next_tokens};
-use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
+use crate::text::tokenizer::{BpeTokenizer, TokenizerError, VOCAB_AND_MERGES_FILES};
 
 pub use crate::model::testmodel::RANDOM_TEST_MODEL_KEY;
 
@@ -45,9 +47,9 @@ pub enum EngineError {
 
 /// Model + tokenizer, ready for inference.
 pub struct Engine {
-    pub config: Gpt2Config,
-    pub model: Gpt2,
-    pub tokenizer: Gpt2Tokenizer,
+    pub config: TransformerConfig,
+    pub model: Transformer,
+    pub tokenizer: BpeTokenizer,
     /// True for weights made by `clozelab make-test-model` (random: predictions are noise).
     pub random_test_model: bool,
 }
@@ -72,11 +74,11 @@ impl Engine {
         device: &Device,
     ) -> Result<Self, EngineError> {
         let tokenizer = match tokenizer {
-            TokenizerFiles::TokenizerJson(bytes) => Gpt2Tokenizer::from_tokenizer_json(&bytes)?,
+            TokenizerFiles::TokenizerJson(bytes) => BpeTokenizer::from_tokenizer_json(&bytes)?,
             TokenizerFiles::VocabAndMerges {
                 vocab_json,
                 merges_txt,
-            } => Gpt2Tokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?,
+            } => BpeTokenizer::from_vocab_and_merges(&vocab_json, &merges_txt)?,
         };
         Self::with_tokenizer(config_json, weights, tokenizer, device)
     }
@@ -85,10 +87,10 @@ impl Engine {
     pub fn with_tokenizer(
         config_json: &str,
         weights: &[u8],
-        tokenizer: Gpt2Tokenizer,
+        tokenizer: BpeTokenizer,
         device: &Device,
     ) -> Result<Self, EngineError> {
-        let (config, model) = load_gpt2(config_json, weights, device)?;
+        let (config, model) = load_transformer(config_json, weights, device)?;
         if tokenizer.vocab_size() > config.vocab_size {
             return Err(EngineError::VocabularyMismatch {
                 tokenizer: tokenizer.vocab_size(),

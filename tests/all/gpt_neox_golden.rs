@@ -5,10 +5,10 @@
 //! continuations of a shared prefix, on the CPU backend, the browser's CPU bodies (weights packed)
 //! and wgpu.
 
-use clozelab::model::{Family, Gpt2, load_gpt2};
+use clozelab::model::{Family, Transformer, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::modeldir::read_model_dir;
-use clozelab::text::tokenizer::Gpt2Tokenizer;
+use clozelab::text::tokenizer::BpeTokenizer;
 
 use crate::common;
 use crate::model_golden::{Fixture, check_model_against, fixture_named};
@@ -19,9 +19,10 @@ fn fixture() -> Fixture {
     f
 }
 
-fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
+fn load(compute: &ComputeDevice) -> (Transformer, BpeTokenizer) {
     let files = read_model_dir(common::test_gpt_neox_model_dir()).unwrap();
-    let (config, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (config, model) =
+        load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     assert!(matches!(
         config.family,
         Family::GptNeox { rotary_dims: 8, .. }
@@ -63,8 +64,8 @@ const PYTHIA_70M_CONFIG: &str = r#"{"architectures": ["GPTNeoXForCausalLM"], "bo
 
 #[test]
 fn pythias_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
-    use clozelab::model::{ConfigError, Gpt2Config};
-    let config = Gpt2Config::from_hf_json(PYTHIA_70M_CONFIG).unwrap();
+    use clozelab::model::{ConfigError, TransformerConfig};
+    let config = TransformerConfig::from_hf_json(PYTHIA_70M_CONFIG).unwrap();
     assert_eq!(
         (config.n_layer, config.n_head, config.n_embd, config.n_inner),
         (6, 8, 512, 2048)
@@ -80,12 +81,12 @@ fn pythias_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
     );
     // Its own config.json round-trips.
     assert_eq!(
-        Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(),
+        TransformerConfig::from_hf_json(&config.to_hf_json()).unwrap(),
         config
     );
     let changed = |from: &str, to: &str| {
         assert!(PYTHIA_70M_CONFIG.contains(from), "{from}");
-        Gpt2Config::from_hf_json(&PYTHIA_70M_CONFIG.replace(from, to)).unwrap_err()
+        TransformerConfig::from_hf_json(&PYTHIA_70M_CONFIG.replace(from, to)).unwrap_err()
     };
     assert_eq!(
         changed(r#""hidden_act": "gelu""#, r#""hidden_act": "relu""#),

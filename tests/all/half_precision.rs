@@ -17,11 +17,13 @@ use clozelab::estimators::wordprob::WordScorer;
 use clozelab::model::precision::{
     F16_MAX_RELATIVE_ERROR, F16_MAX_TVD, F16_MAX_TVD_GPT2_SMALL_SHAPE,
 };
-use clozelab::model::{Gpt2, Gpt2Config, Precision, PrecisionError, load_gpt2};
+use clozelab::model::{
+    Precision, PrecisionError, Transformer, TransformerConfig, load_transformer,
+};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::read_f32;
 use clozelab::runtime::modeldir::read_model_dir;
-use clozelab::text::tokenizer::Gpt2Tokenizer;
+use clozelab::text::tokenizer::BpeTokenizer;
 
 const TOP: usize = 20;
 
@@ -41,7 +43,7 @@ fn f16_gpu() -> Option<ComputeDevice> {
     }
 }
 
-fn load(compute: &ComputeDevice, precision: Precision) -> (Gpt2, Gpt2Tokenizer) {
+fn load(compute: &ComputeDevice, precision: Precision) -> (Transformer, BpeTokenizer) {
     load_from(common::test_model_dir(), compute, precision)
 }
 
@@ -49,14 +51,14 @@ fn load_from(
     dir: &std::path::Path,
     compute: &ComputeDevice,
     precision: Precision,
-) -> (Gpt2, Gpt2Tokenizer) {
+) -> (Transformer, BpeTokenizer) {
     let files = read_model_dir(dir).unwrap();
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (_, model) = load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     (model.with_precision(precision).unwrap(), files.tokenizer)
 }
 
 /// Next-token probabilities at every position of `ids`, `[positions][vocab]`.
-fn next_token_probs(model: &Gpt2, ids: &[u32]) -> Vec<Vec<f64>> {
+fn next_token_probs(model: &Transformer, ids: &[u32]) -> Vec<Vec<f64>> {
     let logits = model
         .forward(model.token_tensor(&[ids.to_vec()]).unwrap())
         .unwrap();
@@ -225,7 +227,7 @@ fn f16_on_the_gpu_keeps_the_golden_contexts_next_tokens() {
 #[test]
 fn f16_on_the_gpu_keeps_next_tokens_at_gpt2_small_shape() {
     let Some(gpu) = f16_gpu() else { return };
-    let config = Gpt2Config::gpt2_small();
+    let config = TransformerConfig::gpt2_small();
     let weights = clozelab::model::testmodel::to_safetensors(
         &clozelab::model::testmodel::generate_weights(&config, 7),
     )
@@ -256,7 +258,7 @@ fn f16_on_the_gpu_keeps_exact_word_probabilities() {
         .map(String::from)
         .to_vec();
     let context = "There are now rumblings that Apple might soon invade the";
-    let score = |model: &Gpt2| {
+    let score = |model: &Transformer| {
         let mut scorer = WordScorer::new(&tokenizer);
         pollster::block_on(scorer.score(model, &tokenizer, context, &words, 1.0, &mut Unmonitored))
             .unwrap()

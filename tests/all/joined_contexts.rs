@@ -19,25 +19,25 @@ use clozelab::estimators::sampler::{
     sample_words_together,
 };
 use clozelab::estimators::tree::run_prefixes;
-use clozelab::model::{Gpt2, ModelError, load_gpt2};
+use clozelab::model::{ModelError, Transformer, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::read_f32;
 use clozelab::runtime::modeldir::read_model_dir;
-use clozelab::text::tokenizer::Gpt2Tokenizer;
+use clozelab::text::tokenizer::BpeTokenizer;
 
-fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
+fn load(compute: &ComputeDevice) -> (Transformer, BpeTokenizer) {
     let files = read_model_dir(common::test_model_dir()).unwrap();
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (_, model) = load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     (model, files.tokenizer)
 }
 
 /// Log-probs of the next token after each row's last position, `[rows · vocab]`.
-fn last_logprobs(model: &Gpt2, hidden: Tensor<3>) -> Vec<f32> {
+fn last_logprobs(model: &Transformer, hidden: Tensor<3>) -> Vec<f32> {
     pollster::block_on(read_f32(log_softmax(model.last_logits(hidden).unwrap(), 1))).unwrap()
 }
 
 /// Log-probs after `path` from a full forward pass of it alone.
-fn alone(model: &Gpt2, path: &[u32]) -> Vec<f32> {
+fn alone(model: &Transformer, path: &[u32]) -> Vec<f32> {
     let tokens = model.token_tensor(&[path.to_vec()]).unwrap();
     let mut cache = model.new_cache(None, 1, path.len());
     last_logprobs(model, model.forward_cached(tokens, &mut cache).unwrap())

@@ -5,10 +5,10 @@
 //! a time through the cache, and continuations of a shared prefix, on the CPU backend, the
 //! browser's CPU bodies (weights packed) and wgpu.
 
-use clozelab::model::{ConfigError, Family, Gpt2, Gpt2Config, load_gpt2};
+use clozelab::model::{ConfigError, Family, Transformer, TransformerConfig, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::modeldir::read_model_dir;
-use clozelab::text::tokenizer::Gpt2Tokenizer;
+use clozelab::text::tokenizer::BpeTokenizer;
 
 use crate::common;
 use crate::model_golden::{Fixture, check_model_against, fixture_named};
@@ -19,9 +19,10 @@ fn fixture() -> Fixture {
     f
 }
 
-fn load(compute: &ComputeDevice) -> (Gpt2, Gpt2Tokenizer) {
+fn load(compute: &ComputeDevice) -> (Transformer, BpeTokenizer) {
     let files = read_model_dir(common::test_llama_model_dir()).unwrap();
-    let (config, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (config, model) =
+        load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     assert!(matches!(
         config.family,
         Family::Llama {
@@ -76,7 +77,7 @@ const SMOLLM2_135M_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"],
 
 #[test]
 fn smollm2s_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
-    let config = Gpt2Config::from_hf_json(SMOLLM2_135M_CONFIG).unwrap();
+    let config = TransformerConfig::from_hf_json(SMOLLM2_135M_CONFIG).unwrap();
     assert_eq!(
         (config.n_layer, config.n_head, config.n_embd, config.n_inner),
         (30, 9, 576, 1536)
@@ -94,12 +95,12 @@ fn smollm2s_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
     // SmolLM2-135M is 134,515,008 parameters (its model card's 135M).
     assert_eq!(config.num_params(), 134_515_008);
     assert_eq!(
-        Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(),
+        TransformerConfig::from_hf_json(&config.to_hf_json()).unwrap(),
         config
     );
     let changed = |from: &str, to: &str| {
         assert!(SMOLLM2_135M_CONFIG.contains(from), "{from}");
-        Gpt2Config::from_hf_json(&SMOLLM2_135M_CONFIG.replace(from, to)).unwrap_err()
+        TransformerConfig::from_hf_json(&SMOLLM2_135M_CONFIG.replace(from, to)).unwrap_err()
     };
     assert_eq!(
         changed(r#""hidden_act": "silu""#, r#""hidden_act": "gelu""#),
@@ -128,7 +129,7 @@ fn smollm2s_config_is_read_and_what_it_does_not_follow_is_refused_by_name() {
         r#""rope_scaling": null"#,
         r#""rope_parameters": {"rope_type": "default", "rope_theta": 100000}"#,
     );
-    assert!(Gpt2Config::from_hf_json(&default_type).is_ok());
+    assert!(TransformerConfig::from_hf_json(&default_type).is_ok());
     assert_eq!(
         changed(
             r#""rope_interleaved": false"#,

@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 
 use burn::tensor::Device;
 use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
-use clozelab::model::{ConfigError, Gpt2Config, LoadError, load_gpt2};
+use clozelab::model::{ConfigError, LoadError, TransformerConfig, load_transformer};
 
 /// Tensor name → (values, shape).
 type Tensors = BTreeMap<String, (Vec<f32>, Vec<usize>)>;
 
-fn tiny() -> (Gpt2Config, Tensors) {
+fn tiny() -> (TransformerConfig, Tensors) {
     let mut config = test_config(1, 8, 2);
     config.vocab_size = 50;
     config.n_positions = 16;
@@ -20,8 +20,8 @@ fn tiny() -> (Gpt2Config, Tensors) {
     (config, weights)
 }
 
-fn load(config: &Gpt2Config, bytes: &[u8]) -> Result<(), LoadError> {
-    load_gpt2(&config.to_hf_json(), bytes, &Device::flex()).map(|_| ())
+fn load(config: &TransformerConfig, bytes: &[u8]) -> Result<(), LoadError> {
+    load_transformer(&config.to_hf_json(), bytes, &Device::flex()).map(|_| ())
 }
 
 /// safetensors bytes with each tensor stored as `dtype` (f16/bf16 conversions).
@@ -88,8 +88,8 @@ fn accepts_prefix_f16_bf16_and_ignored_buffers() {
 }
 
 /// The logits of `bytes` loaded, for two rows of tokens.
-fn logits(config: &Gpt2Config, bytes: &[u8]) -> Vec<f32> {
-    let (_, model) = load_gpt2(&config.to_hf_json(), bytes, &Device::flex()).unwrap();
+fn logits(config: &TransformerConfig, bytes: &[u8]) -> Vec<f32> {
+    let (_, model) = load_transformer(&config.to_hf_json(), bytes, &Device::flex()).unwrap();
     let tokens = model
         .token_tensor(&[vec![1, 7, 19, 3, 42], vec![5, 5, 0, 49, 11]])
         .unwrap();
@@ -278,16 +278,16 @@ fn corrupt_and_truncated_files_never_panic() {
 fn config_errors() {
     let base = serde_json::json!({"n_layer": 2, "n_head": 4, "n_embd": 64, "vocab_size": 50257,
         "n_positions": 1024, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"});
-    assert!(Gpt2Config::from_hf_json(&base.to_string()).is_ok());
+    assert!(TransformerConfig::from_hf_json(&base.to_string()).is_ok());
     let with = |k: &str, v: serde_json::Value| {
         let mut c = base.clone();
         c[k] = v;
-        Gpt2Config::from_hf_json(&c.to_string())
+        TransformerConfig::from_hf_json(&c.to_string())
     };
     let without = |k: &str| {
         let mut c = base.clone();
         c.as_object_mut().unwrap().remove(k);
-        Gpt2Config::from_hf_json(&c.to_string())
+        TransformerConfig::from_hf_json(&c.to_string())
     };
     assert_eq!(
         with("activation_function", "relu".into()),
@@ -323,7 +323,7 @@ fn config_errors() {
             ..
         })
     ));
-    assert!(Gpt2Config::from_hf_json("").is_err());
+    assert!(TransformerConfig::from_hf_json("").is_err());
     assert_eq!(without("activation_function").unwrap().n_inner, 256);
 }
 
@@ -332,32 +332,32 @@ fn reads_real_gpt2_configs() {
     if let Some(shared) = common::shared_dir() {
         let text = std::fs::read_to_string(shared.join("gpt2/config.json")).unwrap();
         assert_eq!(
-            Gpt2Config::from_hf_json(&text).unwrap(),
-            Gpt2Config::gpt2_small()
+            TransformerConfig::from_hf_json(&text).unwrap(),
+            TransformerConfig::gpt2_small()
         );
     } else {
         eprintln!("SKIPPED: ../shared absent (real GPT-2 config.json)");
     }
     for config in [
-        Gpt2Config::gpt2_small(),
+        TransformerConfig::gpt2_small(),
         // GPT-2 medium (355M).
-        Gpt2Config::new(24, 16, 1024, 50257, 1024, 4096),
+        TransformerConfig::new(24, 16, 1024, 50257, 1024, 4096),
         // distilgpt2 (82M): GPT-2 small with 6 blocks.
-        Gpt2Config::new(6, 12, 768, 50257, 1024, 3072),
+        TransformerConfig::new(6, 12, 768, 50257, 1024, 3072),
     ] {
         assert_eq!(
-            Gpt2Config::from_hf_json(&config.to_hf_json()).unwrap(),
+            TransformerConfig::from_hf_json(&config.to_hf_json()).unwrap(),
             config
         );
     }
-    assert_eq!(Gpt2Config::gpt2_small().num_params(), 124_439_808);
+    assert_eq!(TransformerConfig::gpt2_small().num_params(), 124_439_808);
 }
 
 #[test]
 fn model_rejects_bad_token_input() {
     use clozelab::model::ModelError;
     let (config, weights) = tiny();
-    let (_, model) = load_gpt2(
+    let (_, model) = load_transformer(
         &config.to_hf_json(),
         &to_safetensors(&weights).unwrap(),
         &Device::flex(),

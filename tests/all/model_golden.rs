@@ -6,7 +6,7 @@ use crate::common;
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::log_softmax;
-use clozelab::model::{Gpt2, Gpt2Config, load_gpt2};
+use clozelab::model::{Transformer, TransformerConfig, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::read_f32;
 use clozelab::runtime::modeldir::read_model_dir;
@@ -79,14 +79,16 @@ impl Fixture {
 }
 
 /// Loads the test model onto `device`, checking the fixture was made from the same one.
-fn load_test_model(compute: &ComputeDevice) -> (Gpt2, clozelab::text::tokenizer::Gpt2Tokenizer) {
+fn load_test_model(
+    compute: &ComputeDevice,
+) -> (Transformer, clozelab::text::tokenizer::BpeTokenizer) {
     let f = fixture();
     assert_eq!(
         (f.model.seed, f.model.layers, f.model.dim, f.model.heads),
         (0, 2, 64, 4)
     );
     let files = read_model_dir(common::test_model_dir()).unwrap();
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &compute.device).unwrap();
+    let (_, model) = load_transformer(&files.config_json, &files.weights, &compute.device).unwrap();
     (model, files.tokenizer)
 }
 
@@ -127,8 +129,8 @@ fn check_against_golden(compute: &ComputeDevice) {
 /// shared prefix) on `model`, whose body runs as `backend` says.
 pub(crate) fn check_model_against(
     f: &Fixture,
-    model: &Gpt2,
-    tokenizer: &clozelab::text::tokenizer::Gpt2Tokenizer,
+    model: &Transformer,
+    tokenizer: &clozelab::text::tokenizer::BpeTokenizer,
     backend: &str,
 ) {
     let vocab = model.vocab_size;
@@ -300,7 +302,7 @@ fn wgpu_matches_cpu_on_gpt2_small_shape() {
     let Some(gpu) = common::wgpu_or_skip() else {
         return;
     };
-    let config = Gpt2Config::gpt2_small();
+    let config = TransformerConfig::gpt2_small();
     let weights = clozelab::model::testmodel::to_safetensors(
         &clozelab::model::testmodel::generate_weights(&config, 7),
     )

@@ -1,9 +1,9 @@
 //! The blocks' weights and the LM head packed into panels (the browser's CPU path, reached
-//! natively through `Gpt2::with_panel_weights`) give the hidden states and logits of the unpacked
+//! natively through `Transformer::with_panel_weights`) give the hidden states and logits of the unpacked
 //! model.
 
 use burn::tensor::Device;
-use clozelab::model::Gpt2;
+use clozelab::model::Transformer;
 use clozelab::model::loader::load_with_config;
 use clozelab::model::testmodel::{generate_weights, test_config, to_safetensors};
 
@@ -24,7 +24,7 @@ fn weights_packed_into_panels_give_the_same_hidden_states_and_logits() {
     );
     // A prefill of five tokens in two rows (one full tile and a part-filled one), then one
     // decoding step per row (two rows), then one more in a single row (the one-row kernel).
-    let run = |m: &Gpt2| {
+    let run = |m: &Transformer| {
         let mut cache = m.new_cache(None, 2, 6);
         let ids = m
             .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])

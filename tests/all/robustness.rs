@@ -414,10 +414,10 @@ fn next_token_game_answer_files() {
 
 #[test]
 fn model_config_json_and_safetensors_weights() {
-    use clozelab::model::Gpt2Config;
+    use clozelab::model::TransformerConfig;
     use clozelab::model::loader::load_with_config;
     use clozelab::model::testmodel::{generate_weights, to_safetensors};
-    let config = Gpt2Config::new(1, 2, 8, 64, 16, 32);
+    let config = TransformerConfig::new(1, 2, 8, 64, 16, 32);
     let weights = to_safetensors(&generate_weights(&config, 3)).unwrap();
     let device = clozelab::runtime::backend::cpu_device().device;
     run(vec![weights], |bytes| {
@@ -431,7 +431,9 @@ fn model_config_json_and_safetensors_weights() {
         }
     });
     run(vec![config.to_hf_json().into_bytes()], |bytes| {
-        let result = bounded(bytes.len(), || Gpt2Config::from_hf_json(&text(bytes)));
+        let result = bounded(bytes.len(), || {
+            TransformerConfig::from_hf_json(&text(bytes))
+        });
         if let Ok(c) = &result {
             // A config that parses describes a model that can be built (no zero sizes).
             prop_assert!(c.n_embd % c.n_head == 0 && c.n_layer > 0, "{c:?}");
@@ -442,7 +444,7 @@ fn model_config_json_and_safetensors_weights() {
 
 #[test]
 fn tokenizer_files() {
-    use clozelab::text::tokenizer::Gpt2Tokenizer;
+    use clozelab::text::tokenizer::BpeTokenizer;
     let vocab = r#"{"a": 0, "b": 1, "Ġ": 2, "ab": 3, "Ġa": 4, "c": 5, "<|endoftext|>": 6}"#;
     let merges = "#version: 0.2\na b\nĠ a\n";
     // Ids far beyond the vocabulary's size must not make the tokenizer allocate for them.
@@ -454,7 +456,7 @@ fn tokenizer_files() {
     run(seeds, |bytes| {
         let t = text(bytes);
         let (v, m) = t.split_once('\u{1}').unwrap_or((&t, ""));
-        let built = bounded(bytes.len(), || Gpt2Tokenizer::from_vocab_and_merges(v, m));
+        let built = bounded(bytes.len(), || BpeTokenizer::from_vocab_and_merges(v, m));
         match built {
             Ok(tok) => {
                 // A tokenizer that loads encodes and decodes any text without panicking.
@@ -481,7 +483,7 @@ fn tokenizer_files() {
 
 #[test]
 fn tokenizer_json() {
-    use clozelab::text::tokenizer::Gpt2Tokenizer;
+    use clozelab::text::tokenizer::BpeTokenizer;
     let json = serde_json::json!({
         "version": "1.0", "truncation": null, "padding": null,
         "added_tokens": [{"id": 6, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
@@ -496,7 +498,7 @@ fn tokenizer_json() {
             "merges": ["a b", "Ġ a"]}
     });
     run(vec![json.to_string().into_bytes()], |bytes| {
-        match bounded(bytes.len(), || Gpt2Tokenizer::from_tokenizer_json(bytes)) {
+        match bounded(bytes.len(), || BpeTokenizer::from_tokenizer_json(bytes)) {
             Ok(tok) => {
                 if let Ok(ids) = tok.encode("ab a 🦀") {
                     let _ = tok.decode(&ids);

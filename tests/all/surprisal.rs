@@ -9,7 +9,7 @@ use clozelab::estimators::sampler::SamplerConfig;
 use clozelab::estimators::surprisal::{
     SurprisalError, SurprisalOptions, canonical_surprisals, text_surprisals,
 };
-use clozelab::model::load_gpt2;
+use clozelab::model::load_transformer;
 use clozelab::runtime::backend::cpu_device;
 use clozelab::runtime::modeldir::read_model_dir;
 use serde::Deserialize;
@@ -45,8 +45,8 @@ struct Shape {
 fn load(
     shape: Shape,
 ) -> (
-    clozelab::model::Gpt2,
-    clozelab::text::tokenizer::Gpt2Tokenizer,
+    clozelab::model::Transformer,
+    clozelab::text::tokenizer::BpeTokenizer,
 ) {
     // One folder per call: the tests run in parallel and may load the same shape.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -80,7 +80,8 @@ fn load(
     )
     .unwrap();
     let files = read_model_dir(&dir).unwrap();
-    let (_, model) = load_gpt2(&files.config_json, &files.weights, &cpu_device().device).unwrap();
+    let (_, model) =
+        load_transformer(&files.config_json, &files.weights, &cpu_device().device).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     (model, files.tokenizer)
 }

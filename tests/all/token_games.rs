@@ -208,7 +208,7 @@ use clozelab::game::tokens::two_token::{Answer, RoundSetup, TwoTokenRecord, pair
 use clozelab::game::tokens::{TokenPassage, positions, show_token, single_token};
 use clozelab::runtime::modeldir::read_tokenizer;
 
-fn tokenizer() -> clozelab::text::tokenizer::Gpt2Tokenizer {
+fn tokenizer() -> clozelab::text::tokenizer::BpeTokenizer {
     read_tokenizer(&common::vocab_dir().expect("GPT-2 vocabulary (npm ci)")).unwrap()
 }
 

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use clozelab::text::tokenizer::{END_OF_TEXT_ID, Gpt2Tokenizer, token_label, visible_whitespace};
+use clozelab::text::tokenizer::{BpeTokenizer, END_OF_TEXT_ID, token_label, visible_whitespace};
 
 const TRICKY: &[&str] = &[
     "",
@@ -50,7 +50,7 @@ fn vocab_and_merges_match_hugging_face_tokenizer_json() {
         eprintln!("SKIPPED: GPT-2 vocabulary files absent");
         return;
     };
-    let reference = Gpt2Tokenizer::from_tokenizer_json(
+    let reference = BpeTokenizer::from_tokenizer_json(
         &std::fs::read(shared.join("gpt2/tokenizer.json")).unwrap(),
     )
     .unwrap();
@@ -71,14 +71,14 @@ fn vocab_and_merges_match_hugging_face_tokenizer_json() {
 
 #[test]
 fn bad_tokenizer_files_are_clear_errors() {
-    assert!(Gpt2Tokenizer::from_tokenizer_json(b"{not json").is_err());
-    assert!(Gpt2Tokenizer::from_vocab_and_merges("[1,2]", "").is_err());
+    assert!(BpeTokenizer::from_tokenizer_json(b"{not json").is_err());
+    assert!(BpeTokenizer::from_vocab_and_merges("[1,2]", "").is_err());
     let err =
-        Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b c\n")
+        BpeTokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b c\n")
             .unwrap_err();
     assert!(err.to_string().contains("line 2"), "{err}");
     let tiny =
-        Gpt2Tokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b\n")
+        BpeTokenizer::from_vocab_and_merges(r#"{"a":0,"b":1,"ab":2}"#, "#version: 0.2\na b\n")
             .unwrap();
     assert_eq!(tiny.encode("ab").unwrap(), vec![2]);
     assert!(tiny.token_bytes(99).is_err());
@@ -95,7 +95,7 @@ fn bad_tokenizer_files_are_clear_errors() {
             "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
             "vocab": {"a": 0, "</s>": 1}, "merges": []}
     });
-    let refused = Gpt2Tokenizer::from_tokenizer_json(without.to_string().as_bytes()).unwrap_err();
+    let refused = BpeTokenizer::from_tokenizer_json(without.to_string().as_bytes()).unwrap_err();
     assert!(refused.to_string().contains("<|endoftext|>"), "{refused}");
 }
 

@@ -18,15 +18,13 @@ where
 {
     let runtime = use_runtime();
     move || match runtime.model_summary() {
-        None => {
-            view! {
-                <p>
-                    {needs} ": load a model (GPT-2 or another) on the " <a href="/model">"Model"</a>
-                    " page."
-                </p>
-            }
-                .into_any()
+        None => view! {
+            <p>
+                {needs} ": load a model (GPT-2 or another) on the " <a href="/model">"Model"</a>
+                " page."
+            </p>
         }
+        .into_any(),
         Some(model) => render(model).into_any(),
     }
 }

@@ -14,7 +14,7 @@ use crate::cli::flags::TestFamily;
 use crate::model::testmodel::{
     generate_weights, test_gpt_neox_config, test_llama_config, to_safetensors,
 };
-use crate::model::{Gpt2, Gpt2Config, Precision};
+use crate::model::{Precision, Transformer, TransformerConfig};
 use crate::runtime::speed::prompt_ids;
 
 /// One backend's throughput, tokens per second.
@@ -43,7 +43,7 @@ pub struct Workload {
 
 /// Tokens/s for prefill, decode at batch 1 and at each of `w.batches`, and the CPU seconds used
 /// per wall second while decoding at batch 1 (see [`process_cpu_seconds`]).
-fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliError> {
+fn measure(model: &Transformer, w: Workload) -> Result<([f64; 4], Option<f64>), CliError> {
     let ids = prompt_ids(w.prefill);
     let mut prefill = Vec::new();
     let mut decode1 = Vec::new();
@@ -91,7 +91,7 @@ fn measure(model: &Gpt2, w: Workload) -> Result<([f64; 4], Option<f64>), CliErro
 /// Seconds to decode `steps` tokens in `batch` rows that share the prefix `ids` (prefilled
 /// once, untimed), as the word sampler does.
 fn decode_from_prefix(
-    model: &Gpt2,
+    model: &Transformer,
     ids: &[u32],
     batch: usize,
     steps: usize,
@@ -123,8 +123,8 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     let heads = args.heads.unwrap_or(heads);
     let config = match args.family {
         TestFamily::Gpt2 => {
-            let small = Gpt2Config::gpt2_small();
-            Gpt2Config::new(
+            let small = TransformerConfig::gpt2_small();
+            TransformerConfig::new(
                 layers,
                 heads,
                 dim,
@@ -163,7 +163,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         let Some((model, adapter)) = model_on(kind, &config, &weights)? else {
             continue;
         };
-        let mut record = |system: String, model: &Gpt2| -> Result<(), CliError> {
+        let mut record = |system: String, model: &Transformer| -> Result<(), CliError> {
             eprintln!("measuring {system}…");
             let ([p, d1, d64, d256], cpu_per_wall) = measure(model, w)?;
             results.push(ForwardFigures {

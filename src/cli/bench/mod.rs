@@ -22,7 +22,7 @@ pub use words::words;
 
 use super::error::CliError;
 use crate::model::readback::read_f32;
-use crate::model::{Gpt2, Gpt2Config, loader::load_with_config};
+use crate::model::{Transformer, TransformerConfig, loader::load_with_config};
 use crate::runtime::backend::{BackendKind, device_for};
 
 fn median(xs: Vec<f64>) -> f64 {
@@ -64,9 +64,9 @@ fn script_path(name: &str) -> PathBuf {
 /// backend is unavailable here.
 fn model_on(
     kind: BackendKind,
-    config: &Gpt2Config,
+    config: &TransformerConfig,
     weights: &[u8],
-) -> Result<Option<(Gpt2, String)>, CliError> {
+) -> Result<Option<(Transformer, String)>, CliError> {
     let compute = match device_for(kind) {
         Ok(c) => c,
         Err(e) => {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::args::BenchWordsArgs;
 use super::{model_on, script_path, write_report};
 use crate::cli::error::CliError;
-use crate::model::Gpt2Config;
+use crate::model::TransformerConfig;
 use crate::model::loader::load_with_config;
 use crate::model::testmodel::{generate_weights, to_safetensors};
 use crate::runtime::backend::BackendKind;
@@ -79,8 +79,8 @@ fn python_subset(n: usize, k: usize) -> Vec<usize> {
 
 /// Times the tree sampler over `contexts` with `config`.
 fn time_words(
-    model: &crate::model::Gpt2,
-    tokenizer: &crate::text::tokenizer::Gpt2Tokenizer,
+    model: &crate::model::Transformer,
+    tokenizer: &crate::text::tokenizer::BpeTokenizer,
     contexts: &[String],
     config: &crate::estimators::sampler::SamplerConfig,
     adapter: &str,
@@ -166,7 +166,7 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
             )
         })?;
     let tokenizer = crate::runtime::modeldir::read_tokenizer(&vocab_dir)?;
-    let small = Gpt2Config::gpt2_small();
+    let small = TransformerConfig::gpt2_small();
     eprintln!(
         "generating {:.0}M random parameters…",
         small.num_params() as f64 / 1e6

@@ -13,7 +13,7 @@ pub mod top1;
 pub mod two_token;
 
 use crate::rng::{SplitMix64, stable_hash};
-use crate::text::tokenizer::{Gpt2Tokenizer, TokenizerError};
+use crate::text::tokenizer::{BpeTokenizer, TokenizerError};
 
 /// A passage in GPT-2's tokens.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +28,7 @@ impl TokenPassage {
     pub fn new(
         passage: &str,
         text: &str,
-        tokenizer: &Gpt2Tokenizer,
+        tokenizer: &BpeTokenizer,
     ) -> Result<Self, TokenizerError> {
         let ids = tokenizer.encode(text)?;
         let bytes = ids
@@ -127,7 +127,7 @@ pub struct SingleToken {
 }
 
 /// Checks `text` (what the player typed) against the vocabulary.
-pub fn single_token(tokenizer: &Gpt2Tokenizer, text: &str) -> SingleToken {
+pub fn single_token(tokenizer: &BpeTokenizer, text: &str) -> SingleToken {
     let one = |t: &str| match tokenizer.encode(t) {
         Ok(ids) if ids.len() == 1 && !t.is_empty() => Some(ids[0]),
         _ => None,

@@ -217,7 +217,7 @@ impl Op for StoreEmbedding {
 
 /// The embedding lookup of `ids` plus `base` (the position embeddings). An id outside the
 /// vocabulary is an error with the panels; the chunks clamp it (token ids are checked before,
-/// by `Gpt2::token_tensor`).
+/// by `Transformer::token_tensor`).
 ///
 /// # Shapes
 /// - ids `[batch, seq]`, base `[batch or 1, seq, n_embd]` → `[batch, seq, n_embd]`

@@ -33,7 +33,7 @@ pub use epilogue::Epilogue;
 
 /// The kernels, as operations of a burn backend.
 #[backend_extension(Cube, Fusion: cfg(target_arch = "wasm32"))]
-pub trait Gpt2Kernels: Backend {
+pub trait TransformerKernels: Backend {
     /// Layer norm over the last dimension, in one kernel: see [`layer_norm`].
     #[fusion(dtype = input, shape = input)]
     fn fused_layer_norm(
@@ -169,7 +169,7 @@ pub fn bias_residual<const D: usize>(
 /// `wte`'s rows for `ids` plus `base` (the position embeddings), gathered from `wte`'s row
 /// chunks (`chunks[k]` holds the rows from the sum of the heights before it): one kernel per
 /// chunk, each adding the rows whose ids fall in it. An id outside the chunks adds nothing
-/// (`Gpt2::token_tensor` checks them first).
+/// (`Transformer::token_tensor` checks them first).
 ///
 /// # Shapes
 /// - chunks `[rows_k, width]`, ids `[batch, seq]`, base `[batch or 1, seq, width]` →
@@ -314,7 +314,7 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
     ))
 }
 
-impl Gpt2Kernels for CubeBackend {
+impl TransformerKernels for CubeBackend {
     fn fused_layer_norm(
         input: FloatTensor<Self>,
         weight: FloatTensor<Self>,

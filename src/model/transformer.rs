@@ -1,9 +1,10 @@
-//! GPT-2 (Radford et al. 2019) as burn modules: the configuration's [`Gpt2Config::init`], the
-//! model [`Gpt2`] and its forward passes, with and without a cache. The blocks are in
+//! The decoder-only transformer of every family (GPT-2, Radford et al. 2019; GPT-NeoX; Llama) as
+//! burn modules: the configuration's [`TransformerConfig::init`], the model [`Transformer`] and
+//! its forward passes, with and without a cache. The blocks are in
 //! [`super::block`], the operations every module calls (one body per backend each) in
 //! [`super::ops`]; nothing here asks which device it runs on.
 //!
-//! Field names mirror the Hugging Face checkpoint keys (`wte`, `wpe`, `h.{i}.ln_1`,
+//! Field names mirror GPT-2's Hugging Face checkpoint keys (`wte`, `wpe`, `h.{i}.ln_1`,
 //! `h.{i}.attn.c_attn`, `h.{i}.attn.c_proj`, `h.{i}.mlp.c_fc`, `h.{i}.mlp.c_proj`, `ln_f`), so the
 //! loader's key table is just the module tree written out.
 
@@ -11,7 +12,7 @@ use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::block::{Block, CacheStep, Norm, Projections};
-use super::config::Gpt2Config;
+use super::config::TransformerConfig;
 use super::error::ModelError;
 use super::family::NormKind;
 use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
@@ -21,9 +22,10 @@ use super::ops::embedding::TokenEmbedding;
 use super::ops::projection::Conv1D;
 use super::readback::read_f32_now;
 
-/// GPT-2 with its language-model head tied to the token embedding `wte`.
+/// A causal language model: embeddings, the family's blocks, a final norm and the head (tied to
+/// the token embedding `wte` unless the family has its own).
 #[derive(Module, Debug)]
-pub struct Gpt2 {
+pub struct Transformer {
     /// Token embedding, also the (transposed) LM head.
     pub wte: TokenEmbedding,
     /// Position embedding `[n_positions, n_embd]` (none where the family turns queries and keys
@@ -40,7 +42,7 @@ pub struct Gpt2 {
     pub backend: Backend,
 }
 
-impl Gpt2Config {
+impl TransformerConfig {
     /// A model with GPT-2's initialisation (N(0, 0.02) weights from the device's generator, zero
     /// biases, unit LayerNorm gains), its weights laid out for `device`'s backend as the loader
     /// lays them out, which reads them on the host: a GPU in the browser, where reads are async,
@@ -48,7 +50,7 @@ impl Gpt2Config {
     ///
     /// ```
     /// use burn::tensor::Device;
-    /// let config = clozelab::model::Gpt2Config {
+    /// let config = clozelab::model::TransformerConfig {
     ///     vocab_size: 11, n_positions: 8, n_embd: 6, n_layer: 2, n_head: 2, n_inner: 24,
     ///     layer_norm_epsilon: 1e-5, family: clozelab::model::Family::Gpt2,
     /// };
@@ -56,7 +58,7 @@ impl Gpt2Config {
     /// let logits = model.forward(model.token_tensor(&[vec![1, 2, 3]]).unwrap()).unwrap();
     /// assert_eq!(logits.dims(), [1, 3, 11]);
     /// ```
-    pub fn init(&self, device: &Device) -> Result<Gpt2, ModelError> {
+    pub fn init(&self, device: &Device) -> Result<Transformer, ModelError> {
         let backend = Backend::of(device);
         // Read on the host, where every layout is made from.
         let normal = |shape: [usize; 2]| -> Result<Vec<f32>, ModelError> {
@@ -111,7 +113,7 @@ impl Gpt2Config {
                 device,
             ))),
         };
-        Ok(Gpt2 {
+        Ok(Transformer {
             wte: table(self.vocab_size)?,
             wpe,
             h,
@@ -127,7 +129,7 @@ impl Gpt2Config {
     }
 }
 
-impl Gpt2 {
+impl Transformer {
     /// The device the weights live on.
     pub fn device(&self) -> Device {
         self.wte.device()
