@@ -9,7 +9,9 @@
 # WebGPU (scripts/gpu_browser.py: the page's speed check and its next-token list against the
 # CLI's CPU backend); and the worker's own wasm on Dawn, the WebGPU engine Chromium ships, under Node.js
 # (scripts/dawn_worker.mjs: the same speed check and list, f32 and f16), with `bench speed` on native
-# wgpu beside it. STAGES picks among "check forward attention words profile dawn browser" (all by default);
+# wgpu beside it; and `bench host`, the host's time per dispatch of a decode step of a model too
+# narrow for its arithmetic to count, beside transformers' eager decode on CUDA. STAGES picks
+# among "check forward host attention words profile dawn browser" (all by default);
 # CHECK_LABELS limits the checks to some binaries; NO_PYTHON=1 leaves transformers out of
 # `bench forward`. Logs and JSON go to $OUT/results.tgz.
 #
@@ -58,7 +60,7 @@ mapfile -t labels < <(printf '%s\n' "${labels[@]}" | sort -u)
 first=/tmp/gpu-bin/${labels[0]}
 [ -f /tmp/m12/model.safetensors ] || "$first" make-test-model --layers 12 --dim 768 --heads 12 --out /tmp/m12 >/dev/null
 stage() { echo "== $* ($(date +%T))"; }
-wants() { [[ " ${STAGES:-check forward attention words profile dawn browser} " == *" $1 "* ]]; }
+wants() { [[ " ${STAGES:-check forward host attention words profile dawn browser} " == *" $1 "* ]]; }
 python_flag=()
 [ -n "${NO_PYTHON:-}" ] && python_flag=(--no-python)
 wants check && for label in ${CHECK_LABELS:-${labels[@]}}; do
@@ -71,6 +73,11 @@ wants forward && for label in "${labels[@]}"; do
   stage "$label: bench forward"
   timeout 150 "/tmp/gpu-bin/$label" bench forward --backend wgpu "${python_flag[@]}" --out "$RES/forward-$label.json" 2>&1 \
     | grep -v '^generating' | tee -a "$RES/forward-$label.txt"
+done
+wants host && for label in "${labels[@]}"; do
+  stage "$label: bench host (host time per dispatch: a decode step of 12 blocks of width 64)"
+  timeout 150 "/tmp/gpu-bin/$label" bench host "${python_flag[@]}" --out "$RES/host-$label.json" 2>&1 \
+    | grep -v '^generating' | tee -a "$RES/host-$label.txt"
 done
 wants attention && for label in "${labels[@]}"; do
   stage "$label: bench attention (the kernel against burn's attention and composition)"

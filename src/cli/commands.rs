@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use super::bench::args::{BenchAttentionArgs, BenchForwardArgs, BenchSpeedArgs, BenchWordsArgs};
+use super::bench::args::{
+    BenchAttentionArgs, BenchForwardArgs, BenchHostArgs, BenchSpeedArgs, BenchWordsArgs,
+};
 use super::flags::{
     ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, ModelSystemFlags,
     Table1Flags, TestFamily, Truth,
@@ -90,6 +92,9 @@ pub enum BenchCommand {
     Attention(BenchAttentionArgs),
     /// The Model page's speed check (prefill 16 and 64, a decode step, a word distribution).
     Speed(BenchSpeedArgs),
+    /// Host time per GPU dispatch: a decode step of a tiny-width model, its kernels counted
+    /// and each thread's CPU time apart.
+    Host(BenchHostArgs),
 }
 
 #[derive(Debug, Args)]

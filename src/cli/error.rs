@@ -34,6 +34,9 @@ pub enum CliError {
     /// The Hugging Face baseline script of `bench` could not run or gave no usable answer.
     #[error("transformers baseline: {0}")]
     Baseline(String),
+    /// A benchmark that cannot measure here (no GPU backend, no kernel count).
+    #[error("{0}")]
+    Bench(String),
     #[error(transparent)]
     ModelDir(#[from] ModelDirError),
     #[error(transparent)]

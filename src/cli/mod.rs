@@ -93,6 +93,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench(BenchCommand::Words(args)) => bench::words(&args),
         Command::Bench(BenchCommand::Attention(args)) => bench::attention_bench(&args),
         Command::Bench(BenchCommand::Speed(args)) => bench::speed(&args),
+        Command::Bench(BenchCommand::Host(args)) => bench::host(&args),
     }
 }
 

@@ -83,3 +83,48 @@ fn stops_when_the_monitor_cancels() {
     ));
     assert_eq!(result, Err(SpeedError::Cancelled));
 }
+
+/// `bench host` counts a decode step's kernels from cubecl's log and splits the CPU time by
+/// thread: on wgpu (lavapipe here) a step of a 2-block model launches a dozen kernels a block.
+#[test]
+fn bench_host_counts_each_steps_kernels_and_the_threads_cpu() {
+    let out = std::env::temp_dir().join(format!("clozelab-bench-host-{}.json", std::process::id()));
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_clozelab"))
+        .args([
+            "bench", "host", "--layers", "2", "--dim", "32", "--heads", "2",
+        ])
+        .args(["--steps", "3", "--no-python", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    std::fs::remove_file(&out).ok();
+    let result = &report["result"];
+    let per_step = result["dispatches_per_step"].as_f64().unwrap();
+    // Per block: four products, two norms, three epilogues, the cache write, a copy and the
+    // attention; then the final norm, the head and the readback's few.
+    assert!((20.0..40.0).contains(&per_step), "{result}");
+    let wall = result["wall_us_per_dispatch"].as_f64().unwrap();
+    let step = result["step_ms"].as_f64().unwrap();
+    assert!(
+        (wall * per_step / 1e3 - step).abs() < 1e-6 * step.max(1.0),
+        "{result}"
+    );
+    let roles: Vec<&str> = result["cpu_us_per_dispatch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["calling", "device_service", "other"]);
+    assert!(
+        result["cpu_us_per_dispatch"][0][1].as_f64().unwrap() > 0.0,
+        "{result}"
+    );
+}

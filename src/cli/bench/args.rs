@@ -88,6 +88,28 @@ pub struct BenchWordsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct BenchHostArgs {
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-host.json")]
+    pub out: PathBuf,
+    /// Transformer blocks of the GPT-2-shaped model.
+    #[arg(long, default_value_t = 12)]
+    pub layers: usize,
+    /// Its width: small, so that the arithmetic is negligible beside the host's work.
+    #[arg(long, default_value_t = 64)]
+    pub dim: usize,
+    /// Attention heads.
+    #[arg(long, default_value_t = 4)]
+    pub heads: usize,
+    /// Decode steps timed (after as many untimed).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub steps: usize,
+    /// Without the transformers baseline.
+    #[arg(long)]
+    pub no_python: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct BenchSpeedArgs {
     #[command(flatten)]
     pub model: crate::cli::flags::ModelFlags,

@@ -259,7 +259,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> {
+pub(super) fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures, CliError> {
     let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = script_path("bench_forward_hf.py");
     let out = std::process::Command::new(&python)

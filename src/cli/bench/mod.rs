@@ -2,7 +2,8 @@
 //! second), each beside Hugging Face transformers (torch on the CPU, or CUDA with
 //! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run; [`attention_bench`] (the
 //! model's attention op beside burn's own `attention`); [`speed`] (the Model page's speed check,
-//! natively, beside the browser's figures). Benchmarks print ratios
+//! natively, beside the browser's figures); [`host`] (what the host pays per GPU dispatch, a
+//! decode step of a tiny-width model beside transformers'). Benchmarks print ratios
 //! against that baseline; they are never timed tests.
 
 use std::path::{Path, PathBuf};
@@ -12,11 +13,13 @@ use burn::tensor::Tensor;
 pub mod args;
 mod attention;
 mod forward;
+mod host;
 mod speed;
 mod words;
 
 pub use attention::attention_bench;
 pub use forward::forward;
+pub use host::host;
 pub use speed::speed;
 pub use words::words;
 

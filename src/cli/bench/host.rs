@@ -1,0 +1,295 @@
+//! `clozelab bench host`: what the host pays for each GPU dispatch. A GPT-2 of 12 blocks and
+//! tiny width (its arithmetic negligible beside the host's work) decodes at batch 1 on wgpu, as
+//! the game's feedback and the speed check do (logits read back every step). Each step's kernels
+//! are counted from cubecl's profiling log at its "minimal" level (one line per kernel run,
+//! read here through the `log` crate), and each thread's CPU time from Linux's `schedstat`, so
+//! that the calling thread (burn's graph: the ops and their launches), cubecl's device service
+//! (which compiles, records and submits the kernels) and the rest (the driver's threads, which
+//! on lavapipe also run the shaders) each have their own figure. Beside it,
+//! transformers decodes the same weights eagerly in the same run (a CPU here; CUDA with
+//! `CLOZELAB_HF_DEVICE=cuda`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::args::BenchHostArgs;
+use super::forward::{Workload, python_baseline};
+use super::{median, model_on, sync, write_report};
+use crate::cli::error::CliError;
+use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
+use crate::runtime::backend::BackendKind;
+use crate::runtime::speed::prompt_ids;
+
+/// Counts the kernels cubecl reports running (its profiling lines start with "Executing").
+struct KernelCounter(Arc<AtomicU64>);
+
+impl log::Log for KernelCounter {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.target().starts_with("cubecl::profiling")
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) && record.args().to_string().starts_with("Executing ") {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// Turns on cubecl's kernel log (before any device exists: its configuration is read once per
+/// process) and counts its lines. The rest of the configuration is `cubecl.toml`'s, as in every
+/// other command.
+fn count_kernels() -> Result<Arc<AtomicU64>, CliError> {
+    use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
+    let failed = |what: &str| CliError::Bench(format!("cannot log cubecl's kernels: {what}"));
+    let mut config = serde_json::to_value(CubeClRuntimeConfig::from_current_dir())
+        .map_err(|e| failed(&e.to_string()))?;
+    config["profiling"]["logger"] = serde_json::json!({"level": "minimal", "log": "info"});
+    let config: CubeClRuntimeConfig =
+        serde_json::from_value(config).map_err(|e| failed(&e.to_string()))?;
+    if !CubeClRuntimeConfig::try_set(config) {
+        return Err(failed("its configuration was read before"));
+    }
+    let counter = Arc::new(AtomicU64::new(0));
+    log::set_boxed_logger(Box::new(KernelCounter(counter.clone())))
+        .map_err(|e| failed(&e.to_string()))?;
+    log::set_max_level(log::LevelFilter::Info);
+    Ok(counter)
+}
+
+/// Who a thread is, by its id and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadRole {
+    /// The thread that runs the decode loop: burn's graph and the kernels' launch calls, which
+    /// natively hand each task to the device service (spinning while its queue is full).
+    Calling,
+    /// cubecl's device service (`DS…`): compiles, records and submits the kernels.
+    DeviceService,
+    /// Every other thread: the driver's (on lavapipe, unnamed threads that also run the
+    /// shaders), wgpu's poll thread, the allocator's.
+    Other,
+}
+
+impl ThreadRole {
+    fn of(tid: u32, pid: u32, name: &str) -> Self {
+        if tid == pid {
+            Self::Calling
+        } else if name.starts_with("DS") {
+            Self::DeviceService
+        } else {
+            Self::Other
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Calling => "calling thread",
+            Self::DeviceService => "device service",
+            Self::Other => "other threads",
+        }
+    }
+}
+
+/// CPU nanoseconds each of this process's threads has run (Linux's `schedstat`), by role.
+fn cpu_by_role() -> Vec<(ThreadRole, u64)> {
+    let pid = std::process::id();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let tid: u32 = task.file_name().to_str()?.parse().ok()?;
+            let ns = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            let ns: u64 = ns.split_whitespace().next()?.parse().ok()?;
+            let name = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            Some((ThreadRole::of(tid, pid, name.trim()), ns))
+        })
+        .collect()
+}
+
+/// The CPU time each role used between two [`cpu_by_role`] readings, in ns.
+fn used(before: &[(ThreadRole, u64)], after: &[(ThreadRole, u64)]) -> Vec<(ThreadRole, u64)> {
+    let total = |readings: &[(ThreadRole, u64)], role| {
+        readings
+            .iter()
+            .filter(|(r, _)| *r == role)
+            .map(|(_, ns)| ns)
+            .sum::<u64>()
+    };
+    [
+        ThreadRole::Calling,
+        ThreadRole::DeviceService,
+        ThreadRole::Other,
+    ]
+    .into_iter()
+    .map(|role| (role, total(after, role).saturating_sub(total(before, role))))
+    .collect()
+}
+
+/// One decode step's host cost on wgpu.
+#[derive(Debug, Serialize)]
+pub struct HostFigures {
+    pub system: String,
+    /// Median wall time of a decode step (logits read back), ms.
+    pub step_ms: f64,
+    /// Kernels launched per decode step.
+    pub dispatches_per_step: f64,
+    /// Wall time per dispatch, µs: the step's median over its dispatches.
+    pub wall_us_per_dispatch: f64,
+    /// CPU time per dispatch, µs, by the threads' role.
+    pub cpu_us_per_dispatch: Vec<(ThreadRole, f64)>,
+}
+
+/// The timed round of [`measure`].
+struct Timed {
+    /// Each step's wall time, ms.
+    step_ms: Vec<f64>,
+    /// Kernels launched over all steps.
+    launched: u64,
+    /// CPU ns over all steps, by role.
+    cpu: Vec<(ThreadRole, u64)>,
+}
+
+/// Decodes `steps` tokens at batch 1 after a 16-token prefill, twice (the first round untimed:
+/// shaders compile and autotune picks kernels on first use).
+fn measure(
+    model: &crate::model::Transformer,
+    steps: usize,
+    kernels: &AtomicU64,
+) -> Result<Timed, CliError> {
+    let ids = prompt_ids(16);
+    let mut timed = Timed {
+        step_ms: Vec::new(),
+        launched: 0,
+        cpu: Vec::new(),
+    };
+    for round in 0..2 {
+        let mut cache = model.new_cache(None, 1, ids.len() + steps);
+        let hidden =
+            model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
+        sync(model.last_logits(hidden)?)?;
+        // The kernel log is written by a task of its own: let it catch up before each count.
+        std::thread::sleep(Duration::from_millis(300));
+        let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
+        let mut step_ms = Vec::with_capacity(steps);
+        for step in 0..steps {
+            let start = Instant::now();
+            let token = model.token_tensor(&[vec![1000 + step as u32]])?;
+            let hidden = model.forward_cached(token, &mut cache)?;
+            sync(model.last_logits(hidden)?)?;
+            step_ms.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let cpu_after = cpu_by_role();
+        std::thread::sleep(Duration::from_millis(300));
+        if round == 1 {
+            let launched = kernels.load(Ordering::Relaxed) - kernels_before;
+            timed = Timed {
+                step_ms,
+                launched,
+                cpu: used(&cpu_before, &cpu_after),
+            };
+        }
+    }
+    Ok(timed)
+}
+
+pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
+    let kernels = count_kernels()?;
+    let config = test_config(args.layers, args.dim, args.heads);
+    eprintln!(
+        "generating a {}-block GPT-2 of width {} ({:.1}M random parameters)…",
+        args.layers,
+        args.dim,
+        config.num_params() as f64 / 1e6
+    );
+    let weights = to_safetensors(&generate_weights(&config, 1))?;
+    let Some((model, adapter)) = model_on(BackendKind::Wgpu, &config, &weights)? else {
+        return Err(CliError::Bench("bench host needs wgpu".into()));
+    };
+    eprintln!("decoding {} steps on {adapter}, twice…", args.steps);
+    let Timed {
+        step_ms,
+        launched,
+        cpu,
+    } = measure(&model, args.steps, &kernels)?;
+    if launched == 0 {
+        return Err(CliError::Bench(
+            "cubecl logged no kernel: the count needs its profiling log".into(),
+        ));
+    }
+    let step = median(step_ms);
+    let per_step = launched as f64 / args.steps as f64;
+    let figures = HostFigures {
+        system: format!("burn wgpu ({adapter})"),
+        step_ms: step,
+        dispatches_per_step: per_step,
+        wall_us_per_dispatch: step * 1e3 / per_step,
+        cpu_us_per_dispatch: cpu
+            .into_iter()
+            .map(|(role, ns)| (role, ns as f64 / 1e3 / launched as f64))
+            .collect(),
+    };
+    let mut baseline = None;
+    if !args.no_python {
+        let dir = std::env::temp_dir().join(format!("clozelab-bench-host-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
+        std::fs::write(dir.join("config.json"), config.to_hf_json())
+            .map_err(CliError::io("write", dir.join("config.json")))?;
+        std::fs::write(dir.join("model.safetensors"), &weights)
+            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        eprintln!("measuring Hugging Face transformers (torch, eager) on the same weights…");
+        let w = Workload {
+            prefill: 16,
+            decode_steps_batch1: args.steps,
+            // Unused here, but the baseline script decodes them too: one step each.
+            batches: [64, 256],
+            decode_steps_batched: 1,
+            repeats: 1,
+        };
+        match python_baseline(&dir, w) {
+            Ok(f) => baseline = Some(f),
+            Err(e) => eprintln!("no transformers baseline: {e}"),
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    println!(
+        "host cost of a decode step at batch 1 ({} blocks of width {}, random GPT-2 weights; \
+         median of {} steps)",
+        args.layers, args.dim, args.steps
+    );
+    let ratio = baseline
+        .as_ref()
+        .map(|b| format!(" ({:.2}×)", (1e3 / b.decode_batch1_tokens_per_s) / step))
+        .unwrap_or_default();
+    println!(
+        "{}: {:.2} ms a step{ratio}, {:.0} dispatches a step, {:.1} µs of wall time each",
+        figures.system, figures.step_ms, figures.dispatches_per_step, figures.wall_us_per_dispatch
+    );
+    let cpu: Vec<String> = figures
+        .cpu_us_per_dispatch
+        .iter()
+        .map(|(role, us)| format!("{} {us:.1}", role.label()))
+        .collect();
+    println!("  CPU µs per dispatch: {}", cpu.join(", "));
+    if let Some(b) = &baseline {
+        println!(
+            "{}: {:.2} ms a step (ratio: its step over clozelab's, measured in this run)",
+            b.system,
+            1e3 / b.decode_batch1_tokens_per_s
+        );
+    }
+    let json = serde_json::json!({
+        "config": {"layers": args.layers, "dim": args.dim, "heads": args.heads, "steps": args.steps},
+        "result": figures,
+        "baseline": baseline,
+    });
+    write_report(&args.out, &json)?;
+    eprintln!("wrote {}", args.out.display());
+    Ok(())
+}
