@@ -253,10 +253,14 @@ where
             )
         }))
         .map_err(err)?;
-    // The first mark (the participant) in black, the next (the model) in blue, as in the
-    // token game's histogram.
+    // The first mark (the participant) in black, the next (the first model) in blue, as in
+    // the token game's histogram; further models each in a colour of their own, never the bars'.
+    const MODEL_COLORS: [usize; 7] = [1, 2, 3, 4, 5, 7, 0];
     for (i, (name, x)) in marks.iter().enumerate() {
-        let color = if i == 0 { BLACK } else { PALETTE[1] };
+        let color = match i {
+            0 => BLACK,
+            _ => PALETTE[MODEL_COLORS[(i - 1) % MODEL_COLORS.len()]],
+        };
         chart
             .draw_series(LineSeries::new(
                 [(*x, 0.0), (*x, top * 1.1)],

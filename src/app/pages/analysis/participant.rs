@@ -64,7 +64,13 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
                         {report
                             .systems
                             .iter()
-                            .map(|name| view! { <th scope="col">{format!("P({name})")}</th> })
+                            .map(|name| {
+                                view! {
+                                    <th scope="col" class="system-prob">
+                                        {format!("P({name})")}
+                                    </th>
+                                }
+                            })
                             .collect_view()}
                         <th scope="col">"others' share"</th>
                         <th scope="col">"others' majority"</th>
