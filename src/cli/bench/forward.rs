@@ -8,7 +8,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::args::BenchForwardArgs;
-use super::{median, model_on, process_cpu_seconds, script_path, sync, write_report};
+use super::{
+    baseline_folder, median, model_on, process_cpu_seconds, script_path, sync, write_report,
+};
 use crate::cli::error::CliError;
 use crate::cli::flags::TestFamily;
 use crate::model::testmodel::{
@@ -185,12 +187,7 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
     }
     let mut baseline = None;
     if !args.no_python {
-        let dir = std::env::temp_dir().join(format!("clozelab-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
-        std::fs::write(dir.join("config.json"), config.to_hf_json())
-            .map_err(CliError::io("write", dir.join("config.json")))?;
-        std::fs::write(dir.join("model.safetensors"), &weights)
-            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        let dir = baseline_folder("forward", &config, &weights)?;
         eprintln!("measuring Hugging Face transformers (torch) on the same weights…");
         match python_baseline(&dir, w) {
             Ok(f) => baseline = Some(f),

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::args::BenchHostArgs;
 use super::forward::{Workload, python_baseline};
-use super::{median, model_on, sync, write_report};
+use super::{baseline_folder, median, model_on, sync, write_report};
 use crate::cli::error::CliError;
 use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::backend::BackendKind;
@@ -237,12 +237,7 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
     };
     let mut baseline = None;
     if !args.no_python {
-        let dir = std::env::temp_dir().join(format!("clozelab-bench-host-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
-        std::fs::write(dir.join("config.json"), config.to_hf_json())
-            .map_err(CliError::io("write", dir.join("config.json")))?;
-        std::fs::write(dir.join("model.safetensors"), &weights)
-            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        let dir = baseline_folder("host", &config, &weights)?;
         eprintln!("measuring Hugging Face transformers (torch, eager) on the same weights…");
         let w = Workload {
             prefill: 16,

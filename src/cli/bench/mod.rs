@@ -63,6 +63,22 @@ fn script_path(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A temporary Hugging Face folder (`config.json`, `model.safetensors`) of the weights a
+/// benchmark measures, for its transformers baseline to load; the caller removes it.
+fn baseline_folder(
+    tag: &str,
+    config: &TransformerConfig,
+    weights: &[u8],
+) -> Result<PathBuf, CliError> {
+    let dir = std::env::temp_dir().join(format!("clozelab-bench-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
+    std::fs::write(dir.join("config.json"), config.to_hf_json())
+        .map_err(CliError::io("write", dir.join("config.json")))?;
+    std::fs::write(dir.join("model.safetensors"), weights)
+        .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+    Ok(dir)
+}
+
 /// The model on `kind`'s device with its adapter's name, or `None` (said on stderr) when that
 /// backend is unavailable here.
 fn model_on(

@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::args::BenchWordsArgs;
-use super::{model_on, script_path, write_report};
+use super::{baseline_folder, model_on, script_path, write_report};
 use crate::cli::error::CliError;
 use crate::model::TransformerConfig;
 use crate::model::loader::load_with_config;
@@ -247,12 +247,7 @@ pub fn words(args: &BenchWordsArgs) -> Result<(), CliError> {
             .python_contexts
             .unwrap_or(if quick { 1 } else { 2 })
             .clamp(1, contexts.len());
-        let dir = std::env::temp_dir().join(format!("clozelab-bench-words-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(CliError::io("create", &dir))?;
-        std::fs::write(dir.join("config.json"), small.to_hf_json())
-            .map_err(CliError::io("write", dir.join("config.json")))?;
-        std::fs::write(dir.join("model.safetensors"), &weights)
-            .map_err(CliError::io("write", dir.join("model.safetensors")))?;
+        let dir = baseline_folder("words", &small, &weights)?;
         std::fs::copy(&vocab, dir.join("vocab.json")).map_err(CliError::io("copy", &vocab))?;
         std::fs::copy(&merges, dir.join("merges.txt")).map_err(CliError::io("copy", &merges))?;
         let python = std::env::var("CLOZELAB_PYTHON").unwrap_or_else(|_| "python3".into());
