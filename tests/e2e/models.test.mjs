@@ -157,8 +157,8 @@ test("GPT-2, GPT-NeoX and Llama each sampled on every context and scoring every 
     for (const group of groups) for (const column of group) assert.ok(trials.header.includes(column) && cli.header.includes(column), `${column} in ${trials.header} and ${cli.header}`);
     assert.equal(trials.rows.length, 3);
     assert.equal(cli.rows.length, 3);
-    const names_ = ["surprisal_model", "surprisal_model_2", "surprisal_model_3"];
-    assert.deepEqual(names_.map((c) => trials.rows[0][c]), ["test", "test-gpt-neox", "test-llama"]);
+    const modelColumns = ["surprisal_model", "surprisal_model_2", "surprisal_model_3"];
+    assert.deepEqual(modelColumns.map((c) => trials.rows[0][c]), ["test", "test-gpt-neox", "test-llama"]);
     trials.rows.forEach((r, i) => {
       for (const column of groups.flat()) {
         assert.ok(r[column] !== "" && Math.abs(Number(r[column]) - Number(cli.rows[i][column])) < 1e-3, `row ${i} ${column}: page ${r[column]}, CLI ${cli.rows[i][column]}`);
