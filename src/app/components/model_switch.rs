@@ -19,9 +19,11 @@ pub fn ModelSwitch(
     let ctx = use_runtime();
     let typed = RwSignal::new(initial);
     let problem = RwSignal::new(None::<String>);
-    // Read again whenever the loaded model changes: a model just downloaded is kept too.
+    // Read again when another model is ready (a model just downloaded is kept too), not on
+    // each of a download's progress updates.
+    let ready = Memo::new(move |_| ctx.model.with(|m| m.summary().map(|s| s.name.clone())));
     let kept = LocalResource::new(move || {
-        ctx.model.track();
+        ready.track();
         crate::app::web::kept_models::kept_model_folders()
     });
     let busy = move || matches!(ctx.model.get(), ModelState::Loading { .. });

@@ -31,10 +31,9 @@ fn Scores(report: ParticipantReport) -> impl IntoView {
             let probs = s
                 .system_probs
                 .iter()
-                .enumerate()
-                .map(|(i, p)| {
+                .map(|p| {
                     view! {
-                        <td data-col="system_prob" data-system=i>
+                        <td data-col="system_prob">
                             {p.map(|p| format!("{p:.3}")).unwrap_or_else(|| "—".into())}
                         </td>
                     }
