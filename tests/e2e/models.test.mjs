@@ -126,6 +126,9 @@ test("GPT-2, GPT-NeoX and Llama each sampled on every context and scoring every 
       assert.match(await page.getByTestId("model-samples-status").innerText(), /^All 24 contexts sampled \(24 now/, model);
       await page.getByTestId("model-surprisal-run").click({ timeout: TIMEOUT });
       await page.waitForFunction((n) => document.querySelectorAll("[data-testid=model-surprisal-summary] li").length === n, i + 1, { timeout: 2 * TIMEOUT });
+      // The new columns make the page analyse again, which draws the model field anew: wait,
+      // as a person sees "Computing in the worker…" go, before typing the next model.
+      await page.waitForFunction(() => !document.querySelector("[data-testid=analysing]") && document.querySelector("[data-testid=model-source]"), null, { timeout: 2 * TIMEOUT });
     }
     const systems = await page.locator("[data-testid=table1] tr[data-system]").evaluateAll((rows) => rows.map((r) => r.dataset.system));
     const sampled = models.map((m) => `${m} (sampled here)`);
