@@ -1,12 +1,17 @@
 //! The model with its weights stored another way: the blocks' projections in another
 //! precision ([`Precision`]), or the projections and `wteᵀ` packed into panels (the browser's CPU
-//! backend's layout, which the loader chooses there; natively the tests reach it so).
+//! backend's layout, which the loader chooses there; natively the tests reach it so), and those
+//! panels shared out among product helpers.
+
+use std::sync::Arc;
 
 use burn::tensor::DType;
 
 use super::error::ModelError;
 use super::ops::backend::Backend;
 use super::ops::embedding::TokenEmbedding;
+use super::ops::panel_product::PanelWeight;
+use super::ops::product_helpers::{HelperError, ProductHelpers};
 use super::precision::{Precision, PrecisionError};
 use super::readback::read_f32_now;
 use super::transformer::Transformer;
@@ -43,6 +48,30 @@ impl Transformer {
         }
         self.backend = Backend::BrowserCpu;
         Ok(self)
+    }
+
+    /// Shares every packed weight (the blocks' projections, `wteᵀ`, an untied head) out among
+    /// `helpers`, which then compute their columns of each product beside the calling thread
+    /// (see [`super::ops::product_helpers`]). Returns how many weights were shared; weights not
+    /// packed into panels (another backend's layout) are left alone.
+    pub fn share_products(
+        &mut self,
+        helpers: &Arc<dyn ProductHelpers>,
+    ) -> Result<usize, HelperError> {
+        let mut packed: Vec<&mut PanelWeight> = Vec::new();
+        packed.extend(self.wte.panels.as_mut());
+        if let Some(head) = self.lm_head.as_mut() {
+            packed.extend(head.panels.as_mut());
+        }
+        for conv in self.h.iter_mut().flat_map(|block| block.projections_mut()) {
+            packed.extend(conv.panels.as_mut());
+        }
+        let mut shared = 0;
+        for (weight, panels) in packed.into_iter().enumerate() {
+            panels.share_with(helpers, weight)?;
+            shared += usize::from(panels.is_shared());
+        }
+        Ok(shared)
     }
 }
 

@@ -105,6 +105,15 @@ impl Engine {
         })
     }
 
+    /// Shares the model's packed weights out among `helpers` (the browser's CPU backend on
+    /// several cores): how many weights were shared.
+    pub fn share_products(
+        &mut self,
+        helpers: &std::sync::Arc<dyn crate::model::ops::product_helpers::ProductHelpers>,
+    ) -> Result<usize, crate::model::ops::product_helpers::HelperError> {
+        self.model.share_products(helpers)
+    }
+
     /// The engine with its model's weights in `precision` (see [`Precision`]).
     pub fn with_precision(self, precision: Precision) -> Result<Self, EngineError> {
         Ok(Self {

@@ -47,3 +47,37 @@ fn weights_packed_into_panels_give_the_same_hidden_states_and_logits() {
         }
     }
 }
+
+#[test]
+fn packed_weights_shared_with_helpers_give_the_same_values_to_the_bit() {
+    use clozelab::model::ops::product_helpers::ProductHelpers;
+    use clozelab::model::ops::thread_helpers::ThreadHelpers;
+    use std::sync::Arc;
+    // 96 wide: a prefill of ten rows splits every projection (92 160 multiply-adds at the
+    // narrowest) and the LM head; the decoding steps split only the head.
+    let config = test_config(2, 96, 2);
+    let device = Device::flex();
+    let bytes = to_safetensors(&generate_weights(&config, 5)).unwrap();
+    let packed = load_with_config(&config, &bytes, &device)
+        .unwrap()
+        .with_panel_weights()
+        .unwrap();
+    let mut shared = packed.clone();
+    // Capacity for three rows of the widest part: the prefill goes over in chunks.
+    let helpers: Arc<dyn ProductHelpers> = Arc::new(ThreadHelpers::new(2, 3 * 384));
+    assert_eq!(shared.share_products(&helpers).unwrap(), 1 + 4 * 2);
+    assert!(!packed.h[0].mlp.c_fc.panels.as_ref().unwrap().is_shared());
+    let run = |m: &Transformer| {
+        let mut cache = m.new_cache(None, 2, 6);
+        let ids = m
+            .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])
+            .unwrap();
+        let prefill = m.forward_cached(ids, &mut cache).unwrap();
+        let step = m
+            .forward_cached(m.token_tensor(&[vec![6], vec![2]]).unwrap(), &mut cache)
+            .unwrap();
+        let logits = m.logits(step.clone()).unwrap();
+        [prefill, step, logits].map(|t| t.into_data().try_to_vec::<f32>().unwrap())
+    };
+    assert_eq!(run(&packed), run(&shared));
+}

@@ -38,9 +38,12 @@ pub mod inverse_cdf;
 pub mod kernels;
 pub mod layer_norm;
 pub mod panel_product;
+pub mod product_helpers;
 pub mod projection;
 pub mod rms_norm;
 pub mod rotary;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod thread_helpers;
 pub mod threaded_product;
 
 use burn::tensor::{Device, Tensor};

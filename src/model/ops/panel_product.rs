@@ -17,8 +17,10 @@
 //! is written with wasm's SIMD instructions; elsewhere the same tiles in plain arrays serve the
 //! tests (natively the CPU backend keeps gemm, which runs on every core).
 
+use std::ops::Range;
 use std::sync::Arc;
 
+use super::product_helpers::{HelperError, ProductHelpers, SplitWeight, WeightPart};
 pub use crate::model::error::PanelError;
 
 /// Output columns per panel: three 4-lane vectors.
@@ -34,6 +36,8 @@ pub struct PanelWeight {
     n_in: usize,
     n_out: usize,
     panels: Arc<[f32]>,
+    /// Helpers holding parts of the weight, once it is shared ([`PanelWeight::share_with`]).
+    split: Option<SplitWeight>,
 }
 
 impl PanelWeight {
@@ -65,6 +69,7 @@ impl PanelWeight {
             n_in,
             n_out,
             panels: panels.into(),
+            split: None,
         })
     }
 
@@ -98,6 +103,7 @@ impl PanelWeight {
             n_in: width,
             n_out: n_rows,
             panels: panels.into(),
+            split: None,
         })
     }
 
@@ -123,6 +129,82 @@ impl PanelWeight {
         [self.n_in, self.n_out]
     }
 
+    /// A weight from its panels as [`PanelWeight::panel_values`] gives them (a helper receives
+    /// its part so).
+    pub fn from_panels(n_in: usize, n_out: usize, panels: Vec<f32>) -> Result<Self, PanelError> {
+        if n_out.div_ceil(PANEL).checked_mul(n_in * PANEL) != Some(panels.len()) {
+            return Err(PanelError::WeightShape {
+                values: panels.len(),
+                n_in,
+                n_out,
+            });
+        }
+        Ok(Self {
+            n_in,
+            n_out,
+            panels: panels.into(),
+            split: None,
+        })
+    }
+
+    /// The stored panels, `[ceil(out / PANEL), in, PANEL]`.
+    pub fn panel_values(&self) -> &[f32] {
+        &self.panels
+    }
+
+    /// How many panels the weight is stored in (`ceil(out / PANEL)`).
+    pub fn panel_count(&self) -> usize {
+        self.n_out.div_ceil(PANEL)
+    }
+
+    /// The weight's columns in `panels` (a range of panel indices): a helper's part of it.
+    ///
+    /// ```
+    /// use clozelab::model::ops::panel_product::{PanelWeight, PANEL};
+    /// let weight: Vec<f32> = (0..2 * 30).map(|v| v as f32).collect();
+    /// let w = PanelWeight::pack(&weight, 2, 30).unwrap();
+    /// let part = w.part(1..3);
+    /// assert_eq!(part.dims(), [2, 30 - PANEL]);
+    /// assert_eq!(part.column(0), w.column(PANEL));
+    /// ```
+    pub fn part(&self, panels: Range<usize>) -> PanelWeight {
+        let panels = panels.start.min(self.panel_count())..panels.end.min(self.panel_count());
+        let (first, last) = (panels.start * PANEL, (panels.end * PANEL).min(self.n_out));
+        let size = self.n_in * PANEL;
+        PanelWeight {
+            n_in: self.n_in,
+            n_out: last.saturating_sub(first),
+            panels: self.panels[panels.start * size..panels.end * size].into(),
+            split: None,
+        }
+    }
+
+    /// Shares the weight's panels out among `helpers`, so that products big enough to pay for
+    /// the hand-over are computed by the calling thread and the helpers together (see
+    /// [`super::product_helpers`]); `weight` is the id the helpers know it by. With no
+    /// helpers, or fewer panels than threads, products stay on the calling thread.
+    pub fn share_with(
+        &mut self,
+        helpers: &Arc<dyn ProductHelpers>,
+        weight: usize,
+    ) -> Result<(), HelperError> {
+        let shape = [self.panel_count(), PANEL, self.n_out];
+        self.split = SplitWeight::share(helpers, weight, shape, |panels| {
+            let part = self.part(panels);
+            WeightPart {
+                n_in: part.n_in,
+                n_out: part.n_out,
+                panels: part.panels.to_vec(),
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Whether products may be split over helpers.
+    pub fn is_shared(&self) -> bool {
+        self.split.is_some()
+    }
+
     /// `input · weight` for `rows` row-major input rows of `in` values: `rows × out` values.
     pub fn product(&self, input: &[f32], rows: usize) -> Result<Vec<f32>, PanelError> {
         let n_in = self.n_in;
@@ -133,18 +215,47 @@ impl PanelWeight {
                 n_in,
             });
         }
-        let mut output = vec![0.0; rows * self.n_out];
-        if n_in == 0 {
+        if let Some(split) = &self.split
+            && let Some(output) = split.product(self.dims(), input, rows, |chunk, count| {
+                self.product_of_panels(chunk, count, split.own_panels())
+            })
+        {
             return Ok(output);
         }
+        Ok(self.product_of_panels(input, rows, 0..self.panel_count()))
+    }
+
+    /// `input · weight` over the columns of `panels` only: `rows × width` values, `width` the
+    /// number of those columns. Each column is summed in the same order whatever the range, so
+    /// a product split by panels equals the whole one exactly.
+    pub(super) fn product_of_panels(
+        &self,
+        input: &[f32],
+        rows: usize,
+        panels: Range<usize>,
+    ) -> Vec<f32> {
+        let n_in = self.n_in;
+        let first_column = panels.start * PANEL;
+        let width = (panels.end * PANEL).min(self.n_out) - first_column;
+        let mut output = vec![0.0; rows * width];
+        if n_in == 0 || width == 0 {
+            return output;
+        }
+        let chosen = self
+            .panels
+            .chunks_exact(n_in * PANEL)
+            .enumerate()
+            .skip(panels.start)
+            .take(panels.len());
         if rows == 1 {
             // A decoding step: a tile would compute three empty rows beside the one.
-            for (p, panel) in self.panels.chunks_exact(n_in * PANEL).enumerate() {
+            for (p, panel) in chosen {
                 let columns = PANEL.min(self.n_out - p * PANEL);
+                let start = p * PANEL - first_column;
                 let sums = row_product(panel, input);
-                output[p * PANEL..p * PANEL + columns].copy_from_slice(&sums[..columns]);
+                output[start..start + columns].copy_from_slice(&sums[..columns]);
             }
-            return Ok(output);
+            return output;
         }
         // The input as tiles [tile, in, TILE_ROWS] (missing rows zero), so that the kernel reads
         // one tile's values at each step of the sum together.
@@ -156,7 +267,7 @@ impl PanelWeight {
                 packed_input[(tile * n_in + k) * TILE_ROWS + lane] = value;
             }
         }
-        for (p, panel) in self.panels.chunks_exact(n_in * PANEL).enumerate() {
+        for (p, panel) in chosen {
             let columns = PANEL.min(self.n_out - p * PANEL);
             for tile in 0..tiles {
                 let tile_input =
@@ -164,12 +275,12 @@ impl PanelWeight {
                 let sums = tile_product(panel, tile_input);
                 let filled = TILE_ROWS.min(rows - tile * TILE_ROWS);
                 for (lane, row_sums) in sums.iter().enumerate().take(filled) {
-                    let start = (tile * TILE_ROWS + lane) * self.n_out + p * PANEL;
+                    let start = (tile * TILE_ROWS + lane) * width + p * PANEL - first_column;
                     output[start..start + columns].copy_from_slice(&row_sums[..columns]);
                 }
             }
         }
-        Ok(output)
+        output
     }
 }
 

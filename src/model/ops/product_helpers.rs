@@ -1,0 +1,178 @@
+//! Products against a packed weight split by columns between the calling thread and helpers
+//! that hold the other columns: the browser's CPU backend on more than one core.
+//!
+//! The browser's wasm has no threads of its own (a standard library built with atomics needs a
+//! nightly toolchain with its sources, which this project's setup does not have). Where the
+//! page is cross-origin isolated the worker starts helper workers instead, each running this
+//! same wasm, and hands each its columns of every packed weight once, at load
+//! ([`crate::model::Transformer::share_products`]). A product then splits the weight's panels
+//! into one range per thread: the calling thread computes the first range while the helpers
+//! compute theirs ([`ProductHelpers`], over shared memory in the worker), and the columns are
+//! put side by side. Every column is summed in the same order as in one call, so the result is
+//! the same to the bit.
+//!
+//! [`super::thread_helpers::ThreadHelpers`] is the same contract on native threads: the tests
+//! hold split products against whole ones with it (natively the CPU backend runs gemm on every
+//! core instead). This file knows nothing of the panels' layout: the packed weight hands it
+//! its parts and computes its own columns ([`super::panel_product`]).
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Multiply-adds from which a product is split: below, handing it over costs more than it
+/// saves (a round trip through shared memory is tens of microseconds in Chromium).
+pub const SPLIT_FROM: usize = 1 << 16;
+
+/// Why helpers could not take a product (the calling thread then computes it alone).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelperError {
+    /// A helper did not answer in time: it failed, or never started.
+    #[error("product helper {helper} did not answer within {waited_ms} ms")]
+    NoAnswer { helper: usize, waited_ms: u32 },
+    /// A helper answered with the wrong number of values.
+    #[error("product helper {helper} gave {values} values where {expected} were due")]
+    WrongSize {
+        helper: usize,
+        values: usize,
+        expected: usize,
+    },
+    /// The helpers are not there (never started, or stopped after a failure).
+    #[error("product helpers unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Helpers that compute their part of a shared weight's products beside the calling thread.
+pub trait ProductHelpers: Send + Sync + fmt::Debug {
+    /// How many helpers work beside the calling thread.
+    fn count(&self) -> usize;
+    /// Whether they take work now (false once one has failed).
+    fn available(&self) -> bool;
+    /// The most values one job's input, and each helper's output, may hold.
+    fn capacity(&self) -> usize;
+    /// Hands helper `helper` its part of weight `weight`.
+    fn share(&self, weight: usize, helper: usize, part: WeightPart) -> Result<(), HelperError>;
+    /// Starts every helper on its part of `weight` for `input` (`rows` rows).
+    fn start(&self, weight: usize, input: &[f32], rows: usize) -> Result<(), HelperError>;
+    /// Waits for the helpers started, handing each one's output (`rows ×` its columns,
+    /// row-major) to `take` with its index.
+    fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError>;
+}
+
+/// A helper's part of a packed weight: `[in, out]` columns of it, its panels as stored.
+#[derive(Debug, Clone)]
+pub struct WeightPart {
+    pub n_in: usize,
+    pub n_out: usize,
+    pub panels: Vec<f32>,
+}
+
+/// A packed weight's split: the panels the calling thread computes and each helper's columns.
+#[derive(Clone)]
+pub struct SplitWeight {
+    helpers: Arc<dyn ProductHelpers>,
+    weight: usize,
+    own: Range<usize>,
+    /// Helper `h`'s output columns.
+    parts: Vec<Range<usize>>,
+}
+
+impl fmt::Debug for SplitWeight {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SplitWeight")
+            .field("weight", &self.weight)
+            .field("own_panels", &self.own)
+            .field("helper_columns", &self.parts)
+            .finish()
+    }
+}
+
+impl SplitWeight {
+    /// Splits a weight of `panel_count` panels of `panel_width` columns (`n_out` in all)
+    /// evenly between the calling thread and `helpers`, handing each helper the part
+    /// `part_of(its panels)`; `None` where there is nothing to split (no helpers, fewer panels
+    /// than threads).
+    pub fn share(
+        helpers: &Arc<dyn ProductHelpers>,
+        weight: usize,
+        [panel_count, panel_width, n_out]: [usize; 3],
+        part_of: impl Fn(Range<usize>) -> WeightPart,
+    ) -> Result<Option<Self>, HelperError> {
+        let threads = helpers.count() + 1;
+        if threads < 2 || panel_count < threads {
+            return Ok(None);
+        }
+        let ranges: Vec<Range<usize>> = (0..threads)
+            .map(|t| t * panel_count / threads..(t + 1) * panel_count / threads)
+            .collect();
+        for (helper, range) in ranges[1..].iter().enumerate() {
+            helpers.share(weight, helper, part_of(range.clone()))?;
+        }
+        let parts = ranges[1..]
+            .iter()
+            .map(|r| r.start * panel_width..(r.end * panel_width).min(n_out))
+            .collect();
+        Ok(Some(Self {
+            helpers: helpers.clone(),
+            weight,
+            own: ranges[0].clone(),
+            parts,
+        }))
+    }
+
+    /// The panels the calling thread computes.
+    pub fn own_panels(&self) -> Range<usize> {
+        self.own.clone()
+    }
+
+    /// `input · weight` (`[n_in, n_out]`) computed with the helpers, in chunks of rows that
+    /// fit their shared memory, `own(chunk, rows)` giving the calling thread's columns; `None`
+    /// where the calling thread should compute it alone: a product too small to pay for the
+    /// hand-over, or helpers that failed (which are then not asked again).
+    pub fn product(
+        &self,
+        [n_in, n_out]: [usize; 2],
+        input: &[f32],
+        rows: usize,
+        own: impl Fn(&[f32], usize) -> Vec<f32>,
+    ) -> Option<Vec<f32>> {
+        let work = rows.saturating_mul(n_in).saturating_mul(n_out);
+        if work < SPLIT_FROM || !self.helpers.available() {
+            return None;
+        }
+        let widest = self.parts.iter().map(|r| r.len()).max()?;
+        let chunk_rows = self.helpers.capacity() / n_in.max(widest).max(1);
+        if chunk_rows == 0 {
+            return None;
+        }
+        let mut output = vec![0.0; rows * n_out];
+        for first in (0..rows).step_by(chunk_rows) {
+            let count = chunk_rows.min(rows - first);
+            let chunk = &input[first * n_in..(first + count) * n_in];
+            self.helpers.start(self.weight, chunk, count).ok()?;
+            let own = own(chunk, count);
+            let own_width = own.len() / count;
+            for (r, values) in own.chunks_exact(own_width).enumerate() {
+                output[(first + r) * n_out..][..own_width].copy_from_slice(values);
+            }
+            let mut misfit = None;
+            self.helpers
+                .join(&mut |helper, values| {
+                    let columns = &self.parts[helper];
+                    if values.len() != count * columns.len() {
+                        misfit = Some(helper);
+                        return;
+                    }
+                    for (r, row) in values.chunks_exact(columns.len()).enumerate() {
+                        output[(first + r) * n_out + columns.start..][..columns.len()]
+                            .copy_from_slice(row);
+                    }
+                })
+                .ok()?;
+            if misfit.is_some() {
+                return None;
+            }
+        }
+        Some(output)
+    }
+}
