@@ -6,7 +6,11 @@ fn main() {
     clozelab::app::run_static_constructors_once();
     console_error_panic_hook::set_once();
     clozelab::model::ops::gemm_packing::pack_weights_from_few_rows();
-    clozelab::app::worker::register();
+    if clozelab::app::worker::product_helper::is_helper() {
+        clozelab::app::worker::product_helper::run();
+    } else {
+        clozelab::app::worker::register();
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -31,7 +31,11 @@ const TYPES = { ".html": "text/html", ".js": "text/javascript", ".wasm": "applic
 /** Serves `root` (the built app, or a study's unpacked website) as a static host would; with
  * `pageForMissing`, as hosts with a single-page fallback do (Netlify, Cloudflare Pages, `trunk
  * serve`): any path it does not have is answered with index.html and status 200. */
-export async function serveDist(root = DIST, { pageForMissing = false } = {}) {
+export async function serveDist(root = DIST, { pageForMissing = false, isolated = false } = {}) {
+  // `isolated`: every response carries the headers that make the page cross-origin isolated
+  // (what the app command's server and a well-configured host send), so that the worker may
+  // share memory with its product helpers.
+  const isolation = isolated ? { "cross-origin-opener-policy": "same-origin", "cross-origin-embedder-policy": "require-corp" } : {};
   // JSON bodies POSTed to /submit (a study's submit_url), for the tests to inspect. As a
   // careful study server would, it stores a submission once per idempotency key (a retry is
   // acknowledged again, not stored again); `submit.failNext` makes it answer 503 meanwhile,
@@ -83,7 +87,7 @@ export async function serveDist(root = DIST, { pageForMissing = false } = {}) {
       }
       // As a typical static host: the page is revalidated, the (content-hashed) assets cached.
       const cache = extname(file) === ".html" || extname(file) === ".json" ? "no-cache" : "max-age=3600";
-      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length, "cache-control": cache });
+      res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": body.length, "cache-control": cache, ...isolation });
       res.end(req.method === "HEAD" ? undefined : body);
     } catch {
       res.writeHead(404).end();

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { tmpdir, availableParallelism } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
@@ -178,6 +178,37 @@ test("JATOS: a two-token study with its model in the package; a participant who 
       const sent = bundles(allData(run))[0];
       assert.equal(sent.game, "two_token");
       assert.equal(sent.manifest.list.how, "participant_hash");
+    });
+  } finally {
+    jatos.server.close();
+  }
+});
+
+test("JATOS behind a proxy that makes the page cross-origin isolated: the study runs, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, async () => {
+  const jatos = await startJatos({ isolated: true });
+  const study = {
+    title: "Tokens in isolated JATOS",
+    game: "two_token",
+    texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
+    passages: ["tok"],
+    positions_per_passage: 1,
+    rounds_per_position: 1,
+    seed: 5,
+    model: "models/test/",
+    redirect_url: `${jatos.base}/prolific/done`,
+  };
+  try {
+    await jatos.importStudy(await jatosPackage(study));
+    await withPage("jatos-isolated", {}, async (page) => {
+      await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PI1`);
+      assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
+      const [run] = jatos.runs.values();
+      await answerTwoToken(page, TIMEOUT, 1);
+      await until("the round in JATOS", () => bundles(allData(run)).length === 1);
+      const { manifest } = bundles(allData(run))[0];
+      const threads = Math.min(availableParallelism(), 8);
+      assert.equal(manifest.backend, "cpu");
+      assert.match(manifest.adapter, threads > 1 ? new RegExp(`, ${threads} threads`) : /one thread/);
     });
   } finally {
     jatos.server.close();

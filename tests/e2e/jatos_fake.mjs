@@ -131,7 +131,9 @@ function applyPatch(doc, patches) {
  * of result data with 503 without storing them; `faults.lostAcks` stores the next ones but answers 503
  * (the acknowledgement lost on its way back). `/prolific/…` stands in for Prolific's pages.
  */
-export async function startJatos() {
+// `isolated`: every response carries COOP/COEP, as a proxy in front of JATOS can add them
+// (nginx's add_header), which makes the study's page cross-origin isolated.
+export async function startJatos({ isolated = false } = {}) {
   let study, assets, component;
   const runs = new Map(); // study result uuid → run
   // `batchRaces`: the next session patches find the version moved on (another run wrote first);
@@ -146,6 +148,10 @@ export async function startJatos() {
   let nextComponentResultId = 1;
 
   const server = createServer((req, res) => {
+    if (isolated) {
+      res.setHeader("cross-origin-opener-policy", "same-origin");
+      res.setHeader("cross-origin-embedder-policy", "require-corp");
+    }
     let body = "";
     req.on("data", (d) => { body += d; });
     req.on("end", () => handle(req, res, body).catch((e) => { res.writeHead(500).end(String(e)); }));

@@ -8,6 +8,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { availableParallelism } from "node:os";
 import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
@@ -25,15 +26,20 @@ const TOLERANCE = 1e-4;
 const SCORED_WORDS = ["the", "unhappiness"];
 const TIMEOUT = 240_000;
 
-let served;
-before(async () => { served = await serveDist(); });
-after(() => served?.server.close());
+// The browser reports the machine's cores; the CPU backend uses that many threads, at most 8.
+const THREADS = Math.min(availableParallelism(), 8);
 
-async function checkMode(webgpu, model = "test") {
+let served, servedIsolated;
+before(async () => { [served, servedIsolated] = await Promise.all([serveDist(), serveDist(undefined, { isolated: true })]); });
+after(() => { served?.server.close(); servedIsolated?.server.close(); });
+
+// `isolated`: served cross-origin isolated, where the CPU backend shares every product with
+// helper workers (one per further core).
+async function checkMode(webgpu, model = "test", { isolated = false } = {}) {
   const modelDir = MODEL_DIRS[model];
   const { browser, page, logs } = await launch({ webgpu });
   try {
-    await page.goto(`${served.base}/next-token?model=models/${model}/`);
+    await page.goto(`${(isolated ? servedIsolated : served).base}/next-token?model=models/${model}/`);
     const status = page.getByTestId("backend-status").locator("[data-backend]");
     await status.waitFor({ timeout: TIMEOUT });
     assert.equal(await status.getAttribute("data-backend"), webgpu ? "wgpu" : "cpu", await page.getByTestId("backend-status").innerText());
@@ -59,10 +65,21 @@ async function checkMode(webgpu, model = "test") {
       const reference = cliWordProb(modelDir, CONTEXT, word);
       assert.ok(shown > 0 && Math.abs(Math.log(shown) - reference.logprob) <= TOLERANCE, `${word}: browser ${shown}, CLI ${reference.prob}`);
     }
+    if (!webgpu) {
+      const line = await page.getByTestId("backend-status").innerText();
+      const split = await computeWorker(page).then((w) => w.evaluate(() => globalThis.__clozelabSplitProducts ?? 0));
+      if (isolated && THREADS > 1) {
+        assert.match(line, new RegExp(`, ${THREADS} threads`));
+        assert.ok(split > 0, "no product was shared with the helpers");
+      } else {
+        assert.match(line, /one thread \((the page is not cross-origin isolated|this device reports one core)/);
+        assert.equal(split, 0);
+      }
+    }
     // 404s are expected: no favicon, and the loader probes for tokenizer.json before vocab.json.
     const errors = logs.filter((l) => /error|panicked|unreachable/i.test(l) && !/status of 404/.test(l));
     assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
-    await screenshot(page, `next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`);
+    await screenshot(page, `next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}.png`);
     // A score belongs to its context: editing the context takes it away.
     await page.getByTestId("context").fill(`${CONTEXT} the`);
     await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
@@ -70,7 +87,7 @@ async function checkMode(webgpu, model = "test") {
     await page.getByRole("link", { name: "Model", exact: true }).click();
     assert.match(await page.getByTestId("model-loaded").innerText(), ARCHITECTURE[model]);
   } catch (e) {
-    await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}.png`).catch(() => {});
+    await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}.png`).catch(() => {});
     console.error(logs.join("\n"));
     throw e;
   } finally {
@@ -84,6 +101,17 @@ test("GPT-NeoX: next tokens and a word's score on WebGPU match the CLI", { timeo
 test("GPT-NeoX: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-gpt-neox"));
 test("Llama: next tokens and a word's score on WebGPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(true, "test-llama"));
 test("Llama: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-llama"));
+test("cross-origin isolated, the browser's CPU shares its products with helper workers and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test", { isolated: true }));
+test("Llama, cross-origin isolated: the CPU's helpers give the CLI's numbers", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-llama", { isolated: true }));
+
+/** The inference worker (not a product helper: those sleep in `Atomics.wait` and cannot be asked). */
+async function computeWorker(page) {
+  for (const worker of page.workers()) {
+    const asleep = new Promise((resolve) => setTimeout(() => resolve(false), 2000));
+    if (await Promise.race([worker.evaluate(() => self.name !== "clozelab-product-helper").catch(() => false), asleep])) return worker;
+  }
+  throw new Error("no inference worker");
+}
 
 // `?precision=f16`: f16 weights where the adapter offers shader-f16 (then the list stays within
 // the stated tolerance of the CLI's f32 one), else f32 with a note saying why.

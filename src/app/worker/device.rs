@@ -2,7 +2,7 @@
 //! `navigator.gpu` in Chromium), falling back to the CPU backend with the reason.
 
 use crate::app::web::js_error_text;
-use crate::runtime::backend::{BackendError, ComputeDevice, cpu_device, wgpu_device};
+use crate::runtime::backend::{BackendError, ComputeDevice, wgpu_device};
 use js_sys::Reflect;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -161,11 +161,14 @@ async fn probe_adapter() -> Result<AdapterProbe, NoWebGpu> {
 /// why WebGPU is not used. `force_cpu` (the page's `?backend=cpu`) forces the CPU.
 pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<NoWebGpu>) {
     if force_cpu {
-        return (cpu_device(), Some(NoWebGpu::CpuRequested));
+        return (
+            super::cpu_threads::browser_cpu_device(),
+            Some(NoWebGpu::CpuRequested),
+        );
     }
     let probe = match probe_adapter().await {
         Ok(p) => p,
-        Err(reason) => return (cpu_device(), Some(reason)),
+        Err(reason) => return (super::cpu_threads::browser_cpu_device(), Some(reason)),
     };
     watch_gpu_devices();
     match wgpu_device().await {
@@ -177,6 +180,6 @@ pub async fn init_compute_device(force_cpu: bool) -> (ComputeDevice, Option<NoWe
             device.adapter = format!("{}{limit}", probe.description);
             (device, None)
         }
-        Err(e) => (cpu_device(), Some(e.into())),
+        Err(e) => (super::cpu_threads::browser_cpu_device(), Some(e.into())),
     }
 }

@@ -120,8 +120,11 @@ async fn build(
 ) -> Result<(Engine, ModelSummary), WorkerError> {
     let weight_sha256 = crate::app::web::digest::sha256_hex(&weights).await;
     let tokenizer_files = tokenizer.file_names();
-    let engine = Engine::load(config, &weights, tokenizer, &device.device)?
+    let mut engine = Engine::load(config, &weights, tokenizer, &device.device)?
         .with_precision(device.precision)?;
+    if device.kind == crate::runtime::backend::BackendKind::Cpu {
+        super::cpu_threads::share_with_helpers(&mut engine).await;
+    }
     // `weights` is dropped here: only the model's tensors stay.
     let summary = ModelSummary {
         name,

@@ -7,7 +7,6 @@ use std::rc::Rc;
 
 use super::device::{lost_gpu, lost_gpu_within};
 use super::{Responder, Shared, WorkerError, load, on_gpu};
-use crate::runtime::backend::cpu_device;
 use crate::runtime::protocol::Reply;
 
 /// How long a request whose readback failed waits to hear whether the device was lost. Its
@@ -44,7 +43,7 @@ pub(super) async fn fall_back_to_cpu(
         Some(ms) => lost_gpu_within(ms).await,
         None => lost_gpu(),
     }?;
-    let cpu = cpu_device();
+    let cpu = super::cpu_threads::browser_cpu_device();
     let (had_model, model_url, opponent_url) = {
         let mut s = state.borrow_mut();
         s.device = Some((

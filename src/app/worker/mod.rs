@@ -4,14 +4,18 @@
 
 mod analyse;
 mod beyond_words;
+mod cpu_threads;
 mod device;
 pub mod direct;
 mod error;
 mod games;
 mod handle;
+pub mod helper_pool;
 mod load;
 mod lost;
 mod monitor;
+pub mod product_helper;
+mod shared_job;
 mod speed;
 mod token_requests;
 mod word_requests;

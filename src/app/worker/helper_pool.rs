@@ -1,0 +1,216 @@
+//! The inference worker's product helpers: more workers running this same wasm, each holding
+//! its columns of every packed weight, woken through shared memory to compute them beside the
+//! worker (the browser's CPU backend on several cores; see
+//! [`crate::model::ops::product_helpers`]).
+//!
+//! Shared memory exists only where the page is cross-origin isolated ([`super::cpu_threads`]
+//! decides how many helpers; [`super::shared_job`] is its layout). The worker writes a job
+//! (weight, rows, input), bumps the generation and wakes the helpers (`Atomics.notify`); each computes its columns, writes how many values it
+//! wrote, and counts itself done. The worker sleeps on that count (`Atomics.wait`, allowed in
+//! workers) with a time limit: a helper that does not answer stops the pool, and the worker
+//! computes alone from then on.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use super::shared_job::{
+    CAPACITY, DONE, FAILED, GENERATION, HEADER_INTS, INPUT_BYTES, LENGTHS, MAX_THREADS, ROWS, STOP,
+    WEIGHT, output_bytes,
+};
+use crate::model::ops::product_helpers::{HelperError, ProductHelpers, WeightPart};
+
+/// The name helpers are started under; the worker binary reads it to run as one.
+pub const HELPER_NAME: &str = "clozelab-product-helper";
+
+/// How long the worker waits for the helpers' answers: the first job also waits for them to
+/// finish starting and taking their parts.
+const ANSWER_WITHIN_MS: u32 = 30_000;
+
+// A module of its own, not `inline_js`: inline snippets are numbered per wasm, and the app's
+// and the worker's builds write theirs into the same folder.
+#[wasm_bindgen(module = "/src/app/worker/helper_pool.js")]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    fn spawn_helpers(
+        count: u32,
+        name: &str,
+        sab: &SharedArrayBuffer,
+        timeout_ms: u32,
+    ) -> Result<js_sys::Promise, JsValue>;
+    fn share_part(worker: &JsValue, weight: u32, n_in: u32, n_out: u32, panels: Float32Array);
+    fn serve(worker: &JsValue);
+}
+
+/// The helpers of one loaded model (stopped when it goes).
+#[derive(Debug)]
+pub struct WorkerHelpers {
+    workers: Vec<web_sys::Worker>,
+    control: Int32Array,
+    memory: SharedArrayBuffer,
+    stopped: AtomicBool,
+    joined: AtomicUsize,
+}
+
+// Safety: this wasm is built without atomics, so it runs on one thread and nothing can reach
+// these JS handles from another; `ProductHelpers` asks for `Send + Sync` because burn's modules
+// (which hold the packed weights) must be.
+unsafe impl Send for WorkerHelpers {}
+unsafe impl Sync for WorkerHelpers {}
+
+impl WorkerHelpers {
+    /// Starts `count` helpers and waits until each is ready to take its parts.
+    pub async fn start(count: usize) -> Result<Self, String> {
+        let count = count.min(MAX_THREADS - 1);
+        let memory = SharedArrayBuffer::new(output_bytes(count, CAPACITY));
+        let spawned = spawn_helpers(count as u32, HELPER_NAME, &memory, 20_000)
+            .map_err(|e| crate::app::web::js_error_text(&e))?;
+        let workers = JsFuture::from(spawned)
+            .await
+            .map_err(|e| crate::app::web::js_error_text(&e))?;
+        let workers = js_sys::Array::from(&workers)
+            .iter()
+            .map(|w| w.unchecked_into::<web_sys::Worker>())
+            .collect();
+        Ok(Self {
+            workers,
+            control: Int32Array::new_with_byte_offset_and_length(&memory, 0, HEADER_INTS),
+            memory,
+            stopped: AtomicBool::new(false),
+            joined: AtomicUsize::new(0),
+        })
+    }
+
+    /// Tells every helper that all its parts are there: from now on it waits for products.
+    pub fn serve(&self) {
+        for worker in &self.workers {
+            serve(worker);
+        }
+    }
+
+    /// Stops the helpers for good (their parts go with them).
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        let _ = Atomics::store(&self.control, STOP, 1);
+        let _ = Atomics::add(&self.control, GENERATION, 1);
+        let _ = Atomics::notify(&self.control, GENERATION);
+        for worker in &self.workers {
+            worker.terminate();
+        }
+    }
+
+    fn failed(&self, error: HelperError) -> HelperError {
+        web_sys::console::warn_1(&format!("{error}; computing on one thread from now on").into());
+        self.stop();
+        error
+    }
+
+    fn floats(&self, byte_offset: u32, len: usize) -> Float32Array {
+        Float32Array::new_with_byte_offset_and_length(&self.memory, byte_offset, len as u32)
+    }
+}
+
+impl Drop for WorkerHelpers {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl ProductHelpers for WorkerHelpers {
+    fn count(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn available(&self) -> bool {
+        !self.stopped.load(Ordering::SeqCst)
+    }
+
+    fn capacity(&self) -> usize {
+        CAPACITY
+    }
+
+    fn share(&self, weight: usize, helper: usize, part: WeightPart) -> Result<(), HelperError> {
+        let worker = self
+            .workers
+            .get(helper)
+            .ok_or_else(|| HelperError::Unavailable(format!("no helper {helper}")))?;
+        let panels = Float32Array::from(&part.panels[..]);
+        share_part(
+            worker,
+            weight as u32,
+            part.n_in as u32,
+            part.n_out as u32,
+            panels,
+        );
+        Ok(())
+    }
+
+    fn start(&self, weight: usize, input: &[f32], rows: usize) -> Result<(), HelperError> {
+        if !self.available() {
+            return Err(HelperError::Unavailable("stopped".into()));
+        }
+        if input.len() > CAPACITY {
+            return Err(HelperError::Unavailable(format!(
+                "an input of {} values is more than the shared memory's {CAPACITY}",
+                input.len()
+            )));
+        }
+        let c = &self.control;
+        let _ = Atomics::store(c, WEIGHT, weight as i32);
+        let _ = Atomics::store(c, ROWS, rows as i32);
+        let _ = Atomics::store(c, DONE, 0);
+        let _ = Atomics::store(c, FAILED, 0);
+        self.floats(INPUT_BYTES, input.len()).copy_from(input);
+        let _ = Atomics::add(c, GENERATION, 1);
+        let _ = Atomics::notify(c, GENERATION);
+        Ok(())
+    }
+
+    fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError> {
+        let c = &self.control;
+        let count = self.count() as i32;
+        loop {
+            let done = Atomics::load(c, DONE).unwrap_or(-1);
+            if done >= count {
+                break;
+            }
+            let woke = Atomics::wait_with_timeout(c, DONE, done, f64::from(ANSWER_WITHIN_MS));
+            if woke.ok().and_then(|w| w.as_string()).as_deref() == Some("timed-out") {
+                let helper = (done.max(0)) as usize;
+                return Err(self.failed(HelperError::NoAnswer {
+                    helper,
+                    waited_ms: ANSWER_WITHIN_MS,
+                }));
+            }
+        }
+        let failed = Atomics::load(c, FAILED).unwrap_or(0);
+        if failed != 0 {
+            return Err(self.failed(HelperError::Unavailable(format!(
+                "helper {} could not compute its part",
+                failed - 1
+            ))));
+        }
+        let mut values = Vec::new();
+        for helper in 0..self.count() {
+            let len = Atomics::load(c, LENGTHS + helper as u32)
+                .unwrap_or(0)
+                .max(0) as usize;
+            values.resize(len.min(CAPACITY), 0.0);
+            self.floats(output_bytes(helper, CAPACITY), values.len())
+                .copy_to(&mut values);
+            take(helper, &values);
+        }
+        // How many products the helpers shared, for the tests to read in the worker (the
+        // helpers themselves cannot be asked: they sleep in `Atomics.wait`).
+        let joined = self.joined.fetch_add(1, Ordering::SeqCst) + 1;
+        let _ = js_sys::Reflect::set(
+            &js_sys::global(),
+            &JsValue::from_str("__clozelabSplitProducts"),
+            &JsValue::from_f64(joined as f64),
+        );
+        Ok(())
+    }
+}
