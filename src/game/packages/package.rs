@@ -303,7 +303,11 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
     if let Some(model) = needed_model(config) {
         text.push_str(&format!(
             "6. The model folder {model}/ is large (GPT-2 small: about 500 MB); participants'\n   \
-                browsers load it once. Serve it as it is.\n"
+                browsers load it once. Serve it as it is.\n   \
+                Participants whose browser has no WebGPU run the model on their CPU: on every core\n   \
+                where each file is also sent with Cross-Origin-Opener-Policy: same-origin and\n   \
+                Cross-Origin-Embedder-Policy: require-corp (the page is then cross-origin isolated),\n   \
+                else on one. Nothing else changes.\n"
         ));
     }
     if config.adaptive_norming.is_some() {
