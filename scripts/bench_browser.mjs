@@ -1,14 +1,14 @@
-// The browser benchmark: clozelab's worker on its CPU backend (wasm, SIMD, one thread) beside
+// The browser benchmark: clozelab's worker on its CPU backend (wasm, SIMD) beside
 // onnxruntime-web (the engine under transformers.js) on the same weights, in the same headless
-// Chromium, WebGPU off. Both run the same fixed prompt ids: a forward pass over 16 and over 64
+// Chromium, WebGPU off. clozelab runs twice: served plainly (one thread) and served cross-origin
+// isolated (the worker and its product helpers, one thread per core the browser reports). Both run the same fixed prompt ids: a forward pass over 16 and over 64
 // tokens, and a decode step after the 64 (the mean of 8); clozelab also its 100-sample word
 // distribution (the game's feedback). Each figure is the median of 3 timed runs after an
 // untimed one. onnxruntime-web runs two graphs of scripts/export_onnx.py: one that computes only
 // the last position's logits (the work clozelab's next-token request does) and one that
-// computes every position's (what transformers.js' exports compute); each with 1 thread
-// (clozelab's count: a page's worker has no threads without cross-origin isolation) and the
-// first, for reference, with 2 (served cross-origin isolated). Ratios are onnxruntime-web's
-// time over clozelab's (the first build's): above 1, clozelab is faster.
+// computes every position's (what transformers.js' exports compute); each with 1 thread, and
+// the first with 2 (served cross-origin isolated). Ratios are onnxruntime-web's time over
+// clozelab's with as many threads (the first build's): above 1, clozelab is faster.
 //
 // Usage: node scripts/bench_browser.mjs [--model big|test] [--out FILE.json]
 //          [--dists DIR,DIR… [--rounds N]] [--no-onnxruntime]
@@ -155,7 +155,7 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-async function clozelab(browser, base) {
+async function clozelab(browser, base, isolated) {
   const context = await browser.newContext();
   await context.addInitScript(() => { delete Navigator.prototype.gpu; });
   const page = await context.newPage();
@@ -167,6 +167,9 @@ async function clozelab(browser, base) {
   const figures = { prefill16: await ms("prefill-16"), prefill64: await ms("prefill-64"), decode: await ms("decode"), words100: await ms("words") };
   const backend = await page.getByTestId("backend-status").locator("[data-backend]").getAttribute("data-backend");
   if (backend !== "cpu") throw new Error(`clozelab ran on ${backend}, not the CPU`);
+  const line = await page.getByTestId("backend-status").innerText();
+  figures.threads = Number(line.match(/(\d+) threads/)?.[1] ?? 1);
+  if (isolated !== figures.threads > 1) throw new Error(`served ${isolated ? "" : "not "}isolated, clozelab says: ${line}`);
   await context.close();
   return figures;
 }
@@ -185,21 +188,26 @@ async function onnxruntime(browser, base, graph, threads, config) {
 const modelDir = join(dists[0], modelPath);
 const config = JSON.parse(await readFile(join(modelDir, "config.json"), "utf8"));
 const withOrt = !args["no-onnxruntime"];
+// Per build: served plainly (one thread), then cross-origin isolated (every core).
+const SERVINGS = [false, true];
 const apps = [];
-for (const dist of dists) apps.push(await serveDist(dist));
+for (const dist of dists) apps.push(await Promise.all(SERVINGS.map((isolated) => serveDist(dist, { isolated }))));
 const ortPackage = withOrt ? ensureOrt() : null;
 const ort = withOrt ? await serveOrt(ensureOnnx(modelDir), ortPackage) : null;
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-webgpu", "--disable-background-networking", "--disable-component-update"] });
 try {
-  const runs = dists.map(() => []);
+  // runs[build][serving]: each round's figures.
+  const runs = dists.map(() => SERVINGS.map(() => []));
   for (let round = 1; round <= buildRounds; round++) {
     for (const [i, dist] of dists.entries()) {
-      console.error(`clozelab (${dist}) on ${config.n_layer} layers, ${config.n_embd} dims, round ${round} of ${buildRounds}…`);
-      runs[i].push(await clozelab(browser, apps[i].base));
+      for (const [j, isolated] of SERVINGS.entries()) {
+        console.error(`clozelab (${dist}${isolated ? ", isolated" : ""}) on ${config.n_layer} layers, ${config.n_embd} dims, round ${round} of ${buildRounds}…`);
+        runs[i][j].push(await clozelab(browser, apps[i][j].base, isolated));
+      }
     }
   }
-  const keys = ["prefill16", "prefill64", "decode", "words100"];
-  const ours = runs.map((list) => Object.fromEntries(keys.map((k) => [k, median(list.map((f) => f[k]))])));
+  const keys = ["prefill16", "prefill64", "decode", "words100", "threads"];
+  const ours = runs.map((servings) => servings.map((list) => Object.fromEntries(keys.map((k) => [k, median(list.map((f) => f[k]))]))));
   // Each onnxruntime-web run: [label, graph, threads].
   const ortRuns = withOrt ? [["last position's logits, 1 thread", GRAPHS.last, 1], ["every position's logits, 1 thread", GRAPHS.every, 1], ["last position's logits, 2 threads", GRAPHS.last, 2]] : [];
   const ortFigures = [];
@@ -209,24 +217,25 @@ try {
   }
   const ortVersion = withOrt ? JSON.parse(await readFile(join(ortPackage, "package.json"), "utf8")).version : null;
   const label = (dist) => (dists.length > 1 ? ` ${dist}` : "");
-  // [name, figures, whether a ratio against clozelab is shown]
+  const threadsName = (n) => `${n} thread${n > 1 ? "s" : ""}`;
+  // [name, figures, clozelab's figures at as many threads (for the ratio) or null]
   const rows = [
-    ...dists.map((dist, i) => [`clozelab worker, CPU (wasm SIMD, 1 thread)${label(dist)}`, ours[i], false]),
-    ...ortRuns.map(([name], i) => [`onnxruntime-web ${ortVersion}, ${name}`, ortFigures[i], true]),
+    ...dists.flatMap((dist, i) => ours[i].map((f) => [`clozelab worker, CPU (wasm SIMD, ${threadsName(f.threads)})${label(dist)}`, f, null])),
+    ...ortRuns.map(([name, , threads], i) => [`onnxruntime-web ${ortVersion}, ${name}`, ortFigures[i], ours[0].find((f) => f.threads === threads) ?? null]),
   ];
   const cols = [["prefill16", "prefill 16"], ["prefill64", "prefill 64"], ["decode", "decode step"]];
   const rounds = buildRounds > 1 ? `, the median of ${buildRounds} such runs per build, alternating` : "";
-  const ratio = withOrt ? `; ratio: the row's time over clozelab's${dists.length > 1 ? " (first build)" : ""}` : "";
+  const ratio = withOrt ? `; ratio: the row's time over clozelab's with as many threads${dists.length > 1 ? " (first build)" : ""}` : "";
   console.log(`browser CPU, ms (median of ${ROUNDS} after an untimed run${rounds}; ${config.n_layer} layers, ${config.n_embd} dims${ratio})`);
   console.log(["engine".padEnd(64), ...cols.map(([, h]) => h.padStart(18)), "100-sample words".padStart(18)].join(""));
-  for (const [name, f, withRatio] of rows) {
-    const cells = cols.map(([k]) => `${f[k].toFixed(1)}${withRatio ? ` (${(f[k] / ours[0][k]).toFixed(2)}×)` : ""}`.padStart(18));
+  for (const [name, f, same] of rows) {
+    const cells = cols.map(([k]) => `${f[k].toFixed(1)}${same ? ` (${(f[k] / same[k]).toFixed(2)}×)` : ""}`.padStart(18));
     console.log([name.padEnd(64), ...cells, (f.words100 ? `${(f.words100 / 1000).toFixed(2)} s` : "—").padStart(18)].join(""));
   }
   const ortOut = Object.fromEntries(ortRuns.map(([, graph, threads], i) => [`${graph}, ${threads} thread${threads > 1 ? "s" : ""}`, ortFigures[i]]));
   if (args.out) writeFileSync(resolve(args.out), JSON.stringify({ model: args.model, dists, config, rounds: ROUNDS, build_rounds: buildRounds, clozelab: dists.length === 1 ? ours[0] : ours, clozelab_runs: runs, onnxruntime_web: ortOut, ort_version: ortVersion }, null, 2));
 } finally {
   await browser.close();
-  for (const app of apps) app.server.close();
+  for (const app of apps.flat()) app.server.close();
   ort?.server.close();
 }
