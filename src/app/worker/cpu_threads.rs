@@ -72,6 +72,10 @@ pub async fn share_with_helpers(engine: &mut Engine) {
     let shared: Arc<dyn ProductHelpers> = helpers.clone();
     match engine.share_products(&shared) {
         Ok(_) => helpers.serve(),
-        Err(e) => web_sys::console::warn_1(&format!("product helpers: {e}").into()),
+        Err(e) => {
+            // Weights shared before the failure keep their split: stopped helpers are not asked.
+            helpers.stop();
+            web_sys::console::warn_1(&format!("product helpers: {e}; one thread").into());
+        }
     }
 }

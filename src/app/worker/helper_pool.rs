@@ -91,8 +91,9 @@ impl WorkerHelpers {
         }
     }
 
-    /// Stops the helpers for good (their parts go with them).
-    fn stop(&self) {
+    /// Stops the helpers for good (their parts go with them): products stay on the worker's
+    /// thread from then on.
+    pub fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
         let _ = Atomics::store(&self.control, STOP, 1);
         let _ = Atomics::add(&self.control, GENERATION, 1);
