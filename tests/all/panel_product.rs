@@ -25,14 +25,7 @@ fn weights_packed_into_panels_give_the_same_hidden_states_and_logits() {
     // A prefill of five tokens in two rows (one full tile and a part-filled one), then one
     // decoding step per row (two rows), then one more in a single row (the one-row kernel).
     let run = |m: &Transformer| {
-        let mut cache = m.new_cache(None, 2, 6);
-        let ids = m
-            .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])
-            .unwrap();
-        let prefill = m.forward_cached(ids, &mut cache).unwrap();
-        let step = m
-            .forward_cached(m.token_tensor(&[vec![6], vec![2]]).unwrap(), &mut cache)
-            .unwrap();
+        let (prefill, step) = prefill_then_step(m);
         let mut single = m.new_cache(None, 1, 1);
         let one = m
             .forward_cached(m.token_tensor(&[vec![11]]).unwrap(), &mut single)
@@ -68,16 +61,23 @@ fn packed_weights_shared_with_helpers_give_the_same_values_to_the_bit() {
     assert_eq!(shared.share_products(&helpers).unwrap(), 1 + 4 * 2);
     assert!(!packed.h[0].mlp.c_fc.panels.as_ref().unwrap().is_shared());
     let run = |m: &Transformer| {
-        let mut cache = m.new_cache(None, 2, 6);
-        let ids = m
-            .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])
-            .unwrap();
-        let prefill = m.forward_cached(ids, &mut cache).unwrap();
-        let step = m
-            .forward_cached(m.token_tensor(&[vec![6], vec![2]]).unwrap(), &mut cache)
-            .unwrap();
+        let (prefill, step) = prefill_then_step(m);
         let logits = m.logits(step.clone()).unwrap();
         [prefill, step, logits].map(|t| t.into_data().try_to_vec::<f32>().unwrap())
     };
     assert_eq!(run(&packed), run(&shared));
+}
+
+/// A prefill of five tokens in two rows, then one decoding step per row: the hidden states of
+/// both.
+fn prefill_then_step(m: &Transformer) -> (burn::tensor::Tensor<3>, burn::tensor::Tensor<3>) {
+    let mut cache = m.new_cache(None, 2, 6);
+    let ids = m
+        .token_tensor(&[vec![1, 5, 9, 2, 7], vec![3, 3, 8, 0, 4]])
+        .unwrap();
+    let prefill = m.forward_cached(ids, &mut cache).unwrap();
+    let step = m
+        .forward_cached(m.token_tensor(&[vec![6], vec![2]]).unwrap(), &mut cache)
+        .unwrap();
+    (prefill, step)
 }
