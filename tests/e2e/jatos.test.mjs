@@ -191,7 +191,8 @@ test("JATOS behind a proxy that makes the page cross-origin isolated: the study 
     game: "two_token",
     texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
     passages: ["tok"],
-    positions_per_passage: 1,
+    // Two rounds: with one, the study ends (and leaves for Prolific) as the round is answered.
+    positions_per_passage: 2,
     rounds_per_position: 1,
     seed: 5,
     model: "models/test/",
