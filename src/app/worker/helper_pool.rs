@@ -180,9 +180,9 @@ impl ProductHelpers for WorkerHelpers {
             }
             let woke = Atomics::wait_with_timeout(c, DONE, done, f64::from(ANSWER_WITHIN_MS));
             if woke.ok().and_then(|w| w.as_string()).as_deref() == Some("timed-out") {
-                let helper = (done.max(0)) as usize;
                 return Err(self.failed(HelperError::NoAnswer {
-                    helper,
+                    answered: done.max(0) as usize,
+                    helpers: self.count(),
                     waited_ms: ANSWER_WITHIN_MS,
                 }));
             }

@@ -129,8 +129,8 @@ impl PanelWeight {
         [self.n_in, self.n_out]
     }
 
-    /// A weight from its panels as [`PanelWeight::panel_values`] gives them (a helper receives
-    /// its part so).
+    /// A weight from its panels as stored, `[ceil(out / PANEL), in, PANEL]` (a helper receives
+    /// its part so, from [`PanelWeight::part`]).
     pub fn from_panels(n_in: usize, n_out: usize, panels: Vec<f32>) -> Result<Self, PanelError> {
         if n_out.div_ceil(PANEL).checked_mul(n_in * PANEL) != Some(panels.len()) {
             return Err(PanelError::WeightShape {
@@ -147,35 +147,31 @@ impl PanelWeight {
         })
     }
 
-    /// The stored panels, `[ceil(out / PANEL), in, PANEL]`.
-    pub fn panel_values(&self) -> &[f32] {
-        &self.panels
-    }
-
     /// How many panels the weight is stored in (`ceil(out / PANEL)`).
     pub fn panel_count(&self) -> usize {
         self.n_out.div_ceil(PANEL)
     }
 
-    /// The weight's columns in `panels` (a range of panel indices): a helper's part of it.
+    /// The weight's columns in `panels` (a range of panel indices), copied once: a helper's
+    /// part of it, which [`PanelWeight::from_panels`] makes a weight again.
     ///
     /// ```
     /// use clozelab::model::ops::panel_product::{PanelWeight, PANEL};
     /// let weight: Vec<f32> = (0..2 * 30).map(|v| v as f32).collect();
     /// let w = PanelWeight::pack(&weight, 2, 30).unwrap();
     /// let part = w.part(1..3);
-    /// assert_eq!(part.dims(), [2, 30 - PANEL]);
+    /// assert_eq!([part.n_in, part.n_out], [2, 30 - PANEL]);
+    /// let part = PanelWeight::from_panels(part.n_in, part.n_out, part.panels).unwrap();
     /// assert_eq!(part.column(0), w.column(PANEL));
     /// ```
-    pub fn part(&self, panels: Range<usize>) -> PanelWeight {
+    pub fn part(&self, panels: Range<usize>) -> WeightPart {
         let panels = panels.start.min(self.panel_count())..panels.end.min(self.panel_count());
         let (first, last) = (panels.start * PANEL, (panels.end * PANEL).min(self.n_out));
         let size = self.n_in * PANEL;
-        PanelWeight {
+        WeightPart {
             n_in: self.n_in,
             n_out: last.saturating_sub(first),
-            panels: self.panels[panels.start * size..panels.end * size].into(),
-            split: None,
+            panels: self.panels[panels.start * size..panels.end * size].to_vec(),
         }
     }
 
@@ -189,14 +185,7 @@ impl PanelWeight {
         weight: usize,
     ) -> Result<(), HelperError> {
         let shape = [self.panel_count(), PANEL, self.n_out];
-        self.split = SplitWeight::share(helpers, weight, shape, |panels| {
-            let part = self.part(panels);
-            WeightPart {
-                n_in: part.n_in,
-                n_out: part.n_out,
-                panels: part.panels.to_vec(),
-            }
-        })?;
+        self.split = SplitWeight::share(helpers, weight, shape, |panels| self.part(panels))?;
         Ok(())
     }
 

@@ -28,14 +28,11 @@ pub const SPLIT_FROM: usize = 1 << 16;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HelperError {
     /// A helper did not answer in time: it failed, or never started.
-    #[error("product helper {helper} did not answer within {waited_ms} ms")]
-    NoAnswer { helper: usize, waited_ms: u32 },
-    /// A helper answered with the wrong number of values.
-    #[error("product helper {helper} gave {values} values where {expected} were due")]
-    WrongSize {
-        helper: usize,
-        values: usize,
-        expected: usize,
+    #[error("only {answered} of {helpers} product helpers answered within {waited_ms} ms")]
+    NoAnswer {
+        answered: usize,
+        helpers: usize,
+        waited_ms: u32,
     },
     /// The helpers are not there (never started, or stopped after a failure).
     #[error("product helpers unavailable: {0}")]
@@ -128,7 +125,8 @@ impl SplitWeight {
     /// `input · weight` (`[n_in, n_out]`) computed with the helpers, in chunks of rows that
     /// fit their shared memory, `own(chunk, rows)` giving the calling thread's columns; `None`
     /// where the calling thread should compute it alone: a product too small to pay for the
-    /// hand-over, or helpers that failed (which are then not asked again).
+    /// hand-over, helpers that failed (the browser's pool then stops itself, so they are not
+    /// asked again) or an answer of the wrong size.
     pub fn product(
         &self,
         [n_in, n_out]: [usize; 2],
@@ -155,12 +153,12 @@ impl SplitWeight {
             for (r, values) in own.chunks_exact(own_width).enumerate() {
                 output[(first + r) * n_out..][..own_width].copy_from_slice(values);
             }
-            let mut misfit = None;
+            let mut misfit = false;
             self.helpers
                 .join(&mut |helper, values| {
                     let columns = &self.parts[helper];
                     if values.len() != count * columns.len() {
-                        misfit = Some(helper);
+                        misfit = true;
                         return;
                     }
                     for (r, row) in values.chunks_exact(columns.len()).enumerate() {
@@ -169,7 +167,7 @@ impl SplitWeight {
                     }
                 })
                 .ok()?;
-            if misfit.is_some() {
+            if misfit {
                 return None;
             }
         }

@@ -99,11 +99,12 @@ impl ProductHelpers for ThreadHelpers {
             .done
             .lock()
             .map_err(|_| HelperError::Unavailable("the answers' queue is poisoned".into()))?;
-        for _ in 0..self.count() {
+        for answered in 0..self.count() {
             let (helper, output) = done
                 .recv_timeout(std::time::Duration::from_secs(10))
                 .map_err(|_| HelperError::NoAnswer {
-                    helper: 0,
+                    answered,
+                    helpers: self.count(),
                     waited_ms: 10_000,
                 })?;
             take(helper, &output);
@@ -210,7 +211,8 @@ mod tests {
         let failing = [
             Watched {
                 fail: Some(HelperError::NoAnswer {
-                    helper: 0,
+                    answered: 0,
+                    helpers: 2,
                     waited_ms: 5,
                 }),
                 ..Arc::into_inner(watched(2, 1 << 20)).unwrap()
