@@ -156,7 +156,8 @@ const median = (xs) => {
 };
 
 async function clozelab(browser, base, isolated) {
-  const context = await browser.newContext();
+  // Not isolated means one thread: no service worker may add the headers the host left out.
+  const context = await browser.newContext({ serviceWorkers: isolated ? "allow" : "block" });
   await context.addInitScript(() => { delete Navigator.prototype.gpu; });
   const page = await context.newPage();
   await page.goto(`${base}/model?model=${modelPath}&backend=cpu`);

@@ -39,7 +39,7 @@ for (const dist of dists.slice(1)) {
 
 /** Seconds from the click to "All 24 contexts sampled". */
 async function timeSampling(browser, base) {
-  const context = await browser.newContext();
+  const context = await browser.newContext({ serviceWorkers: "block" });
   const page = await context.newPage();
   await page.goto(`${base}/analysis?model=${modelPath}&backend=cpu`);
   await page.locator("[data-ready=true]").waitFor({ timeout: TIMEOUT });

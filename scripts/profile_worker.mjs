@@ -19,7 +19,7 @@ const TIMEOUT = 30 * 60 * 1000;
 const app = await serveDist();
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-webgpu"] });
 try {
-  const context = await browser.newContext();
+  const context = await browser.newContext({ serviceWorkers: "block" });
   await context.addInitScript(() => { delete Navigator.prototype.gpu; });
   const page = await context.newPage();
   // The worker is reached through the page's session: attached (unflattened) as it starts.

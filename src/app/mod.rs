@@ -42,7 +42,12 @@ pub fn mount() {
     run_static_constructors_once();
     // Rust panics show up as readable console errors instead of a bare "unreachable".
     console_error_panic_hook::set_once();
-    leptos::mount::mount_to_body(App);
+    // A load the isolation script throws away (it reloads with the service worker's headers)
+    // never starts the app.
+    wasm_bindgen_futures::spawn_local(async {
+        web::isolation::settled().await;
+        leptos::mount::mount_to_body(App);
+    });
 }
 
 #[component]

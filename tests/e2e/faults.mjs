@@ -63,7 +63,7 @@ export async function runFaultSessions(served, sessions, seed = 1) {
       // Who leaves does so before the last answer (after it, they have finished).
       const at = Math.floor(random() * (kind === LEAVES ? WORDS.length - 1 : WORDS.length));
       const pid = `F${seed}-${s}`;
-      const context = await browser.newContext();
+      const context = await browser.newContext({ serviceWorkers: "block" });
       // IndexedDB refusing writes on demand: `__failPuts` puts throw as a full disk would.
       await context.addInitScript(() => {
         const put = IDBObjectStore.prototype.put;
@@ -198,7 +198,7 @@ const storedRounds = async (page, pid) => (await storedRecords(page, "token_reco
  * to the CPU and the session go on to the end, every round stored and sent once.
  */
 async function deviceLostSession(browser, served, pid, at) {
-  const context = await browser.newContext();
+  const context = await browser.newContext({ serviceWorkers: "block" });
   const page = await context.newPage();
   const row = { session: pid, kill: GPU_LOST, at, typed: 0, accepted: 0, stored: 0, server: 0, sends: 0, duplicated: 0, lost: 0, complete: false };
   await page.goto(`${served.base}/?study=study-faults-tokens.json&PROLIFIC_PID=${pid}`);

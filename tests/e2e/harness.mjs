@@ -148,13 +148,16 @@ if (process.env.NODE_TEST_CONTEXT) {
 }
 
 /** A fresh context and page in Chromium with WebGPU (SwiftShader) or with WebGPU absent;
- * `browser.close()` closes that context. */
-export async function launch({ webgpu }) {
+ * `browser.close()` closes that context. Service workers are blocked unless `serviceWorkers` is
+ * "allow", as in browsers that have them off: on a host that sends no COOP/COEP the page then
+ * stays on one thread at once instead of reloading under the isolation service worker
+ * (public/isolation/), which the tests that ask for it exercise. */
+export async function launch({ webgpu, serviceWorkers = "block" }) {
   if (!browsers.has(webgpu)) {
     const args = webgpu ? [...BASE_ARGS, "--enable-unsafe-webgpu"] : [...BASE_ARGS, "--disable-webgpu"];
     browsers.set(webgpu, chromium.launch({ executablePath: "/usr/bin/chromium", args }));
   }
-  const context = await (await browsers.get(webgpu)).newContext({ viewport: { width: 1100, height: 900 } });
+  const context = await (await browsers.get(webgpu)).newContext({ viewport: { width: 1100, height: 900 }, serviceWorkers });
   const browser = { close: () => context.close() };
   if (!webgpu) {
     // Make "no WebGPU" unambiguous whatever the browser build does with the flag.
@@ -204,8 +207,8 @@ export async function screenshot(page, name) {
 }
 
 /** Runs `body` on a fresh page; fails on alerts or console errors, with a screenshot. */
-export async function withPage(name, { webgpu = false, viewport } = {}, body) {
-  const { browser, page, logs } = await launch({ webgpu });
+export async function withPage(name, { webgpu = false, viewport, serviceWorkers } = {}, body) {
+  const { browser, page, logs } = await launch({ webgpu, serviceWorkers });
   if (viewport) await page.setViewportSize(viewport);
   const dialogs = [];
   page.on("dialog", async (d) => { dialogs.push(d.message()); await d.dismiss(); });

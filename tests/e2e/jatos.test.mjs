@@ -184,8 +184,11 @@ test("JATOS: a two-token study with its model in the package; a participant who 
   }
 });
 
-test("JATOS behind a proxy that makes the page cross-origin isolated: the study runs, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, async () => {
-  const jatos = await startJatos({ isolated: true });
+// A two-token study with its model, run to its second round on the CPU. `proxyHeaders`: a proxy
+// in front of JATOS adds COOP/COEP; without, JATOS answers as it does out of the box and the
+// isolation service worker adds them (one reload of the component's page).
+async function threadedStudyRun(name, { proxyHeaders }) {
+  const jatos = await startJatos({ isolated: proxyHeaders });
   const study = {
     title: "Tokens in isolated JATOS",
     game: "two_token",
@@ -200,21 +203,38 @@ test("JATOS behind a proxy that makes the page cross-origin isolated: the study 
   };
   try {
     await jatos.importStudy(await jatosPackage(study));
-    await withPage("jatos-isolated", {}, async (page) => {
+    await withPage(name, { serviceWorkers: proxyHeaders ? "block" : "allow" }, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PI1`);
-      assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
       const [run] = jatos.runs.values();
       await answerTwoToken(page, TIMEOUT, 1);
+      assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
       await until("the round in JATOS", () => bundles(allData(run)).length === 1);
       const { manifest } = bundles(allData(run))[0];
       const threads = Math.min(availableParallelism(), 8);
       assert.equal(manifest.backend, "cpu");
       assert.match(manifest.adapter, threads > 1 ? new RegExp(`, ${threads} threads`) : /one thread/);
+      const asked = (what) => jatos.log.filter((l) => l.startsWith(`GET /publix/${run.uuid}/`) && l.endsWith(`/${what}`)).length;
+      if (proxyHeaders) {
+        assert.equal(run.componentResults.length, 1);
+      } else {
+        // The load the service worker threw away opened a component result (JATOS does so on
+        // every start) but never started the app: no data, and JATOS was asked once.
+        assert.deepEqual(run.componentResults.map((c) => c.state), ["RELOADED", "STARTED"]);
+        assert.equal(run.componentResults[0].data, null);
+        assert.ok(await page.evaluate(() => Boolean(navigator.serviceWorker.controller)));
+      }
+      assert.equal(asked("initData"), 1, jatos.log.join("\n"));
     });
   } finally {
     jatos.server.close();
   }
-});
+}
+
+test("JATOS behind a proxy that makes the page cross-origin isolated: the study runs, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, () =>
+  threadedStudyRun("jatos-isolated", { proxyHeaders: true }));
+
+test("JATOS as it comes (no COOP/COEP): the service worker isolates the study's page with one reload that records nothing, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, () =>
+  threadedStudyRun("jatos-service-worker", { proxyHeaders: false }));
 
 test("JATOS: the network cut at the end; back at the study's page later, the answers go out once and the run ends", { timeout: 2 * TIMEOUT }, async () => {
   const jatos = await startJatos();

@@ -34,10 +34,15 @@ before(async () => { [served, servedIsolated] = await Promise.all([serveDist(), 
 after(() => { served?.server.close(); servedIsolated?.server.close(); });
 
 // `isolated`: served cross-origin isolated, where the CPU backend shares every product with
-// helper workers (one per further core).
-async function checkMode(webgpu, model = "test", { isolated = false } = {}) {
+// helper workers (one per further core). `serviceWorker`: served as a static host does, without
+// the headers, and the isolation service worker allowed to add them (one reload); otherwise
+// service workers are blocked and, not isolated, the page stays on one thread.
+async function checkMode(webgpu, model = "test", { isolated = false, serviceWorker = false } = {}) {
   const modelDir = MODEL_DIRS[model];
-  const { browser, page, logs } = await launch({ webgpu });
+  const { browser, page, logs } = await launch({ webgpu, serviceWorkers: serviceWorker ? "allow" : "block" });
+  const loads = [];
+  page.on("framenavigated", (frame) => { if (frame === page.mainFrame()) loads.push(frame.url()); });
+  const threaded = isolated || serviceWorker;
   try {
     await page.goto(`${(isolated ? servedIsolated : served).base}/next-token?model=models/${model}/`);
     const status = page.getByTestId("backend-status").locator("[data-backend]");
@@ -68,7 +73,7 @@ async function checkMode(webgpu, model = "test", { isolated = false } = {}) {
     if (!webgpu) {
       const line = await page.getByTestId("backend-status").innerText();
       const split = await computeWorker(page).then((w) => w.evaluate(() => globalThis.__clozelabSplitProducts ?? 0));
-      if (isolated && THREADS > 1) {
+      if (threaded && THREADS > 1) {
         assert.match(line, new RegExp(`, ${THREADS} threads`));
         assert.ok(split > 0, "no product was shared with the helpers");
       } else {
@@ -76,10 +81,20 @@ async function checkMode(webgpu, model = "test", { isolated = false } = {}) {
         assert.equal(split, 0);
       }
     }
+    assert.equal(await page.evaluate(() => self.crossOriginIsolated), threaded);
+    if (serviceWorker) {
+      // The host's answer had no headers: the service worker's reload brought them, once.
+      assert.equal(loads.length, 2, `page loads: ${loads.join(", ")}`);
+      assert.equal(loads[1], loads[0], "the reload keeps the page's address");
+      assert.ok(await page.evaluate(() => Boolean(navigator.serviceWorker.controller)));
+    } else {
+      assert.equal(loads.length, 1, `page loads: ${loads.join(", ")}`);
+      if (!isolated) assert.ok(logs.some((l) => l.includes("one thread for the CPU backend: service workers are blocked here")), logs.join("\n"));
+    }
     // 404s are expected: no favicon, and the loader probes for tokenizer.json before vocab.json.
     const errors = logs.filter((l) => /error|panicked|unreachable/i.test(l) && !/status of 404/.test(l));
     assert.deepEqual(errors, [], `console errors:\n${logs.join("\n")}`);
-    await screenshot(page, `next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}.png`);
+    await screenshot(page, `next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}${serviceWorker ? "-service-worker" : ""}.png`);
     // A score belongs to its context: editing the context takes it away.
     await page.getByTestId("context").fill(`${CONTEXT} the`);
     await page.locator("[data-testid=word-prob]").waitFor({ state: "detached", timeout: TIMEOUT });
@@ -87,7 +102,7 @@ async function checkMode(webgpu, model = "test", { isolated = false } = {}) {
     await page.getByRole("link", { name: "Model", exact: true }).click();
     assert.match(await page.getByTestId("model-loaded").innerText(), ARCHITECTURE[model]);
   } catch (e) {
-    await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}.png`).catch(() => {});
+    await screenshot(page, `FAILED-next-token-${model}-${webgpu ? "webgpu" : "cpu"}${isolated ? "-isolated" : ""}${serviceWorker ? "-service-worker" : ""}.png`).catch(() => {});
     console.error(logs.join("\n"));
     throw e;
   } finally {
@@ -103,6 +118,7 @@ test("Llama: next tokens and a word's score on WebGPU match the CLI", { timeout:
 test("Llama: next tokens and a word's score on the browser's CPU match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-llama"));
 test("cross-origin isolated, the browser's CPU shares its products with helper workers and matches the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test", { isolated: true }));
 test("Llama, cross-origin isolated: the CPU's helpers give the CLI's numbers", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test-llama", { isolated: true }));
+test("on a host that sends no COOP/COEP, the service worker isolates the page after one reload, and the CPU's helpers match the CLI", { timeout: 2 * TIMEOUT }, () => checkMode(false, "test", { serviceWorker: true }));
 
 /** The inference worker (not a product helper: those sleep in `Atomics.wait` and cannot be asked). */
 async function computeWorker(page) {

@@ -201,7 +201,7 @@ export async function runRunSessions({ browser, served, jatos }, sessions, seed 
       const kind = kinds[s % kinds.length];
       const sid = `R${seed}-${s}`;
       const row = newRow(sid, kind);
-      const context = await browser.newContext();
+      const context = await browser.newContext({ serviceWorkers: "block" });
       try {
         if (kind === SECOND_STUDY) {
           const page = await context.newPage();

@@ -321,8 +321,11 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     const link = readme.match(/https:\/\/your\.host(\/\?study=study\.json&[^\s]+)/)[1].replace("{{%PROLIFIC_PID%}}", "PW1");
     const host = await serveDist(site);
     try {
-      await withPage("study-page-site", {}, async (page) => {
+      // This host sends no COOP/COEP: the package's service worker adds them, with one reload
+      // before the study starts, and the participant's answers are still sent once.
+      await withPage("study-page-site", { serviceWorkers: "allow" }, async (page) => {
         await page.goto(`${host.base}${link}`);
+        await page.waitForFunction(() => self.crossOriginIsolated && navigator.serviceWorker.controller, null, { timeout: TIMEOUT });
         await playToTheEnd(page, { shot: "study-site-participant" });
         await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
         assert.deepEqual(host.submissions.filter((b) => b.responses?.length === 4).map((b) => b.manifest.participant), ["PW1"]);

@@ -3,7 +3,7 @@
 //! downloads, IndexedDB (responses, attention checks, deletions), the running JATOS study and
 //! its batch channel, the outbox of a study's answers and which final submissions were
 //! acknowledged, adaptive norming's state file outside JATOS, the participant id this browser plays
-//! as and the lock that keeps one tab per run.
+//! as, the lock that keeps one tab per run, and the wait for the page's cross-origin isolation.
 
 pub mod clock;
 pub mod delivered;
@@ -17,6 +17,7 @@ pub mod idb_attention;
 pub mod idb_delete;
 pub mod idb_questions;
 pub mod idb_requests;
+pub mod isolation;
 pub mod jatos_batch;
 pub mod jatos_client;
 pub mod kept_models;

@@ -304,10 +304,12 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
         text.push_str(&format!(
             "6. The model folder {model}/ is large (GPT-2 small: about 500 MB); participants'\n   \
                 browsers load it once. Serve it as it is.\n   \
-                Participants whose browser has no WebGPU run the model on their CPU: on every core\n   \
-                where each file is also sent with Cross-Origin-Opener-Policy: same-origin and\n   \
-                Cross-Origin-Embedder-Policy: require-corp (the page is then cross-origin isolated),\n   \
-                else on one. Nothing else changes.\n"
+                Participants whose browser has no WebGPU run the model on their CPU, on every core\n   \
+                where the page is cross-origin isolated: best, send each file with\n   \
+                Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp.\n   \
+                Where the host cannot, isolation-sw.js (a service worker in this package) adds them:\n   \
+                the page reloads once on a participant's first visit, before the study starts.\n   \
+                Without either (no HTTPS, service workers off) it runs on one thread; nothing else changes.\n"
         ));
     }
     if config.adaptive_norming.is_some() {
