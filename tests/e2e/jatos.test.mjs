@@ -184,35 +184,40 @@ test("JATOS: a two-token study with its model in the package; a participant who 
   }
 });
 
-// A two-token study with its model, run to its second round on the CPU. `proxyHeaders`: a proxy
-// in front of JATOS adds COOP/COEP; without, JATOS answers as it does out of the box and the
-// isolation service worker adds them (one reload of the component's page).
-async function threadedStudyRun(name, { proxyHeaders }) {
+const THREADED_STUDY = {
+  game: "two_token",
+  texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
+  passages: ["tok"],
+  // Two rounds: with one, the study ends (and leaves for Prolific) as the round is answered.
+  positions_per_passage: 2,
+  rounds_per_position: 1,
+  seed: 5,
+  model: "models/test/",
+};
+
+/** Answers the study's first round and checks that its manifest says GPT-2 ran on every core. */
+async function firstRoundOnEveryCore(page, firstBundle) {
+  await answerTwoToken(page, TIMEOUT, 1);
+  assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
+  let manifest;
+  await until("the first round's bundle", () => (manifest = firstBundle()?.manifest));
+  const threads = Math.min(availableParallelism(), 8);
+  assert.equal(manifest.backend, "cpu");
+  assert.match(manifest.adapter, threads > 1 ? new RegExp(`, ${threads} threads`) : /one thread/);
+}
+
+// A two-token study with its model in JATOS, run to its second round on the CPU. `proxyHeaders`:
+// a proxy in front of JATOS adds COOP/COEP; without, JATOS answers as it does out of the box and
+// the isolation service worker adds them (one reload of the component's page).
+async function threadedJatosRun(name, { proxyHeaders }) {
   const jatos = await startJatos({ isolated: proxyHeaders });
-  const study = {
-    title: "Tokens in isolated JATOS",
-    game: "two_token",
-    texts: [{ id: "tok", title: "Tokens", text: "The cat sat on the mat, and then it slept in the sun all afternoon." }],
-    passages: ["tok"],
-    // Two rounds: with one, the study ends (and leaves for Prolific) as the round is answered.
-    positions_per_passage: 2,
-    rounds_per_position: 1,
-    seed: 5,
-    model: "models/test/",
-    redirect_url: `${jatos.base}/prolific/done`,
-  };
+  const study = { ...THREADED_STUDY, title: "Tokens in isolated JATOS", redirect_url: `${jatos.base}/prolific/done` };
   try {
     await jatos.importStudy(await jatosPackage(study));
     await withPage(name, { serviceWorkers: proxyHeaders ? "block" : "allow" }, async (page) => {
       await page.goto(`${jatos.studyLink}?PROLIFIC_PID=PI1`);
       const [run] = jatos.runs.values();
-      await answerTwoToken(page, TIMEOUT, 1);
-      assert.equal(await page.evaluate(() => self.crossOriginIsolated), true);
-      await until("the round in JATOS", () => bundles(allData(run)).length === 1);
-      const { manifest } = bundles(allData(run))[0];
-      const threads = Math.min(availableParallelism(), 8);
-      assert.equal(manifest.backend, "cpu");
-      assert.match(manifest.adapter, threads > 1 ? new RegExp(`, ${threads} threads`) : /one thread/);
+      await firstRoundOnEveryCore(page, () => bundles(allData(run))[0]);
       const asked = (what) => jatos.log.filter((l) => l.startsWith(`GET /publix/${run.uuid}/`) && l.endsWith(`/${what}`)).length;
       if (proxyHeaders) {
         assert.equal(run.componentResults.length, 1);
@@ -231,10 +236,36 @@ async function threadedStudyRun(name, { proxyHeaders }) {
 }
 
 test("JATOS behind a proxy that makes the page cross-origin isolated: the study runs, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, () =>
-  threadedStudyRun("jatos-isolated", { proxyHeaders: true }));
+  threadedJatosRun("jatos-isolated", { proxyHeaders: true }));
 
 test("JATOS as it comes (no COOP/COEP): the service worker isolates the study's page with one reload that records nothing, and GPT-2 on the CPU uses every core", { timeout: 2 * TIMEOUT }, () =>
-  threadedStudyRun("jatos-service-worker", { proxyHeaders: false }));
+  threadedJatosRun("jatos-service-worker", { proxyHeaders: false }));
+
+test("the static-site package of a study with its model, on a host that sends no COOP/COEP: isolated by its service worker, every answer sent once", { timeout: 2 * TIMEOUT }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), "clozelab-site-"));
+  const studyFile = join(dir, "study.json");
+  await writeFile(studyFile, JSON.stringify({ ...THREADED_STUDY, title: "Tokens on a static host", submit_url: "/submit", send_each_response: true }));
+  execFileSync(cliBinary(), ["site-package", "--study", studyFile, "--dist", DIST, "--out", join(dir, "site.zip"), "--allow-development-build"], { stdio: ["ignore", "ignore", "pipe"] });
+  const site = join(dir, "site");
+  execFileSync("python3", ["-m", "zipfile", "-e", join(dir, "site.zip"), site]);
+  const host = await serveDist(site);
+  try {
+    await withPage("site-service-worker", { serviceWorkers: "allow" }, async (page) => {
+      const loads = [];
+      page.on("domcontentloaded", () => loads.push(page.url()));
+      await page.goto(`${host.base}/?study=study.json&PROLIFIC_PID=PS1`);
+      await firstRoundOnEveryCore(page, () => host.submissions.find((b) => b.manifest));
+      assert.equal(loads.length, 2, `one reload: ${loads.join(", ")}`);
+      await answerTwoToken(page, TIMEOUT, 2);
+      await until("the final bundle at the server", () => host.submissions.some((b) => b.records?.length === 2));
+      const sent = host.submissions.flatMap((b) => b.records ?? []).map((r) => r.idempotency_key);
+      assert.equal(new Set(sent).size, 2, `two rounds, each sent under one key: ${sent.join(", ")}`);
+      assert.equal(host.submit.duplicates, 0);
+    });
+  } finally {
+    host.server.close();
+  }
+});
 
 test("JATOS: the network cut at the end; back at the study's page later, the answers go out once and the run ends", { timeout: 2 * TIMEOUT }, async () => {
   const jatos = await startJatos();

@@ -41,7 +41,7 @@ async function checkMode(webgpu, model = "test", { isolated = false, serviceWork
   const modelDir = MODEL_DIRS[model];
   const { browser, page, logs } = await launch({ webgpu, serviceWorkers: serviceWorker ? "allow" : "block" });
   const loads = [];
-  page.on("framenavigated", (frame) => { if (frame === page.mainFrame()) loads.push(frame.url()); });
+  page.on("domcontentloaded", () => loads.push(page.url()));
   const threaded = isolated || serviceWorker;
   try {
     await page.goto(`${(isolated ? servedIsolated : served).base}/next-token?model=models/${model}/`);

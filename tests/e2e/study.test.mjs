@@ -11,6 +11,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtemp, readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
@@ -321,12 +322,16 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
     const link = readme.match(/https:\/\/your\.host(\/\?study=study\.json&[^\s]+)/)[1].replace("{{%PROLIFIC_PID%}}", "PW1");
     const host = await serveDist(site);
     try {
-      // This host sends no COOP/COEP: the package's service worker adds them, with one reload
-      // before the study starts, and the participant's answers are still sent once.
+      // A study without a model has no use for the CPU's threads: its package leaves the
+      // isolation service worker out, so even where service workers may run, the page loads once.
+      assert.ok(!existsSync(join(site, "isolation-sw.js")) && !existsSync(join(site, "isolation.js")));
+      assert.ok(!(await readFile(join(site, "index.html"), "utf8")).includes("isolation.js\"></script>"));
       await withPage("study-page-site", { serviceWorkers: "allow" }, async (page) => {
+        const loads = [];
+        page.on("domcontentloaded", () => loads.push(page.url()));
         await page.goto(`${host.base}${link}`);
-        await page.waitForFunction(() => self.crossOriginIsolated && navigator.serviceWorker.controller, null, { timeout: TIMEOUT });
         await playToTheEnd(page, { shot: "study-site-participant" });
+        assert.equal(loads.filter((url) => url.startsWith(host.base)).length, 1, loads.join(", "));
         await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
         assert.deepEqual(host.submissions.filter((b) => b.responses?.length === 4).map((b) => b.manifest.participant), ["PW1"]);
       });

@@ -16,6 +16,12 @@ use crate::game::design::study::{GameKind, StudyConfig, StudyError};
 /// (relative, `/`-separated), so that the page can fetch its own files.
 pub const APP_FILES_LIST: &str = "app-files.json";
 
+/// The page's script that makes it cross-origin isolated through a service worker (one reload on
+/// a first visit) and the service worker itself: only a study that runs a model gains from them
+/// (the CPU backend's threads), so a package without a model leaves both out, the tag too.
+pub const ISOLATION_FILES: [&str; 2] = ["isolation.js", "isolation-sw.js"];
+const ISOLATION_TAG: &str = "<script src=\"/isolation.js\"></script>";
+
 /// One file of the built app, by its path relative to the app's folder.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppFile {
@@ -88,18 +94,25 @@ fn is_safe_relative_path(name: &str) -> bool {
 }
 
 /// Which of the app's files go into a package for `config`: everything but the models, of
-/// which only the study's own folder goes along (next-token games); sorted.
+/// which only the study's own folder goes along (next-token games), and [`ISOLATION_FILES`] only
+/// with a model; sorted.
 ///
 /// ```
 /// use clozelab::game::{packages::package::package_file_names, design::study::StudyConfig};
-/// let all = ["index.html", "app.wasm", "models/gpt2/config.json", "models/test/config.json"]
-///     .map(String::from);
+/// let all = [
+///     "index.html",
+///     "app.wasm",
+///     "isolation.js",
+///     "models/gpt2/config.json",
+///     "models/test/config.json",
+/// ]
+/// .map(String::from);
 /// let words = StudyConfig::from_json("{}").unwrap();
 /// assert_eq!(package_file_names(&all, &words), ["app.wasm", "index.html"]);
 /// let tokens = StudyConfig::from_json(r#"{"game": "two_token"}"#).unwrap();
 /// assert_eq!(
 ///     package_file_names(&all, &tokens),
-///     ["app.wasm", "index.html", "models/gpt2/config.json"]
+///     ["app.wasm", "index.html", "isolation.js", "models/gpt2/config.json"]
 /// );
 /// ```
 pub fn package_file_names(all: &[String], config: &StudyConfig) -> Vec<String> {
@@ -107,6 +120,7 @@ pub fn package_file_names(all: &[String], config: &StudyConfig) -> Vec<String> {
     let mut names: Vec<String> = all
         .iter()
         .filter(|name| name.as_str() != APP_FILES_LIST)
+        .filter(|name| model.is_some() || !ISOLATION_FILES.contains(&name.as_str()))
         .filter(|name| {
             !name.starts_with("models/") || model.as_ref().is_some_and(|m| name.starts_with(m))
         })
@@ -206,7 +220,7 @@ pub fn jatos_study_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
     zip.add(&format!("{dir}.jas"), jas.as_bytes())?;
     for file in in_order(files, &names) {
         if file.name == "index.html" {
-            let html = String::from_utf8_lossy(&file.bytes);
+            let html = page_for(&config, &String::from_utf8_lossy(&file.bytes));
             zip.add(
                 &format!("{dir}/index.html"),
                 relative_index_html(&html, &top_level)?.as_bytes(),
@@ -227,7 +241,12 @@ pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
     let (config, names) = checked(study_json, files)?;
     let mut zip = ZipOut::new();
     for file in in_order(files, &names) {
-        if file.name != "study.json" && file.name != "README-host.txt" {
+        if file.name == "index.html" {
+            zip.add(
+                "index.html",
+                page_for(&config, &String::from_utf8_lossy(&file.bytes)).as_bytes(),
+            )?;
+        } else if file.name != "study.json" && file.name != "README-host.txt" {
             zip.add(&file.name, &file.bytes)?;
         }
     }
@@ -241,6 +260,25 @@ pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
         host_readme(&config, build.as_ref()).as_bytes(),
     )?;
     zip.finish()
+}
+
+/// The app's page as `config`'s package serves it: without the isolation script where the
+/// study runs no model (its files are left out too, see [`package_file_names`]).
+///
+/// ```
+/// use clozelab::game::{packages::package::page_for, design::study::StudyConfig};
+/// let page = "<head><script src=\"/isolation.js\"></script><title>t</title></head>";
+/// let words = StudyConfig::from_json("{}").unwrap();
+/// assert_eq!(page_for(&words, page), "<head><title>t</title></head>");
+/// let tokens = StudyConfig::from_json(r#"{"game": "two_token"}"#).unwrap();
+/// assert_eq!(page_for(&tokens, page), page);
+/// ```
+pub fn page_for(config: &StudyConfig, html: &str) -> String {
+    if needed_model(config).is_some() {
+        html.to_string()
+    } else {
+        html.replace(ISOLATION_TAG, "")
+    }
 }
 
 /// What the person who hosts a static-site package must know: where the files go, the headers,
@@ -321,4 +359,19 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tag [`page_for`] takes out is the one the app's page has (Trunk passes it through as
+    /// written), so a package without a model never links a script it left out.
+    #[test]
+    fn the_apps_page_links_the_isolation_script_as_packages_expect() {
+        let page = include_str!("../../../index.html");
+        assert_eq!(page.matches(ISOLATION_TAG).count(), 1);
+        let words = StudyConfig::from_json("{}").unwrap();
+        assert!(!page_for(&words, page).contains(ISOLATION_TAG));
+    }
 }
