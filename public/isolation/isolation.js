@@ -9,7 +9,7 @@
   const WAIT_MS = 4000;
   const goOn = (why) => {
     if (why) console.info(`clozelab: one thread for the CPU backend: ${why}`);
-    return Promise.resolve(why || null);
+    return Promise.resolve();
   };
   const settle = () => {
     if (window.crossOriginIsolated) {

@@ -147,12 +147,17 @@ if (process.env.NODE_TEST_CONTEXT) {
   });
 }
 
+// `CLOZELAB_TEST_SERVICE_WORKERS=allow` runs every test that does not choose as a host without
+// COOP/COEP serves the app to a browser with service workers: each page reloads once into
+// isolation and the CPU backend runs on every core (the suite then takes about 30 % longer).
+const DEFAULT_SERVICE_WORKERS = process.env.CLOZELAB_TEST_SERVICE_WORKERS === "allow" ? "allow" : "block";
+
 /** A fresh context and page in Chromium with WebGPU (SwiftShader) or with WebGPU absent;
  * `browser.close()` closes that context. Service workers are blocked unless `serviceWorkers` is
- * "allow", as in browsers that have them off: on a host that sends no COOP/COEP the page then
+ * "allow" (or the environment says so, above), as in browsers that have them off: on a host that sends no COOP/COEP the page then
  * stays on one thread at once instead of reloading under the isolation service worker
  * (public/isolation/), which the tests that ask for it exercise. */
-export async function launch({ webgpu, serviceWorkers = "block" }) {
+export async function launch({ webgpu, serviceWorkers = DEFAULT_SERVICE_WORKERS }) {
   if (!browsers.has(webgpu)) {
     const args = webgpu ? [...BASE_ARGS, "--enable-unsafe-webgpu"] : [...BASE_ARGS, "--disable-webgpu"];
     browsers.set(webgpu, chromium.launch({ executablePath: "/usr/bin/chromium", args }));

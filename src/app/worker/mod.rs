@@ -10,7 +10,7 @@ pub mod direct;
 mod error;
 mod games;
 mod handle;
-pub mod helper_pool;
+mod helper_pool;
 mod load;
 mod lost;
 mod monitor;
