@@ -4,19 +4,22 @@
 // release worker with `data-wasm-opt="0"` on its link in index.html (speed unchanged: the
 // docs/performance.md has the figures) into its own folder, and point CLOZELAB_DIST there.
 //
-// Usage: CLOZELAB_DIST=dist-noopt node scripts/profile_worker.mjs [--model big|test] [--out F.cpuprofile]
+// `--isolated` serves the page cross-origin isolated, so the worker shares its products with
+// helpers (their own time is not sampled: the worker's waits for them show as its self time).
+//
+// Usage: CLOZELAB_DIST=dist-noopt node scripts/profile_worker.mjs [--model big|test] [--isolated] [--out F.cpuprofile]
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { serveDist, ensureGpt2SmallShape } from "../tests/e2e/harness.mjs";
 
-const { values: args } = parseArgs({ options: { model: { type: "string", default: "big" }, out: { type: "string" } } });
+const { values: args } = parseArgs({ options: { model: { type: "string", default: "big" }, out: { type: "string" }, isolated: { type: "boolean", default: false } } });
 const models = { big: ensureGpt2SmallShape, test: () => "models/test/" };
 if (!models[args.model]) throw new Error(`--model is big or test, not ${args.model}`);
 const dir = models[args.model]();
 const TIMEOUT = 30 * 60 * 1000;
 
-const app = await serveDist();
+const app = await serveDist(undefined, { isolated: args.isolated });
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-webgpu"] });
 try {
   const context = await browser.newContext({ serviceWorkers: "block" });

@@ -5,11 +5,15 @@
 //!
 //! Shared memory exists only where the page is cross-origin isolated ([`super::cpu_threads`]
 //! decides how many helpers; [`super::shared_job`] is its layout). The worker writes a job
-//! (weight, rows, input), bumps the generation and wakes the helpers (`Atomics.notify`); each computes its columns, writes how many values it
-//! wrote, and counts itself done. The worker sleeps on that count (`Atomics.wait`, allowed in
-//! workers) with a time limit: a helper that does not answer stops the pool, and the worker
-//! computes alone from then on.
+//! (weight, rows, input) and bumps the generation; each helper claims the pieces of its columns
+//! one at a time, computes them, writes how many values it wrote and the job it finished, and
+//! counts itself done. The worker, its own columns done, claims the pieces no helper has, then
+//! waits for the helpers that claimed any. Each side watches the other's count for a moment,
+//! then sleeps on it (`Atomics.wait`, allowed in workers) until woken
+//! ([`super::shared_job::wait_for_change`]); the worker's sleep has a time limit: a helper that
+//! does not answer stops the pool, and the worker computes alone from then on.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
@@ -18,8 +22,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::shared_job::{
-    CAPACITY, DONE, FAILED, GENERATION, HEADER_INTS, INPUT_BYTES, LENGTHS, MAX_THREADS, ROWS, STOP,
-    WEIGHT, output_bytes,
+    CAPACITY, CLAIMS, DONE, FAILED, FINISHED, GENERATION, HEADER_INTS, HELPERS_ASLEEP, INPUT_BYTES,
+    LENGTHS, MAX_THREADS, ROWS, STOP, WEIGHT, WORKER_ASLEEP, Waited, claim_piece, job_tag,
+    output_bytes, unclaimed, wait_for_change, wake_sleepers,
 };
 use crate::model::ops::product_helpers::{HelperError, ProductHelpers, WeightPart};
 
@@ -53,6 +58,15 @@ pub struct WorkerHelpers {
     memory: SharedArrayBuffer,
     stopped: AtomicBool,
     joined: AtomicUsize,
+    job: RefCell<StartedJob>,
+}
+
+/// The job started: its tag ([`super::shared_job::job_tag`]), and per helper how many of its
+/// pieces the worker claimed, and of how many (once it has asked).
+#[derive(Debug, Clone, Default)]
+struct StartedJob {
+    tag: i32,
+    claimed: Vec<(usize, Option<usize>)>,
 }
 
 // Safety: this wasm is built without atomics, so it runs on one thread and nothing can reach
@@ -81,6 +95,7 @@ impl WorkerHelpers {
             memory,
             stopped: AtomicBool::new(false),
             joined: AtomicUsize::new(0),
+            job: RefCell::default(),
         })
     }
 
@@ -162,27 +177,57 @@ impl ProductHelpers for WorkerHelpers {
         let c = &self.control;
         let _ = Atomics::store(c, WEIGHT, weight as i32);
         let _ = Atomics::store(c, ROWS, rows as i32);
-        let _ = Atomics::store(c, DONE, 0);
         let _ = Atomics::store(c, FAILED, 0);
         self.floats(INPUT_BYTES, input.len()).copy_from(input);
-        let _ = Atomics::add(c, GENERATION, 1);
-        let _ = Atomics::notify(c, GENERATION);
+        let generation = Atomics::load(c, GENERATION).unwrap_or(0).wrapping_add(1);
+        let tag = job_tag(generation);
+        for helper in 0..self.count() {
+            let _ = Atomics::store(c, CLAIMS + helper as u32, unclaimed(tag));
+        }
+        *self.job.borrow_mut() = StartedJob {
+            tag,
+            claimed: vec![(0, None); self.count()],
+        };
+        let _ = Atomics::store(c, GENERATION, generation);
+        wake_sleepers(c, GENERATION, HELPERS_ASLEEP);
         Ok(())
+    }
+
+    fn claim(&self, helper: usize, chunks: usize) -> Option<usize> {
+        let mut job = self.job.borrow_mut();
+        let tag = job.tag;
+        let (claimed, pieces) = job.claimed.get_mut(helper)?;
+        *pieces = Some(chunks);
+        let piece = claim_piece(&self.control, helper, tag, chunks)?;
+        *claimed += 1;
+        Some(piece)
     }
 
     fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError> {
         let c = &self.control;
-        let count = self.count() as i32;
+        let StartedJob { tag, claimed } = self.job.borrow().clone();
+        // The helpers that claimed pieces: the worker claimed fewer than all of theirs.
+        let needed: Vec<usize> = (0..self.count())
+            .filter(|&h| {
+                claimed
+                    .get(h)
+                    .is_none_or(|&(mine, of)| of.is_none_or(|of| mine < of))
+            })
+            .collect();
         loop {
-            let done = Atomics::load(c, DONE).unwrap_or(-1);
-            if done >= count {
+            let done = Atomics::load(c, DONE).unwrap_or(0);
+            let finished = needed
+                .iter()
+                .filter(|&&h| Atomics::load(c, FINISHED + h as u32).ok() == Some(tag))
+                .count();
+            if finished == needed.len() {
                 break;
             }
-            let woke = Atomics::wait_with_timeout(c, DONE, done, f64::from(ANSWER_WITHIN_MS));
-            if woke.ok().and_then(|w| w.as_string()).as_deref() == Some("timed-out") {
+            let waited = wait_for_change(c, DONE, done, WORKER_ASLEEP, f64::from(ANSWER_WITHIN_MS));
+            if waited == Waited::TimedOut {
                 return Err(self.failed(HelperError::NoAnswer {
-                    answered: done.max(0) as usize,
-                    helpers: self.count(),
+                    answered: finished,
+                    helpers: needed.len(),
                     waited_ms: ANSWER_WITHIN_MS,
                 }));
             }
@@ -195,7 +240,7 @@ impl ProductHelpers for WorkerHelpers {
             ))));
         }
         let mut values = Vec::new();
-        for helper in 0..self.count() {
+        for &helper in &needed {
             let len = Atomics::load(c, LENGTHS + helper as u32)
                 .unwrap_or(0)
                 .max(0) as usize;
@@ -204,8 +249,11 @@ impl ProductHelpers for WorkerHelpers {
                 .copy_to(&mut values);
             take(helper, &values);
         }
-        // How many products the helpers shared, for the tests to read in the worker (the
-        // helpers themselves cannot be asked: they sleep in `Atomics.wait`).
+        // How many products the helpers computed pieces of, for the tests to read in the
+        // worker (the helpers themselves cannot be asked: they sleep in `Atomics.wait`).
+        if needed.is_empty() {
+            return Ok(());
+        }
         let joined = self.joined.fetch_add(1, Ordering::SeqCst) + 1;
         let _ = js_sys::Reflect::set(
             &js_sys::global(),

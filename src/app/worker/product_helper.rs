@@ -1,7 +1,7 @@
 //! A product helper: the worker's wasm started under [`HELPER_NAME`] by the inference worker
 //! ([`super::helper_pool`]). It takes the shared memory and its parts of the packed weights
-//! by message, then computes its columns of each product the worker posts in shared memory,
-//! until the worker stops it.
+//! by message, then computes the pieces of its columns it claims of each product the worker
+//! posts in shared memory, until the worker stops it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,9 +14,11 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::helper_pool::HELPER_NAME;
 use super::shared_job::{
-    CAPACITY, DONE, FAILED, GENERATION, INPUT_BYTES, LENGTHS, ROWS, STOP, WEIGHT, output_bytes,
+    CAPACITY, DONE, FAILED, FINISHED, GENERATION, HELPERS_ASLEEP, INPUT_BYTES, LENGTHS, ROWS, STOP,
+    WEIGHT, WORKER_ASLEEP, claim_piece, job_tag, output_bytes, wait_for_change, wake_sleepers,
 };
 use crate::model::ops::panel_product::PanelWeight;
+use crate::model::ops::product_helpers::{CHUNKS, chunk_ranges};
 
 /// Whether this worker was started as a product helper.
 pub fn is_helper() -> bool {
@@ -86,18 +88,19 @@ fn receive(helper: &Rc<RefCell<Helper>>, message: &JsValue) -> Result<(), String
     Ok(())
 }
 
-/// Computes each product the worker posts until it says stop (blocking: the helper needs no
-/// messages once it has its parts).
+/// Computes the pieces it claims of each product the worker posts until it says stop
+/// (blocking: the helper needs no messages once it has its parts).
 fn serve(helper: &Helper) -> Result<(), String> {
     let (memory, index) = helper
         .memory
         .as_ref()
         .ok_or("asked to serve before joining")?;
+    let index = *index;
     let control = Int32Array::new_with_byte_offset_and_length(memory, 0, INPUT_BYTES / 4);
     // Jobs are numbered from 1: a helper that starts late still sees the first one pending.
     let mut seen = 0;
     loop {
-        let _ = Atomics::wait(&control, GENERATION, seen);
+        wait_for_change(&control, GENERATION, seen, HELPERS_ASLEEP, f64::INFINITY);
         let generation = Atomics::load(&control, GENERATION).map_err(|_| "no generation")?;
         if generation == seen {
             continue;
@@ -106,36 +109,54 @@ fn serve(helper: &Helper) -> Result<(), String> {
         if Atomics::load(&control, STOP).unwrap_or(1) != 0 {
             return Ok(());
         }
+        let tag = job_tag(generation);
+        // Read before the first claim; a claim of this job's tag means the worker is still on
+        // it (it moves on only once every piece is claimed and its claimers have answered).
         let weight = Atomics::load(&control, WEIGHT).unwrap_or(-1) as usize;
         let rows = Atomics::load(&control, ROWS).unwrap_or(0) as usize;
-        let output = helper.parts.get(&weight).and_then(|part| {
+        let part = helper.parts.get(&weight).filter(|part| {
             let [n_in, n_out] = part.dims();
-            if rows * n_in.max(n_out) > CAPACITY {
-                return None;
-            }
-            let input = Float32Array::new_with_byte_offset_and_length(
-                memory,
-                INPUT_BYTES,
-                (rows * n_in) as u32,
-            )
-            .to_vec();
-            part.product(&input, rows).ok()
+            rows * n_in.max(n_out) <= CAPACITY
         });
-        match output {
-            Some(values) => {
-                Float32Array::new_with_byte_offset_and_length(
+        let pieces = part.map_or(CHUNKS, |part| chunk_ranges(part.panel_count()).len());
+        let Some(first) = claim_piece(&control, index, tag, pieces) else {
+            // The worker claimed every piece: nothing to answer.
+            continue;
+        };
+        match part {
+            Some(part) => {
+                let input = Float32Array::new_with_byte_offset_and_length(
                     memory,
-                    output_bytes(*index, CAPACITY),
-                    values.len() as u32,
+                    INPUT_BYTES,
+                    (rows * part.dims()[0]) as u32,
                 )
-                .copy_from(&values);
-                let _ = Atomics::store(&control, LENGTHS + *index as u32, values.len() as i32);
+                .to_vec();
+                let mut next = Some(first);
+                part.pieces_product(
+                    &input,
+                    rows,
+                    || {
+                        next.take()
+                            .or_else(|| claim_piece(&control, index, tag, pieces))
+                    },
+                    |at, values| {
+                        Float32Array::new_with_byte_offset_and_length(
+                            memory,
+                            output_bytes(index, CAPACITY) + (at * 4) as u32,
+                            values.len() as u32,
+                        )
+                        .copy_from(values)
+                    },
+                );
+                let written = (rows * part.dims()[1]) as i32;
+                let _ = Atomics::store(&control, LENGTHS + index as u32, written);
             }
             None => {
-                let _ = Atomics::store(&control, FAILED, *index as i32 + 1);
+                let _ = Atomics::store(&control, FAILED, index as i32 + 1);
             }
         }
+        let _ = Atomics::store(&control, FINISHED + index as u32, tag);
         let _ = Atomics::add(&control, DONE, 1);
-        let _ = Atomics::notify(&control, DONE);
+        wake_sleepers(&control, DONE, WORKER_ASLEEP);
     }
 }

@@ -20,7 +20,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::product_helpers::{HelperError, ProductHelpers, SplitWeight, WeightPart};
+use super::product_helpers::{HelperError, ProductHelpers, SplitWeight, WeightPart, chunk_ranges};
 pub use crate::model::error::PanelError;
 
 /// Output columns per panel: three 4-lane vectors.
@@ -205,8 +205,8 @@ impl PanelWeight {
             });
         }
         if let Some(split) = &self.split
-            && let Some(output) = split.product(self.dims(), input, rows, |chunk, count| {
-                self.product_of_panels(chunk, count, split.own_panels())
+            && let Some(output) = split.product(self.dims(), input, rows, |chunk, count, panels| {
+                self.product_of_panels(chunk, count, panels)
             })
         {
             return Ok(output);
@@ -214,15 +214,43 @@ impl PanelWeight {
         Ok(self.product_of_panels(input, rows, 0..self.panel_count()))
     }
 
-    /// `input · weight` over the columns of `panels` only: `rows × width` values, `width` the
-    /// number of those columns. Each column is summed in the same order whatever the range, so
-    /// a product split by panels equals the whole one exactly.
-    pub(super) fn product_of_panels(
+    /// A helper's side of a split product: `input · weight` (this weight being the helper's
+    /// part) piece by piece ([`chunk_ranges`]), for each piece that `claim` hands it (`None`:
+    /// the rest are taken), handing `write` where its values go in the helper's output
+    /// (`rows × (its first column)`) and the values (`rows ×` its columns, row-major). Returns
+    /// how many pieces it computed.
+    ///
+    /// ```
+    /// use clozelab::model::ops::panel_product::{PanelWeight, PANEL};
+    /// let w = PanelWeight::pack(&vec![1.0; 2 * 3 * PANEL], 2, 3 * PANEL).unwrap();
+    /// let mut output = vec![0.0; 3 * PANEL];
+    /// let mut next = 1; // piece 0 was claimed by someone else
+    /// let computed = w.pieces_product(&[1.0, 2.0], 1, || { next += 1; (next <= 3).then_some(next - 1) },
+    ///     |at, values| output[at..at + values.len()].copy_from_slice(values));
+    /// assert_eq!(computed, 2);
+    /// assert_eq!((output[0], output[PANEL], output[3 * PANEL - 1]), (0.0, 3.0, 3.0));
+    /// ```
+    pub fn pieces_product(
         &self,
         input: &[f32],
         rows: usize,
-        panels: Range<usize>,
-    ) -> Vec<f32> {
+        mut claim: impl FnMut() -> Option<usize>,
+        mut write: impl FnMut(usize, &[f32]),
+    ) -> usize {
+        let pieces = chunk_ranges(self.panel_count());
+        let mut computed = 0;
+        while let Some(panels) = claim().and_then(|piece| pieces.get(piece)) {
+            let values = self.product_of_panels(input, rows, panels.clone());
+            write(rows * panels.start * PANEL, &values);
+            computed += 1;
+        }
+        computed
+    }
+
+    /// `input · weight` over the columns of `panels` only: `rows × width` values, `width` the
+    /// number of those columns. Each column is summed in the same order whatever the range, so
+    /// a product split by panels equals the whole one exactly.
+    pub fn product_of_panels(&self, input: &[f32], rows: usize, panels: Range<usize>) -> Vec<f32> {
         let n_in = self.n_in;
         let first_column = panels.start * PANEL;
         let width = (panels.end * PANEL).min(self.n_out) - first_column;

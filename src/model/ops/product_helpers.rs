@@ -11,6 +11,13 @@
 //! put side by side. Every column is summed in the same order as in one call, so the result is
 //! the same to the bit.
 //!
+//! A helper's range is cut into [`chunk_ranges`], which it claims one at a time; the calling
+//! thread, which holds the whole weight, claims whichever of them are left once its own range
+//! is done. So a helper that the system has not yet woken, or has set aside for another
+//! thread, costs the product its own pieces only, computed by the calling thread, instead of the
+//! whole wait: in Chromium on the 2-core machine a helper was set aside for 1–7 ms at a time
+//! (several times a forward pass), where its whole range of a decoding step takes 0.1 ms.
+//!
 //! [`super::thread_helpers::ThreadHelpers`] is the same contract on native threads: the tests
 //! hold split products against whole ones with it (natively the CPU backend runs gemm on every
 //! core instead). This file knows nothing of the panels' layout: the packed weight hands it
@@ -39,6 +46,28 @@ pub enum HelperError {
     Unavailable(String),
 }
 
+/// Pieces a helper's range is cut into at most, each claimed by the helper or the calling thread.
+pub const CHUNKS: usize = 16;
+
+/// How a helper's `panels` panels are cut into pieces claimed one at a time: [`CHUNKS`] ranges
+/// of panels (fewer where there are fewer panels), in order, covering them all. The helper
+/// writes its output piece after piece: piece `c` is `rows × its columns`, row-major, starting
+/// at value `rows × (its first column)`.
+///
+/// ```
+/// use clozelab::model::ops::product_helpers::chunk_ranges;
+/// assert_eq!(chunk_ranges(3), vec![0..1, 1..2, 2..3]);
+/// let pieces = chunk_ranges(100);
+/// assert_eq!((pieces.len(), pieces[0].start, pieces[15].end), (16, 0, 100));
+/// assert!(chunk_ranges(0).is_empty());
+/// ```
+pub fn chunk_ranges(panels: usize) -> Vec<Range<usize>> {
+    let pieces = panels.min(CHUNKS);
+    (0..pieces)
+        .map(|c| c * panels / pieces..(c + 1) * panels / pieces)
+        .collect()
+}
+
 /// Helpers that compute their part of a shared weight's products beside the calling thread.
 pub trait ProductHelpers: Send + Sync + fmt::Debug {
     /// How many helpers work beside the calling thread.
@@ -51,8 +80,13 @@ pub trait ProductHelpers: Send + Sync + fmt::Debug {
     fn share(&self, weight: usize, helper: usize, part: WeightPart) -> Result<(), HelperError>;
     /// Starts every helper on its part of `weight` for `input` (`rows` rows).
     fn start(&self, weight: usize, input: &[f32], rows: usize) -> Result<(), HelperError>;
-    /// Waits for the helpers started, handing each one's output (`rows ×` its columns,
-    /// row-major) to `take` with its index.
+    /// Claims for the calling thread the next piece of helper `helper`'s part of the product
+    /// started that neither has claimed yet (of `chunks`, see [`chunk_ranges`]); `None` once
+    /// all are.
+    fn claim(&self, helper: usize, chunks: usize) -> Option<usize>;
+    /// Waits for the helpers that claimed pieces of the product started, handing each one's
+    /// output (`rows ×` its columns, piece after piece as [`chunk_ranges`] says; the pieces
+    /// the calling thread claimed hold anything) to `take` with its index.
     fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError>;
 }
 
@@ -70,8 +104,10 @@ pub struct SplitWeight {
     helpers: Arc<dyn ProductHelpers>,
     weight: usize,
     own: Range<usize>,
-    /// Helper `h`'s output columns.
+    /// Helper `h`'s panels.
     parts: Vec<Range<usize>>,
+    panel_width: usize,
+    n_out: usize,
 }
 
 impl fmt::Debug for SplitWeight {
@@ -79,7 +115,7 @@ impl fmt::Debug for SplitWeight {
         f.debug_struct("SplitWeight")
             .field("weight", &self.weight)
             .field("own_panels", &self.own)
-            .field("helper_columns", &self.parts)
+            .field("helper_panels", &self.parts)
             .finish()
     }
 }
@@ -105,25 +141,25 @@ impl SplitWeight {
         for (helper, range) in ranges[1..].iter().enumerate() {
             helpers.share(weight, helper, part_of(range.clone()))?;
         }
-        let parts = ranges[1..]
-            .iter()
-            .map(|r| r.start * panel_width..(r.end * panel_width).min(n_out))
-            .collect();
         Ok(Some(Self {
             helpers: helpers.clone(),
             weight,
             own: ranges[0].clone(),
-            parts,
+            parts: ranges[1..].to_vec(),
+            panel_width,
+            n_out,
         }))
     }
 
-    /// The panels the calling thread computes.
-    pub fn own_panels(&self) -> Range<usize> {
-        self.own.clone()
+    /// The output columns of `panels`.
+    fn columns(&self, panels: &Range<usize>) -> Range<usize> {
+        let end = (panels.end * self.panel_width).min(self.n_out);
+        (panels.start * self.panel_width).min(end)..end
     }
 
     /// `input · weight` (`[n_in, n_out]`) computed with the helpers, in chunks of rows that
-    /// fit their shared memory, `own(chunk, rows)` giving the calling thread's columns; `None`
+    /// fit their shared memory, `compute(chunk, rows, panels)` giving the calling thread's
+    /// columns of `panels` (its own range, then the pieces of the helpers' it claims); `None`
     /// where the calling thread should compute it alone: a product too small to pay for the
     /// hand-over, helpers that failed (the browser's pool then stops itself, so they are not
     /// asked again) or an answer of the wrong size.
@@ -132,38 +168,79 @@ impl SplitWeight {
         [n_in, n_out]: [usize; 2],
         input: &[f32],
         rows: usize,
-        own: impl Fn(&[f32], usize) -> Vec<f32>,
+        compute: impl Fn(&[f32], usize, Range<usize>) -> Vec<f32>,
     ) -> Option<Vec<f32>> {
         let work = rows.saturating_mul(n_in).saturating_mul(n_out);
         if work < SPLIT_FROM || !self.helpers.available() {
             return None;
         }
-        let widest = self.parts.iter().map(|r| r.len()).max()?;
+        let widest = self.parts.iter().map(|p| self.columns(p).len()).max()?;
         let chunk_rows = self.helpers.capacity() / n_in.max(widest).max(1);
         if chunk_rows == 0 {
             return None;
         }
+        let pieces: Vec<Vec<Range<usize>>> =
+            self.parts.iter().map(|p| chunk_ranges(p.len())).collect();
         let mut output = vec![0.0; rows * n_out];
+        // Writes `values` (`count × columns`, row-major) into the output's rows from `first`.
+        let mut place = |first: usize, count: usize, columns: Range<usize>, values: &[f32]| {
+            for (r, row) in values
+                .chunks_exact(columns.len().max(1))
+                .take(count)
+                .enumerate()
+            {
+                output[(first + r) * n_out + columns.start..][..columns.len()].copy_from_slice(row);
+            }
+        };
         for first in (0..rows).step_by(chunk_rows) {
             let count = chunk_rows.min(rows - first);
             let chunk = &input[first * n_in..(first + count) * n_in];
             self.helpers.start(self.weight, chunk, count).ok()?;
-            let own = own(chunk, count);
-            let own_width = own.len() / count;
-            for (r, values) in own.chunks_exact(own_width).enumerate() {
-                output[(first + r) * n_out..][..own_width].copy_from_slice(values);
+            place(
+                first,
+                count,
+                self.columns(&self.own),
+                &compute(chunk, count, self.own.clone()),
+            );
+            let mut claimed = vec![Vec::new(); self.parts.len()];
+            for (helper, part) in self.parts.iter().enumerate() {
+                while let Some(piece) = self.helpers.claim(helper, pieces[helper].len()) {
+                    let panels = pieces[helper].get(piece)?;
+                    let panels = part.start + panels.start..part.start + panels.end;
+                    place(
+                        first,
+                        count,
+                        self.columns(&panels),
+                        &compute(chunk, count, panels),
+                    );
+                    claimed[helper].push(piece);
+                }
             }
             let mut misfit = false;
             self.helpers
                 .join(&mut |helper, values| {
-                    let columns = &self.parts[helper];
-                    if values.len() != count * columns.len() {
+                    let Some(part) = self.parts.get(helper) else {
+                        misfit = true;
+                        return;
+                    };
+                    let base = self.columns(part).start;
+                    if values.len() != count * self.columns(part).len() {
                         misfit = true;
                         return;
                     }
-                    for (r, row) in values.chunks_exact(columns.len()).enumerate() {
-                        output[(first + r) * n_out + columns.start..][..columns.len()]
-                            .copy_from_slice(row);
+                    for (piece, panels) in pieces[helper].iter().enumerate() {
+                        if claimed[helper].contains(&piece) {
+                            continue;
+                        }
+                        let columns =
+                            self.columns(&(part.start + panels.start..part.start + panels.end));
+                        let from = count * (columns.start - base);
+                        place(
+                            first,
+                            count,
+                            columns.clone(),
+                            &values[from..from + count * columns.len()],
+                        );
                     }
                 })
                 .ok()?;

@@ -3,6 +3,8 @@
 //! contract the browser's helper workers keep (`app/worker/helper_pool.rs`), runnable here.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use super::panel_product::PanelWeight;
 use super::product_helpers::{HelperError, ProductHelpers, WeightPart};
@@ -13,6 +15,8 @@ use super::product_helpers::{HelperError, ProductHelpers, WeightPart};
 pub struct ThreadHelpers {
     jobs: Vec<std::sync::Mutex<std::sync::mpsc::Sender<Job>>>,
     done: std::sync::Mutex<std::sync::mpsc::Receiver<(usize, Vec<f32>)>>,
+    /// The next unclaimed piece of each helper's part of the product started.
+    next_piece: Arc<Vec<AtomicUsize>>,
     capacity: usize,
 }
 
@@ -25,13 +29,22 @@ enum Job {
 impl ThreadHelpers {
     /// `count` helper threads whose jobs hold at most `capacity` values.
     pub fn new(count: usize, capacity: usize) -> Self {
+        Self::late(count, capacity, Duration::ZERO)
+    }
+
+    /// The same, each helper starting on a product only `late` after it was asked (as a
+    /// browser's helper the system has set aside for another thread).
+    pub fn late(count: usize, capacity: usize, late: Duration) -> Self {
         use std::collections::HashMap;
         use std::sync::{Mutex, mpsc};
         let (done_tx, done_rx) = mpsc::channel();
+        let next_piece: Arc<Vec<AtomicUsize>> =
+            Arc::new((0..count).map(|_| AtomicUsize::new(0)).collect());
         let jobs = (0..count)
             .map(|helper| {
                 let (tx, rx) = mpsc::channel::<Job>();
                 let done = done_tx.clone();
+                let next_piece = next_piece.clone();
                 std::thread::spawn(move || {
                     let mut parts = HashMap::new();
                     for job in rx {
@@ -40,9 +53,27 @@ impl ThreadHelpers {
                                 parts.insert(weight, part);
                             }
                             Job::Run(weight, input, rows) => {
+                                std::thread::sleep(late);
                                 let output = parts
                                     .get(&weight)
-                                    .and_then(|p: &PanelWeight| p.product(&input, rows).ok())
+                                    .map(|part: &PanelWeight| {
+                                        let mut output = vec![0.0; rows * part.dims()[1]];
+                                        part.pieces_product(
+                                            &input,
+                                            rows,
+                                            || {
+                                                Some(
+                                                    next_piece[helper]
+                                                        .fetch_add(1, Ordering::SeqCst),
+                                                )
+                                            },
+                                            |at, values| {
+                                                output[at..at + values.len()]
+                                                    .copy_from_slice(values)
+                                            },
+                                        );
+                                        output
+                                    })
                                     .unwrap_or_default();
                                 if done.send((helper, output)).is_err() {
                                     return;
@@ -57,6 +88,7 @@ impl ThreadHelpers {
         Self {
             jobs,
             done: Mutex::new(done_rx),
+            next_piece,
             capacity,
         }
     }
@@ -90,8 +122,17 @@ impl ProductHelpers for ThreadHelpers {
     }
 
     fn start(&self, weight: usize, input: &[f32], rows: usize) -> Result<(), HelperError> {
+        // Every helper has answered the last product (`join`), so none is still claiming.
+        self.next_piece
+            .iter()
+            .for_each(|next| next.store(0, Ordering::SeqCst));
         let input: Arc<[f32]> = input.into();
         (0..self.count()).try_for_each(|h| self.send(h, Job::Run(weight, input.clone(), rows)))
+    }
+
+    fn claim(&self, helper: usize, chunks: usize) -> Option<usize> {
+        let piece = self.next_piece.get(helper)?.fetch_add(1, Ordering::SeqCst);
+        (piece < chunks).then_some(piece)
     }
 
     fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError> {
@@ -100,13 +141,13 @@ impl ProductHelpers for ThreadHelpers {
             .lock()
             .map_err(|_| HelperError::Unavailable("the answers' queue is poisoned".into()))?;
         for answered in 0..self.count() {
-            let (helper, output) = done
-                .recv_timeout(std::time::Duration::from_secs(10))
-                .map_err(|_| HelperError::NoAnswer {
-                    answered,
-                    helpers: self.count(),
-                    waited_ms: 10_000,
-                })?;
+            let (helper, output) =
+                done.recv_timeout(Duration::from_secs(10))
+                    .map_err(|_| HelperError::NoAnswer {
+                        answered,
+                        helpers: self.count(),
+                        waited_ms: 10_000,
+                    })?;
             take(helper, &output);
         }
         Ok(())
@@ -116,8 +157,7 @@ impl ProductHelpers for ThreadHelpers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ops::product_helpers::SPLIT_FROM;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use crate::model::ops::product_helpers::{CHUNKS, SPLIT_FROM};
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
         (0..n as u32)
@@ -130,6 +170,8 @@ mod tests {
     struct Watched {
         inner: ThreadHelpers,
         started: AtomicUsize,
+        /// Pieces of the helpers' parts the calling thread claimed.
+        claimed: AtomicUsize,
         fail: Option<HelperError>,
         short_answer: bool,
     }
@@ -154,6 +196,13 @@ mod tests {
                 None => self.inner.start(weight, input, rows),
             }
         }
+        fn claim(&self, helper: usize, chunks: usize) -> Option<usize> {
+            let piece = self.inner.claim(helper, chunks);
+            if piece.is_some() {
+                self.claimed.fetch_add(1, Ordering::SeqCst);
+            }
+            piece
+        }
         fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError> {
             let short = self.short_answer;
             self.inner
@@ -162,9 +211,14 @@ mod tests {
     }
 
     fn watched(count: usize, capacity: usize) -> Arc<Watched> {
+        watched_late(count, capacity, Duration::ZERO)
+    }
+
+    fn watched_late(count: usize, capacity: usize, late: Duration) -> Arc<Watched> {
         Arc::new(Watched {
-            inner: ThreadHelpers::new(count, capacity),
+            inner: ThreadHelpers::late(count, capacity, late),
             started: AtomicUsize::new(0),
+            claimed: AtomicUsize::new(0),
             fail: None,
             short_answer: false,
         })
@@ -198,6 +252,28 @@ mod tests {
                     assert_eq!(splits, if pays { rows.div_ceil(3) } else { 0 });
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_calling_thread_computes_the_pieces_of_helpers_that_are_late() {
+        // Helpers that start 50 ms after being asked: the calling thread has claimed every
+        // piece of theirs by then, and the product is still the whole one.
+        let (n_in, n_out) = (64, 1200);
+        let whole = PanelWeight::pack(&values(n_in * n_out, 4), n_in, n_out).unwrap();
+        let helpers = watched_late(2, 1 << 20, Duration::from_millis(50));
+        let dynamic: Arc<dyn ProductHelpers> = helpers.clone();
+        let mut split = whole.clone();
+        split.share_with(&dynamic, 0).unwrap();
+        for rows in [1, 4] {
+            let input = values(rows * n_in, 8);
+            let before = helpers.claimed.load(Ordering::SeqCst);
+            assert_eq!(
+                split.product(&input, rows).unwrap(),
+                whole.product(&input, rows).unwrap()
+            );
+            // Two helpers of 100 panels' thirds: 16 pieces each.
+            assert_eq!(helpers.claimed.load(Ordering::SeqCst) - before, 2 * CHUNKS);
         }
     }
 
