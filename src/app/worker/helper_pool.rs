@@ -26,6 +26,7 @@ use super::shared_job::{
     LENGTHS, MAX_THREADS, ROWS, STOP, WEIGHT, WORKER_ASLEEP, Waited, claim_piece, job_tag,
     output_bytes, unclaimed, wait_for_change, wake_sleepers,
 };
+use super::started_job::StartedJob;
 use crate::model::ops::product_helpers::{HelperError, ProductHelpers, WeightPart};
 
 /// The name helpers are started under; the worker binary reads it to run as one.
@@ -59,14 +60,6 @@ pub struct WorkerHelpers {
     stopped: AtomicBool,
     joined: AtomicUsize,
     job: RefCell<StartedJob>,
-}
-
-/// The job started: its tag ([`super::shared_job::job_tag`]), and per helper how many of its
-/// pieces the worker claimed, and of how many (once it has asked).
-#[derive(Debug, Clone, Default)]
-struct StartedJob {
-    tag: i32,
-    claimed: Vec<(usize, Option<usize>)>,
 }
 
 // Safety: this wasm is built without atomics, so it runs on one thread and nothing can reach
@@ -184,10 +177,7 @@ impl ProductHelpers for WorkerHelpers {
         for helper in 0..self.count() {
             let _ = Atomics::store(c, CLAIMS + helper as u32, unclaimed(tag));
         }
-        *self.job.borrow_mut() = StartedJob {
-            tag,
-            claimed: vec![(0, None); self.count()],
-        };
+        *self.job.borrow_mut() = StartedJob::new(tag, self.count());
         let _ = Atomics::store(c, GENERATION, generation);
         wake_sleepers(c, GENERATION, HELPERS_ASLEEP);
         Ok(())
@@ -195,25 +185,17 @@ impl ProductHelpers for WorkerHelpers {
 
     fn claim(&self, helper: usize, chunks: usize) -> Option<usize> {
         let mut job = self.job.borrow_mut();
-        let tag = job.tag;
-        let (claimed, pieces) = job.claimed.get_mut(helper)?;
-        *pieces = Some(chunks);
-        let piece = claim_piece(&self.control, helper, tag, chunks)?;
-        *claimed += 1;
-        Some(piece)
+        let piece = claim_piece(&self.control, helper, job.tag, chunks);
+        job.asked(helper, chunks, piece.is_some());
+        piece
     }
 
     fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError> {
         let c = &self.control;
-        let StartedJob { tag, claimed } = self.job.borrow().clone();
-        // The helpers that claimed pieces: the worker claimed fewer than all of theirs.
-        let needed: Vec<usize> = (0..self.count())
-            .filter(|&h| {
-                claimed
-                    .get(h)
-                    .is_none_or(|&(mine, of)| of.is_none_or(|of| mine < of))
-            })
-            .collect();
+        let (tag, needed) = {
+            let job = self.job.borrow();
+            (job.tag, job.needed())
+        };
         loop {
             let done = Atomics::load(c, DONE).unwrap_or(0);
             let finished = needed

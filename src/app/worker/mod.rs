@@ -17,6 +17,7 @@ mod monitor;
 pub mod product_helper;
 mod shared_job;
 mod speed;
+mod started_job;
 mod token_requests;
 mod word_requests;
 
