@@ -45,6 +45,11 @@ pub enum PanelError {
         n_in: usize,
         n_out: usize,
     },
+    #[error("a bias of {values} values for a weight of {n_out} outputs")]
+    BiasShape { values: usize, n_out: usize },
+    /// The layer's bias could not be read to the host to be packed beside its weight.
+    #[error("the bias could not be read: {0}")]
+    Bias(String),
     #[error("an input of {values} values is not {rows} rows of {n_in}")]
     InputShape {
         values: usize,

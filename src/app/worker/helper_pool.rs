@@ -17,10 +17,9 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use js_sys::{Atomics, Float32Array, Int32Array, SharedArrayBuffer};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen::JsValue;
 
+use super::helper_messages;
 use super::shared_job::{
     CAPACITY, CLAIMS, DONE, FAILED, FINISHED, GENERATION, HEADER_INTS, HELPERS_ASLEEP, INPUT_BYTES,
     LENGTHS, MAX_THREADS, ROWS, STOP, WEIGHT, WORKER_ASLEEP, Waited, claim_piece, job_tag,
@@ -29,27 +28,9 @@ use super::shared_job::{
 use super::started_job::StartedJob;
 use crate::model::ops::product_helpers::{HelperError, ProductHelpers, WeightPart};
 
-/// The name helpers are started under; the worker binary reads it to run as one.
-pub const HELPER_NAME: &str = "clozelab-product-helper";
-
 /// How long the worker waits for the helpers' answers: the first job also waits for them to
 /// finish starting and taking their parts.
 const ANSWER_WITHIN_MS: u32 = 30_000;
-
-// A module of its own, not `inline_js`: inline snippets are numbered per wasm, and the app's
-// and the worker's builds write theirs into the same folder.
-#[wasm_bindgen(module = "/src/app/worker/helper_pool.js")]
-extern "C" {
-    #[wasm_bindgen(catch)]
-    fn spawn_helpers(
-        count: u32,
-        name: &str,
-        sab: &SharedArrayBuffer,
-        timeout_ms: u32,
-    ) -> Result<js_sys::Promise, JsValue>;
-    fn share_part(worker: &JsValue, weight: u32, n_in: u32, n_out: u32, panels: Float32Array);
-    fn serve(worker: &JsValue);
-}
 
 /// The helpers of one loaded model (stopped when it goes).
 #[derive(Debug)]
@@ -73,15 +54,7 @@ impl WorkerHelpers {
     pub async fn start(count: usize) -> Result<Self, String> {
         let count = count.min(MAX_THREADS - 1);
         let memory = SharedArrayBuffer::new(output_bytes(count, CAPACITY));
-        let spawned = spawn_helpers(count as u32, HELPER_NAME, &memory, 20_000)
-            .map_err(|e| crate::app::web::js_error_text(&e))?;
-        let workers = JsFuture::from(spawned)
-            .await
-            .map_err(|e| crate::app::web::js_error_text(&e))?;
-        let workers = js_sys::Array::from(&workers)
-            .iter()
-            .map(|w| w.unchecked_into::<web_sys::Worker>())
-            .collect();
+        let workers = helper_messages::spawn(count, &memory).await?;
         Ok(Self {
             workers,
             control: Int32Array::new_with_byte_offset_and_length(&memory, 0, HEADER_INTS),
@@ -95,7 +68,7 @@ impl WorkerHelpers {
     /// Tells every helper that all its parts are there: from now on it waits for products.
     pub fn serve(&self) {
         for worker in &self.workers {
-            serve(worker);
+            helper_messages::serve(worker);
         }
     }
 
@@ -146,14 +119,7 @@ impl ProductHelpers for WorkerHelpers {
             .workers
             .get(helper)
             .ok_or_else(|| HelperError::Unavailable(format!("no helper {helper}")))?;
-        let panels = Float32Array::from(&part.panels[..]);
-        share_part(
-            worker,
-            weight as u32,
-            part.n_in as u32,
-            part.n_out as u32,
-            panels,
-        );
+        helper_messages::share(worker, weight, &part);
         Ok(())
     }
 

@@ -10,6 +10,7 @@ pub mod direct;
 mod error;
 mod games;
 mod handle;
+mod helper_messages;
 mod helper_pool;
 mod load;
 mod lost;

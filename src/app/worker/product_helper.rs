@@ -12,13 +12,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use super::helper_pool::HELPER_NAME;
+use super::helper_messages::HELPER_NAME;
 use super::shared_job::{
     CAPACITY, DONE, FAILED, FINISHED, GENERATION, HELPERS_ASLEEP, INPUT_BYTES, LENGTHS, ROWS, STOP,
     WEIGHT, WORKER_ASLEEP, claim_piece, job_tag, output_bytes, wait_for_change, wake_sleepers,
 };
 use crate::model::ops::panel_product::PanelWeight;
-use crate::model::ops::product_helpers::{CHUNKS, chunk_ranges};
+use crate::model::ops::product_helpers::{CHUNKS, WeightPart, chunk_ranges};
 
 /// Whether this worker was started as a product helper.
 pub fn is_helper() -> bool {
@@ -74,9 +74,17 @@ fn receive(helper: &Rc<RefCell<Helper>>, message: &JsValue) -> Result<(), String
                 .dyn_into::<Float32Array>()
                 .map_err(|_| "a part without panels".to_string())?
                 .to_vec();
-            let part =
-                PanelWeight::from_panels(number(message, "nIn")?, number(message, "nOut")?, panels)
-                    .map_err(|e| e.to_string())?;
+            let bias = field(message, "bias")
+                .dyn_into::<Float32Array>()
+                .ok()
+                .map(|bias| bias.to_vec());
+            let part = PanelWeight::from_part(WeightPart {
+                n_in: number(message, "nIn")?,
+                n_out: number(message, "nOut")?,
+                panels,
+                bias,
+            })
+            .map_err(|e| e.to_string())?;
             helper
                 .borrow_mut()
                 .parts

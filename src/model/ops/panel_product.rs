@@ -36,6 +36,8 @@ pub struct PanelWeight {
     n_in: usize,
     n_out: usize,
     panels: Arc<[f32]>,
+    /// Added to each output row (`out` values), where the layer has one.
+    bias: Option<Arc<[f32]>>,
     /// Helpers holding parts of the weight, once it is shared ([`PanelWeight::share_with`]).
     split: Option<SplitWeight>,
 }
@@ -69,6 +71,7 @@ impl PanelWeight {
             n_in,
             n_out,
             panels: panels.into(),
+            bias: None,
             split: None,
         })
     }
@@ -103,6 +106,7 @@ impl PanelWeight {
             n_in: width,
             n_out: n_rows,
             panels: panels.into(),
+            bias: None,
             split: None,
         })
     }
@@ -143,8 +147,39 @@ impl PanelWeight {
             n_in,
             n_out,
             panels: panels.into(),
+            bias: None,
             split: None,
         })
+    }
+
+    /// This weight with `bias` (`out` values), which its products add to each output row as
+    /// they compute it, on whichever thread computes the columns (a burn pass over the whole
+    /// output on the worker's thread before). Shared parts carry their columns of it.
+    ///
+    /// ```
+    /// use clozelab::model::ops::panel_product::PanelWeight;
+    /// let w = PanelWeight::pack(&[1.0, 2.0], 1, 2).unwrap().with_bias(vec![0.5, -0.5]).unwrap();
+    /// assert_eq!(w.product(&[1.0], 1).unwrap(), vec![1.5, 1.5]);
+    /// assert!(PanelWeight::pack(&[1.0, 2.0], 1, 2).unwrap().with_bias(vec![0.5]).is_err());
+    /// ```
+    pub fn with_bias(mut self, bias: Vec<f32>) -> Result<Self, PanelError> {
+        if bias.len() != self.n_out {
+            return Err(PanelError::BiasShape {
+                values: bias.len(),
+                n_out: self.n_out,
+            });
+        }
+        self.bias = Some(bias.into());
+        Ok(self)
+    }
+
+    /// A helper's part as a weight again, with its bias where it has one.
+    pub fn from_part(part: WeightPart) -> Result<Self, PanelError> {
+        let weight = Self::from_panels(part.n_in, part.n_out, part.panels)?;
+        match part.bias {
+            Some(bias) => weight.with_bias(bias),
+            None => Ok(weight),
+        }
     }
 
     /// How many panels the weight is stored in (`ceil(out / PANEL)`).
@@ -161,7 +196,7 @@ impl PanelWeight {
     /// let w = PanelWeight::pack(&weight, 2, 30).unwrap();
     /// let part = w.part(1..3);
     /// assert_eq!([part.n_in, part.n_out], [2, 30 - PANEL]);
-    /// let part = PanelWeight::from_panels(part.n_in, part.n_out, part.panels).unwrap();
+    /// let part = PanelWeight::from_part(part).unwrap();
     /// assert_eq!(part.column(0), w.column(PANEL));
     /// ```
     pub fn part(&self, panels: Range<usize>) -> WeightPart {
@@ -172,6 +207,10 @@ impl PanelWeight {
             n_in: self.n_in,
             n_out: last.saturating_sub(first),
             panels: self.panels[panels.start * size..panels.end * size].to_vec(),
+            bias: self
+                .bias
+                .as_ref()
+                .map(|bias| bias[first.min(last)..last].to_vec()),
         }
     }
 
@@ -194,7 +233,8 @@ impl PanelWeight {
         self.split.is_some()
     }
 
-    /// `input · weight` for `rows` row-major input rows of `in` values: `rows × out` values.
+    /// `input · weight + bias` for `rows` row-major input rows of `in` values: `rows × out`
+    /// values.
     pub fn product(&self, input: &[f32], rows: usize) -> Result<Vec<f32>, PanelError> {
         let n_in = self.n_in;
         if rows.checked_mul(n_in) != Some(input.len()) {
@@ -247,10 +287,27 @@ impl PanelWeight {
         computed
     }
 
-    /// `input · weight` over the columns of `panels` only: `rows × width` values, `width` the
-    /// number of those columns. Each column is summed in the same order whatever the range, so
-    /// a product split by panels equals the whole one exactly.
+    /// `input · weight + bias` over the columns of `panels` only: `rows × width` values,
+    /// `width` the number of those columns. Each column is summed in the same order whatever the
+    /// range, and its bias added the same way, so a product split by panels equals the whole
+    /// one exactly.
     pub fn product_of_panels(&self, input: &[f32], rows: usize, panels: Range<usize>) -> Vec<f32> {
+        let first_column = panels.start * PANEL;
+        let width = (panels.end * PANEL).min(self.n_out) - first_column;
+        let mut output = self.sums_of_panels(input, rows, panels);
+        if let Some(bias) = &self.bias
+            && width > 0
+        {
+            let bias = &bias[first_column..first_column + width];
+            for row in output.chunks_exact_mut(width) {
+                row.iter_mut().zip(bias).for_each(|(value, b)| *value += b);
+            }
+        }
+        output
+    }
+
+    /// `input · weight` over the columns of `panels` only (see [`Self::product_of_panels`]).
+    fn sums_of_panels(&self, input: &[f32], rows: usize, panels: Range<usize>) -> Vec<f32> {
         let n_in = self.n_in;
         let first_column = panels.start * PANEL;
         let width = (panels.end * PANEL).min(self.n_out) - first_column;

@@ -78,7 +78,7 @@ pub trait ProductHelpers: Send + Sync + fmt::Debug {
     fn capacity(&self) -> usize;
     /// Hands helper `helper` its part of weight `weight`.
     fn share(&self, weight: usize, helper: usize, part: WeightPart) -> Result<(), HelperError>;
-    /// Starts every helper on its part of `weight` for `input` (`rows` rows).
+    /// Starts every helper on its part of `input · weight + bias` (`rows` rows).
     fn start(&self, weight: usize, input: &[f32], rows: usize) -> Result<(), HelperError>;
     /// Claims for the calling thread the next piece of helper `helper`'s part of the product
     /// started that neither has claimed yet (of `chunks`, see [`chunk_ranges`]); `None` once
@@ -90,12 +90,14 @@ pub trait ProductHelpers: Send + Sync + fmt::Debug {
     fn join(&self, take: &mut dyn FnMut(usize, &[f32])) -> Result<(), HelperError>;
 }
 
-/// A helper's part of a packed weight: `[in, out]` columns of it, its panels as stored.
+/// A helper's part of a packed weight: `[in, out]` columns of it, its panels as stored, and
+/// its columns of the bias where the weight has one.
 #[derive(Debug, Clone)]
 pub struct WeightPart {
     pub n_in: usize,
     pub n_out: usize,
     pub panels: Vec<f32>,
+    pub bias: Option<Vec<f32>>,
 }
 
 /// A packed weight's split: the panels the calling thread computes and each helper's columns.
@@ -157,8 +159,8 @@ impl SplitWeight {
         (panels.start * self.panel_width).min(end)..end
     }
 
-    /// `input · weight` (`[n_in, n_out]`) computed with the helpers, in chunks of rows that
-    /// fit their shared memory, `compute(chunk, rows, panels)` giving the calling thread's
+    /// `input · weight + bias` (`[n_in, n_out]`) computed with the helpers, in chunks of rows
+    /// that fit their shared memory, `compute(chunk, rows, panels)` giving the calling thread's
     /// columns of `panels` (its own range, then the pieces of the helpers' it claims); `None`
     /// where the calling thread should compute it alone: a product too small to pay for the
     /// hand-over, helpers that failed (the browser's pool then stops itself, so they are not

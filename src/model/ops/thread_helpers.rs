@@ -116,8 +116,8 @@ impl ProductHelpers for ThreadHelpers {
     }
 
     fn share(&self, weight: usize, helper: usize, part: WeightPart) -> Result<(), HelperError> {
-        let part = PanelWeight::from_panels(part.n_in, part.n_out, part.panels)
-            .map_err(|e| HelperError::Unavailable(e.to_string()))?;
+        let part =
+            PanelWeight::from_part(part).map_err(|e| HelperError::Unavailable(e.to_string()))?;
         self.send(helper, Job::Share(weight, part))
     }
 
@@ -227,10 +227,13 @@ mod tests {
     #[test]
     fn split_products_equal_whole_ones_to_the_bit() {
         // Widths that leave a part-filled last panel, 1 to 3 helpers, rows from the one-row
-        // kernel to several chunks of the helpers' capacity (three rows: no part is wider than `in`).
+        // kernel to several chunks of the helpers' capacity (three rows: no part is wider than
+        // `in`); each helper adds its columns of the bias.
         for (n_in, n_out) in [(160, 150), (97, 61), (300, 37)] {
             let weight = values(n_in * n_out, 5);
-            let whole = PanelWeight::pack(&weight, n_in, n_out).unwrap();
+            let whole = PanelWeight::pack(&weight, n_in, n_out)
+                .and_then(|w| w.with_bias(values(n_out, 6)))
+                .unwrap();
             for count in 1..=3 {
                 let helpers = watched(count, 3 * n_in);
                 let dynamic: Arc<dyn ProductHelpers> = helpers.clone();

@@ -27,8 +27,9 @@ export function spawn_helpers(count, name, sab, timeoutMs) {
       throw e;
     });
 }
-export function share_part(worker, weight, nIn, nOut, panels) {
-  worker.postMessage({ kind: "share", weight, nIn, nOut, panels }, [panels.buffer]);
+export function share_part(worker, weight, nIn, nOut, panels, bias) {
+  const moved = bias ? [panels.buffer, bias.buffer] : [panels.buffer];
+  worker.postMessage({ kind: "share", weight, nIn, nOut, panels, bias }, moved);
 }
 export function serve(worker) {
   worker.postMessage({ kind: "serve" });
