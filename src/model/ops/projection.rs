@@ -39,7 +39,9 @@ pub enum Then<const D: usize> {
 /// layout, so checkpoint weights load without a transpose (a PyTorch `nn.Linear` would need one).
 ///
 /// Where the weight is packed (the browser's CPU backend, [`Backend::BrowserCpu`]) it lives in
-/// `panels`, and `weight` is an empty `[0, 0]`, so the model is not held twice.
+/// `panels`, and `weight` is an empty `[0, 0]`, so the model is not held twice; the panels
+/// hold a copy of `bias` too, which their products add (repacking, [`Conv1D::to_packed`], copies
+/// it again).
 #[derive(Module, Debug)]
 pub struct Conv1D {
     pub weight: Param<Tensor<2>>,
