@@ -254,8 +254,8 @@ impl PanelWeight {
         Ok(self.product_of_panels(input, rows, 0..self.panel_count()))
     }
 
-    /// A helper's side of a split product: `input · weight` (this weight being the helper's
-    /// part) piece by piece ([`chunk_ranges`]), for each piece that `claim` hands it (`None`:
+    /// A helper's side of a split product: `input · weight + bias` (this weight being the
+    /// helper's part) piece by piece ([`chunk_ranges`]), for each piece that `claim` hands it (`None`:
     /// the rest are taken), handing `write` where its values go in the helper's output
     /// (`rows × (its first column)`) and the values (`rows ×` its columns, row-major). Returns
     /// how many pieces it computed.
