@@ -3,12 +3,14 @@
 //! it is, from a URL or a Hugging Face id and revision ([`model_source`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
 //! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
-//! on its device ([`speed`]), the surprisal of every context's target word
+//! on its device ([`speed`]), decode steps timed one by one for the host-cost benchmark
+//! ([`decode_steps`]), the surprisal of every context's target word
 //! ([`target_predictors`]) and the typed messages between the
 //! page and the inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder
 //! from disk.
 
 pub mod backend;
+pub mod decode_steps;
 pub mod distributions;
 pub mod engine;
 pub mod model_folder;

@@ -85,6 +85,9 @@ pub enum Request {
     /// How fast the loaded model runs on the worker's device: progress per operation, then
     /// [`Reply::Speed`].
     MeasureSpeed(crate::runtime::speed::SpeedSetup),
+    /// Decode steps of the loaded model timed one by one (the host-cost benchmark's workload):
+    /// [`Reply::DecodeSteps`].
+    DecodeSteps(crate::runtime::decode_steps::DecodeStepsSetup),
     /// Stop request `id` at its next tree level (or before it starts).
     Cancel(CancelRequest),
 }
@@ -331,6 +334,7 @@ pub enum Reply {
     },
     Probes(Box<crate::runtime::productions::ProbeReport>),
     Speed(crate::runtime::speed::SpeedReport),
+    DecodeSteps(crate::runtime::decode_steps::DecodeStepsReport),
     /// The WebGPU device was lost (driver reset, GPU memory pressure…): the worker now runs on
     /// the CPU, with the model loaded again there, and the request goes on. Not final.
     SwitchedToCpu {

@@ -74,6 +74,7 @@ async fn run(state: &Shared, request: Request, responder: &Responder) -> Reply {
         Request::ClassTvd(request) => beyond_words::class_tvd(state, responder, &request).await,
         Request::Probes(request) => beyond_words::probes(state, responder, &request).await,
         Request::MeasureSpeed(setup) => speed::measure(state, responder, &setup).await,
+        Request::DecodeSteps(setup) => speed::decode_steps(state, setup).await,
         Request::Cancel(_) => Err(WorkerError::NotQueued("Cancel")),
         Request::UploadBegin(_) | Request::UploadChunk(_) => {
             Err(WorkerError::NotQueued("an upload message"))

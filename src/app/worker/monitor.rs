@@ -36,3 +36,14 @@ impl Monitor for PageMonitor {
         Box::pin(gloo_timers::future::TimeoutFuture::new(0))
     }
 }
+
+/// Seconds on the global scope's monotonic clock (`performance.now`, in a worker or in a page
+/// that holds the worker's wasm itself), for timings below a millisecond; `Date.now` where the
+/// scope has none.
+pub(super) fn monotonic_now_s() -> f64 {
+    use wasm_bindgen::JsCast;
+    let performance = js_sys::Reflect::get(&js_sys::global(), &"performance".into())
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok());
+    performance.map_or_else(js_sys::Date::now, |p| p.now()) / 1000.0
+}

@@ -1,7 +1,10 @@
-//! The speed check: the loaded model timed on the worker's device, with progress per operation.
+//! The speed check: the loaded model timed on the worker's device, with progress per operation;
+//! and decode steps timed one by one, for the host-cost benchmark.
 
-use super::monitor::PageMonitor;
+use super::monitor::{PageMonitor, monotonic_now_s};
 use super::{Responder, Shared, WorkerError, engine, on_gpu};
+use crate::estimators::progress::FnMonitor;
+use crate::runtime::decode_steps::{DecodeStepsSetup, time_decode_steps};
 use crate::runtime::protocol::Reply;
 use crate::runtime::speed::{SpeedError, SpeedSetup, measure_speed};
 
@@ -27,4 +30,17 @@ pub(super) async fn measure(
         Err(SpeedError::Cancelled) => Ok(Reply::Cancelled),
         Err(e) => Err(e.into()),
     }
+}
+
+pub(super) async fn decode_steps(
+    state: &Shared,
+    setup: DecodeStepsSetup,
+) -> Result<Reply, WorkerError> {
+    let engine = engine(state)?;
+    let clock = FnMonitor {
+        clock: monotonic_now_s,
+        on_progress: |_: &_| true,
+    };
+    let report = time_decode_steps(&engine.model, setup, &clock).await?;
+    Ok(Reply::DecodeSteps(report))
 }

@@ -17,11 +17,12 @@ use serde::Serialize;
 
 use super::args::BenchHostArgs;
 use super::forward::{Workload, python_baseline};
-use super::{baseline_folder, median, model_on, sync, write_report};
+use super::{baseline_folder, median, model_on, write_report};
 use crate::cli::error::CliError;
+use crate::estimators::progress::FnMonitor;
 use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::backend::BackendKind;
-use crate::runtime::speed::prompt_ids;
+use crate::runtime::decode_steps::{DecodeStepsSetup, time_decode_steps};
 
 /// Counts the kernels cubecl reports running (its profiling lines start with "Executing").
 struct KernelCounter(Arc<AtomicU64>);
@@ -136,7 +137,7 @@ fn used(before: &[(ThreadRole, u64)], after: &[(ThreadRole, u64)]) -> Vec<(Threa
 #[derive(Debug, Serialize)]
 pub struct HostFigures {
     pub system: String,
-    /// Median wall time of a decode step (logits read back), ms.
+    /// Median wall time of a decode step (its most likely token read back), ms.
     pub step_ms: f64,
     /// Kernels launched per decode step.
     pub dispatches_per_step: f64,
@@ -150,53 +151,54 @@ pub struct HostFigures {
 struct Timed {
     /// Each step's wall time, ms.
     step_ms: Vec<f64>,
-    /// Kernels launched over all steps.
+    /// Kernels launched over all steps but one.
     launched: u64,
-    /// CPU ns over all steps, by role.
+    /// CPU ns over all steps but one, by role.
     cpu: Vec<(ThreadRole, u64)>,
 }
 
-/// Decodes `steps` tokens at batch 1 after a 16-token prefill, twice (the first round untimed:
-/// shaders compile and autotune picks kernels on first use).
+/// Decodes `steps` tokens at batch 1 after a 16-token prefill ([`time_decode_steps`]): once
+/// untimed (shaders compile and autotune picks kernels on first use), once timed, and once with
+/// a single step. Each run starts with its prefill, so the kernels and CPU time of `steps − 1`
+/// steps are the timed run's less the single step's.
 fn measure(
     model: &crate::model::Transformer,
     steps: usize,
     kernels: &AtomicU64,
 ) -> Result<Timed, CliError> {
-    let ids = prompt_ids(16);
-    let mut timed = Timed {
-        step_ms: Vec::new(),
-        launched: 0,
-        cpu: Vec::new(),
+    if steps < 2 {
+        return Err(CliError::Bench("bench host needs at least 2 steps".into()));
+    }
+    let setup = |steps| {
+        DecodeStepsSetup::new(16, steps).map_err(|e| CliError::Bench(format!("bench host: {e}")))
     };
-    for round in 0..2 {
-        let mut cache = model.new_cache(None, 1, ids.len() + steps);
-        let hidden =
-            model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
-        sync(model.last_logits(hidden)?)?;
+    let started = Instant::now();
+    let clock = FnMonitor {
+        clock: || started.elapsed().as_secs_f64(),
+        on_progress: |_: &_| true,
+    };
+    pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
+    let run = |steps| -> Result<(Vec<f64>, u64, Vec<(ThreadRole, u64)>), CliError> {
         // The kernel log is written by a task of its own: let it catch up before each count.
         std::thread::sleep(Duration::from_millis(300));
         let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
-        let mut step_ms = Vec::with_capacity(steps);
-        for step in 0..steps {
-            let start = Instant::now();
-            let token = model.token_tensor(&[vec![1000 + step as u32]])?;
-            let hidden = model.forward_cached(token, &mut cache)?;
-            sync(model.last_logits(hidden)?)?;
-            step_ms.push(start.elapsed().as_secs_f64() * 1e3);
-        }
+        let report = pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
         let cpu_after = cpu_by_role();
         std::thread::sleep(Duration::from_millis(300));
-        if round == 1 {
-            let launched = kernels.load(Ordering::Relaxed) - kernels_before;
-            timed = Timed {
-                step_ms,
-                launched,
-                cpu: used(&cpu_before, &cpu_after),
-            };
-        }
-    }
-    Ok(timed)
+        let launched = kernels.load(Ordering::Relaxed) - kernels_before;
+        Ok((report.step_ms, launched, used(&cpu_before, &cpu_after)))
+    };
+    let (step_ms, launched, cpu) = run(steps)?;
+    let (_, launched_one, cpu_one) = run(1)?;
+    Ok(Timed {
+        step_ms,
+        launched: launched.saturating_sub(launched_one),
+        cpu: cpu
+            .into_iter()
+            .zip(cpu_one)
+            .map(|((role, ns), (_, one))| (role, ns.saturating_sub(one)))
+            .collect(),
+    })
 }
 
 pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
@@ -212,7 +214,10 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
     let Some((model, adapter)) = model_on(BackendKind::Wgpu, &config, &weights)? else {
         return Err(CliError::Bench("bench host needs wgpu".into()));
     };
-    eprintln!("decoding {} steps on {adapter}, twice…", args.steps);
+    eprintln!(
+        "decoding {} steps on {adapter}, twice, then one…",
+        args.steps
+    );
     let Timed {
         step_ms,
         launched,
@@ -224,7 +229,7 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         ));
     }
     let step = median(step_ms);
-    let per_step = launched as f64 / args.steps as f64;
+    let per_step = launched as f64 / (args.steps - 1) as f64;
     let figures = HostFigures {
         system: format!("burn wgpu ({adapter})"),
         step_ms: step,

@@ -1,0 +1,199 @@
+// The host-cost benchmark in the browser's engine: what the page's side pays for each WebGPU
+// dispatch of a decode step, beside `clozelab bench host` (native wgpu). The worker's own wasm
+// (burn with fusion, WebGPU) runs in a headless Chromium page, fed the worker's requests
+// directly (as scripts/dawn_worker.mjs does under Node.js), on a GPT-2 of 12 blocks of width 64
+// whose arithmetic is negligible: a decode step at batch 1, its most likely token read back
+// (`DecodeSteps`). WebGPU's methods are wrapped to count what each step calls (dispatches,
+// submissions, bind groups, buffers…); the page's thread, which records and submits, is
+// profiled through the DevTools protocol (its busy time: every sample but "(idle)"); the GPU
+// process's CPU time (which validates, encodes and, on SwiftShader, also runs the shaders) is
+// read from /proc. Each figure per step is the difference between a run of S steps and a run of
+// 1 (both after a prefill and an untimed run), over S − 1 steps.
+//
+// Usage: node scripts/bench_host_browser.mjs [--dists DIR,DIR… [--rounds N]] [--steps S]
+//          [--out FILE.json]
+// Needs a built app (CLOZELAB_DIST, default dist/; a release build for figures), the CLI (to
+// write the model: CLOZELAB_BIN) and Chromium. Here WebGPU is SwiftShader (the CPU): the step's
+// wall time is not a GPU's, but the page's thread does the same work as on any GPU.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "playwright-core";
+import { serveDist, cliBinary, DIST, ROOT } from "../tests/e2e/harness.mjs";
+
+const { values: args } = parseArgs({
+  options: {
+    dists: { type: "string" },
+    rounds: { type: "string", default: "1" },
+    steps: { type: "string", default: "100" },
+    out: { type: "string" },
+  },
+});
+const dists = args.dists ? args.dists.split(",").map((d) => resolve(ROOT, d)) : [DIST];
+const rounds = Number(args.rounds);
+const steps = Number(args.steps);
+if (!(rounds >= 1) || !(steps >= 2)) throw new Error("--rounds is at least 1 and --steps at least 2");
+
+// The model `clozelab bench host` generates (its seed 1), written once.
+const MODEL = join(homedir(), ".cache", "clozelab", "host-bench-model");
+if (!existsSync(join(MODEL, "model.safetensors"))) {
+  execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", "4",
+    "--seed", "1"], { stdio: "inherit" });
+}
+
+// Counts every call of the WebGPU methods a launch can make, by name, in the page.
+function instrument() {
+  const calls = (globalThis.__webgpuCalls = {});
+  const wrap = (cls, names) => {
+    for (const name of names) {
+      const proto = globalThis[cls]?.prototype;
+      const original = proto?.[name];
+      if (typeof original !== "function") continue;
+      const key = `${cls}.${name}`;
+      calls[key] = 0;
+      proto[name] = function (...a) {
+        calls[key]++;
+        return original.apply(this, a);
+      };
+    }
+  };
+  wrap("GPUComputePassEncoder", ["dispatchWorkgroups", "dispatchWorkgroupsIndirect", "setBindGroup", "setPipeline", "end"]);
+  wrap("GPUCommandEncoder", ["beginComputePass", "copyBufferToBuffer", "finish"]);
+  wrap("GPUQueue", ["submit", "writeBuffer"]);
+  wrap("GPUDevice", ["createBindGroup", "createBuffer", "createCommandEncoder", "createComputePipeline", "createShaderModule"]);
+  wrap("GPUComputePipeline", ["getBindGroupLayout"]);
+  wrap("GPUBuffer", ["mapAsync", "getMappedRange", "unmap", "destroy"]);
+}
+
+// CPU seconds (user + system) of Chromium's processes of a kind (`--type=gpu-process`,
+// `--type=renderer`), from /proc.
+function cpuOf(type) {
+  let ticks = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`--type=${type}`)) continue;
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch { /* gone meanwhile */ }
+  }
+  return ticks / 100; // USER_HZ
+}
+
+// Busy time of the page's thread in a CPU profile, ms: every sample but the idle ones.
+function busyMs(profile) {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  let busy = 0;
+  profile.samples.forEach((node, i) => { if (!idle.has(node)) busy += profile.timeDeltas[i]; });
+  return busy / 1000;
+}
+
+async function measure(browser, dist) {
+  const server = await serveDist(dist);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error(`pageerror: ${e.message}\n${e.stack}`));
+  page.on("console", (m) => {
+    // The model's loader asks for tokenizer files the folder may not have (404s).
+    if (m.type() === "error" && !m.text().includes("404")) console.error(`console: ${m.text()}`);
+  });
+  const link = join(dist, "models", "host-bench");
+  if (!existsSync(link)) execFileSync("ln", ["-s", MODEL, link]);
+  await page.goto(`${server.base}/build.json`);
+  await page.evaluate(instrument);
+  await page.evaluate(async () => {
+    // The worker's entry point answers its page through `postMessage`, which in a page would
+    // post to the page itself.
+    globalThis.postMessage = () => {};
+    const glue = await import("/worker.js");
+    await glue.default({ module_or_path: "/worker_bg.wasm" });
+    const worker = new glue.DirectWorker();
+    let nextId = 1;
+    globalThis.__ask = (request) => new Promise((done) => {
+      worker.request(JSON.stringify({ id: nextId++, request }), (json) => {
+        const { reply } = JSON.parse(json);
+        const kind = typeof reply === "string" ? reply : Object.keys(reply)[0];
+        if (!["Loading", "Progress"].includes(kind)) done(reply);
+      });
+    });
+  });
+  const ask = (request) => page.evaluate((r) => globalThis.__ask(r), request);
+  const backend = await ask({ Init: { force_cpu: false, precision: "F32" } });
+  if (backend.Backend?.kind !== "wgpu") throw new Error(`not on WebGPU: ${JSON.stringify(backend)}`);
+  const ready = await ask({ LoadUrl: { base: "models/host-bench/" } });
+  if (!ready.ModelReady) throw new Error(`the model did not load: ${JSON.stringify(ready).slice(0, 300)}`);
+  const session = await context.newCDPSession(page);
+  await session.send("Profiler.enable");
+  await session.send("Profiler.setSamplingInterval", { interval: 100 });
+  await ask({ DecodeSteps: { prefill: 16, steps } });
+  const run = async (n) => {
+    const callsBefore = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
+    const [gpuBefore, rendererBefore] = [cpuOf("gpu-process"), cpuOf("renderer")];
+    await session.send("Profiler.start");
+    const reply = await ask({ DecodeSteps: { prefill: 16, steps: n } });
+    const { profile } = await session.send("Profiler.stop");
+    const [gpuAfter, rendererAfter] = [cpuOf("gpu-process"), cpuOf("renderer")];
+    const callsAfter = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
+    if (!reply.DecodeSteps) throw new Error(`DecodeSteps failed: ${JSON.stringify(reply).slice(0, 300)}`);
+    const calls = Object.fromEntries(Object.keys(callsAfter).map((k) => [k, callsAfter[k] - callsBefore[k]]));
+    return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile),
+      gpuProcessMs: (gpuAfter - gpuBefore) * 1e3, rendererMs: (rendererAfter - rendererBefore) * 1e3 };
+  };
+  const many = await run(steps);
+  const one = await run(1);
+  await context.close();
+  server.server.close();
+  const per = (a, b) => (a - b) / (steps - 1);
+  const sorted = [...many.stepMs].sort((a, b) => a - b);
+  const calls = Object.fromEntries(Object.keys(many.calls).map((k) => [k, per(many.calls[k], one.calls[k])]));
+  const dispatches = calls["GPUComputePassEncoder.dispatchWorkgroups"] + calls["GPUComputePassEncoder.dispatchWorkgroupsIndirect"];
+  return {
+    stepMs: sorted[Math.floor(sorted.length / 2)],
+    dispatches,
+    pageThreadUsPerDispatch: (per(many.busyMs, one.busyMs) * 1e3) / dispatches,
+    gpuProcessUsPerDispatch: (per(many.gpuProcessMs, one.gpuProcessMs) * 1e3) / dispatches,
+    rendererUsPerDispatch: (per(many.rendererMs, one.rendererMs) * 1e3) / dispatches,
+    callsPerStep: calls,
+  };
+}
+
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-background-networking"] });
+const results = dists.map(() => []);
+for (let round = 0; round < rounds; round++) {
+  for (const [i, dist] of dists.entries()) {
+    const r = await measure(browser, dist);
+    results[i].push(r);
+    console.error(`round ${round + 1}, ${dist}: ${r.stepMs.toFixed(2)} ms a step, ${r.dispatches.toFixed(1)} dispatches`);
+  }
+}
+await browser.close();
+console.log(`host cost of a decode step at batch 1 in the browser's engine (12 blocks of width 64; ${steps} steps, ` +
+  `medians over ${rounds} round(s))`);
+const summary = dists.map((dist, i) => {
+  const rs = results[i];
+  const pick = (f) => median(rs.map(f));
+  const row = {
+    dist, stepMs: pick((r) => r.stepMs), dispatches: pick((r) => r.dispatches),
+    pageThreadUsPerDispatch: pick((r) => r.pageThreadUsPerDispatch),
+    gpuProcessUsPerDispatch: pick((r) => r.gpuProcessUsPerDispatch),
+    rendererUsPerDispatch: pick((r) => r.rendererUsPerDispatch),
+    callsPerStep: rs[rs.length - 1].callsPerStep,
+  };
+  console.log(`${dist}: ${row.stepMs.toFixed(2)} ms a step, ${row.dispatches.toFixed(1)} dispatches a step, ` +
+    `${((row.stepMs * 1e3) / row.dispatches).toFixed(1)} µs of wall time each; CPU µs per dispatch: page's thread ` +
+    `${row.pageThreadUsPerDispatch.toFixed(1)}, renderer process ${row.rendererUsPerDispatch.toFixed(1)}, ` +
+    `GPU process ${row.gpuProcessUsPerDispatch.toFixed(1)}`);
+  const calls = Object.entries(row.callsPerStep).filter(([, n]) => n > 0.05).map(([k, n]) => `${k.split(".")[1]} ${n.toFixed(1)}`);
+  console.log(`  WebGPU calls a step: ${calls.join(", ")}`);
+  return row;
+});
+if (summary.length > 1) {
+  for (const row of summary.slice(1)) {
+    console.log(`${row.dist} against ${summary[0].dist}: step ${(summary[0].stepMs / row.stepMs).toFixed(2)}×, page's ` +
+      `thread per step ${((summary[0].pageThreadUsPerDispatch * summary[0].dispatches) / (row.pageThreadUsPerDispatch * row.dispatches)).toFixed(2)}×`);
+  }
+}
+if (args.out) writeFileSync(args.out, JSON.stringify({ steps, rounds, results: summary }, null, 2));

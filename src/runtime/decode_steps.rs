@@ -1,0 +1,80 @@
+//! Decode steps timed one by one: the workload of the host-cost benchmark (`clozelab bench
+//! host` natively, `scripts/bench_host_browser.mjs` in the browser's engine). After a prefill,
+//! the model decodes at batch 1 and reads back every step's most likely token (the argmax of the
+//! last position's logits: a step waits for its result, as the sampler waits for its drawn
+//! tokens, with a readback too small to cost anything itself). On a model whose arithmetic is
+//! negligible, what a step costs is what the host pays to launch its kernels.
+
+use serde::{Deserialize, Serialize};
+
+use super::speed::prompt_ids;
+use crate::estimators::progress::Monitor;
+use crate::model::readback::read_f32;
+use crate::model::{ModelError, Transformer};
+
+/// What [`DecodeStepsSetup::new`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeStepsError {
+    #[error("the prefill needs at least one token")]
+    NoPrefill,
+    #[error("at least one decode step is needed")]
+    NoSteps,
+}
+
+/// A prefill of `prefill` fixed tokens ([`prompt_ids`]), then `steps` decode steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecodeStepsSetup {
+    pub prefill: usize,
+    pub steps: usize,
+}
+
+impl DecodeStepsSetup {
+    /// ```
+    /// use clozelab::runtime::decode_steps::{DecodeStepsError, DecodeStepsSetup};
+    /// assert!(DecodeStepsSetup::new(16, 200).is_ok());
+    /// assert_eq!(DecodeStepsSetup::new(16, 0), Err(DecodeStepsError::NoSteps));
+    /// assert_eq!(DecodeStepsSetup::new(0, 8), Err(DecodeStepsError::NoPrefill));
+    /// ```
+    pub fn new(prefill: usize, steps: usize) -> Result<Self, DecodeStepsError> {
+        if prefill == 0 {
+            return Err(DecodeStepsError::NoPrefill);
+        }
+        if steps == 0 {
+            return Err(DecodeStepsError::NoSteps);
+        }
+        Ok(Self { prefill, steps })
+    }
+}
+
+/// Each decode step's wall time, ms, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeStepsReport {
+    pub step_ms: Vec<f64>,
+}
+
+/// Runs `setup` once with `monitor`'s clock. Nothing is untimed here: a caller that wants warm
+/// kernels runs it twice.
+///
+/// # Errors
+/// A setup not checked by [`DecodeStepsSetup::new`] gives [`ModelError`]s as the model's own
+/// (`steps == 0` gives an empty report).
+pub async fn time_decode_steps(
+    model: &Transformer,
+    setup: DecodeStepsSetup,
+    monitor: &dyn Monitor,
+) -> Result<DecodeStepsReport, ModelError> {
+    let ids = prompt_ids(setup.prefill);
+    let mut cache = model.new_cache(None, 1, ids.len() + setup.steps);
+    let hidden =
+        model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
+    read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
+    let mut step_ms = Vec::with_capacity(setup.steps);
+    for step in 0..setup.steps {
+        let start = monitor.now_s();
+        let token = model.token_tensor(&[vec![1000 + step as u32]])?;
+        let hidden = model.forward_cached(token, &mut cache)?;
+        read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
+        step_ms.push((monitor.now_s() - start) * 1e3);
+    }
+    Ok(DecodeStepsReport { step_ms })
+}
