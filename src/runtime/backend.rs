@@ -56,6 +56,12 @@ pub struct ComputeDevice {
     pub precision: Precision,
 }
 
+/// Kernels recorded before cubecl submits them to the GPU's queue (cubecl's default is 32): a
+/// decode step of GPT-2 small (about 113 dispatches) and of GPT-2 medium (about 220) in one
+/// submission, since every submission costs the host (in a browser, a flush of WebGPU's commands
+/// to the GPU process). Larger models' passes take two or more.
+pub const TASKS_PER_SUBMISSION: usize = 256;
+
 /// The CPU device (always available).
 pub fn cpu_device() -> ComputeDevice {
     ComputeDevice {
@@ -74,13 +80,13 @@ pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
     static DEVICE: OnceLock<Result<ComputeDevice, BackendError>> = OnceLock::new();
     DEVICE
         .get_or_init(|| {
-            let (device, setup) =
-                Device::wgpu_options()
-                    .init_with_setup()
-                    .map_err(|e| BackendError::Init {
-                        api: "wgpu",
-                        message: e.to_string(),
-                    })?;
+            let (device, setup) = Device::wgpu_options()
+                .tasks_max(TASKS_PER_SUBMISSION)
+                .init_with_setup()
+                .map_err(|e| BackendError::Init {
+                    api: "wgpu",
+                    message: e.to_string(),
+                })?;
             let info = setup.adapter.get_info();
             let adapter = format!("{} ({:?})", info.name, info.backend);
             Ok(ComputeDevice {
@@ -97,6 +103,7 @@ pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
 #[cfg(target_arch = "wasm32")]
 pub async fn wgpu_device() -> Result<ComputeDevice, BackendError> {
     let device = Device::wgpu_options()
+        .tasks_max(TASKS_PER_SUBMISSION)
         .init_async()
         .await
         .map_err(|e| BackendError::Init {
