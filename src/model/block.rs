@@ -17,6 +17,7 @@ use super::ops::backend::Backend;
 use super::ops::grouped_heads::repeat_heads;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
+use super::ops::residual_norm::ProjectResidualNorm;
 use super::ops::rms_norm::RmsNormOp;
 use super::ops::rotary::{Rotary, RotaryAngles, RotaryTable};
 
@@ -46,6 +47,67 @@ impl Norm {
             }),
         }
     }
+
+    /// `s = residual + layer(input)` and this norm of `s`: for a LayerNorm in one op (on a GPU
+    /// the projection's epilogue and the norm are one kernel), for the RMS norm one after the
+    /// other.
+    ///
+    /// # Shapes
+    /// - input `[batch, seq, in]`, residual `[batch, seq, n_embd]` → two `[batch, seq, n_embd]`
+    fn after_projection(
+        &self,
+        backend: Backend,
+        layer: &Conv1D,
+        input: Tensor<3>,
+        residual: Tensor<3>,
+    ) -> Result<(Tensor<3>, Tensor<3>), ModelError> {
+        match &self.bias {
+            Some(bias) => backend.run(ProjectResidualNorm {
+                layer,
+                input,
+                residual,
+                norm_weight: self.weight.val(),
+                norm_bias: bias.val(),
+                epsilon: self.epsilon,
+            }),
+            None => {
+                let sum = layer.forward(backend, input, Then::Residual(Box::new(residual)))?;
+                let norm = self.forward(backend, sum.clone());
+                Ok((sum, norm))
+            }
+        }
+    }
+}
+
+/// `residual + layer(input)`, and the sum's norm by `next` where there is a next norm to take.
+///
+/// # Shapes
+/// - input `[batch, seq, in]`, residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]` each
+fn project_residual(
+    backend: Backend,
+    layer: &Conv1D,
+    input: Tensor<3>,
+    residual: Tensor<3>,
+    next: Option<&Norm>,
+) -> Result<(Tensor<3>, Option<Tensor<3>>), ModelError> {
+    match next {
+        Some(norm) => {
+            let (sum, normed) = norm.after_projection(backend, layer, input, residual)?;
+            Ok((sum, Some(normed)))
+        }
+        None => Ok((
+            layer.forward(backend, input, Then::Residual(Box::new(residual)))?,
+            None,
+        )),
+    }
+}
+
+/// The residual stream between blocks: `x`, and where the block before computed it with its
+/// last projection, `x` normed by the norm that reads it next (the next block's first norm, or
+/// the final norm).
+pub(super) struct Stream {
+    pub x: Tensor<3>,
+    pub normed: Option<Tensor<3>>,
 }
 
 /// Causal self-attention with the fused query/key/value projection `c_attn` (its output the
@@ -165,38 +227,58 @@ impl Block {
         ]
     }
 
+    /// The block over `stream`, and the stream after it, normed by `next` (the norm that reads
+    /// it next) where given.
+    ///
     /// # Shapes
-    /// - x `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    /// - the stream's tensors `[batch, seq, n_embd]` → the same
     pub(super) fn forward_cached(
         &self,
-        x: Tensor<3>,
+        stream: Stream,
+        next: Option<&Norm>,
         layer: LayerCache,
         step: CacheStep,
-    ) -> Result<(Tensor<3>, LayerCache), ModelError> {
+    ) -> Result<(Stream, LayerCache), ModelError> {
         let backend = step.backend;
-        let mlp_input = self
-            .parallel_residual
-            .then(|| self.ln_2.forward(backend, x.clone()));
-        let (x, layer) =
-            self.attn
-                .forward_cached(self.ln_1.forward(backend, x.clone()), x, layer, step)?;
-        let mlp_input = mlp_input.unwrap_or_else(|| self.ln_2.forward(backend, x.clone()));
-        let x = self.mlp.forward(backend, mlp_input, x)?;
-        Ok((x, layer))
+        let x = stream.x;
+        let attention_input = match stream.normed {
+            Some(normed) => normed,
+            None => self.ln_1.forward(backend, x.clone()),
+        };
+        let (x, mlp_input, layer) = if self.parallel_residual {
+            let mlp_input = self.ln_2.forward(backend, x.clone());
+            let (x, _, layer) = self
+                .attn
+                .forward_cached(attention_input, x, None, layer, step)?;
+            (x, mlp_input, layer)
+        } else {
+            let (x, normed, layer) =
+                self.attn
+                    .forward_cached(attention_input, x, Some(&self.ln_2), layer, step)?;
+            // Always there: `next` was given.
+            let mlp_input = match normed {
+                Some(normed) => normed,
+                None => self.ln_2.forward(backend, x.clone()),
+            };
+            (x, mlp_input, layer)
+        };
+        let (x, normed) = self.mlp.forward(backend, mlp_input, x, next)?;
+        Ok((Stream { x, normed }, layer))
     }
 }
 
 impl Mlp {
-    /// `residual + c_proj(activation(c_fc(x)))`.
+    /// `residual + c_proj(activation(c_fc(x)))`, and that normed by `next` where given.
     ///
     /// # Shapes
-    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]` each
     fn forward(
         &self,
         backend: Backend,
         x: Tensor<3>,
         residual: Tensor<3>,
-    ) -> Result<Tensor<3>, ModelError> {
+        next: Option<&Norm>,
+    ) -> Result<(Tensor<3>, Option<Tensor<3>>), ModelError> {
         let hidden = match self.activation {
             Activation::GeluTanh => self.c_fc.forward(backend, x, Then::Gelu)?,
             Activation::GeluExact => {
@@ -211,8 +293,7 @@ impl Mlp {
                 })
             }
         };
-        self.c_proj
-            .forward(backend, hidden, Then::Residual(Box::new(residual)))
+        project_residual(backend, &self.c_proj, hidden, residual, next)
     }
 }
 
@@ -233,18 +314,19 @@ impl Attention {
         }
     }
 
-    /// Returns `residual` plus the attention's output, and the layer's cache with this step's
-    /// keys and values.
+    /// Returns `residual` plus the attention's output, that normed by `next` where given, and
+    /// the layer's cache with this step's keys and values.
     ///
     /// # Shapes
-    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]`
+    /// - x and residual `[batch, seq, n_embd]` → `[batch, seq, n_embd]` each
     fn forward_cached(
         &self,
         x: Tensor<3>,
         residual: Tensor<3>,
+        next: Option<&Norm>,
         layer: LayerCache,
         step: CacheStep,
-    ) -> Result<(Tensor<3>, LayerCache), ModelError> {
+    ) -> Result<(Tensor<3>, Option<Tensor<3>>, LayerCache), ModelError> {
         let [_, seq, n_embd] = x.dims();
         let head_dim = n_embd / self.n_head;
         let backend = step.backend;
@@ -275,9 +357,7 @@ impl Attention {
             past: step.past,
             scale: 1.0 / (head_dim as f32).sqrt(),
         }));
-        let output = self
-            .c_proj
-            .forward(backend, context, Then::Residual(Box::new(residual)))?;
-        Ok((output, layer))
+        let (output, normed) = project_residual(backend, &self.c_proj, context, residual, next)?;
+        Ok((output, normed, layer))
     }
 }

@@ -11,7 +11,7 @@
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use super::block::{Block, CacheStep, Norm, Projections};
+use super::block::{Block, CacheStep, Norm, Projections, Stream};
 use super::config::TransformerConfig;
 use super::error::ModelError;
 use super::family::NormKind;
@@ -267,7 +267,7 @@ impl Transformer {
                 capacity: cache.capacity,
             });
         }
-        let mut x =
+        let x =
             self.wte
                 .forward_plus(self.backend, tokens, self.position_embeddings(&starts, seq))?;
 
@@ -283,6 +283,7 @@ impl Transformer {
             .map(|table| table.angles(&starts, seq, &self.device()));
         let layers = std::mem::take(&mut cache.layers);
         let mut updated = Vec::with_capacity(layers.len());
+        let mut stream = Stream { x, normed: None };
         for (i, (block, layer)) in self.h.iter().zip(layers).enumerate() {
             let prefix = cache.prefix.as_ref().map(|p| &p.layers[i]);
             let step = CacheStep {
@@ -292,14 +293,19 @@ impl Transformer {
                 prefix,
                 prefix_mask: prefix_mask.clone(),
             };
+            // Each block's last projection also norms its output for whoever reads it next.
+            let next = self.h.get(i + 1).map_or(&self.ln_f, |b| &b.ln_1);
             // A failed block leaves the cache without its layers; callers drop it with the error.
-            let (out, layer) = block.forward_cached(x, layer, step)?;
-            x = out;
+            let (out, layer) = block.forward_cached(stream, Some(next), layer, step)?;
+            stream = out;
             updated.push(layer);
         }
         cache.layers = updated;
         cache.len += seq;
-        Ok(self.ln_f.forward(self.backend, x))
+        Ok(match stream.normed {
+            Some(normed) => normed,
+            None => self.ln_f.forward(self.backend, stream.x),
+        })
     }
 
     /// Position embeddings of `seq` tokens per row from each row's start.

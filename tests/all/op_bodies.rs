@@ -15,6 +15,7 @@ use clozelab::model::ops::gelu::GeluNew;
 use clozelab::model::ops::kernels::MAX_HEAD_DIM;
 use clozelab::model::ops::layer_norm::LayerNormOp;
 use clozelab::model::ops::projection::{Conv1D, Project, StoreProjection, Then};
+use clozelab::model::ops::residual_norm::ProjectResidualNorm;
 
 use crate::common;
 use crate::gpu_kernels::{read, tensor};
@@ -153,6 +154,36 @@ fn projection_bodies_equal_their_references() {
             |output| read(output.unwrap()),
             3e-6,
         );
+    }
+}
+
+#[test]
+fn projection_residual_and_norm_bodies_equal_their_references() {
+    // Odd widths, and one where the norm starts at an offset the GPU can bind (its result is
+    // then a view of the kernel's output, not a copy).
+    for (n_in, n_out, batch, seq) in [(13, 21, 2, 3), (24, 64, 1, 2)] {
+        let input = values(batch * seq * n_in, 11, 1.0);
+        let residual = values(batch * seq * n_out, 12, 2.0);
+        let (weight, bias) = (values(n_out, 13, 1.5), values(n_out, 14, 0.5));
+        let layers = PerBackend::new(|backend, device| conv(backend, n_in, n_out, 15, device));
+        for (half, name) in [(0, "sum"), (1, "norm")] {
+            bodies_agree(
+                &format!("projection, residual and norm ({n_in}→{n_out}): the {name}"),
+                |backend, device| ProjectResidualNorm {
+                    layer: layers.of(backend),
+                    input: tensor(&input, [batch, seq, n_in], device),
+                    residual: tensor(&residual, [batch, seq, n_out], device),
+                    norm_weight: tensor(&weight, [n_out], device),
+                    norm_bias: tensor(&bias, [n_out], device),
+                    epsilon: 1e-5,
+                },
+                |output| {
+                    let (sum, norm) = output.unwrap();
+                    read(if half == 0 { sum } else { norm })
+                },
+                4e-6,
+            );
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 //! | [`layer_norm::LayerNormOp`] | one kernel | burn's `layer_norm` | same | burn's `layer_norm` |
 //! | [`gelu::GeluNew`] | `tanh` form | sigmoid form (one `exp`) | same | `tanh` form |
 //! | [`projection::Project`] (a `Conv1D` with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once, the bias added in the product ([`panel_product`]), the GELU in one pass ([`gelu::gelu_new_in_place`]) | burn's `linear` and the formulas |
+//! | [`residual_norm::ProjectResidualNorm`] (an output projection, the residual and the layer norm after it) | burn's product, then one kernel for the epilogue and the norm | [`projection::Project`], then [`layer_norm::LayerNormOp`] | same | same |
 //! | [`attention::ProjectQkv`] (the query/key/value projection, split into heads) | the product, its bias left to the attention kernel | [`projection::Project`] | same | same |
 //! | [`attention::StepAttention`] (one step) | one kernel | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | burn's composition |
 //! | [`embedding::EmbedTokens`] (lookup plus position embeddings) | one kernel per chunk | burn's `embedding` per chunk | columns of the packed `wteᵀ` | burn's `embedding` on the joined chunks |
@@ -40,6 +41,7 @@ pub mod layer_norm;
 pub mod panel_product;
 pub mod product_helpers;
 pub mod projection;
+pub mod residual_norm;
 pub mod rms_norm;
 pub mod rotary;
 #[cfg(not(target_arch = "wasm32"))]

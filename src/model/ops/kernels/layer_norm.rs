@@ -13,7 +13,7 @@ use super::workgroup::workgroup_sum;
 
 /// Threads per row: about four values each (GPT-2's widths, 768–1600, take 256), a power of two
 /// from 32 to 256. Idle threads are not free: each waits at every step of the sums.
-fn units_for(width: usize) -> usize {
+pub(super) fn units_for(width: usize) -> usize {
     (width / 4).next_power_of_two().clamp(32, 256)
 }
 

@@ -21,6 +21,7 @@ mod embedding_rows;
 mod epilogue;
 mod half_product;
 mod layer_norm;
+mod residual_norm;
 mod workgroup;
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
@@ -67,6 +68,18 @@ pub trait TransformerKernels: Backend {
         epilogue: Epilogue,
     ) -> FloatTensor<Self>;
 
+    /// An output projection's bias and residual, then the layer norm of the sum, in one kernel:
+    /// see [`bias_residual_layer_norm`]. The output stacks the sum and its norm.
+    #[fusion(dtype = product, shape = stacked_shape(product))]
+    fn fused_residual_norm(
+        product: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        norm_bias: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> FloatTensor<Self>;
+
     /// `base` plus the embedding rows that one chunk of `wte` holds, in one kernel: see
     /// [`token_embedding`].
     #[fusion(dtype = chunk, shape = embedding_rows_shape(chunk, ids))]
@@ -99,6 +112,17 @@ fn half_product_shape(
     weight: &burn::tensor::Shape,
 ) -> burn::tensor::Shape {
     burn::tensor::Shape::from([input[0], weight[1]])
+}
+
+/// `[..]` gives `[2, ..]`: two results of that shape, one after the other. (Only the fused engine
+/// asks for it.)
+#[cfg(target_arch = "wasm32")]
+fn stacked_shape(shape: &burn::tensor::Shape) -> burn::tensor::Shape {
+    burn::tensor::Shape::from(
+        std::iter::once(2)
+            .chain(shape.iter().copied())
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// `[chunk_rows, width]` and `[rows]` give `[rows, width]`. (Only the fused engine asks for it.)
@@ -164,6 +188,36 @@ pub fn bias_residual<const D: usize>(
         residual.into_dispatch(),
         Epilogue::Residual,
     ))
+}
+
+/// `s = product + bias + residual` and its layer norm `(s − mean) / sqrt(var + ε) · weight +
+/// norm_bias` (the biased variance, as [`layer_norm`]), in one kernel: the epilogue of a pre-norm
+/// block's output projection and the norm that reads its result, which are otherwise two
+/// dispatches. Returns `(s, norm)`, views of one buffer (without a copy where the second starts
+/// at an offset the device can bind: `product`'s element count a multiple of 64 in f32).
+///
+/// # Shapes
+/// - product and residual `[batch, seq, width]`, bias, weight and norm_bias `[width]` → two
+///   `[batch, seq, width]`
+pub fn bias_residual_layer_norm(
+    product: Tensor<3>,
+    bias: Tensor<1>,
+    residual: Tensor<3>,
+    weight: Tensor<1>,
+    norm_bias: Tensor<1>,
+    epsilon: f64,
+) -> (Tensor<3>, Tensor<3>) {
+    let dims = product.dims();
+    let both = Tensor::<4>::from_dispatch(Dispatch::fused_residual_norm(
+        product.into_dispatch(),
+        bias.into_dispatch(),
+        residual.into_dispatch(),
+        weight.into_dispatch(),
+        norm_bias.into_dispatch(),
+        epsilon as f32,
+    ));
+    let half = |index: usize| both.clone().narrow(0, index, 1).reshape(dims);
+    (half(0), half(1))
 }
 
 /// `wte`'s rows for `ids` plus `base` (the position embeddings), gathered from `wte`'s row
@@ -355,6 +409,26 @@ impl TransformerKernels for CubeBackend {
         epilogue: Epilogue,
     ) -> FloatTensor<Self> {
         epilogue::launch_epilogue(product, bias, residual, epilogue)
+    }
+
+    fn fused_residual_norm(
+        product: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        residual: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        norm_bias: FloatTensor<Self>,
+        epsilon: f32,
+    ) -> FloatTensor<Self> {
+        residual_norm::launch_residual_norm(
+            residual_norm::ResidualNormOperands {
+                product,
+                bias,
+                residual,
+                weight,
+                norm_bias,
+            },
+            epsilon,
+        )
     }
 
     fn fused_embedding_rows(

@@ -1,0 +1,118 @@
+//! An output projection's epilogue and the layer norm after it, in one kernel: the residual
+//! stream `s = product + bias + residual`, and its norm `(s − mean) / sqrt(var + ε) · weight +
+//! norm_bias`, both written (the stream goes on to the next residual, the norm to the next
+//! projection). Apart they are two dispatches, one after every output projection of a pre-norm
+//! block; a decode step's host cost is paid per dispatch.
+
+use burn::backend::cubecl::dtype_to_storage_type;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::ops::numeric::empty_device_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::CubeDim;
+use cubecl::prelude::*;
+
+use super::layer_norm::units_for;
+use super::workgroup::workgroup_sum;
+
+/// The operands of [`launch_residual_norm`].
+pub(super) struct ResidualNormOperands {
+    pub product: CubeTensor,
+    pub bias: CubeTensor,
+    pub residual: CubeTensor,
+    pub weight: CubeTensor,
+    pub norm_bias: CubeTensor,
+}
+
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+fn residual_norm_kernel<F: Float>(
+    product: &Tensor<F>,
+    bias: &Tensor<F>,
+    residual: &Tensor<F>,
+    weight: &Tensor<F>,
+    norm_bias: &Tensor<F>,
+    output: &mut Tensor<F>,
+    rows: usize,
+    width: usize,
+    epsilon: f32,
+    #[comptime] units: usize,
+    #[define(F)] _dtype: ElemType,
+) {
+    // As the layer norm's kernel: no early return before a barrier.
+    let row = CUBE_POS;
+    let mut length = 0;
+    if row < rows {
+        length = width;
+    }
+    let unit = UNIT_POS as usize;
+    let start = row * width;
+    let normed = rows * width + start;
+    let mut partial = Shared::new_slice(units);
+
+    // Each thread reads back only what it wrote itself, so the passes need no barrier between
+    // the writes and the reads.
+    let mut sum = F::new(0.0);
+    let mut i = unit;
+    while i < length {
+        let value = product[start + i] + bias[i] + residual[start + i];
+        output[start + i] = value;
+        sum += value;
+        i += units;
+    }
+    let mean = workgroup_sum::<F>(&mut partial, sum, unit, units) / F::cast_from(width);
+
+    let mut squares = F::new(0.0);
+    let mut i = unit;
+    while i < length {
+        let deviation = output[start + i] - mean;
+        squares += deviation * deviation;
+        i += units;
+    }
+    let variance = workgroup_sum::<F>(&mut partial, squares, unit, units) / F::cast_from(width);
+    let inverse = F::new(1.0) / F::sqrt(variance + F::cast_from(epsilon));
+
+    let mut i = unit;
+    while i < length {
+        output[normed + i] = (output[start + i] - mean) * inverse * weight[i] + norm_bias[i];
+        i += units;
+    }
+}
+
+/// Launches [`residual_norm_kernel`] over every row of `product` (`[..., width]`): the output is
+/// `[2, ..., width]`, the stream then its norm.
+pub(super) fn launch_residual_norm(operands: ResidualNormOperands, epsilon: f32) -> CubeTensor {
+    let product = into_contiguous(operands.product);
+    let residual = into_contiguous(operands.residual);
+    let [bias, weight, norm_bias] =
+        [operands.bias, operands.weight, operands.norm_bias].map(into_contiguous);
+    let shape = product.meta.shape().clone();
+    let width = shape[shape.num_dims() - 1];
+    let rows = shape.num_elements() / width.max(1);
+    let units = units_for(width);
+    let dtype = product.dtype;
+    let both = burn::tensor::Shape::from(
+        std::iter::once(2)
+            .chain(shape.iter().copied())
+            .collect::<Vec<_>>(),
+    );
+    let client = product.client.clone();
+    let output = empty_device_dtype(client.clone(), product.device.clone(), both, dtype);
+    let cube_count = cubecl::calculate_cube_count_elemwise(&client, rows, CubeDim::new_single());
+    residual_norm_kernel::launch(
+        &client,
+        cube_count,
+        CubeDim::new_1d(units as u32),
+        product.into_tensor_arg(),
+        bias.into_tensor_arg(),
+        residual.into_tensor_arg(),
+        weight.into_tensor_arg(),
+        norm_bias.into_tensor_arg(),
+        output.clone().into_tensor_arg(),
+        rows,
+        width,
+        epsilon,
+        units,
+        dtype_to_storage_type(dtype),
+    );
+    output
+}
