@@ -22,6 +22,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { serveDist, cliBinary, DIST, ROOT } from "../tests/e2e/harness.mjs";
+import { countWebGpuCalls, callsBetween, dispatchesOf, describeCalls } from "./webgpu_calls.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -41,30 +42,6 @@ const MODEL = join(homedir(), ".cache", "clozelab", "host-bench-model");
 if (!existsSync(join(MODEL, "model.safetensors"))) {
   execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", "4",
     "--seed", "1"], { stdio: "inherit" });
-}
-
-// Counts every call of the WebGPU methods a launch can make, by name, in the page.
-function instrument() {
-  const calls = (globalThis.__webgpuCalls = {});
-  const wrap = (cls, names) => {
-    for (const name of names) {
-      const proto = globalThis[cls]?.prototype;
-      const original = proto?.[name];
-      if (typeof original !== "function") continue;
-      const key = `${cls}.${name}`;
-      calls[key] = 0;
-      proto[name] = function (...a) {
-        calls[key]++;
-        return original.apply(this, a);
-      };
-    }
-  };
-  wrap("GPUComputePassEncoder", ["dispatchWorkgroups", "dispatchWorkgroupsIndirect", "setBindGroup", "setPipeline", "end"]);
-  wrap("GPUCommandEncoder", ["beginComputePass", "copyBufferToBuffer", "finish"]);
-  wrap("GPUQueue", ["submit", "writeBuffer"]);
-  wrap("GPUDevice", ["createBindGroup", "createBuffer", "createCommandEncoder", "createComputePipeline", "createShaderModule"]);
-  wrap("GPUComputePipeline", ["getBindGroupLayout"]);
-  wrap("GPUBuffer", ["mapAsync", "getMappedRange", "unmap", "destroy"]);
 }
 
 // CPU seconds (user + system) of Chromium's processes of a kind (`--type=gpu-process`,
@@ -101,7 +78,7 @@ async function measure(browser, dist) {
   const link = join(dist, "models", "host-bench");
   if (!existsSync(link)) execFileSync("ln", ["-s", MODEL, link]);
   await page.goto(`${server.base}/build.json`);
-  await page.evaluate(instrument);
+  await page.evaluate(countWebGpuCalls);
   await page.evaluate(async () => {
     // The worker's entry point answers its page through `postMessage`, which in a page would
     // post to the page itself.
@@ -136,7 +113,7 @@ async function measure(browser, dist) {
     const [gpuAfter, rendererAfter] = [cpuOf("gpu-process"), cpuOf("renderer")];
     const callsAfter = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
     if (!reply.DecodeSteps) throw new Error(`DecodeSteps failed: ${JSON.stringify(reply).slice(0, 300)}`);
-    const calls = Object.fromEntries(Object.keys(callsAfter).map((k) => [k, callsAfter[k] - callsBefore[k]]));
+    const calls = callsBetween(callsBefore, callsAfter);
     return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile),
       gpuProcessMs: (gpuAfter - gpuBefore) * 1e3, rendererMs: (rendererAfter - rendererBefore) * 1e3 };
   };
@@ -146,8 +123,8 @@ async function measure(browser, dist) {
   server.server.close();
   const per = (a, b) => (a - b) / (steps - 1);
   const sorted = [...many.stepMs].sort((a, b) => a - b);
-  const calls = Object.fromEntries(Object.keys(many.calls).map((k) => [k, per(many.calls[k], one.calls[k])]));
-  const dispatches = calls["GPUComputePassEncoder.dispatchWorkgroups"] + calls["GPUComputePassEncoder.dispatchWorkgroupsIndirect"];
+  const calls = callsBetween(one.calls, many.calls, steps - 1);
+  const dispatches = dispatchesOf(calls);
   return {
     stepMs: sorted[Math.floor(sorted.length / 2)],
     dispatches,
@@ -186,8 +163,7 @@ const summary = dists.map((dist, i) => {
     `${((row.stepMs * 1e3) / row.dispatches).toFixed(1)} µs of wall time each; CPU µs per dispatch: page's thread ` +
     `${row.pageThreadUsPerDispatch.toFixed(1)}, renderer process ${row.rendererUsPerDispatch.toFixed(1)}, ` +
     `GPU process ${row.gpuProcessUsPerDispatch.toFixed(1)}`);
-  const calls = Object.entries(row.callsPerStep).filter(([, n]) => n > 0.05).map(([k, n]) => `${k.split(".")[1]} ${n.toFixed(1)}`);
-  console.log(`  WebGPU calls a step: ${calls.join(", ")}`);
+  console.log(`  WebGPU calls a step: ${describeCalls(row.callsPerStep)}`);
   return row;
 });
 if (summary.length > 1) {

@@ -7,7 +7,12 @@
 //
 // Usage: node scripts/dawn_worker.mjs --dist DIR --model DIR [--precision f32|f16] [--cpu]
 //   [--dawn PATH_TO_webgpu_PACKAGE] [--dawn-flag FLAG]... [--cli CLOZELAB] [--rounds N]
-//   [--samples N] [--require-gpu] [--compatibility] [--out FILE.json]
+//   [--samples N] [--host-steps N] [--require-gpu] [--compatibility] [--out FILE.json]
+// `--host-steps N` adds the host-cost benchmark in the browser's engine (as
+// scripts/bench_host_browser.mjs in Chromium): N decode steps at batch 1, then 1, after a
+// 16-token prefill; per step (the difference over N − 1 steps) the WebGPU calls, and the CPU
+// time of the thread that records and submits (Node's main thread: the wasm and Dawn's
+// validation and encoding) apart from the process's other threads (the driver's).
 // Prints one line per figure and a JSON summary; exits 1 when the list is off by more than the
 // precision's tolerance, a request fails, or (--require-gpu) the worker is not on a GPU.
 import { spawnSync } from 'node:child_process';
@@ -15,6 +20,7 @@ import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { countWebGpuCalls, callsBetween, dispatchesOf, describeCalls } from './webgpu_calls.mjs';
 
 const CONTEXT = 'The quick brown fox jumps over';
 const TOP = 15;
@@ -35,6 +41,7 @@ const { values: args } = parseArgs({
     cli: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     samples: { type: 'string', default: '100' },
+    'host-steps': { type: 'string', default: '0' },
     'require-gpu': { type: 'boolean', default: false },
     compatibility: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -66,6 +73,7 @@ let gpu;
 try {
   const dawn = await import(pathToFileURL(join(resolve(args.dawn), 'index.js')).href);
   Object.assign(globalThis, dawn.globals);
+  countWebGpuCalls();
   gpu = dawn.create(args['dawn-flag']);
   if (args.compatibility) {
     // WebGPU's compatibility mode, the one Dawn offers on OpenGL (llvmpipe on a machine without
@@ -145,6 +153,44 @@ summary.speed_ms = speed;
 console.log(`speed check (median of ${speed.rounds}): prefill 16 ${speed.prefill_ms[0].toFixed(1)} ms, ` +
   `prefill 64 ${speed.prefill_ms[1].toFixed(1)} ms, decode step ${speed.decode_step_ms.toFixed(2)} ms, ` +
   `${speed.word_samples}-sample word distribution ${speed.word_distribution_ms.toFixed(0)} ms`);
+
+// CPU ms of this process's main thread and of its other threads (Linux's schedstat).
+function threadCpuMs() {
+  const cpu = { main: 0, others: 0 };
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      cpu[Number(tid) === process.pid ? 'main' : 'others'] += ns / 1e6;
+    } catch { /* the thread ended meanwhile */ }
+  }
+  return cpu;
+}
+
+const hostSteps = Number(args['host-steps']);
+if (hostSteps >= 2) {
+  const run = async (steps) => {
+    const [calls, cpu] = [{ ...globalThis.__webgpuCalls }, threadCpuMs()];
+    const reply = expect(await ask({ DecodeSteps: { prefill: 16, steps } }), 'DecodeSteps');
+    const [callsAfter, cpuAfter] = [{ ...globalThis.__webgpuCalls }, threadCpuMs()];
+    return { stepMs: reply.step_ms, calls: callsBetween(calls, callsAfter),
+      main: cpuAfter.main - cpu.main, others: cpuAfter.others - cpu.others };
+  };
+  await run(hostSteps);
+  const [many, one] = [await run(hostSteps), await run(1)];
+  const calls = callsBetween(one.calls, many.calls, hostSteps - 1);
+  const dispatches = dispatchesOf(calls);
+  if (dispatches === 0) console.log('host cost: no WebGPU dispatch (the worker is not on a GPU)');
+  const perDispatch = (ms) => (ms * 1e3) / (hostSteps - 1) / dispatches;
+  const stepMs = [...many.stepMs].sort((a, b) => a - b)[Math.floor(hostSteps / 2)];
+  summary.host = { step_ms: stepMs, dispatches_per_step: dispatches, wall_us_per_dispatch: (stepMs * 1e3) / dispatches,
+    main_thread_cpu_us_per_dispatch: perDispatch(many.main - one.main),
+    other_threads_cpu_us_per_dispatch: perDispatch(many.others - one.others), calls_per_step: calls };
+  if (dispatches > 0) console.log(`host cost of a decode step (median of ${hostSteps}): ${stepMs.toFixed(2)} ms, ${dispatches.toFixed(1)} ` +
+    `dispatches, ${summary.host.wall_us_per_dispatch.toFixed(1)} µs of wall time each; CPU µs per dispatch: main ` +
+    `thread ${summary.host.main_thread_cpu_us_per_dispatch.toFixed(1)}, other threads ` +
+    `${summary.host.other_threads_cpu_us_per_dispatch.toFixed(1)}`);
+  if (dispatches > 0) console.log(`WebGPU calls a step: ${describeCalls(calls)}`);
+}
 
 if (args.cli) {
   const out = spawnSync(args.cli, ['next-token', '--model', modelDir, '--context', CONTEXT, '--top', String(TOP),
