@@ -4,7 +4,9 @@
 //! the weighted values: up to a dozen kernels), a projection's bias with the GELU or residual
 //! after it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
-//! about thirty a level of its tree). One kernel each here. Beside them, a projection with f16
+//! about thirty a level of its tree). One kernel each here; and one for an output projection's
+//! bias and residual with the layer norm that reads their sum (two of the kernels above
+//! otherwise). Beside them, a projection with f16
 //! weights and f32 activations ([`half_product`]): cubek's matmul, which burn launches for its
 //! own products, given operands of two types (burn's `matmul` takes one type, so f16 weights
 //! had the activations cast to f16 and the product back: three kernels).
@@ -69,8 +71,10 @@ pub trait TransformerKernels: Backend {
     ) -> FloatTensor<Self>;
 
     /// An output projection's bias and residual, then the layer norm of the sum, in one kernel:
-    /// see [`bias_residual_layer_norm`]. The output stacks the sum and its norm.
-    #[fusion(dtype = product, shape = stacked_shape(product))]
+    /// see [`bias_residual_layer_norm`]: the sum and its norm.
+    #[fusion(meta = |product, _bias, _residual, _weight, _norm_bias, _epsilon| {
+        (product.clone(), product.clone())
+    })]
     fn fused_residual_norm(
         product: FloatTensor<Self>,
         bias: FloatTensor<Self>,
@@ -78,7 +82,7 @@ pub trait TransformerKernels: Backend {
         weight: FloatTensor<Self>,
         norm_bias: FloatTensor<Self>,
         epsilon: f32,
-    ) -> FloatTensor<Self>;
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
 
     /// `base` plus the embedding rows that one chunk of `wte` holds, in one kernel: see
     /// [`token_embedding`].
@@ -112,17 +116,6 @@ fn half_product_shape(
     weight: &burn::tensor::Shape,
 ) -> burn::tensor::Shape {
     burn::tensor::Shape::from([input[0], weight[1]])
-}
-
-/// `[..]` gives `[2, ..]`: two results of that shape, one after the other. (Only the fused engine
-/// asks for it.)
-#[cfg(target_arch = "wasm32")]
-fn stacked_shape(shape: &burn::tensor::Shape) -> burn::tensor::Shape {
-    burn::tensor::Shape::from(
-        std::iter::once(2)
-            .chain(shape.iter().copied())
-            .collect::<Vec<_>>(),
-    )
 }
 
 /// `[chunk_rows, width]` and `[rows]` give `[rows, width]`. (Only the fused engine asks for it.)
@@ -193,8 +186,7 @@ pub fn bias_residual<const D: usize>(
 /// `s = product + bias + residual` and its layer norm `(s − mean) / sqrt(var + ε) · weight +
 /// norm_bias` (the biased variance, as [`layer_norm`]), in one kernel: the epilogue of a pre-norm
 /// block's output projection and the norm that reads its result, which are otherwise two
-/// dispatches. Returns `(s, norm)`, views of one buffer (without a copy where the second starts
-/// at an offset the device can bind: `product`'s element count a multiple of 64 in f32).
+/// dispatches. Returns `(s, norm)`.
 ///
 /// # Shapes
 /// - product and residual `[batch, seq, width]`, bias, weight and norm_bias `[width]` → two
@@ -207,17 +199,15 @@ pub fn bias_residual_layer_norm(
     norm_bias: Tensor<1>,
     epsilon: f64,
 ) -> (Tensor<3>, Tensor<3>) {
-    let dims = product.dims();
-    let both = Tensor::<4>::from_dispatch(Dispatch::fused_residual_norm(
+    let (sum, norm) = Dispatch::fused_residual_norm(
         product.into_dispatch(),
         bias.into_dispatch(),
         residual.into_dispatch(),
         weight.into_dispatch(),
         norm_bias.into_dispatch(),
         epsilon as f32,
-    ));
-    let half = |index: usize| both.clone().narrow(0, index, 1).reshape(dims);
-    (half(0), half(1))
+    );
+    (Tensor::from_dispatch(sum), Tensor::from_dispatch(norm))
 }
 
 /// `wte`'s rows for `ids` plus `base` (the position embeddings), gathered from `wte`'s row
@@ -418,7 +408,7 @@ impl TransformerKernels for CubeBackend {
         weight: FloatTensor<Self>,
         norm_bias: FloatTensor<Self>,
         epsilon: f32,
-    ) -> FloatTensor<Self> {
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
         residual_norm::launch_residual_norm(
             residual_norm::ResidualNormOperands {
                 product,

@@ -1,7 +1,7 @@
 //! An output projection's epilogue and the layer norm after it, in one kernel: the residual
 //! stream `s = product + bias + residual`, and its norm `(s − mean) / sqrt(var + ε) · weight +
-//! norm_bias`, both written (the stream goes on to the next residual, the norm to the next
-//! projection). Apart they are two dispatches, one after every output projection of a pre-norm
+//! norm_bias`, each written to its own tensor (the stream goes on to the next residual, the
+//! norm to the next projection). Apart they are two dispatches, one after every output projection of a pre-norm
 //! block; a decode step's host cost is paid per dispatch.
 
 use burn::backend::cubecl::dtype_to_storage_type;
@@ -31,7 +31,8 @@ fn residual_norm_kernel<F: Float>(
     residual: &Tensor<F>,
     weight: &Tensor<F>,
     norm_bias: &Tensor<F>,
-    output: &mut Tensor<F>,
+    sum: &mut Tensor<F>,
+    norm: &mut Tensor<F>,
     rows: usize,
     width: usize,
     epsilon: f32,
@@ -46,25 +47,24 @@ fn residual_norm_kernel<F: Float>(
     }
     let unit = UNIT_POS as usize;
     let start = row * width;
-    let normed = rows * width + start;
     let mut partial = Shared::new_slice(units);
 
     // Each thread reads back only what it wrote itself, so the passes need no barrier between
     // the writes and the reads.
-    let mut sum = F::new(0.0);
+    let mut total = F::new(0.0);
     let mut i = unit;
     while i < length {
         let value = product[start + i] + bias[i] + residual[start + i];
-        output[start + i] = value;
-        sum += value;
+        sum[start + i] = value;
+        total += value;
         i += units;
     }
-    let mean = workgroup_sum::<F>(&mut partial, sum, unit, units) / F::cast_from(width);
+    let mean = workgroup_sum::<F>(&mut partial, total, unit, units) / F::cast_from(width);
 
     let mut squares = F::new(0.0);
     let mut i = unit;
     while i < length {
-        let deviation = output[start + i] - mean;
+        let deviation = sum[start + i] - mean;
         squares += deviation * deviation;
         i += units;
     }
@@ -73,14 +73,17 @@ fn residual_norm_kernel<F: Float>(
 
     let mut i = unit;
     while i < length {
-        output[normed + i] = (output[start + i] - mean) * inverse * weight[i] + norm_bias[i];
+        norm[start + i] = (sum[start + i] - mean) * inverse * weight[i] + norm_bias[i];
         i += units;
     }
 }
 
-/// Launches [`residual_norm_kernel`] over every row of `product` (`[..., width]`): the output is
-/// `[2, ..., width]`, the stream then its norm.
-pub(super) fn launch_residual_norm(operands: ResidualNormOperands, epsilon: f32) -> CubeTensor {
+/// Launches [`residual_norm_kernel`] over every row of `product` (`[..., width]`): the stream
+/// and its norm, each of `product`'s shape.
+pub(super) fn launch_residual_norm(
+    operands: ResidualNormOperands,
+    epsilon: f32,
+) -> (CubeTensor, CubeTensor) {
     let product = into_contiguous(operands.product);
     let residual = into_contiguous(operands.residual);
     let [bias, weight, norm_bias] =
@@ -90,13 +93,15 @@ pub(super) fn launch_residual_norm(operands: ResidualNormOperands, epsilon: f32)
     let rows = shape.num_elements() / width.max(1);
     let units = units_for(width);
     let dtype = product.dtype;
-    let both = burn::tensor::Shape::from(
-        std::iter::once(2)
-            .chain(shape.iter().copied())
-            .collect::<Vec<_>>(),
-    );
     let client = product.client.clone();
-    let output = empty_device_dtype(client.clone(), product.device.clone(), both, dtype);
+    let [sum, norm] = [(); 2].map(|()| {
+        empty_device_dtype(
+            client.clone(),
+            product.device.clone(),
+            shape.clone(),
+            dtype,
+        )
+    });
     let cube_count = cubecl::calculate_cube_count_elemwise(&client, rows, CubeDim::new_single());
     residual_norm_kernel::launch(
         &client,
@@ -107,12 +112,13 @@ pub(super) fn launch_residual_norm(operands: ResidualNormOperands, epsilon: f32)
         residual.into_tensor_arg(),
         weight.into_tensor_arg(),
         norm_bias.into_tensor_arg(),
-        output.clone().into_tensor_arg(),
+        sum.clone().into_tensor_arg(),
+        norm.clone().into_tensor_arg(),
         rows,
         width,
         epsilon,
         units,
         dtype_to_storage_type(dtype),
     );
-    output
+    (sum, norm)
 }
