@@ -66,6 +66,17 @@ function busyMs(profile) {
   return busy / 1000;
 }
 
+// The functions the page's thread spent its busy time in (self time, ms), most first.
+function topFunctions(profile, count = 8) {
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName || "(anonymous)"]));
+  const self = new Map();
+  profile.samples.forEach((node, i) => {
+    const name = byNode.get(node);
+    if (name !== "(idle)") self.set(name, (self.get(name) ?? 0) + profile.timeDeltas[i] / 1000);
+  });
+  return [...self].sort((a, b) => b[1] - a[1]).slice(0, count);
+}
+
 async function measure(browser, dist) {
   const server = await serveDist(dist);
   const context = await browser.newContext();
@@ -114,7 +125,7 @@ async function measure(browser, dist) {
     const callsAfter = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
     if (!reply.DecodeSteps) throw new Error(`DecodeSteps failed: ${JSON.stringify(reply).slice(0, 300)}`);
     const calls = callsBetween(callsBefore, callsAfter);
-    return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile),
+    return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile), top: topFunctions(profile),
       gpuProcessMs: (gpuAfter - gpuBefore) * 1e3, rendererMs: (rendererAfter - rendererBefore) * 1e3 };
   };
   const many = await run(steps);
@@ -132,6 +143,7 @@ async function measure(browser, dist) {
     gpuProcessUsPerDispatch: (per(many.gpuProcessMs, one.gpuProcessMs) * 1e3) / dispatches,
     rendererUsPerDispatch: (per(many.rendererMs, one.rendererMs) * 1e3) / dispatches,
     callsPerStep: calls,
+    topFunctions: many.top.map(([name, ms]) => [name, ms / steps]),
   };
 }
 
@@ -158,12 +170,14 @@ const summary = dists.map((dist, i) => {
     gpuProcessUsPerDispatch: pick((r) => r.gpuProcessUsPerDispatch),
     rendererUsPerDispatch: pick((r) => r.rendererUsPerDispatch),
     callsPerStep: rs[rs.length - 1].callsPerStep,
+    topFunctions: rs[rs.length - 1].topFunctions,
   };
   console.log(`${dist}: ${row.stepMs.toFixed(2)} ms a step, ${row.dispatches.toFixed(1)} dispatches a step, ` +
     `${((row.stepMs * 1e3) / row.dispatches).toFixed(1)} µs of wall time each; CPU µs per dispatch: page's thread ` +
     `${row.pageThreadUsPerDispatch.toFixed(1)}, renderer process ${row.rendererUsPerDispatch.toFixed(1)}, ` +
     `GPU process ${row.gpuProcessUsPerDispatch.toFixed(1)}`);
   console.log(`  WebGPU calls a step: ${describeCalls(row.callsPerStep)}`);
+  console.log(`  the page's thread, self ms a step: ${row.topFunctions.map(([f, ms]) => `${f} ${ms.toFixed(2)}`).join(", ")}`);
   return row;
 });
 if (summary.length > 1) {
