@@ -37,10 +37,11 @@ const rounds = Number(args.rounds);
 const steps = Number(args.steps);
 if (!(rounds >= 1) || !(steps >= 2)) throw new Error("--rounds is at least 1 and --steps at least 2");
 
-// The model `clozelab bench host` generates (its seed 1), written once.
+// The model `clozelab bench host` generates (its seed 1; one head, 64 wide as GPT-2's), written
+// once.
 const MODEL = join(homedir(), ".cache", "clozelab", "host-bench-model");
 if (!existsSync(join(MODEL, "model.safetensors"))) {
-  execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", "4",
+  execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", "1",
     "--seed", "1"], { stdio: "inherit" });
 }
 
@@ -159,7 +160,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 await browser.close();
-console.log(`host cost of a decode step at batch 1 in the browser's engine (12 blocks of width 64; ${steps} steps, ` +
+console.log(`host cost of a decode step at batch 1 in the browser's engine (12 blocks of width 64, one head; ${steps} steps, ` +
   `medians over ${rounds} round(s))`);
 const summary = dists.map((dist, i) => {
   const rs = results[i];

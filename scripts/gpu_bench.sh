@@ -125,7 +125,7 @@ if wants dawn; then
     tar xJf "$GPU_DIR/worker-dist.tar.xz" -C /tmp/dawn/dist
     # GPT-2 small's shape in f32 and f16; then 12 blocks of width 64, whose arithmetic is
     # negligible, so that a decode step's time is the host's cost of its dispatches.
-    [ -f /tmp/m12tiny/model.safetensors ] || "$first" make-test-model --layers 12 --dim 64 --heads 4 --out /tmp/m12tiny >/dev/null
+    [ -f /tmp/m12tiny/model.safetensors ] || "$first" make-test-model --layers 12 --dim 64 --heads 1 --out /tmp/m12tiny >/dev/null
     for run in m12:f32 m12:f16 m12tiny:f32; do
       model=/tmp/${run%:*} precision=${run#*:}
       echo "-- ${run%:*}, $precision"

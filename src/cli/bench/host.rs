@@ -259,9 +259,9 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         std::fs::remove_dir_all(&dir).ok();
     }
     println!(
-        "host cost of a decode step at batch 1 ({} blocks of width {}, random GPT-2 weights; \
-         median of {} steps)",
-        args.layers, args.dim, args.steps
+        "host cost of a decode step at batch 1 ({} blocks of width {} in {} heads, random GPT-2 \
+         weights; median of {} steps)",
+        args.layers, args.dim, args.heads, args.steps
     );
     let ratio = baseline
         .as_ref()

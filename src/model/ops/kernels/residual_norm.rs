@@ -94,14 +94,8 @@ pub(super) fn launch_residual_norm(
     let units = units_for(width);
     let dtype = product.dtype;
     let client = product.client.clone();
-    let [sum, norm] = [(); 2].map(|()| {
-        empty_device_dtype(
-            client.clone(),
-            product.device.clone(),
-            shape.clone(),
-            dtype,
-        )
-    });
+    let [sum, norm] = [(); 2]
+        .map(|()| empty_device_dtype(client.clone(), product.device.clone(), shape.clone(), dtype));
     let cube_count = cubecl::calculate_cube_count_elemwise(&client, rows, CubeDim::new_single());
     residual_norm_kernel::launch(
         &client,
