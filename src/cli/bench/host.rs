@@ -147,13 +147,13 @@ pub struct HostFigures {
     pub cpu_us_per_dispatch: Vec<(ThreadRole, f64)>,
 }
 
-/// The timed round of [`measure`].
+/// A run of [`measure`], or (what it returns) the difference between two.
 struct Timed {
     /// Each step's wall time, ms.
     step_ms: Vec<f64>,
-    /// Kernels launched over all steps but one.
+    /// Kernels launched: in a run, or over all its steps but one.
     launched: u64,
-    /// CPU ns over all steps but one, by role.
+    /// CPU ns by role: in a run, or over all its steps but one.
     cpu: Vec<(ThreadRole, u64)>,
 }
 
@@ -178,24 +178,27 @@ fn measure(
         on_progress: |_: &_| true,
     };
     pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
-    let run = |steps| -> Result<(Vec<f64>, u64, Vec<(ThreadRole, u64)>), CliError> {
+    let run = |steps| -> Result<Timed, CliError> {
         // The kernel log is written by a task of its own: let it catch up before each count.
         std::thread::sleep(Duration::from_millis(300));
         let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
         let report = pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
         let cpu_after = cpu_by_role();
         std::thread::sleep(Duration::from_millis(300));
-        let launched = kernels.load(Ordering::Relaxed) - kernels_before;
-        Ok((report.step_ms, launched, used(&cpu_before, &cpu_after)))
+        Ok(Timed {
+            step_ms: report.step_ms,
+            launched: kernels.load(Ordering::Relaxed) - kernels_before,
+            cpu: used(&cpu_before, &cpu_after),
+        })
     };
-    let (step_ms, launched, cpu) = run(steps)?;
-    let (_, launched_one, cpu_one) = run(1)?;
+    let (many, one) = (run(steps)?, run(1)?);
     Ok(Timed {
-        step_ms,
-        launched: launched.saturating_sub(launched_one),
-        cpu: cpu
+        step_ms: many.step_ms,
+        launched: many.launched.saturating_sub(one.launched),
+        cpu: many
+            .cpu
             .into_iter()
-            .zip(cpu_one)
+            .zip(one.cpu)
             .map(|((role, ns), (_, one))| (role, ns.saturating_sub(one)))
             .collect(),
     })
