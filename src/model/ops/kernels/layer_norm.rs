@@ -48,19 +48,55 @@ fn layer_norm_kernel<F: Float>(
     }
     let mean = workgroup_sum::<F>(&mut partial, sum, unit, units) / F::cast_from(width);
 
+    write_normalised_row::<F>(
+        input,
+        weight,
+        bias,
+        output,
+        &mut partial,
+        mean,
+        start,
+        length,
+        width,
+        epsilon,
+        unit,
+        units,
+    );
+}
+
+/// The last two passes of a workgroup's layer norm over one row whose mean is known: the
+/// variance of `values[start..start + length]`, then the row normalised into `output` at the
+/// same place. Each thread takes the same elements as in the passes before, so it reads only
+/// what it wrote itself where `values` was written by them.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_normalised_row<F: Float>(
+    values: &Tensor<F>,
+    weight: &Tensor<F>,
+    bias: &Tensor<F>,
+    output: &mut Tensor<F>,
+    partial: &mut Shared<[F]>,
+    mean: F,
+    start: usize,
+    length: usize,
+    width: usize,
+    epsilon: f32,
+    unit: usize,
+    #[comptime] units: usize,
+) {
     let mut squares = F::new(0.0);
     let mut i = unit;
     while i < length {
-        let deviation = input[start + i] - mean;
+        let deviation = values[start + i] - mean;
         squares += deviation * deviation;
         i += units;
     }
-    let variance = workgroup_sum::<F>(&mut partial, squares, unit, units) / F::cast_from(width);
+    let variance = workgroup_sum::<F>(partial, squares, unit, units) / F::cast_from(width);
     let inverse = F::new(1.0) / F::sqrt(variance + F::cast_from(epsilon));
 
     let mut i = unit;
     while i < length {
-        output[start + i] = (input[start + i] - mean) * inverse * weight[i] + bias[i];
+        output[start + i] = (values[start + i] - mean) * inverse * weight[i] + bias[i];
         i += units;
     }
 }

@@ -11,7 +11,7 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::CubeDim;
 use cubecl::prelude::*;
 
-use super::layer_norm::units_for;
+use super::layer_norm::{units_for, write_normalised_row};
 use super::workgroup::workgroup_sum;
 
 /// The operands of [`launch_residual_norm`].
@@ -49,8 +49,8 @@ fn residual_norm_kernel<F: Float>(
     let start = row * width;
     let mut partial = Shared::new_slice(units);
 
-    // Each thread reads back only what it wrote itself, so the passes need no barrier between
-    // the writes and the reads.
+    // Each thread reads back only what it wrote itself (see `write_normalised_row`), so the
+    // passes need no barrier between the writes and the reads.
     let mut total = F::new(0.0);
     let mut i = unit;
     while i < length {
@@ -61,21 +61,20 @@ fn residual_norm_kernel<F: Float>(
     }
     let mean = workgroup_sum::<F>(&mut partial, total, unit, units) / F::cast_from(width);
 
-    let mut squares = F::new(0.0);
-    let mut i = unit;
-    while i < length {
-        let deviation = sum[start + i] - mean;
-        squares += deviation * deviation;
-        i += units;
-    }
-    let variance = workgroup_sum::<F>(&mut partial, squares, unit, units) / F::cast_from(width);
-    let inverse = F::new(1.0) / F::sqrt(variance + F::cast_from(epsilon));
-
-    let mut i = unit;
-    while i < length {
-        norm[start + i] = (sum[start + i] - mean) * inverse * weight[i] + norm_bias[i];
-        i += units;
-    }
+    write_normalised_row::<F>(
+        &*sum,
+        weight,
+        norm_bias,
+        norm,
+        &mut partial,
+        mean,
+        start,
+        length,
+        width,
+        epsilon,
+        unit,
+        units,
+    );
 }
 
 /// Launches [`residual_norm_kernel`] over every row of `product` (`[..., width]`): the stream
