@@ -3,7 +3,8 @@
 //! or both on the same input, `x + attn(ln_1(x)) + mlp(ln_2(x))` (GPT-NeoX's parallel residual);
 //! LayerNorm or the RMS norm; the attention with or without rotary embeddings and with as many
 //! or fewer key/value heads than query heads; the MLP with GPT-2's tanh GELU, the exact one, or
-//! the SiLU gate.
+//! the SiLU gate. A projection that adds to the residual stream also norms the sum for the norm
+//! that reads it next ([`Stream`]): on a GPU one kernel where the two would be two dispatches.
 
 use burn::module::{Module, Param};
 use burn::tensor::Tensor;
