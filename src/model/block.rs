@@ -4,7 +4,7 @@
 //! LayerNorm or the RMS norm; the attention with or without rotary embeddings and with as many
 //! or fewer key/value heads than query heads; the MLP with GPT-2's tanh GELU, the exact one, or
 //! the SiLU gate. A projection that adds to the residual stream also norms the sum for the norm
-//! that reads it next ([`Stream`]): on a GPU one kernel where the two would be two dispatches.
+//! that reads it next (`Stream`): on a GPU one kernel where the two would be two dispatches.
 
 use burn::module::{Module, Param};
 use burn::tensor::Tensor;

@@ -1,6 +1,6 @@
 //! GPT-2, GPT-NeoX (Pythia) and Llama (SmolLM2): configuration ([`config`],
 //! [`gpt_neox_config`], [`llama_config`], read by `model_type` in [`hf_config`]) and the family
-//! that sets them apart ([`family`]), its errors ([`error`]), the model ([`gpt2`]: init and the
+//! that sets them apart ([`family`]), its errors ([`error`]), the model ([`transformer`]: init and the
 //! forward passes) and the blocks every family shares ([`block`]), a shareable KV cache
 //! ([`kv_cache`]), the operations the modules call ([`ops`]: norms, activations, projection,
 //! rotary embeddings, attention, embedding and the sampler's draw, each with a body per backend
