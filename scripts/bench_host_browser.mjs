@@ -78,6 +78,23 @@ function topFunctions(profile, count = 8) {
   return [...self].sort((a, b) => b[1] - a[1]).slice(0, count);
 }
 
+// The same busy time by the crate a wasm function belongs to (its name's first path segment, or
+// the type's in `<A as B>::f`), and "browser" for JS, WebGPU's bindings and the engine's own
+// entries ("(program)", "(garbage collector)"), ms.
+function byCrate(profile) {
+  const crateOf = (name) => {
+    const m = name.match(/^<?([a-z_][a-z0-9_]*)(\[[0-9a-f]+\])?::/);
+    return m ? m[1] : "browser";
+  };
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName || "(anonymous)"]));
+  const total = new Map();
+  profile.samples.forEach((node, i) => {
+    const name = byNode.get(node);
+    if (name !== "(idle)") total.set(crateOf(name), (total.get(crateOf(name)) ?? 0) + profile.timeDeltas[i] / 1000);
+  });
+  return [...total].sort((a, b) => b[1] - a[1]).slice(0, 8);
+}
+
 async function measure(browser, dist) {
   const server = await serveDist(dist);
   const context = await browser.newContext();
@@ -127,6 +144,7 @@ async function measure(browser, dist) {
     if (!reply.DecodeSteps) throw new Error(`DecodeSteps failed: ${JSON.stringify(reply).slice(0, 300)}`);
     const calls = callsBetween(callsBefore, callsAfter);
     return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile), top: topFunctions(profile),
+      crates: byCrate(profile),
       gpuProcessMs: (gpuAfter - gpuBefore) * 1e3, rendererMs: (rendererAfter - rendererBefore) * 1e3 };
   };
   const many = await run(steps);
@@ -145,6 +163,7 @@ async function measure(browser, dist) {
     rendererUsPerDispatch: (per(many.rendererMs, one.rendererMs) * 1e3) / dispatches,
     callsPerStep: calls,
     topFunctions: many.top.map(([name, ms]) => [name, ms / steps]),
+    crates: many.crates.map(([name, ms]) => [name, ms / steps]),
   };
 }
 
@@ -172,12 +191,14 @@ const summary = dists.map((dist, i) => {
     rendererUsPerDispatch: pick((r) => r.rendererUsPerDispatch),
     callsPerStep: rs[rs.length - 1].callsPerStep,
     topFunctions: rs[rs.length - 1].topFunctions,
+    crates: rs[rs.length - 1].crates,
   };
   console.log(`${dist}: ${row.stepMs.toFixed(2)} ms a step, ${row.dispatches.toFixed(1)} dispatches a step, ` +
     `${((row.stepMs * 1e3) / row.dispatches).toFixed(1)} µs of wall time each; CPU µs per dispatch: page's thread ` +
     `${row.pageThreadUsPerDispatch.toFixed(1)}, renderer process ${row.rendererUsPerDispatch.toFixed(1)}, ` +
     `GPU process ${row.gpuProcessUsPerDispatch.toFixed(1)}`);
   console.log(`  WebGPU calls a step: ${describeCalls(row.callsPerStep)}`);
+  console.log(`  the page's thread by crate, ms a step: ${row.crates.map(([c, ms]) => `${c} ${ms.toFixed(2)}`).join(", ")}`);
   console.log(`  the page's thread, self ms a step: ${row.topFunctions.map(([f, ms]) => `${f} ${ms.toFixed(2)}`).join(", ")}`);
   return row;
 });
