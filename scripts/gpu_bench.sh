@@ -78,6 +78,11 @@ wants host && for label in "${labels[@]}"; do
   stage "$label: bench host (host time per dispatch: a decode step of 12 blocks of width 64)"
   timeout 150 "/tmp/gpu-bin/$label" bench host "${python_flag[@]}" --out "$RES/host-$label.json" 2>&1 \
     | grep -v '^generating' | tee -a "$RES/host-$label.txt"
+  # cubecl's default, a submission every 32 kernels, against clozelab's one a pass: on a GPU the
+  # device waits for a whole pass to be recorded before it starts.
+  echo "-- with CUBECL_WGPU_MAX_TASKS=32" | tee -a "$RES/host-$label.txt"
+  CUBECL_WGPU_MAX_TASKS=32 timeout 150 "/tmp/gpu-bin/$label" bench host --no-python --out "$RES/host32-$label.json" 2>&1 \
+    | grep -v '^generating' | tee -a "$RES/host-$label.txt"
 done
 wants attention && for label in "${labels[@]}"; do
   stage "$label: bench attention (the kernel against burn's attention and composition)"

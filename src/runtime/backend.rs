@@ -57,9 +57,11 @@ pub struct ComputeDevice {
 }
 
 /// Kernels recorded before cubecl submits them to the GPU's queue (cubecl's default is 32): a
-/// decode step of GPT-2 small (about 113 dispatches) and of GPT-2 medium (about 220) in one
+/// decode step of GPT-2 small (about 116 dispatches) and of GPT-2 medium (about 220) in one
 /// submission, since every submission costs the host (in a browser, a flush of WebGPU's commands
-/// to the GPU process). Larger models' passes take two or more.
+/// to the GPU process). Larger models' passes take two or more. The GPU then starts only once a
+/// pass is recorded; natively cubecl's own `CUBECL_WGPU_MAX_TASKS`, where set, chooses instead,
+/// so that a GPU machine can weigh the two (`scripts/gpu_bench.sh`, stage `host`).
 pub const TASKS_PER_SUBMISSION: usize = 256;
 
 /// The CPU device (always available).
@@ -80,13 +82,15 @@ pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
     static DEVICE: OnceLock<Result<ComputeDevice, BackendError>> = OnceLock::new();
     DEVICE
         .get_or_init(|| {
-            let (device, setup) = Device::wgpu_options()
-                .tasks_max(TASKS_PER_SUBMISSION)
-                .init_with_setup()
-                .map_err(|e| BackendError::Init {
-                    api: "wgpu",
-                    message: e.to_string(),
-                })?;
+            let options = Device::wgpu_options();
+            let options = match std::env::var_os("CUBECL_WGPU_MAX_TASKS") {
+                Some(_) => options,
+                None => options.tasks_max(TASKS_PER_SUBMISSION),
+            };
+            let (device, setup) = options.init_with_setup().map_err(|e| BackendError::Init {
+                api: "wgpu",
+                message: e.to_string(),
+            })?;
             let info = setup.adapter.get_info();
             let adapter = format!("{} ({:?})", info.name, info.backend);
             Ok(ComputeDevice {
