@@ -16,7 +16,7 @@
 // write the model: CLOZELAB_BIN) and Chromium. Here WebGPU is SwiftShader (the CPU): the step's
 // wall time is not a GPU's, but the page's thread does the same work as on any GPU.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -59,40 +59,31 @@ function cpuOf(type) {
   return ticks / 100; // USER_HZ
 }
 
-// Busy time of the page's thread in a CPU profile, ms: every sample but the idle ones.
-function busyMs(profile) {
-  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
-  let busy = 0;
-  profile.samples.forEach((node, i) => { if (!idle.has(node)) busy += profile.timeDeltas[i]; });
-  return busy / 1000;
-}
-
-// The functions the page's thread spent its busy time in (self time, ms), most first.
-function topFunctions(profile, count = 8) {
-  const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName || "(anonymous)"]));
-  const self = new Map();
-  profile.samples.forEach((node, i) => {
-    const name = byNode.get(node);
-    if (name !== "(idle)") self.set(name, (self.get(name) ?? 0) + profile.timeDeltas[i] / 1000);
-  });
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, count);
-}
-
-// The same busy time by the crate a wasm function belongs to (its name's first path segment, or
-// the type's in `<A as B>::f`), and "browser" for JS, WebGPU's bindings and the engine's own
-// entries ("(program)", "(garbage collector)"), ms.
-function byCrate(profile) {
-  const crateOf = (name) => {
-    const m = name.match(/^<?([a-z_][a-z0-9_]*)(\[[0-9a-f]+\])?::/);
-    return m ? m[1] : "browser";
-  };
+// The page's thread's busy time in a CPU profile (every sample but "(idle)"), ms, summed by
+// `keyOf(functionName)`, most first.
+function selfTime(profile, keyOf) {
   const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame.functionName || "(anonymous)"]));
   const total = new Map();
   profile.samples.forEach((node, i) => {
     const name = byNode.get(node);
-    if (name !== "(idle)") total.set(crateOf(name), (total.get(crateOf(name)) ?? 0) + profile.timeDeltas[i] / 1000);
+    if (name === "(idle)") return;
+    const key = keyOf(name);
+    total.set(key, (total.get(key) ?? 0) + profile.timeDeltas[i] / 1000);
   });
-  return [...total].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  return [...total].sort((a, b) => b[1] - a[1]);
+}
+
+const busyMs = (profile) => selfTime(profile, () => "busy")[0]?.[1] ?? 0;
+
+// The functions the page's thread spent its busy time in (self time, ms), most first.
+const topFunctions = (profile, count = 8) => selfTime(profile, (name) => name).slice(0, count);
+
+// The same time by the crate a wasm function belongs to (its name's first path segment, or the
+// type's in `<A as B>::f`), and "browser" for JS, WebGPU's bindings and the engine's own entries
+// ("(program)", "(garbage collector)"), ms.
+function byCrate(profile) {
+  const crateOf = (name) => name.match(/^<?([a-z_][a-z0-9_]*)(\[[0-9a-f]+\])?::/)?.[1] ?? "browser";
+  return selfTime(profile, crateOf).slice(0, 8);
 }
 
 async function measure(browser, dist) {
@@ -105,7 +96,10 @@ async function measure(browser, dist) {
     if (m.type() === "error" && !m.text().includes("404")) console.error(`console: ${m.text()}`);
   });
   const link = join(dist, "models", "host-bench");
-  if (!existsSync(link)) execFileSync("ln", ["-s", MODEL, link]);
+  if (!existsSync(link)) {
+    mkdirSync(join(link, ".."), { recursive: true });
+    symlinkSync(MODEL, link);
+  }
   await page.goto(`${server.base}/build.json`);
   await page.evaluate(countWebGpuCalls);
   await page.evaluate(async () => {
