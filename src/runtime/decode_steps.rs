@@ -56,8 +56,8 @@ pub struct DecodeStepsReport {
 /// kernels runs it twice.
 ///
 /// # Errors
-/// A setup not checked by [`DecodeStepsSetup::new`] gives [`ModelError`]s as the model's own
-/// (`steps == 0` gives an empty report).
+/// The model's: a prefill of no tokens (a setup made without [`DecodeStepsSetup::new`]) is
+/// [`ModelError::EmptyInput`]; no steps give an empty report.
 pub async fn time_decode_steps(
     model: &Transformer,
     setup: DecodeStepsSetup,

@@ -4,7 +4,7 @@
 
 /// The job started: its tag ([`super::shared_job::job_tag`]), and per helper how many of its
 /// pieces the worker claimed, and of how many (once it has asked).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(super) struct StartedJob {
     pub tag: i32,
     claimed: Vec<(usize, Option<usize>)>,

@@ -6,10 +6,10 @@
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
 //! about thirty a level of its tree). One kernel each here; and one for an output projection's
 //! bias and residual with the layer norm that reads their sum (two of the kernels above
-//! otherwise). Beside them, a projection with f16
-//! weights and f32 activations ([`half_product`]): cubek's matmul, which burn launches for its
-//! own products, given operands of two types (burn's `matmul` takes one type, so f16 weights
-//! had the activations cast to f16 and the product back: three kernels).
+//! otherwise). Beside them, a projection with f16 weights and f32 activations
+//! ([`half_product`]): cubek's matmul, which burn launches for its own products, given operands
+//! of two types (burn's `matmul` takes one type, so f16 weights had the activations cast to f16
+//! and the product back: three kernels).
 //!
 //! Every function here runs on a GPU only (burn-wgpu natively, WebGPU in the browser, with or
 //! without fusion); they are the ops' [`super::backend::Op::gpu`] bodies. Each is a
@@ -70,8 +70,8 @@ pub trait TransformerKernels: Backend {
         epilogue: Epilogue,
     ) -> FloatTensor<Self>;
 
-    /// An output projection's bias and residual, then the layer norm of the sum, in one kernel:
-    /// see [`bias_residual_layer_norm`]: the sum and its norm.
+    /// An output projection's bias and residual, then the layer norm of the sum, in one kernel
+    /// that returns both: see [`bias_residual_layer_norm`].
     #[fusion(meta = |product, _bias, _residual, _weight, _norm_bias, _epsilon| {
         (product.clone(), product.clone())
     })]

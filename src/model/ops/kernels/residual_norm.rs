@@ -1,8 +1,8 @@
 //! An output projection's epilogue and the layer norm after it, in one kernel: the residual
 //! stream `s = product + bias + residual`, and its norm `(s − mean) / sqrt(var + ε) · weight +
 //! norm_bias`, each written to its own tensor (the stream goes on to the next residual, the
-//! norm to the next projection). Apart they are two dispatches, one after every output projection of a pre-norm
-//! block; a decode step's host cost is paid per dispatch.
+//! norm to the next projection). Apart they are two dispatches after every output projection of
+//! a pre-norm block, and a decode step's host cost is paid per dispatch.
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn_cubecl::kernel::into_contiguous;
