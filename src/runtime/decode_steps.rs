@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::speed::prompt_ids;
 use crate::estimators::progress::Monitor;
 use crate::model::readback::read_f32;
-use crate::model::{ModelError, Transformer};
+use crate::model::{KvCache, ModelError, Transformer};
 
 /// What [`DecodeStepsSetup::new`] refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -52,8 +52,8 @@ pub struct DecodeStepsReport {
     pub step_ms: Vec<f64>,
 }
 
-/// Runs `setup` once with `monitor`'s clock. Nothing is untimed here: a caller that wants warm
-/// kernels runs it twice.
+/// Runs `setup` once with `monitor`'s clock: [`prefilled`], then [`time_steps`]. Nothing is
+/// untimed here: a caller that wants warm kernels runs it twice.
 ///
 /// # Errors
 /// The model's: a prefill of no tokens (a setup made without [`DecodeStepsSetup::new`]) is
@@ -63,16 +63,37 @@ pub async fn time_decode_steps(
     setup: DecodeStepsSetup,
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
+    let mut cache = prefilled(model, setup).await?;
+    time_steps(model, &mut cache, setup.steps, monitor).await
+}
+
+/// A cache holding `setup`'s prefill (its most likely next token read back), with room for its
+/// steps: what a caller that measures the steps alone runs first.
+pub async fn prefilled(
+    model: &Transformer,
+    setup: DecodeStepsSetup,
+) -> Result<KvCache, ModelError> {
     let ids = prompt_ids(setup.prefill);
     let mut cache = model.new_cache(None, 1, ids.len() + setup.steps);
     let hidden =
         model.forward_cached(model.token_tensor(std::slice::from_ref(&ids))?, &mut cache)?;
     read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
-    let mut step_ms = Vec::with_capacity(setup.steps);
-    for step in 0..setup.steps {
+    Ok(cache)
+}
+
+/// `steps` decode steps after what `cache` holds, each timed with `monitor`'s clock and its most
+/// likely token read back.
+pub async fn time_steps(
+    model: &Transformer,
+    cache: &mut KvCache,
+    steps: usize,
+    monitor: &dyn Monitor,
+) -> Result<DecodeStepsReport, ModelError> {
+    let mut step_ms = Vec::with_capacity(steps);
+    for step in 0..steps {
         let start = monitor.now_s();
         let token = model.token_tensor(&[vec![1000 + step as u32]])?;
-        let hidden = model.forward_cached(token, &mut cache)?;
+        let hidden = model.forward_cached(token, cache)?;
         read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
         step_ms.push((monitor.now_s() - start) * 1e3);
     }

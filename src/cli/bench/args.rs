@@ -103,7 +103,7 @@ pub struct BenchHostArgs {
     /// work GPT-2 does not do.)
     #[arg(long, default_value_t = 1)]
     pub heads: usize,
-    /// Decode steps timed (after as many untimed, then one more).
+    /// Decode steps timed (after as many untimed).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub steps: usize,
     /// Without the transformers baseline.

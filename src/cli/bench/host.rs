@@ -22,7 +22,7 @@ use crate::cli::error::CliError;
 use crate::estimators::progress::FnMonitor;
 use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::backend::BackendKind;
-use crate::runtime::decode_steps::{DecodeStepsSetup, time_decode_steps};
+use crate::runtime::decode_steps::{DecodeStepsSetup, prefilled, time_decode_steps, time_steps};
 
 /// Counts the kernels cubecl reports running (its profiling lines start with "Executing").
 struct KernelCounter(Arc<AtomicU64>);
@@ -147,60 +147,43 @@ pub struct HostFigures {
     pub cpu_us_per_dispatch: Vec<(ThreadRole, f64)>,
 }
 
-/// A run of [`measure`], or (what it returns) the difference between two.
+/// The timed round of [`measure`].
 struct Timed {
     /// Each step's wall time, ms.
     step_ms: Vec<f64>,
-    /// Kernels launched: in a run, or over all its steps but one.
+    /// Kernels launched over all steps.
     launched: u64,
-    /// CPU ns by role: in a run, or over all its steps but one.
+    /// CPU ns over all steps, by role.
     cpu: Vec<(ThreadRole, u64)>,
 }
 
-/// Decodes `steps` tokens at batch 1 after a 16-token prefill ([`time_decode_steps`]): once
-/// untimed (shaders compile and autotune picks kernels on first use), once timed, and once with
-/// a single step. Each run starts with its prefill, so the kernels and CPU time of `steps − 1`
-/// steps are the timed run's less the single step's.
+/// Decodes `steps` tokens at batch 1 after a 16-token prefill, twice (the first round untimed:
+/// shaders compile and autotune picks kernels on first use); the second round's steps alone
+/// are counted and timed ([`prefilled`], then [`time_steps`]).
 fn measure(
     model: &crate::model::Transformer,
     steps: usize,
     kernels: &AtomicU64,
 ) -> Result<Timed, CliError> {
-    if steps < 2 {
-        return Err(CliError::Bench("bench host needs at least 2 steps".into()));
-    }
-    let setup = |steps| {
-        DecodeStepsSetup::new(16, steps).map_err(|e| CliError::Bench(format!("bench host: {e}")))
-    };
+    let setup = DecodeStepsSetup::new(16, steps)
+        .map_err(|e| CliError::Bench(format!("bench host: {e}")))?;
     let started = Instant::now();
     let clock = FnMonitor {
         clock: || started.elapsed().as_secs_f64(),
         on_progress: |_: &_| true,
     };
-    pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
-    let run = |steps| -> Result<Timed, CliError> {
-        // The kernel log is written by a task of its own: let it catch up before each count.
-        std::thread::sleep(Duration::from_millis(300));
-        let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
-        let report = pollster::block_on(time_decode_steps(model, setup(steps)?, &clock))?;
-        let cpu_after = cpu_by_role();
-        std::thread::sleep(Duration::from_millis(300));
-        Ok(Timed {
-            step_ms: report.step_ms,
-            launched: kernels.load(Ordering::Relaxed) - kernels_before,
-            cpu: used(&cpu_before, &cpu_after),
-        })
-    };
-    let (many, one) = (run(steps)?, run(1)?);
+    pollster::block_on(time_decode_steps(model, setup, &clock))?;
+    let mut cache = pollster::block_on(prefilled(model, setup))?;
+    // The kernel log is written by a task of its own: let it catch up before each count.
+    std::thread::sleep(Duration::from_millis(300));
+    let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
+    let report = pollster::block_on(time_steps(model, &mut cache, steps, &clock))?;
+    let cpu_after = cpu_by_role();
+    std::thread::sleep(Duration::from_millis(300));
     Ok(Timed {
-        step_ms: many.step_ms,
-        launched: many.launched.saturating_sub(one.launched),
-        cpu: many
-            .cpu
-            .into_iter()
-            .zip(one.cpu)
-            .map(|((role, ns), (_, one))| (role, ns.saturating_sub(one)))
-            .collect(),
+        step_ms: report.step_ms,
+        launched: kernels.load(Ordering::Relaxed) - kernels_before,
+        cpu: used(&cpu_before, &cpu_after),
     })
 }
 
@@ -217,10 +200,7 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
     let Some((model, adapter)) = model_on(BackendKind::Wgpu, &config, &weights)? else {
         return Err(CliError::Bench("bench host needs wgpu".into()));
     };
-    eprintln!(
-        "decoding {} steps on {adapter}, twice, then one…",
-        args.steps
-    );
+    eprintln!("decoding {} steps on {adapter}, twice…", args.steps);
     let Timed {
         step_ms,
         launched,
@@ -232,7 +212,7 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         ));
     }
     let step = median(step_ms);
-    let per_step = launched as f64 / (args.steps - 1) as f64;
+    let per_step = launched as f64 / args.steps as f64;
     let figures = HostFigures {
         system: format!("burn wgpu ({adapter})"),
         step_ms: step,
