@@ -175,6 +175,17 @@ export async function launch({ webgpu, serviceWorkers = DEFAULT_SERVICE_WORKERS 
   return { browser, page, logs };
 }
 
+/** The addresses of the page's own document loads, in order, counted by their navigation
+ * requests: a service worker's reload can come before the first load's DOMContentLoaded, which
+ * would then never fire for it. */
+export function documentLoads(page) {
+  const loads = [];
+  page.on("request", (request) => {
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) loads.push(request.url());
+  });
+  return loads;
+}
+
 /** `clozelab next-token --json` for the same model and context (the reference). */
 export function cliNextToken(modelDir, context, top) {
   const bin = cliBinary();

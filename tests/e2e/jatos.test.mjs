@@ -10,7 +10,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir, availableParallelism } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
+import { DIST, ROOT, answerTwoToken, serveDist, screenshot, withPage, cliBinary, documentLoads } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 const TIMEOUT = 240_000;
@@ -251,8 +251,7 @@ test("the static-site package of a study with its model, on a host that sends no
   const host = await serveDist(site);
   try {
     await withPage("site-service-worker", { serviceWorkers: "allow" }, async (page) => {
-      const loads = [];
-      page.on("domcontentloaded", () => loads.push(page.url()));
+      const loads = documentLoads(page);
       await page.goto(`${host.base}/?study=study.json&PROLIFIC_PID=PS1`);
       await firstRoundOnEveryCore(page, () => host.submissions.find((b) => b.manifest));
       assert.equal(loads.length, 2, `one reload: ${loads.join(", ")}`);

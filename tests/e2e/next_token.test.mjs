@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { availableParallelism } from "node:os";
-import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb } from "./harness.mjs";
+import { ROOT, serveDist, launch, cliNextToken, cliWordProb, screenshot, shownNextTokens, shownWordProb, documentLoads } from "./harness.mjs";
 
 const MODEL_DIR = join(ROOT, "public", "models", "test");
 const MODEL_DIRS = {
@@ -40,8 +40,7 @@ after(() => { served?.server.close(); servedIsolated?.server.close(); });
 async function checkMode(webgpu, model = "test", { isolated = false, serviceWorker = false } = {}) {
   const modelDir = MODEL_DIRS[model];
   const { browser, page, logs } = await launch({ webgpu, serviceWorkers: serviceWorker ? "allow" : "block" });
-  const loads = [];
-  page.on("domcontentloaded", () => loads.push(page.url()));
+  const loads = documentLoads(page);
   const threaded = isolated || serviceWorker;
   try {
     await page.goto(`${(isolated ? servedIsolated : served).base}/next-token?model=models/${model}/`);

@@ -15,7 +15,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage, cliBinary } from "./harness.mjs";
+import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage, cliBinary, documentLoads } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 // The run's final bundle: JATOS's result data holds one bundle per line, the last the whole run.
@@ -327,8 +327,7 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       assert.ok(!existsSync(join(site, "isolation-sw.js")) && !existsSync(join(site, "isolation.js")));
       assert.ok(!(await readFile(join(site, "index.html"), "utf8")).includes("isolation.js\"></script>"));
       await withPage("study-page-site", { serviceWorkers: "allow" }, async (page) => {
-        const loads = [];
-        page.on("domcontentloaded", () => loads.push(page.url()));
+        const loads = documentLoads(page);
         await page.goto(`${host.base}${link}`);
         await playToTheEnd(page, { shot: "study-site-participant" });
         assert.equal(loads.filter((url) => url.startsWith(host.base)).length, 1, loads.join(", "));
