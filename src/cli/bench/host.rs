@@ -1,17 +1,19 @@
 //! `clozelab bench host`: what the host pays for each GPU dispatch. A GPT-2 of 12 blocks and
 //! tiny width (its arithmetic negligible beside the host's work) decodes at batch 1 on wgpu, as
 //! the game's feedback and the speed check do (logits read back every step). Each step's kernels
-//! are counted from cubecl's profiling log at its "minimal" level (one line per kernel run,
-//! read here through the `log` crate), and each thread's CPU time from Linux's `schedstat`, so
+//! are counted by name through cubecl's launch observer, and each thread's CPU time from
+//! Linux's `schedstat`, so
 //! that the calling thread (burn's graph: the ops and their launches), cubecl's device service
 //! (which compiles, records and submits the kernels) and the rest (the driver's threads, which
 //! on lavapipe also run the shaders) each have their own figure. Beside it,
 //! transformers decodes the same weights eagerly in the same run (a CPU here; CUDA with
 //! `CLOZELAB_HF_DEVICE=cuda`).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cubecl::logging::{LaunchObservation, LaunchObserver};
 
 use serde::Serialize;
 
@@ -24,42 +26,31 @@ use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::backend::BackendKind;
 use crate::runtime::decode_steps::{DecodeStepsSetup, prefilled, time_decode_steps, time_steps};
 
-/// Counts the kernels cubecl reports running (its profiling lines start with "Executing").
-struct KernelCounter(Arc<AtomicU64>);
+/// Counts the kernels launched, by name, as cubecl tells a launch observer: on the calling
+/// thread, before the kernel is submitted, with nothing formatted or logged (its profiling log
+/// would format each kernel's id on the device service and write it from a thread of its own,
+/// work the product does not do).
+#[derive(Default)]
+struct KernelCounter(Mutex<BTreeMap<&'static str, u64>>);
 
-impl log::Log for KernelCounter {
-    fn enabled(&self, metadata: &log::Metadata) -> bool {
-        metadata.target().starts_with("cubecl::profiling")
-    }
-
-    fn log(&self, record: &log::Record) {
-        if self.enabled(record.metadata()) && record.args().to_string().starts_with("Executing ") {
-            self.0.fetch_add(1, Ordering::Relaxed);
+impl LaunchObserver for KernelCounter {
+    fn launched(&self, kernel: &'static str) {
+        if let Ok(mut counts) = self.0.lock() {
+            *counts.entry(kernel).or_default() += 1;
         }
     }
-
-    fn flush(&self) {}
 }
 
-/// Turns on cubecl's kernel log (before any device exists: its configuration is read once per
-/// process) and counts its lines. The rest of the configuration is `cubecl.toml`'s, as in every
-/// other command.
-fn count_kernels() -> Result<Arc<AtomicU64>, CliError> {
-    use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
-    let failed = |what: &str| CliError::Bench(format!("cannot log cubecl's kernels: {what}"));
-    let mut config = serde_json::to_value(CubeClRuntimeConfig::from_current_dir())
-        .map_err(|e| failed(&e.to_string()))?;
-    config["profiling"]["logger"] = serde_json::json!({"level": "minimal", "log": "info"});
-    let config: CubeClRuntimeConfig =
-        serde_json::from_value(config).map_err(|e| failed(&e.to_string()))?;
-    if !CubeClRuntimeConfig::try_set(config) {
-        return Err(failed("its configuration was read before"));
+impl KernelCounter {
+    fn counts(&self) -> BTreeMap<&'static str, u64> {
+        self.0.lock().map(|c| c.clone()).unwrap_or_default()
     }
-    let counter = Arc::new(AtomicU64::new(0));
-    log::set_boxed_logger(Box::new(KernelCounter(counter.clone())))
-        .map_err(|e| failed(&e.to_string()))?;
-    log::set_max_level(log::LevelFilter::Info);
-    Ok(counter)
+}
+
+/// A kernel's name as cubecl's profiling log shortens it.
+fn kernel_label(name: &str) -> String {
+    use cubecl::config::{TypeNameFormatLevel, type_name_format};
+    type_name_format(name, TypeNameFormatLevel::Short)
 }
 
 /// Who a thread is, by its id and name.
@@ -141,6 +132,8 @@ pub struct HostFigures {
     pub step_ms: f64,
     /// Kernels launched per decode step.
     pub dispatches_per_step: f64,
+    /// The same, by kernel.
+    pub kernels_per_step: BTreeMap<String, f64>,
     /// Wall time per dispatch, µs: the step's median over its dispatches.
     pub wall_us_per_dispatch: f64,
     /// CPU time per dispatch, µs, by the threads' role.
@@ -151,8 +144,8 @@ pub struct HostFigures {
 struct Timed {
     /// Each step's wall time, ms.
     step_ms: Vec<f64>,
-    /// Kernels launched over all steps.
-    launched: u64,
+    /// Kernels launched over all steps, by name.
+    launched: BTreeMap<&'static str, u64>,
     /// CPU ns over all steps, by role.
     cpu: Vec<(ThreadRole, u64)>,
 }
@@ -163,7 +156,7 @@ struct Timed {
 fn measure(
     model: &crate::model::Transformer,
     steps: usize,
-    kernels: &AtomicU64,
+    kernels: &KernelCounter,
 ) -> Result<Timed, CliError> {
     let setup = DecodeStepsSetup::new(16, steps)
         .map_err(|e| CliError::Bench(format!("bench host: {e}")))?;
@@ -174,21 +167,25 @@ fn measure(
     };
     pollster::block_on(time_decode_steps(model, setup, &clock))?;
     let mut cache = pollster::block_on(prefilled(model, setup))?;
-    // The kernel log is written by a task of its own: let it catch up before each count.
-    std::thread::sleep(Duration::from_millis(300));
-    let (kernels_before, cpu_before) = (kernels.load(Ordering::Relaxed), cpu_by_role());
+    let (kernels_before, cpu_before) = (kernels.counts(), cpu_by_role());
     let report = pollster::block_on(time_steps(model, &mut cache, steps, &clock))?;
     let cpu_after = cpu_by_role();
-    std::thread::sleep(Duration::from_millis(300));
+    let launched = kernels
+        .counts()
+        .into_iter()
+        .map(|(name, n)| (name, n - kernels_before.get(name).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
     Ok(Timed {
         step_ms: report.step_ms,
-        launched: kernels.load(Ordering::Relaxed) - kernels_before,
+        launched,
         cpu: used(&cpu_before, &cpu_after),
     })
 }
 
 pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
-    let kernels = count_kernels()?;
+    let kernels = Arc::new(KernelCounter::default());
+    let _observing = LaunchObservation::new(kernels.clone());
     let config = test_config(args.layers, args.dim, args.heads);
     eprintln!(
         "generating a {}-block GPT-2 of width {} ({:.1}M random parameters)…",
@@ -206,9 +203,14 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         launched,
         cpu,
     } = measure(&model, args.steps, &kernels)?;
+    let kernels_per_step: BTreeMap<String, f64> = launched
+        .iter()
+        .map(|(name, n)| (kernel_label(name), *n as f64 / args.steps as f64))
+        .collect();
+    let launched: u64 = launched.values().sum();
     if launched == 0 {
         return Err(CliError::Bench(
-            "cubecl logged no kernel: the count needs its profiling log".into(),
+            "cubecl's launch observer saw no kernel".into(),
         ));
     }
     let step = median(step_ms);
@@ -217,6 +219,7 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         system: format!("burn wgpu ({adapter})"),
         step_ms: step,
         dispatches_per_step: per_step,
+        kernels_per_step,
         wall_us_per_dispatch: step * 1e3 / per_step,
         cpu_us_per_dispatch: cpu
             .into_iter()
@@ -260,6 +263,12 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         .map(|(role, us)| format!("{} {us:.1}", role.label()))
         .collect();
     println!("  CPU µs per dispatch: {}", cpu.join(", "));
+    let kernels: Vec<String> = figures
+        .kernels_per_step
+        .iter()
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    println!("  kernels a step: {}", kernels.join(", "));
     if let Some(b) = &baseline {
         println!(
             "{}: {:.2} ms a step (ratio: its step over clozelab's, measured in this run)",
