@@ -13,9 +13,8 @@ use super::error::ModelError;
 use super::family::Family;
 use super::kv_cache::LayerCache;
 use super::ops::activation::{GeluExact, SiluGate};
-use super::ops::attention::{ProjectQkv, Qkv, StepAttention, StepInputs};
+use super::ops::attention::{AttendCached, ProjectQkv, Qkv};
 use super::ops::backend::Backend;
-use super::ops::grouped_heads::repeat_heads;
 use super::ops::layer_norm::layer_norm;
 use super::ops::projection::{Conv1D, Then};
 use super::ops::residual_norm::ProjectResidualNorm;
@@ -328,7 +327,7 @@ impl Attention {
         layer: LayerCache,
         step: CacheStep,
     ) -> Result<(Tensor<3>, Option<Tensor<3>>, LayerCache), ModelError> {
-        let [_, seq, n_embd] = x.dims();
+        let n_embd = x.dims()[2];
         let head_dim = n_embd / self.n_head;
         let backend = step.backend;
         let qkv = backend.run(ProjectQkv {
@@ -339,25 +338,16 @@ impl Attention {
             may_defer_bias: self.rotary.is_none(),
         })?;
         let qkv = self.turned(backend, qkv, step.angles);
-        let layer = layer.append(qkv.keys_values, step.past);
-        let (own_keys, own_values) = layer.own(step.past + seq);
-        let group = self.n_head / self.kv_heads.max(1);
-        let repeated_prefix = step.prefix.filter(|_| group > 1).map(|(keys, values)| {
-            (
-                repeat_heads(keys.clone(), group),
-                repeat_heads(values.clone(), group),
-            )
-        });
-        let context = backend.run(StepAttention(StepInputs {
-            query: qkv.query,
-            own_keys: repeat_heads(own_keys, group),
-            own_values: repeat_heads(own_values, group),
-            prefix: repeated_prefix.as_ref().or(step.prefix),
+        let (context, keys_values) = backend.run(AttendCached {
+            qkv,
+            cache: layer.keys_values,
+            group: self.n_head / self.kv_heads.max(1),
+            prefix: step.prefix,
             prefix_mask: step.prefix_mask,
-            bias: qkv.bias,
             past: step.past,
             scale: 1.0 / (head_dim as f32).sqrt(),
-        }));
+        });
+        let layer = LayerCache { keys_values };
         let (output, normed) = project_residual(backend, &self.c_proj, context, residual, next)?;
         Ok((output, normed, layer))
     }

@@ -73,8 +73,9 @@ impl SharedPrefix {
 
 /// A block's keys and values in one buffer preallocated to `[batch, 2·n_head, capacity,
 /// head_dim]`: the keys' heads, then the values'. One buffer because the fused projection
-/// yields keys and values side by side, so a step writes both with one kernel, and a sampling
-/// tree's branches select both with one.
+/// yields keys and values side by side, so a step writes both at once (on a GPU inside the
+/// attention's kernel: `ops::attention::AttendCached`), and a sampling tree's branches select
+/// both with one kernel.
 #[derive(Debug)]
 pub(super) struct LayerCache {
     pub(super) keys_values: Tensor<4>,
@@ -104,25 +105,6 @@ impl LayerCache {
                 device: device.clone(),
             }),
         }
-    }
-
-    /// The cache with a step's keys and values, `[batch, 2·n_head, seq, head_dim]`, written
-    /// from position `past` on.
-    pub(super) fn append(self, keys_values: Tensor<4>, past: usize) -> Self {
-        let [batch, both, seq, head_dim] = keys_values.dims();
-        Self {
-            keys_values: self.keys_values.slice_assign(
-                [0..batch, 0..both, past..past + seq, 0..head_dim],
-                keys_values,
-            ),
-        }
-    }
-
-    /// Every row's own keys and values for their first `len` positions (see
-    /// [`Self::keys_and_values`]).
-    pub(super) fn own(&self, len: usize) -> (Tensor<4>, Tensor<4>) {
-        let batch = self.keys_values.dims()[0];
-        self.keys_and_values(0..batch, len)
     }
 }
 

@@ -3,12 +3,14 @@
 //! a shared prefix, its segment mask, cached keys, several new tokens (causal), the projection's
 //! bias left to the kernel, and more keys than a workgroup scores at once, on views with the
 //! strides the model passes; the token embedding gathered from uneven chunks of `wte`; the
-//! sampler's draw against inverse CDF on the host.
+//! sampler's draw against inverse CDF on the host; the same attention over a block's cache,
+//! which the kernel writes the step into (grouped key/value heads too).
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 use clozelab::model::ops::backend::Backend;
 use clozelab::model::ops::gelu::GeluNew;
+use clozelab::model::ops::grouped_heads::repeat_heads;
 use clozelab::model::ops::kernels::{self, StepAttention};
 
 use crate::common;
@@ -298,6 +300,161 @@ fn attention_kernel_matches_the_cpu() {
             case.past,
             case.segments,
             case.biased
+        );
+    }
+}
+
+/// The cached kernel's operands for `case` with `group` query heads per key/value head (`heads`
+/// is the key/value heads), and on the side what it should do: the cache with the step's keys
+/// and values written from `past` on, and the plain step over that cache's views.
+fn cached_operands(
+    case: &Case,
+    group: usize,
+    device: &Device,
+) -> (kernels::CachedStepAttention, StepAttention, Tensor<4>) {
+    let Case {
+        batch,
+        heads: kv_heads,
+        head_dim,
+        seq,
+        past,
+        ref segments,
+        biased,
+    } = *case;
+    let heads = kv_heads * group;
+    let projection = tensor(
+        &values(batch * seq * (heads + 2 * kv_heads) * head_dim, 13, 2.0),
+        [batch, seq, heads + 2 * kv_heads, head_dim],
+        device,
+    )
+    .swap_dims(1, 2);
+    let query = projection.clone().narrow(1, 0, heads);
+    let keys_values = projection.narrow(1, heads, 2 * kv_heads);
+    let capacity = past + seq + 2;
+    // What the positions from `past` on hold before the step must not matter.
+    let cache = tensor(
+        &values(batch * 2 * kv_heads * capacity * head_dim, 14, 2.0),
+        [batch, 2 * kv_heads, capacity, head_dim],
+        device,
+    );
+    let total = past + seq;
+    let written = cache.clone().slice_assign(
+        [0..batch, 0..2 * kv_heads, past..total, 0..head_dim],
+        keys_values.clone(),
+    );
+    let own = |heads_range: std::ops::Range<usize>| {
+        repeat_heads(
+            written
+                .clone()
+                .slice([0..batch, heads_range, 0..total, 0..head_dim]),
+            group,
+        )
+    };
+    let prefix_len: usize = segments.iter().sum();
+    let prefix = (prefix_len > 0).then(|| {
+        let part = |seed| {
+            tensor(
+                &values(kv_heads * prefix_len * head_dim, seed, 2.0),
+                [1, kv_heads, prefix_len, head_dim],
+                device,
+            )
+        };
+        (part(15), part(16))
+    });
+    let repeated = prefix
+        .clone()
+        .map(|(keys, values)| (repeat_heads(keys, group), repeat_heads(values, group)));
+    let prefix_mask = (segments.len() > 1).then(|| {
+        let mask: Vec<f32> = (0..batch)
+            .flat_map(|row| {
+                let own = row % segments.len();
+                segments
+                    .iter()
+                    .enumerate()
+                    .flat_map(move |(segment, &len)| {
+                        std::iter::repeat_n(if segment == own { 0.0 } else { -1.0e9 }, len)
+                    })
+            })
+            .collect();
+        tensor(&mask, [batch, 1, 1, prefix_len], device)
+    });
+    // The model leaves the bias to the kernel only where every head has its own keys.
+    let bias = (biased && group == 1).then(|| {
+        tensor(
+            &values(3 * heads * head_dim, 17, 1.5),
+            [3 * heads * head_dim],
+            device,
+        )
+    });
+    let scale = 1.0 / (head_dim as f32).sqrt();
+    let step = StepAttention {
+        query: query.clone(),
+        own_keys: own(0..kv_heads),
+        own_values: own(kv_heads..2 * kv_heads),
+        prefix: repeated,
+        prefix_mask: prefix_mask.clone(),
+        bias: bias.clone(),
+        past,
+        scale,
+    };
+    let cached = kernels::CachedStepAttention {
+        query,
+        keys_values,
+        cache,
+        group,
+        prefix: prefix
+            .map(|(keys, values)| (repeat_heads(keys, group), repeat_heads(values, group))),
+        prefix_mask,
+        bias,
+        past,
+        scale,
+    };
+    (cached, step, written)
+}
+
+#[test]
+fn cached_attention_kernel_writes_the_step_and_matches_the_cpu() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let cpu = Device::flex();
+    let case = |batch, heads, head_dim, seq, past, segments: Vec<usize>, biased| Case {
+        batch,
+        heads,
+        head_dim,
+        seq,
+        past,
+        segments,
+        biased,
+    };
+    let cases = [
+        // GPT-2's decoding step, bias left to the kernel.
+        (case(1, 12, 64, 1, 9, vec![], true), 1),
+        // A prefill of more keys than one chunk, after cached ones.
+        (case(2, 2, 64, 70, 3, vec![], false), 1),
+        // A joined prefix of three segments, several rows and new tokens.
+        (case(5, 2, 16, 3, 2, vec![4, 2, 7], true), 1),
+        // Grouped key/value heads (Llama's): four query heads per cached head.
+        (case(3, 2, 32, 2, 4, vec![5], false), 4),
+        // The first step: nothing cached yet.
+        (case(2, 3, 80, 1, 0, vec![], true), 1),
+    ];
+    for (case, group) in &cases {
+        let (on_gpu, _, expected_cache) = cached_operands(case, *group, &gpu.device);
+        let (_, on_cpu, _) = cached_operands(case, *group, &cpu);
+        let (output, cache) = kernels::attention_cached(on_gpu);
+        let expected = composed(on_cpu);
+        assert_eq!(output.dims(), expected.dims());
+        let what = format!(
+            "batch {} kv heads {} × {group} head_dim {} seq {} past {} segments {:?}",
+            case.batch, case.heads, case.head_dim, case.seq, case.past, case.segments
+        );
+        let worst = worst_difference(&read(output), &read(expected));
+        assert!(worst < 1e-5, "{what}: the output differs by {worst}");
+        assert_eq!(
+            read(cache),
+            read(expected_cache),
+            "{what}: the cache is not the old one with the step written in"
         );
     }
 }

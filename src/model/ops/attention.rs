@@ -3,7 +3,9 @@
 //!
 //! Its bodies: on a GPU one kernel ([`kernels::attention`]: an online softmax per query and head,
 //! no score matrix written out, the projection's bias added inside it, so the projection skips
-//! an addition and the cache holds keys and values without it); natively on the CPU without a
+//! an addition and the cache holds keys and values without it; over a block's cache
+//! ([`AttendCached`], as the model runs it) the same kernel also writes the step's keys and
+//! values into the cache, a copy kernel fewer per block); natively on the CPU without a
 //! shared prefix burn's own `attention`; elsewhere burn's composition (the reference body, also
 //! the GPU's for heads wider than a workgroup), in slices of rows small enough for a GPU's
 //! dispatch limit.
@@ -16,6 +18,7 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use super::backend::{Backend, Op};
+use super::grouped_heads::repeat_heads;
 use super::kernels;
 use super::projection::{Conv1D, Project, Then};
 use crate::model::error::ModelError;
@@ -177,6 +180,111 @@ impl Op for StepAttention<'_> {
 
     fn reference(self) -> Tensor<3> {
         composed(self.0)
+    }
+}
+
+/// One attention step over a block's cache, which it extends with the step's keys and values
+/// (from position `past` on) and returns: on a GPU in one kernel
+/// ([`kernels::attention_cached`]), which writes them while it reads the cached ones; elsewhere
+/// a copy into the cache, then [`StepAttention`] over its views.
+///
+/// # Shapes
+/// - qkv as [`Qkv`] (`n_head` = `kv_heads` · `group`), cache `[batch, 2·kv_heads, capacity ≥
+///   past + seq, head_dim]`, prefix `[1, kv_heads, prefix_len, head_dim]` each →
+///   `[batch, seq, n_head·head_dim]` and the cache
+pub struct AttendCached<'a> {
+    pub qkv: Qkv,
+    pub cache: Tensor<4>,
+    pub group: usize,
+    pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
+    pub prefix_mask: Option<Tensor<4>>,
+    pub past: usize,
+    pub scale: f32,
+}
+
+impl AttendCached<'_> {
+    /// The cache with the step's keys and values copied in, and [`StepAttention`]'s body
+    /// `attend` over its views.
+    fn copied_then(
+        self,
+        attend: impl FnOnce(StepAttention) -> Tensor<3>,
+    ) -> (Tensor<3>, Tensor<4>) {
+        let Qkv {
+            query,
+            keys_values,
+            bias,
+        } = self.qkv;
+        let [batch, both, seq, head_dim] = keys_values.dims();
+        let cache = self.cache.slice_assign(
+            [0..batch, 0..both, self.past..self.past + seq, 0..head_dim],
+            keys_values,
+        );
+        let own = |heads: std::ops::Range<usize>| {
+            let part = cache
+                .clone()
+                .slice([0..batch, heads, 0..self.past + seq, 0..head_dim]);
+            repeat_heads(part, self.group)
+        };
+        let kv_heads = both / 2;
+        let repeated_prefix = self
+            .prefix
+            .filter(|_| self.group > 1)
+            .map(|(keys, values)| {
+                (
+                    repeat_heads(keys.clone(), self.group),
+                    repeat_heads(values.clone(), self.group),
+                )
+            });
+        let context = attend(StepAttention(StepInputs {
+            query,
+            own_keys: own(0..kv_heads),
+            own_values: own(kv_heads..both),
+            prefix: repeated_prefix.as_ref().or(self.prefix),
+            prefix_mask: self.prefix_mask,
+            bias,
+            past: self.past,
+            scale: self.scale,
+        }));
+        (context, cache)
+    }
+}
+
+impl Op for AttendCached<'_> {
+    type Output = (Tensor<3>, Tensor<4>);
+
+    fn gpu(self) -> Self::Output {
+        if !kernel_takes(self.qkv.query.dims()[3]) {
+            return self.copied_then(|step| step.gpu());
+        }
+        let prefix = self.prefix.map(|(keys, values)| {
+            (
+                repeat_heads(keys.clone(), self.group),
+                repeat_heads(values.clone(), self.group),
+            )
+        });
+        kernels::attention_cached(kernels::CachedStepAttention {
+            query: self.qkv.query,
+            keys_values: self.qkv.keys_values,
+            cache: self.cache,
+            group: self.group,
+            prefix,
+            prefix_mask: self.prefix_mask,
+            bias: self.qkv.bias,
+            past: self.past,
+            scale: self.scale,
+        })
+    }
+
+    fn cpu(self) -> Self::Output {
+        self.copied_then(|step| step.cpu())
+    }
+
+    fn browser_cpu(self) -> Self::Output {
+        self.copied_then(|step| step.browser_cpu())
+    }
+
+    fn reference(self) -> Self::Output {
+        self.copied_then(|step| step.reference())
     }
 }
 

@@ -11,6 +11,7 @@
 //! | [`residual_norm::ProjectResidualNorm`] (an output projection, the residual and the layer norm after it) | burn's product, then one kernel for the epilogue and the norm | [`projection::Project`], then [`layer_norm::LayerNormOp`] | same | same |
 //! | [`attention::ProjectQkv`] (the query/key/value projection, split into heads) | the product, its bias left to the attention kernel | [`projection::Project`] | same | same |
 //! | [`attention::StepAttention`] (one step) | one kernel | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | burn's composition |
+//! | [`attention::AttendCached`] (one step over a block's cache, which it extends) | the same kernel, which also writes the step into the cache | the step copied into the cache, then [`attention::StepAttention`] | same | same |
 //! | [`embedding::EmbedTokens`] (lookup plus position embeddings) | one kernel per chunk | burn's `embedding` per chunk | columns of the packed `wteᵀ` | burn's `embedding` on the joined chunks |
 //! | [`embedding::LmHead`] | product per chunk | `chunk · hiddenᵀ` over the threads | product of the packed `wteᵀ` | one product on the joined chunks |
 //! | [`draw::DrawTokens`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | same |

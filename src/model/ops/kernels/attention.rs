@@ -2,7 +2,10 @@
 //! scores against the keys a chunk at a time (one key per thread), keeps a running maximum and
 //! sum (the online softmax of Milakov & Gimelshein 2018), and each thread accumulates one
 //! dimension of the weighted values. No score matrix is written out, and the shared prefix is
-//! read where it lies, never copied per row.
+//! read where it lies, never copied per row. Given the block's cache instead of the row's own
+//! keys and values, it also writes the step's keys and values into it (what a copy kernel
+//! otherwise does before it) and reads the cached ones from it, the step's own from the
+//! projection.
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::Shape;
@@ -35,11 +38,28 @@ pub struct AttentionShape {
     pub with_bias: bool,
 }
 
+/// Where the row's own keys and values come from.
+pub(super) enum OwnKeys {
+    /// Cached and new together, `[batch, n_head, past + seq, head_dim]` each (see
+    /// [`super::StepAttention`]).
+    Given {
+        keys: CubeTensor,
+        values: CubeTensor,
+    },
+    /// The block's cache `[batch, 2·kv_heads, capacity, head_dim]` (keys' heads, then values'),
+    /// written in place from position `past` on with the step's `keys_values` `[batch,
+    /// 2·kv_heads, seq, head_dim]`; query head h reads key head h / `group`.
+    Cached {
+        keys_values: CubeTensor,
+        cache: CubeTensor,
+        group: usize,
+    },
+}
+
 /// The kernel's tensors; see [`super::StepAttention`] for their shapes.
 pub(super) struct AttentionOperands {
     pub query: CubeTensor,
-    pub own_keys: CubeTensor,
-    pub own_values: CubeTensor,
+    pub own: OwnKeys,
     pub prefix_keys: CubeTensor,
     pub prefix_values: CubeTensor,
     pub prefix_mask: CubeTensor,
@@ -52,6 +72,8 @@ fn attention_kernel<F: Float>(
     query: &Tensor<F>,
     own_keys: &Tensor<F>,
     own_values: &Tensor<F>,
+    keys_values: &Tensor<F>,
+    cache: &mut Tensor<F>,
     prefix_keys: &Tensor<F>,
     prefix_values: &Tensor<F>,
     prefix_mask: &Tensor<F>,
@@ -59,11 +81,13 @@ fn attention_kernel<F: Float>(
     output: &mut Tensor<F>,
     past: usize,
     scale: f32,
+    group: usize,
     #[comptime] head_dim: usize,
     #[comptime] units: usize,
     #[comptime] with_prefix: bool,
     #[comptime] with_prefix_mask: bool,
     #[comptime] with_bias: bool,
+    #[comptime] cached: bool,
     #[define(F)] _dtype: ElemType,
 ) {
     let heads = query.shape(1);
@@ -94,6 +118,27 @@ fn attention_kernel<F: Float>(
             value += bias[h * head_dim + unit];
         }
         q[unit] = value * F::cast_from(scale);
+    }
+    // The key/value head this query head reads, and where its values start in the cache.
+    let kv_head = h / group;
+    let mut value_heads = 0;
+    if cached {
+        value_heads = cache.shape(1) / 2;
+        // One workgroup per key/value head writes the step's key and value at its position;
+        // every workgroup reads the cache only before `past`, which no launch writes.
+        if active && unit < head_dim && h == kv_head * group {
+            for part in 0..2usize {
+                let head = part * value_heads + kv_head;
+                let at = b * cache.stride(0)
+                    + head * cache.stride(1)
+                    + (past + t) * cache.stride(2)
+                    + unit * cache.stride(3);
+                cache[at] = keys_values[b * keys_values.stride(0)
+                    + head * keys_values.stride(1)
+                    + t * keys_values.stride(2)
+                    + unit * keys_values.stride(3)];
+            }
+        }
     }
 
     let mut prefix_len = 0;
@@ -127,6 +172,22 @@ fn attention_kernel<F: Float>(
                 }
                 if with_prefix_mask {
                     score += prefix_mask[b * prefix_mask.stride(0) + j * prefix_mask.stride(3)];
+                }
+            } else if cached {
+                let own = j - prefix_len;
+                if own < past {
+                    let row =
+                        b * cache.stride(0) + kv_head * cache.stride(1) + own * cache.stride(2);
+                    for d in 0..head_dim {
+                        score += q[d] * cache[row + d * cache.stride(3)];
+                    }
+                } else {
+                    let row = b * keys_values.stride(0)
+                        + kv_head * keys_values.stride(1)
+                        + (own - past) * keys_values.stride(2);
+                    for d in 0..head_dim {
+                        score += q[d] * keys_values[row + d * keys_values.stride(3)];
+                    }
                 }
             } else {
                 let row = b * own_keys.stride(0)
@@ -163,14 +224,28 @@ fn attention_kernel<F: Float>(
             total += weight;
             if unit < head_dim {
                 let j = start + i;
+                let own = j - prefix_len;
                 let value = if j < prefix_len {
                     prefix_values[h * prefix_values.stride(1)
                         + j * prefix_values.stride(2)
                         + unit * prefix_values.stride(3)]
+                } else if cached {
+                    let head = value_heads + kv_head;
+                    if own < past {
+                        cache[b * cache.stride(0)
+                            + head * cache.stride(1)
+                            + own * cache.stride(2)
+                            + unit * cache.stride(3)]
+                    } else {
+                        keys_values[b * keys_values.stride(0)
+                            + head * keys_values.stride(1)
+                            + (own - past) * keys_values.stride(2)
+                            + unit * keys_values.stride(3)]
+                    }
                 } else {
                     own_values[b * own_values.stride(0)
                         + h * own_values.stride(1)
-                        + (j - prefix_len) * own_values.stride(2)
+                        + own * own_values.stride(2)
                         + unit * own_values.stride(3)]
                 };
                 weighted += weight * value;
@@ -190,12 +265,16 @@ fn attention_kernel<F: Float>(
     }
 }
 
-/// Launches [`attention_kernel`], one workgroup per (row, head, query).
-pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShape) -> CubeTensor {
+/// Launches [`attention_kernel`], one workgroup per (row, head, query). Returns the output and
+/// the block's cache, written (in place where nothing else holds it, as burn's own in-place ops
+/// do; else a copy); given the own keys and values instead, a buffer of one element.
+pub(super) fn launch_attention(
+    operands: AttentionOperands,
+    shape: AttentionShape,
+) -> (CubeTensor, CubeTensor) {
     let AttentionOperands {
         query,
-        own_keys,
-        own_values,
+        own,
         prefix_keys,
         prefix_values,
         prefix_mask,
@@ -204,15 +283,47 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
     let dims = query.meta.shape().clone();
     let (batch, heads, seq, head_dim) = (dims[0], dims[1], dims[2], dims[3]);
     let dtype = query.dtype;
+    let client = query.client.clone();
     let output = empty_device_dtype(
-        query.client.clone(),
+        client.clone(),
         query.device.clone(),
         Shape::from([batch, seq, heads * head_dim]),
         dtype,
     );
+    // Operands a mode does not read are passed as the query (read-only) or, for the cache, a
+    // buffer of one element: WebGPU binds no buffer both writable and read-only in one dispatch.
+    let cached = matches!(own, OwnKeys::Cached { .. });
+    let (own_keys, own_values, keys_values, cache, group) = match own {
+        OwnKeys::Given { keys, values } => {
+            let unused = empty_device_dtype(
+                client.clone(),
+                query.device.clone(),
+                Shape::from([1]),
+                dtype,
+            );
+            (keys, values, query.clone(), unused, 1)
+        }
+        OwnKeys::Cached {
+            keys_values,
+            cache,
+            group,
+        } => {
+            let cache = if cache.can_mut() && cache.is_nonoverlapping() {
+                cache
+            } else {
+                cache.copy()
+            };
+            (
+                query.clone(),
+                query.clone(),
+                keys_values,
+                cache,
+                group.max(1),
+            )
+        }
+    };
     let units = head_dim.max(MIN_UNITS);
     let queries = batch * heads * seq;
-    let client = query.client.clone();
     let cube_count = cubecl::calculate_cube_count_elemwise(&client, queries, CubeDim::new_single());
     attention_kernel::launch(
         &client,
@@ -221,6 +332,8 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
         untile(query).into_tensor_arg(),
         untile(own_keys).into_tensor_arg(),
         untile(own_values).into_tensor_arg(),
+        untile(keys_values).into_tensor_arg(),
+        cache.clone().into_tensor_arg(),
         untile(prefix_keys).into_tensor_arg(),
         untile(prefix_values).into_tensor_arg(),
         untile(prefix_mask).into_tensor_arg(),
@@ -228,12 +341,14 @@ pub(super) fn launch_attention(operands: AttentionOperands, shape: AttentionShap
         output.clone().into_tensor_arg(),
         shape.past,
         shape.scale,
+        group,
         head_dim,
         units,
         shape.with_prefix,
         shape.with_prefix_mask,
         shape.with_bias,
+        cached,
         dtype_to_storage_type(dtype),
     );
-    output
+    (output, cache)
 }

@@ -60,6 +60,27 @@ pub trait TransformerKernels: Backend {
         shape: AttentionShape,
     ) -> FloatTensor<Self>;
 
+    /// One attention step that also writes the step's keys and values into the block's cache,
+    /// in one kernel that returns the cache too: see [`attention_cached`].
+    #[fusion(meta = |query, _keys_values, cache, _prefix_keys, _prefix_values, _prefix_mask, _bias, _shape, _group| {
+        (
+            burn::backend::fusion::custom::TensorSpec::new(attention_output_shape(&query.shape), query.dtype),
+            cache.clone(),
+        )
+    })]
+    #[allow(clippy::too_many_arguments)]
+    fn fused_attention_cached(
+        query: FloatTensor<Self>,
+        keys_values: FloatTensor<Self>,
+        cache: FloatTensor<Self>,
+        prefix_keys: FloatTensor<Self>,
+        prefix_values: FloatTensor<Self>,
+        prefix_mask: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        shape: AttentionShape,
+        group: usize,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>);
+
     /// A projection's bias and what follows it, in one kernel: see [`bias_gelu`] and
     /// [`bias_residual`]. `residual` is read only for [`Epilogue::Residual`].
     #[fusion(dtype = product, shape = product)]
@@ -326,36 +347,114 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
         past,
         scale,
     } = step;
-    // Absent inputs are passed as the query, which the kernel then never reads: every operand
-    // of a backend extension is a tensor.
-    let (prefix_keys, prefix_values, with_prefix) = match prefix {
-        Some((keys, values)) => (keys, values, true),
-        None => (query.clone(), query.clone(), false),
-    };
-    let (prefix_mask, with_prefix_mask) = match prefix_mask {
-        Some(mask) if with_prefix => (mask, true),
-        _ => (query.clone(), false),
-    };
-    let (bias, with_bias) = match bias {
-        Some(bias) => (bias.into_dispatch(), true),
-        None => (query.clone().into_dispatch(), false),
-    };
+    let around = Around::of(&query, prefix, prefix_mask, bias, past, scale);
     Tensor::from_dispatch(Dispatch::fused_attention(
         query.into_dispatch(),
         own_keys.into_dispatch(),
         own_values.into_dispatch(),
-        prefix_keys.into_dispatch(),
-        prefix_values.into_dispatch(),
-        prefix_mask.into_dispatch(),
-        bias,
-        AttentionShape {
-            past,
-            scale,
-            with_prefix,
-            with_prefix_mask,
-            with_bias,
-        },
+        around.prefix_keys,
+        around.prefix_values,
+        around.prefix_mask,
+        around.bias,
+        around.shape,
     ))
+}
+
+/// [`StepAttention`] over a block's cache: the row's own keys and values are the cache's first
+/// `past` positions and the step's, which the same kernel writes into the cache from `past` on
+/// (the cache then holds them as [`StepAttention`]'s `bias` says).
+///
+/// # Shapes
+/// - query `[batch, n_head, seq, head_dim]`, keys_values `[batch, 2·kv_heads, seq, head_dim]`,
+///   cache `[batch, 2·kv_heads, capacity ≥ past + seq, head_dim]` (keys' heads, then values';
+///   n_head = kv_heads · group), the rest as [`StepAttention`] → `[batch, seq,
+///   n_head·head_dim]` and the cache
+pub struct CachedStepAttention {
+    pub query: Tensor<4>,
+    pub keys_values: Tensor<4>,
+    pub cache: Tensor<4>,
+    /// Query heads per key/value head.
+    pub group: usize,
+    pub prefix: Option<(Tensor<4>, Tensor<4>)>,
+    pub prefix_mask: Option<Tensor<4>>,
+    pub bias: Option<Tensor<1>>,
+    pub past: usize,
+    pub scale: f32,
+}
+
+/// See [`CachedStepAttention`]; heads at most [`MAX_HEAD_DIM`] wide.
+pub fn attention_cached(step: CachedStepAttention) -> (Tensor<3>, Tensor<4>) {
+    let CachedStepAttention {
+        query,
+        keys_values,
+        cache,
+        group,
+        prefix,
+        prefix_mask,
+        bias,
+        past,
+        scale,
+    } = step;
+    let around = Around::of(&query, prefix, prefix_mask, bias, past, scale);
+    let (output, cache) = Dispatch::fused_attention_cached(
+        query.into_dispatch(),
+        keys_values.into_dispatch(),
+        cache.into_dispatch(),
+        around.prefix_keys,
+        around.prefix_values,
+        around.prefix_mask,
+        around.bias,
+        around.shape,
+        group,
+    );
+    (Tensor::from_dispatch(output), Tensor::from_dispatch(cache))
+}
+
+/// An attention step's operands besides the query and the own keys, absent ones passed as the
+/// query, which the kernel then never reads: every operand of a backend extension is a tensor.
+struct Around {
+    prefix_keys: FloatTensor<Dispatch>,
+    prefix_values: FloatTensor<Dispatch>,
+    prefix_mask: FloatTensor<Dispatch>,
+    bias: FloatTensor<Dispatch>,
+    shape: AttentionShape,
+}
+
+impl Around {
+    fn of(
+        query: &Tensor<4>,
+        prefix: Option<(Tensor<4>, Tensor<4>)>,
+        prefix_mask: Option<Tensor<4>>,
+        bias: Option<Tensor<1>>,
+        past: usize,
+        scale: f32,
+    ) -> Self {
+        let (prefix_keys, prefix_values, with_prefix) = match prefix {
+            Some((keys, values)) => (keys, values, true),
+            None => (query.clone(), query.clone(), false),
+        };
+        let (prefix_mask, with_prefix_mask) = match prefix_mask {
+            Some(mask) if with_prefix => (mask, true),
+            _ => (query.clone(), false),
+        };
+        let (bias, with_bias) = match bias {
+            Some(bias) => (bias.into_dispatch(), true),
+            None => (query.clone().into_dispatch(), false),
+        };
+        Self {
+            prefix_keys: prefix_keys.into_dispatch(),
+            prefix_values: prefix_values.into_dispatch(),
+            prefix_mask: prefix_mask.into_dispatch(),
+            bias,
+            shape: AttentionShape {
+                past,
+                scale,
+                with_prefix,
+                with_prefix_mask,
+                with_bias,
+            },
+        }
+    }
 }
 
 impl TransformerKernels for CubeBackend {
@@ -381,8 +480,39 @@ impl TransformerKernels for CubeBackend {
         attention::launch_attention(
             attention::AttentionOperands {
                 query,
-                own_keys,
-                own_values,
+                own: attention::OwnKeys::Given {
+                    keys: own_keys,
+                    values: own_values,
+                },
+                prefix_keys,
+                prefix_values,
+                prefix_mask,
+                bias,
+            },
+            shape,
+        )
+        .0
+    }
+
+    fn fused_attention_cached(
+        query: FloatTensor<Self>,
+        keys_values: FloatTensor<Self>,
+        cache: FloatTensor<Self>,
+        prefix_keys: FloatTensor<Self>,
+        prefix_values: FloatTensor<Self>,
+        prefix_mask: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        shape: AttentionShape,
+        group: usize,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>) {
+        attention::launch_attention(
+            attention::AttentionOperands {
+                query,
+                own: attention::OwnKeys::Cached {
+                    keys_values,
+                    cache,
+                    group,
+                },
                 prefix_keys,
                 prefix_values,
                 prefix_mask,
