@@ -38,28 +38,17 @@ pub struct AttentionShape {
     pub with_bias: bool,
 }
 
-/// Where the row's own keys and values come from.
-pub(super) enum OwnKeys {
-    /// Cached and new together, `[batch, n_head, past + seq, head_dim]` each (see
-    /// [`super::StepAttention`]).
-    Given {
-        keys: CubeTensor,
-        values: CubeTensor,
-    },
-    /// The block's cache `[batch, 2·kv_heads, capacity, head_dim]` (keys' heads, then values'),
-    /// written in place from position `past` on with the step's `keys_values` `[batch,
-    /// 2·kv_heads, seq, head_dim]`; query head h reads key head h / `group`.
-    Cached {
-        keys_values: CubeTensor,
-        cache: CubeTensor,
-        group: usize,
-    },
-}
-
 /// The kernel's tensors; see [`super::StepAttention`] for their shapes.
 pub(super) struct AttentionOperands {
     pub query: CubeTensor,
-    pub own: OwnKeys,
+    /// The row's own keys and values, `[batch, 2·kv_heads, positions, head_dim]` (keys' heads,
+    /// then values'): with `step`, the block's cache, written in place from position `past` on
+    /// with the step's `[batch, 2·kv_heads, seq, head_dim]`; else cached and new together, only
+    /// read.
+    pub own: CubeTensor,
+    pub step: Option<CubeTensor>,
+    /// Query heads per key/value head: query head h reads key head h / `group`.
+    pub group: usize,
     pub prefix_keys: CubeTensor,
     pub prefix_values: CubeTensor,
     pub prefix_mask: CubeTensor,
@@ -70,8 +59,6 @@ pub(super) struct AttentionOperands {
 #[allow(clippy::too_many_arguments)]
 fn attention_kernel<F: Float>(
     query: &Tensor<F>,
-    own_keys: &Tensor<F>,
-    own_values: &Tensor<F>,
     keys_values: &Tensor<F>,
     cache: &mut Tensor<F>,
     prefix_keys: &Tensor<F>,
@@ -119,11 +106,13 @@ fn attention_kernel<F: Float>(
         }
         q[unit] = value * F::cast_from(scale);
     }
-    // The key/value head this query head reads, and where its values start in the cache.
+    // The key/value head this query head reads, where its values start in the cache, and the
+    // first own position read from the step's keys and values rather than the cache.
     let kv_head = h / group;
-    let mut value_heads = 0;
+    let value_heads = cache.shape(1) / 2;
+    let mut split = past + seq;
     if cached {
-        value_heads = cache.shape(1) / 2;
+        split = past;
         // One workgroup per key/value head writes the step's key and value at its position;
         // every workgroup reads the cache only before `past`, which no launch writes.
         if active && unit < head_dim && h == kv_head * group {
@@ -173,9 +162,9 @@ fn attention_kernel<F: Float>(
                 if with_prefix_mask {
                     score += prefix_mask[b * prefix_mask.stride(0) + j * prefix_mask.stride(3)];
                 }
-            } else if cached {
+            } else {
                 let own = j - prefix_len;
-                if own < past {
+                if own < split {
                     let row =
                         b * cache.stride(0) + kv_head * cache.stride(1) + own * cache.stride(2);
                     for d in 0..head_dim {
@@ -184,17 +173,10 @@ fn attention_kernel<F: Float>(
                 } else {
                     let row = b * keys_values.stride(0)
                         + kv_head * keys_values.stride(1)
-                        + (own - past) * keys_values.stride(2);
+                        + (own - split) * keys_values.stride(2);
                     for d in 0..head_dim {
                         score += q[d] * keys_values[row + d * keys_values.stride(3)];
                     }
-                }
-            } else {
-                let row = b * own_keys.stride(0)
-                    + h * own_keys.stride(1)
-                    + (j - prefix_len) * own_keys.stride(2);
-                for d in 0..head_dim {
-                    score += q[d] * own_keys[row + d * own_keys.stride(3)];
                 }
             }
         }
@@ -224,14 +206,14 @@ fn attention_kernel<F: Float>(
             total += weight;
             if unit < head_dim {
                 let j = start + i;
-                let own = j - prefix_len;
                 let value = if j < prefix_len {
                     prefix_values[h * prefix_values.stride(1)
                         + j * prefix_values.stride(2)
                         + unit * prefix_values.stride(3)]
-                } else if cached {
+                } else {
+                    let own = j - prefix_len;
                     let head = value_heads + kv_head;
-                    if own < past {
+                    if own < split {
                         cache[b * cache.stride(0)
                             + head * cache.stride(1)
                             + own * cache.stride(2)
@@ -239,14 +221,9 @@ fn attention_kernel<F: Float>(
                     } else {
                         keys_values[b * keys_values.stride(0)
                             + head * keys_values.stride(1)
-                            + (own - past) * keys_values.stride(2)
+                            + (own - split) * keys_values.stride(2)
                             + unit * keys_values.stride(3)]
                     }
-                } else {
-                    own_values[b * own_values.stride(0)
-                        + h * own_values.stride(1)
-                        + own * own_values.stride(2)
-                        + unit * own_values.stride(3)]
                 };
                 weighted += weight * value;
             }
@@ -266,8 +243,11 @@ fn attention_kernel<F: Float>(
 }
 
 /// Launches [`attention_kernel`], one workgroup per (row, head, query). Returns the output and
-/// the block's cache, written (in place where nothing else holds it, as burn's own in-place ops
-/// do; else a copy); given the own keys and values instead, a buffer of one element.
+/// the own keys and values: the block's cache, written (in place where nothing else holds it,
+/// as burn's own in-place ops do; else a copy), or as given. Nine storage buffers with cubecl's
+/// metadata, as many as before the kernel wrote the cache: SwiftShader's adapter allows ten
+/// a stage (WebGPU's default is eight), which is why a given step's own keys and values come
+/// joined in one tensor.
 pub(super) fn launch_attention(
     operands: AttentionOperands,
     shape: AttentionShape,
@@ -275,6 +255,8 @@ pub(super) fn launch_attention(
     let AttentionOperands {
         query,
         own,
+        step,
+        group,
         prefix_keys,
         prefix_values,
         prefix_mask,
@@ -290,38 +272,14 @@ pub(super) fn launch_attention(
         Shape::from([batch, seq, heads * head_dim]),
         dtype,
     );
-    // Operands a mode does not read are passed as the query (read-only) or, for the cache, a
-    // buffer of one element: WebGPU binds no buffer both writable and read-only in one dispatch.
-    let cached = matches!(own, OwnKeys::Cached { .. });
-    let (own_keys, own_values, keys_values, cache, group) = match own {
-        OwnKeys::Given { keys, values } => {
-            let unused = empty_device_dtype(
-                client.clone(),
-                query.device.clone(),
-                Shape::from([1]),
-                dtype,
-            );
-            (keys, values, query.clone(), unused, 1)
-        }
-        OwnKeys::Cached {
-            keys_values,
-            cache,
-            group,
-        } => {
-            let cache = if cache.can_mut() && cache.is_nonoverlapping() {
-                cache
-            } else {
-                cache.copy()
-            };
-            (
-                query.clone(),
-                query.clone(),
-                keys_values,
-                cache,
-                group.max(1),
-            )
-        }
+    let cached = step.is_some();
+    let (keys_values, cache) = match step {
+        Some(keys_values) if own.can_mut() && own.is_nonoverlapping() => (keys_values, own),
+        Some(keys_values) => (keys_values, own.copy()),
+        // The step's keys are among the own ones: the query stands in, never read.
+        None => (query.clone(), own),
     };
+    let group = group.max(1);
     let units = head_dim.max(MIN_UNITS);
     let queries = batch * heads * seq;
     let cube_count = cubecl::calculate_cube_count_elemwise(&client, queries, CubeDim::new_single());
@@ -330,8 +288,6 @@ pub(super) fn launch_attention(
         cube_count,
         CubeDim::new_1d(units as u32),
         untile(query).into_tensor_arg(),
-        untile(own_keys).into_tensor_arg(),
-        untile(own_values).into_tensor_arg(),
         untile(keys_values).into_tensor_arg(),
         cache.clone().into_tensor_arg(),
         untile(prefix_keys).into_tensor_arg(),

@@ -51,8 +51,7 @@ pub trait TransformerKernels: Backend {
     #[allow(clippy::too_many_arguments)]
     fn fused_attention(
         query: FloatTensor<Self>,
-        own_keys: FloatTensor<Self>,
-        own_values: FloatTensor<Self>,
+        own: FloatTensor<Self>,
         prefix_keys: FloatTensor<Self>,
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
@@ -348,10 +347,11 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
         scale,
     } = step;
     let around = Around::of(&query, prefix, prefix_mask, bias, past, scale);
+    // Keys' heads then values', as a block's cache holds them: one binding for both.
+    let own = Tensor::cat(vec![own_keys, own_values], 1);
     Tensor::from_dispatch(Dispatch::fused_attention(
         query.into_dispatch(),
-        own_keys.into_dispatch(),
-        own_values.into_dispatch(),
+        own.into_dispatch(),
         around.prefix_keys,
         around.prefix_values,
         around.prefix_mask,
@@ -469,8 +469,7 @@ impl TransformerKernels for CubeBackend {
 
     fn fused_attention(
         query: FloatTensor<Self>,
-        own_keys: FloatTensor<Self>,
-        own_values: FloatTensor<Self>,
+        own: FloatTensor<Self>,
         prefix_keys: FloatTensor<Self>,
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
@@ -480,10 +479,9 @@ impl TransformerKernels for CubeBackend {
         attention::launch_attention(
             attention::AttentionOperands {
                 query,
-                own: attention::OwnKeys::Given {
-                    keys: own_keys,
-                    values: own_values,
-                },
+                own,
+                step: None,
+                group: 1,
                 prefix_keys,
                 prefix_values,
                 prefix_mask,
@@ -508,11 +506,9 @@ impl TransformerKernels for CubeBackend {
         attention::launch_attention(
             attention::AttentionOperands {
                 query,
-                own: attention::OwnKeys::Cached {
-                    keys_values,
-                    cache,
-                    group,
-                },
+                own: cache,
+                step: Some(keys_values),
+                group,
                 prefix_keys,
                 prefix_values,
                 prefix_mask,
