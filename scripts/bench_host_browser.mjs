@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     dists: { type: "string" },
     rounds: { type: "string", default: "1" },
     steps: { type: "string", default: "100" },
+    heads: { type: "string", default: "1" },
     out: { type: "string" },
   },
 });
@@ -37,11 +38,13 @@ const rounds = Number(args.rounds);
 const steps = Number(args.steps);
 if (!(rounds >= 1) || !(steps >= 2)) throw new Error("--rounds is at least 1 and --steps at least 2");
 
-// The model `clozelab bench host` generates (its seed 1; one head, 64 wide as GPT-2's), written
-// once.
-const MODEL = join(homedir(), ".cache", "clozelab", "host-bench-model");
+// The model `clozelab bench host` generates (its seed 1; by default one head, 64 wide as
+// GPT-2's: `--heads` as bench host's), written once.
+const heads = Number(args.heads);
+if (!(heads >= 1) || 64 % heads !== 0) throw new Error("--heads divides the width, 64");
+const MODEL = join(homedir(), ".cache", "clozelab", heads === 1 ? "host-bench-model" : `host-bench-model-${heads}-heads`);
 if (!existsSync(join(MODEL, "model.safetensors"))) {
-  execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", "1",
+  execFileSync(cliBinary(), ["make-test-model", "--out", MODEL, "--layers", "12", "--dim", "64", "--heads", String(heads),
     "--seed", "1"], { stdio: "inherit" });
 }
 

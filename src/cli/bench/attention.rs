@@ -1,11 +1,14 @@
-//! `clozelab bench attention`: the model's attention op (`model::ops::attention`: one kernel on a
-//! GPU; on the CPU burn's `attention` without a prefix, burn's composition over one) against
+//! `clozelab bench attention`: the model's attention op over a block's cache
+//! (`model::ops::attention::AttendCached`: one kernel on a GPU, which also writes the step into
+//! the cache; on the CPU the step copied in, then burn's `attention` without a prefix, burn's
+//! composition over one), the cache moved in and out of each call as the model does, against
 //! burn's own `attention` and against burn's composition (the op's reference body) on the same
 //! inputs and outputs, per backend: a decoding step of a sampling tree over a shared prefix (64 and 512
 //! rows), and a prefill. burn's side gets the prefix's keys and values concatenated before each
 //! row's own (what the model would have to build to call it) and its heads merged after, so
 //! both sides start from the same tensors and end with the same `[batch, seq, n_embd]`.
 
+use std::cell::RefCell;
 use std::time::Instant;
 
 use burn::tensor::module::attention;
@@ -15,7 +18,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use super::args::BenchAttentionArgs;
 use super::{median, process_cpu_seconds, write_report};
 use crate::cli::error::CliError;
-use crate::model::ops::attention::{StepAttention, StepInputs};
+use crate::model::ops::attention::{AttendCached, Qkv};
 use crate::model::ops::backend::{Backend, Op};
 use crate::model::readback::read_f32;
 use crate::runtime::backend::device_for;
@@ -67,9 +70,56 @@ const SHAPES: [Shape; 5] = [
 
 struct Inputs {
     query: Tensor<4>,
-    own_keys: Tensor<4>,
-    own_values: Tensor<4>,
+    /// The step's keys and values, `[batch, 2·heads, seq, head_dim]`.
+    keys_values: Tensor<4>,
+    /// The block's cache, `[batch, 2·heads, past + seq, head_dim]`, moved into each call and
+    /// back, so that nothing else holds it, as in the model. Every side runs after a call of the
+    /// op, which writes the step's keys and values into its last `seq` positions.
+    cache: RefCell<Option<Tensor<4>>>,
     prefix: Option<(Tensor<4>, Tensor<4>)>,
+}
+
+impl Inputs {
+    /// The own keys and values (views of the cache), as burn's `attention` takes them.
+    fn own(&self) -> (Tensor<4>, Tensor<4>) {
+        let cache = self
+            .cache
+            .borrow()
+            .clone()
+            .expect("the cache is back after each call");
+        let [batch, both, len, head_dim] = cache.dims();
+        let part = |heads| cache.clone().slice([0..batch, heads, 0..len, 0..head_dim]);
+        (part(0..both / 2), part(both / 2..both))
+    }
+
+    /// The op on `backend`'s body `body` (see [`AttendCached`]), the cache taken and put back.
+    fn attend(
+        &self,
+        past: usize,
+        scale: f32,
+        body: impl FnOnce(AttendCached) -> (Tensor<3>, Tensor<4>),
+    ) -> Tensor<3> {
+        let cache = self
+            .cache
+            .borrow_mut()
+            .take()
+            .expect("the cache is back after each call");
+        let (output, cache) = body(AttendCached {
+            qkv: Qkv {
+                query: self.query.clone(),
+                keys_values: self.keys_values.clone(),
+                bias: None,
+            },
+            cache,
+            group: 1,
+            prefix: self.prefix.as_ref(),
+            prefix_mask: None,
+            past,
+            scale,
+        });
+        *self.cache.borrow_mut() = Some(cache);
+        output
+    }
 }
 
 fn inputs(shape: Shape, device: &Device) -> Inputs {
@@ -87,11 +137,10 @@ fn inputs(shape: Shape, device: &Device) -> Inputs {
         prefix,
         ..
     } = shape;
-    let own = [batch, heads, past + seq, head_dim];
     Inputs {
         query: tensor([batch, heads, seq, head_dim], 0.1),
-        own_keys: tensor(own, 0.2),
-        own_values: tensor(own, 0.3),
+        keys_values: tensor([batch, 2 * heads, seq, head_dim], 0.6),
+        cache: RefCell::new(Some(tensor([batch, 2 * heads, past + seq, head_dim], 0.2))),
         prefix: (prefix > 0).then(|| {
             (
                 tensor([1, heads, prefix, head_dim], 0.4),
@@ -101,28 +150,16 @@ fn inputs(shape: Shape, device: &Device) -> Inputs {
     }
 }
 
-fn step<'a>(inputs: &'a Inputs, past: usize, scale: f32) -> StepInputs<'a> {
-    StepInputs {
-        query: inputs.query.clone(),
-        own_keys: inputs.own_keys.clone(),
-        own_values: inputs.own_values.clone(),
-        prefix: inputs.prefix.as_ref(),
-        prefix_mask: None,
-        bias: None,
-        past,
-        scale,
-    }
-}
-
 fn burns(inputs: &Inputs, causal: bool) -> Tensor<3> {
     let [batch, heads, seq, head_dim] = inputs.query.dims();
+    let (own_keys, own_values) = inputs.own();
     let (keys, values) = match &inputs.prefix {
-        None => (inputs.own_keys.clone(), inputs.own_values.clone()),
+        None => (own_keys, own_values),
         Some((k, v)) => {
             let expand = |t: &Tensor<4>| t.clone().expand([batch as i64, -1, -1, -1]);
             (
-                Tensor::cat(vec![expand(k), inputs.own_keys.clone()], 2),
-                Tensor::cat(vec![expand(v), inputs.own_values.clone()], 2),
+                Tensor::cat(vec![expand(k), own_keys], 2),
+                Tensor::cat(vec![expand(v), own_values], 2),
             )
         }
     };
@@ -175,12 +212,13 @@ pub fn attention_bench(args: &BenchAttentionArgs) -> Result<(), CliError> {
             let scale = 1.0 / (shape.head_dim as f32).sqrt();
             // A prefill without a prefix is causal; a decoding step's one query sees every key.
             let causal = shape.seq > 1;
+            let backend = Backend::of(&compute.device);
             let (our_ms, our_cpu, a) = time(rounds, || {
-                Backend::of(&compute.device).run(StepAttention(step(&data, shape.past, scale)))
+                data.attend(shape.past, scale, |op| backend.run(op))
             })?;
             let (burn_ms, burn_cpu, b) = time(rounds, || burns(&data, causal))?;
             let (composed_ms, _, c) = time(rounds, || {
-                StepAttention(step(&data, shape.past, scale)).reference()
+                data.attend(shape.past, scale, |op| op.reference())
             })?;
             let worst = a
                 .iter()
