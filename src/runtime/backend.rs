@@ -57,9 +57,9 @@ pub struct ComputeDevice {
 }
 
 /// Kernels recorded before cubecl submits them to the GPU's queue (cubecl's default is 32): a
-/// decode step of GPT-2 small (about 116 dispatches) and of GPT-2 medium (about 220) in one
-/// submission, since every submission costs the host (in a browser, a flush of WebGPU's commands
-/// to the GPU process). Larger models' passes take two or more. The GPU then starts only once a
+/// decode step of GPT-2 small (about 104 dispatches: eight a block) and of GPT-2 medium (about
+/// 200) in one submission, since every submission costs the host (in a browser, a flush of
+/// WebGPU's commands to the GPU process). Larger models' passes take two or more. The GPU then starts only once a
 /// pass is recorded; natively cubecl's own `CUBECL_WGPU_MAX_TASKS`, where set, chooses instead,
 /// so that a GPU machine can weigh the two (`scripts/gpu_bench.sh`, stage `host`).
 pub const TASKS_PER_SUBMISSION: usize = 256;
