@@ -1,7 +1,8 @@
 //! The GPU bodies of [`super`]'s ops, for the steps that burn composes of many dispatches: the
 //! layer norm (two reductions and the element-wise steps around them), the attention of a step
 //! (the products against the shared prefix and the row's own keys, the masks, the softmax and
-//! the weighted values: up to a dozen kernels), a projection's bias with the GELU or residual
+//! the weighted values: up to a dozen kernels, and the copy of the step's keys and values into
+//! the block's cache before them), a projection's bias with the GELU or residual
 //! after it, the token embedding gathered from `wte`'s chunks (nine kernels a chunk), and the
 //! sampler's draw of tokens by inverse CDF (the softmax, the cumulative sums and the search:
 //! about thirty a level of its tree). One kernel each here; and one for an output projection's
