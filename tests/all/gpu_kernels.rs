@@ -402,8 +402,8 @@ fn cached_operands(
         keys_values,
         cache,
         group,
-        prefix: prefix
-            .map(|(keys, values)| (repeat_heads(keys, group), repeat_heads(values, group))),
+        // Each query head reads its key/value head of the prefix too: never repeated.
+        prefix,
         prefix_mask,
         bias,
         past,

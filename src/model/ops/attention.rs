@@ -9,7 +9,7 @@
 //! shared prefix burn's own `attention`; elsewhere burn's composition (the reference body, also
 //! the GPU's for heads wider than a workgroup), in slices of rows small enough for a GPU's
 //! dispatch limit.
-//! The kernel is one dispatch where burn's `attention` is 12 to 16 and the composition 8 to 15
+//! The kernel is one dispatch where burn's `attention` is 12 to 16 and the composition 9 to 16
 //! (`STAGES=attention bash scripts/count_dispatches.sh`), and dispatches are what paced every
 //! GPU run measured; on lavapipe, which emulates the GPU on the CPU, it costs more CPU time
 //! (docs/performance.md, "Attention").
@@ -256,18 +256,12 @@ impl Op for AttendCached<'_> {
         if !kernel_takes(self.qkv.query.dims()[3]) {
             return self.copied_then(|step| step.gpu());
         }
-        let prefix = self.prefix.map(|(keys, values)| {
-            (
-                repeat_heads(keys.clone(), self.group),
-                repeat_heads(values.clone(), self.group),
-            )
-        });
         kernels::attention_cached(kernels::CachedStepAttention {
             query: self.qkv.query,
             keys_values: self.qkv.keys_values,
             cache: self.cache,
             group: self.group,
-            prefix,
+            prefix: self.prefix.cloned(),
             prefix_mask: self.prefix_mask,
             bias: self.qkv.bias,
             past: self.past,

@@ -106,7 +106,8 @@ fn attention_kernel<F: Float>(
         }
         q[unit] = value * F::cast_from(scale);
     }
-    // The key/value head this query head reads, where its values start in the cache, and the
+    // The key/value head this query head reads (in the prefix too), where its values start in
+    // the cache, and the
     // first own position read from the step's keys and values rather than the cache.
     let kv_head = h / group;
     let value_heads = cache.shape(1) / 2;
@@ -155,7 +156,7 @@ fn attention_kernel<F: Float>(
         let mut score = F::new(0.0);
         if j < keys {
             if j < prefix_len {
-                let row = h * prefix_keys.stride(1) + j * prefix_keys.stride(2);
+                let row = kv_head * prefix_keys.stride(1) + j * prefix_keys.stride(2);
                 for d in 0..head_dim {
                     score += q[d] * prefix_keys[row + d * prefix_keys.stride(3)];
                 }
@@ -207,7 +208,7 @@ fn attention_kernel<F: Float>(
             if unit < head_dim {
                 let j = start + i;
                 let value = if j < prefix_len {
-                    prefix_values[h * prefix_values.stride(1)
+                    prefix_values[kv_head * prefix_values.stride(1)
                         + j * prefix_values.stride(2)
                         + unit * prefix_values.stride(3)]
                 } else {

@@ -368,8 +368,9 @@ pub fn attention(step: StepAttention) -> Tensor<3> {
 /// # Shapes
 /// - query `[batch, n_head, seq, head_dim]`, keys_values `[batch, 2·kv_heads, seq, head_dim]`,
 ///   cache `[batch, 2·kv_heads, capacity ≥ past + seq, head_dim]` (keys' heads, then values';
-///   n_head = kv_heads · group), the rest as [`StepAttention`] → `[batch, seq,
-///   n_head·head_dim]` and the cache
+///   n_head = kv_heads · group), prefix keys and values `[1, kv_heads, prefix_len, head_dim]`
+///   (query head h reads key/value head h / group of both), the rest as [`StepAttention`] →
+///   `[batch, seq, n_head·head_dim]` and the cache
 pub struct CachedStepAttention {
     pub query: Tensor<4>,
     pub keys_values: Tensor<4>,
