@@ -5,7 +5,8 @@
 //! read where it lies, never copied per row. Given the block's cache instead of the row's own
 //! keys and values, it also writes the step's keys and values into it (what a copy kernel
 //! otherwise does before it) and reads the cached ones from it, the step's own from the
-//! projection.
+//! projection. With grouped key/value heads (Llama's) each query head reads its group's head of
+//! the cache and of the prefix, neither repeated.
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::Shape;
@@ -47,7 +48,8 @@ pub(super) struct AttentionOperands {
     /// read.
     pub own: CubeTensor,
     pub step: Option<CubeTensor>,
-    /// Query heads per key/value head: query head h reads key head h / `group`.
+    /// Query heads per key/value head: query head h reads key/value head h / `group` (of the
+    /// prefix too).
     pub group: usize,
     pub prefix_keys: CubeTensor,
     pub prefix_values: CubeTensor,
