@@ -139,7 +139,9 @@ pub struct StepInputs<'a> {
     pub scale: f32,
 }
 
-/// The step's attention output, heads side by side, ready for the output projection.
+/// The step's attention output, heads side by side, ready for the output projection, over own
+/// keys and values given as they are (the model runs [`AttendCached`], over its cache; on a GPU
+/// this joins the given keys and values for the kernel first).
 ///
 /// # Shapes
 /// - see [`StepInputs`] → `[batch, seq, n_head·head_dim]`
