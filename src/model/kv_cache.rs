@@ -74,7 +74,7 @@ impl SharedPrefix {
 /// A block's keys and values in one buffer preallocated to `[batch, 2·n_head, capacity,
 /// head_dim]`: the keys' heads, then the values'. One buffer because the fused projection
 /// yields keys and values side by side, so a step writes both at once (on a GPU inside the
-/// attention's kernel: `ops::attention::AttendCached`), and a sampling tree's branches select
+/// attention's kernel: `ops::cached_attention::AttendCached`), and a sampling tree's branches select
 /// both with one kernel.
 #[derive(Debug)]
 pub(super) struct LayerCache {

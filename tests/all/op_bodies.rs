@@ -7,7 +7,7 @@
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use clozelab::model::ModelError;
 use clozelab::model::ops::CacheStorage;
-use clozelab::model::ops::attention::{ProjectQkv, StepAttention, StepInputs};
+use clozelab::model::ops::attention::{StepAttention, StepInputs};
 use clozelab::model::ops::backend::{Backend, Op};
 use clozelab::model::ops::draw::DrawTokens;
 use clozelab::model::ops::embedding::{EmbedTokens, LmHead, StoreEmbedding, TokenEmbedding};
@@ -15,6 +15,7 @@ use clozelab::model::ops::gelu::GeluNew;
 use clozelab::model::ops::kernels::MAX_HEAD_DIM;
 use clozelab::model::ops::layer_norm::LayerNormOp;
 use clozelab::model::ops::projection::{Conv1D, Project, StoreProjection, Then};
+use clozelab::model::ops::qkv::ProjectQkv;
 use clozelab::model::ops::residual_norm::ProjectResidualNorm;
 
 use crate::common;
@@ -209,7 +210,7 @@ fn a_layer_laid_out_for_another_backend_is_refused() {
 }
 
 /// The query, keys and values of [`ProjectQkv`] with any bias left to the attention added.
-fn qkv_with_bias(qkv: Result<clozelab::model::ops::attention::Qkv, ModelError>) -> Vec<f32> {
+fn qkv_with_bias(qkv: Result<clozelab::model::ops::qkv::Qkv, ModelError>) -> Vec<f32> {
     let qkv = qkv.unwrap();
     let [_, n_head, _, head_dim] = qkv.query.dims();
     let kv_heads = qkv.keys_values.dims()[1] / 2;

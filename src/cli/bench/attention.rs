@@ -1,5 +1,5 @@
 //! `clozelab bench attention`: the model's attention op over a block's cache
-//! (`model::ops::attention::AttendCached`: one kernel on a GPU, which also writes the step into
+//! (`model::ops::cached_attention::AttendCached`: one kernel on a GPU, which also writes the step into
 //! the cache; on the CPU the step copied in, then burn's `attention` without a prefix, burn's
 //! composition over one), the cache moved in and out of each call as the model does, against
 //! burn's own `attention` and against burn's composition (the op's reference body) on the same
@@ -18,8 +18,9 @@ use burn::tensor::{Device, Tensor, TensorData};
 use super::args::BenchAttentionArgs;
 use super::{median, process_cpu_seconds, write_report};
 use crate::cli::error::CliError;
-use crate::model::ops::attention::{AttendCached, Qkv};
 use crate::model::ops::backend::{Backend, Op};
+use crate::model::ops::cached_attention::AttendCached;
+use crate::model::ops::qkv::Qkv;
 use crate::model::readback::read_f32;
 use crate::runtime::backend::device_for;
 

@@ -1,10 +1,12 @@
 //! One step of causal self-attention over a shared prefix and each row's own cached keys:
-//! `softmax(q·kᵀ·scale + mask)·v` per head, with the query/key/value projection before it.
+//! `softmax(q·kᵀ·scale + mask)·v` per head (the query/key/value projection before it is
+//! [`super::qkv`]; the step over a block's cache, which the model runs,
+//! [`super::cached_attention`]).
 //!
 //! Its bodies: on a GPU one kernel ([`kernels::attention`]: an online softmax per query and head,
 //! no score matrix written out, the projection's bias added inside it, so the projection skips
 //! an addition and the cache holds keys and values without it; over a block's cache
-//! ([`AttendCached`], as the model runs it) the same kernel also writes the step's keys and
+//! ([`super::cached_attention::AttendCached`], as the model runs it) the same kernel also writes the step's keys and
 //! values into the cache, a copy kernel fewer per block); natively on the CPU without a
 //! shared prefix burn's own `attention`; elsewhere burn's composition (the reference body, also
 //! the GPU's for heads wider than a workgroup), in slices of rows small enough for a GPU's
@@ -17,107 +19,13 @@
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use super::backend::{Backend, Op};
-use super::grouped_heads::repeat_heads;
+use super::backend::Op;
 use super::kernels;
-use super::projection::{Conv1D, Project, Then};
-use crate::model::error::ModelError;
 
 /// Additive mask value for attention scores that must receive zero weight. Finite (unlike −∞)
 /// so that no backend can turn `exp(−∞ − max)` into NaN; after the max is subtracted it
 /// underflows to exactly 0 in f32.
 pub(crate) const MASKED_SCORE: f32 = -1.0e9;
-
-/// A step's queries and new keys and values, from the fused projection.
-pub struct Qkv {
-    /// `[batch, n_head, seq, head_dim]`
-    pub query: Tensor<4>,
-    /// `[batch, 2·kv_heads, seq, head_dim]`: the keys' heads, then the values', as the cache holds
-    /// them.
-    pub keys_values: Tensor<4>,
-    /// The projection's bias `[3·n_head·head_dim]` where it is left to [`StepAttention`] (then the
-    /// query, keys and values are the product without it, and so is everything cached by the
-    /// same body); `None` where they have it.
-    pub bias: Option<Tensor<1>>,
-}
-
-/// Whether the GPU's kernel takes heads `head_dim` wide.
-fn kernel_takes(head_dim: usize) -> bool {
-    head_dim <= kernels::MAX_HEAD_DIM
-}
-
-/// The query/key/value projection `c_attn` of `x`, split into `n_head` query heads and
-/// `kv_heads` key and value heads (views of the projection: no copies), its bias left to the
-/// attention where the GPU's kernel runs.
-///
-/// # Shapes
-/// - x `[batch, seq, n_embd]` → see [`Qkv`]
-#[derive(Clone)]
-pub struct ProjectQkv<'a> {
-    pub c_attn: &'a Conv1D,
-    pub x: Tensor<3>,
-    pub n_head: usize,
-    pub kv_heads: usize,
-    /// Whether the bias may be left to the attention: not where rotary embeddings turn the
-    /// queries and keys first.
-    pub may_defer_bias: bool,
-}
-
-impl ProjectQkv<'_> {
-    /// The projection with its bias, on `backend`, split into heads.
-    fn biased(self, backend: Backend) -> Result<Qkv, ModelError> {
-        let projected = self.c_attn.forward(backend, self.x, Then::Nothing)?;
-        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
-        Ok(Qkv {
-            query,
-            keys_values,
-            bias: None,
-        })
-    }
-}
-
-impl Op for ProjectQkv<'_> {
-    type Output = Result<Qkv, ModelError>;
-
-    fn gpu(self) -> Self::Output {
-        let head_dim = self.x.dims()[2] / self.n_head.max(1);
-        // The kernel adds a bias over every head of the queries, keys and values alike.
-        let same_heads = self.kv_heads == self.n_head;
-        if !(self.may_defer_bias && same_heads && kernel_takes(head_dim)) {
-            return self.biased(Backend::Gpu);
-        }
-        let projected = self.c_attn.product(self.x)?;
-        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
-        Ok(Qkv {
-            query,
-            keys_values,
-            bias: Some(self.c_attn.bias.val()),
-        })
-    }
-
-    fn cpu(self) -> Self::Output {
-        self.biased(Backend::Cpu)
-    }
-
-    fn browser_cpu(self) -> Self::Output {
-        self.biased(Backend::BrowserCpu)
-    }
-
-    fn reference(self) -> Self::Output {
-        let projected = Project {
-            layer: self.c_attn,
-            input: self.x,
-            then: Then::Nothing,
-        }
-        .reference()?;
-        let (query, keys_values) = split_heads(projected, self.n_head, self.kv_heads);
-        Ok(Qkv {
-            query,
-            keys_values,
-            bias: None,
-        })
-    }
-}
 
 /// One attention step's inputs.
 #[derive(Clone)]
@@ -132,7 +40,7 @@ pub struct StepInputs<'a> {
     pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
     /// Hides other contexts' segments of a joined prefix, `[batch, 1, 1, prefix_len]`
     pub prefix_mask: Option<Tensor<4>>,
-    /// See [`Qkv::bias`].
+    /// See [`super::qkv::Qkv::bias`].
     pub bias: Option<Tensor<1>>,
     /// Own tokens cached per row before this step: query t sees own key j iff j ≤ past + t.
     pub past: usize,
@@ -140,7 +48,7 @@ pub struct StepInputs<'a> {
 }
 
 /// The step's attention output, heads side by side, ready for the output projection, over own
-/// keys and values given as they are (the model runs [`AttendCached`], over its cache; on a GPU
+/// keys and values given as they are (the model runs [`super::cached_attention::AttendCached`], over its cache; on a GPU
 /// this joins the given keys and values for the kernel first).
 ///
 /// # Shapes
@@ -153,7 +61,7 @@ impl Op for StepAttention<'_> {
 
     fn gpu(self) -> Tensor<3> {
         let inputs = self.0;
-        if !kernel_takes(inputs.query.dims()[3]) {
+        if !kernels::takes_head(inputs.query.dims()[3]) {
             return composed(inputs);
         }
         kernels::attention(kernels::StepAttention {
@@ -182,105 +90,6 @@ impl Op for StepAttention<'_> {
 
     fn reference(self) -> Tensor<3> {
         composed(self.0)
-    }
-}
-
-/// One attention step over a block's cache, which it extends with the step's keys and values
-/// (from position `past` on) and returns: on a GPU in one kernel
-/// ([`kernels::attention_cached`]), which writes them while it reads the cached ones; elsewhere
-/// a copy into the cache, then [`StepAttention`] over its views.
-///
-/// # Shapes
-/// - qkv as [`Qkv`] (`n_head` = `kv_heads` · `group`), cache `[batch, 2·kv_heads, capacity ≥
-///   past + seq, head_dim]`, prefix `[1, kv_heads, prefix_len, head_dim]` each →
-///   `[batch, seq, n_head·head_dim]` and the cache
-pub struct AttendCached<'a> {
-    pub qkv: Qkv,
-    pub cache: Tensor<4>,
-    pub group: usize,
-    pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
-    pub prefix_mask: Option<Tensor<4>>,
-    pub past: usize,
-    pub scale: f32,
-}
-
-impl AttendCached<'_> {
-    /// The cache with the step's keys and values copied in, and [`StepAttention`]'s body
-    /// `attend` over its views.
-    fn copied_then(
-        self,
-        attend: impl FnOnce(StepAttention) -> Tensor<3>,
-    ) -> (Tensor<3>, Tensor<4>) {
-        let Qkv {
-            query,
-            keys_values,
-            bias,
-        } = self.qkv;
-        let [batch, both, seq, head_dim] = keys_values.dims();
-        let cache = self.cache.slice_assign(
-            [0..batch, 0..both, self.past..self.past + seq, 0..head_dim],
-            keys_values,
-        );
-        let own = |heads: std::ops::Range<usize>| {
-            let part = cache
-                .clone()
-                .slice([0..batch, heads, 0..self.past + seq, 0..head_dim]);
-            repeat_heads(part, self.group)
-        };
-        let kv_heads = both / 2;
-        let repeated_prefix = self
-            .prefix
-            .filter(|_| self.group > 1)
-            .map(|(keys, values)| {
-                (
-                    repeat_heads(keys.clone(), self.group),
-                    repeat_heads(values.clone(), self.group),
-                )
-            });
-        let context = attend(StepAttention(StepInputs {
-            query,
-            own_keys: own(0..kv_heads),
-            own_values: own(kv_heads..both),
-            prefix: repeated_prefix.as_ref().or(self.prefix),
-            prefix_mask: self.prefix_mask,
-            bias,
-            past: self.past,
-            scale: self.scale,
-        }));
-        (context, cache)
-    }
-}
-
-impl Op for AttendCached<'_> {
-    type Output = (Tensor<3>, Tensor<4>);
-
-    fn gpu(self) -> Self::Output {
-        if !kernel_takes(self.qkv.query.dims()[3]) {
-            return self.copied_then(|step| step.gpu());
-        }
-        kernels::attention_cached(kernels::CachedStepAttention {
-            query: self.qkv.query,
-            keys_values: self.qkv.keys_values,
-            cache: self.cache,
-            group: self.group,
-            prefix: self.prefix.cloned(),
-            prefix_mask: self.prefix_mask,
-            bias: self.qkv.bias,
-            past: self.past,
-            scale: self.scale,
-        })
-    }
-
-    fn cpu(self) -> Self::Output {
-        self.copied_then(|step| step.cpu())
-    }
-
-    fn browser_cpu(self) -> Self::Output {
-        self.copied_then(|step| step.browser_cpu())
-    }
-
-    fn reference(self) -> Self::Output {
-        self.copied_then(|step| step.reference())
     }
 }
 
@@ -358,40 +167,11 @@ fn with_bias(inputs: StepInputs) -> Composed {
     }
 }
 
-/// Queries, and keys and values together (the cache's layout), per head from the fused
-/// projection, as views of it: no copies.
-///
-/// With one new token per row (every decoding step) the heads are read straight off the
-/// projection, `[batch, n_head + 2·kv_heads, 1, head_dim]` being its own memory order, and the query is a
-/// layout cubecl's matrix product takes as it is. Several tokens need a transpose, which stays a
-/// view here: the keys and values go into the cache as they are, and only the query is copied,
-/// inside its product (which needs each batch stride at least the row stride). Slicing
-/// `[.., n_embd]` first and reshaping the slice cost a copy for each of the three: burn's
-/// reshape copies a strided tensor that has a dimension of size 1 (one row, or one token).
-///
-/// # Shapes
-/// - qkv `[batch, seq, (n_head + 2·kv_heads)·head_dim]` → queries
-///   `[batch, n_head, seq, head_dim]`, keys and values `[batch, 2·kv_heads, seq, head_dim]`
-fn split_heads(qkv: Tensor<3>, n_head: usize, kv_heads: usize) -> (Tensor<4>, Tensor<4>) {
-    let [batch, seq, width] = qkv.dims();
-    let heads = n_head + 2 * kv_heads;
-    let head_dim = width / heads;
-    let heads = if seq == 1 {
-        qkv.reshape([batch, heads, 1, head_dim])
-    } else {
-        qkv.reshape([batch, seq, heads, head_dim]).swap_dims(1, 2)
-    };
-    (
-        heads.clone().narrow(1, 0, n_head),
-        heads.narrow(1, n_head, 2 * kv_heads),
-    )
-}
-
-/// The heads side by side again (the inverse of [`split_heads`] for one of its parts).
+/// The heads side by side again (the inverse of `qkv`'s split for one of its parts).
 ///
 /// # Shapes
 /// - `[batch, n_head, seq, head_dim]` → `[batch, seq, n_head·head_dim]`
-fn merge_heads(context: Tensor<4>) -> Tensor<3> {
+pub(super) fn merge_heads(context: Tensor<4>) -> Tensor<3> {
     let [batch, n_head, seq, head_dim] = context.dims();
     if seq == 1 {
         context.reshape([batch, 1, n_head * head_dim])
@@ -516,42 +296,6 @@ fn attend_rows(inputs: Composed, mask: Option<&Tensor<4>>) -> Tensor<4> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The heads read off the projection as views hold what slicing it into queries, keys and
-    /// values and splitting each into heads gave, for single and several rows and tokens; merging
-    /// the queries' heads gives their third of the projection back.
-    #[test]
-    fn heads_split_and_merged_as_views_equal_slices_of_the_projection() {
-        let device = Device::flex();
-        let (n_head, head_dim) = (2, 3);
-        let n_embd = n_head * head_dim;
-        let values = |t: Tensor<4>| t.into_data().try_to_vec::<f32>().unwrap();
-        for (batch, seq) in [(1, 1), (3, 1), (1, 4), (2, 3)] {
-            let n = batch * seq * 3 * n_embd;
-            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
-            let qkv =
-                Tensor::<3>::from_data(TensorData::new(data, [batch, seq, 3 * n_embd]), &device);
-            let (q, kv) = split_heads(qkv.clone(), n_head, n_head);
-            let k = kv.clone().narrow(1, 0, n_head);
-            let v = kv.narrow(1, n_head, n_head);
-            for (part, got) in [q.clone(), k, v].into_iter().enumerate() {
-                let expected = qkv
-                    .clone()
-                    .slice([0..batch, 0..seq, part * n_embd..(part + 1) * n_embd])
-                    .reshape([batch, seq, n_head, head_dim])
-                    .swap_dims(1, 2);
-                assert_eq!(got.dims(), [batch, n_head, seq, head_dim]);
-                assert_eq!(values(got), values(expected), "part {part}, {batch}×{seq}");
-            }
-            let merged = merge_heads(q).into_data().try_to_vec::<f32>().unwrap();
-            let first_third = qkv
-                .slice([0..batch, 0..seq, 0..n_embd])
-                .into_data()
-                .try_to_vec::<f32>()
-                .unwrap();
-            assert_eq!(merged, first_third, "{batch}×{seq}");
-        }
-    }
 
     fn tensor(dims: [usize; 4], seed: f32) -> Tensor<4> {
         let n: usize = dims.iter().product();

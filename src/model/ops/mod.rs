@@ -9,9 +9,9 @@
 //! | [`gelu::GeluNew`] | `tanh` form | sigmoid form (one `exp`) | same | `tanh` form |
 //! | [`projection::Project`] (a `Conv1D` with its bias, GELU or residual) | burn's product (f16 weights: [`kernels::half_product`]), then one epilogue kernel | burn's `linear`, few-row products over the threads ([`threaded_product`]) | weights packed once, the bias added in the product ([`panel_product`]), the GELU in one pass ([`gelu::gelu_new_in_place`]) | burn's `linear` and the formulas |
 //! | [`residual_norm::ProjectResidualNorm`] (an output projection, the residual and the layer norm after it) | burn's product, then one kernel for the epilogue and the norm | [`projection::Project`], then [`layer_norm::LayerNormOp`] | same | same |
-//! | [`attention::ProjectQkv`] (the query/key/value projection, split into heads) | the product, its bias left to the attention kernel | [`projection::Project`] | same | same |
+//! | [`qkv::ProjectQkv`] (the query/key/value projection, split into heads) | the product, its bias left to the attention kernel | [`projection::Project`] | same | same |
 //! | [`attention::StepAttention`] (one step, its own keys and values given) | one kernel, after a join of the keys and values (what the model runs is the next row) | burn's `attention` without a shared prefix, burn's composition over one | burn's composition | burn's composition |
-//! | [`attention::AttendCached`] (one step over a block's cache, which it extends) | the same kernel, which also writes the step into the cache | the step copied into the cache, then [`attention::StepAttention`] | same | same |
+//! | [`cached_attention::AttendCached`] (one step over a block's cache, which it extends) | the same kernel, which also writes the step into the cache | the step copied into the cache, then [`attention::StepAttention`] | same | same |
 //! | [`embedding::EmbedTokens`] (lookup plus position embeddings) | one kernel per chunk | burn's `embedding` per chunk | columns of the packed `wteᵀ` | burn's `embedding` on the joined chunks |
 //! | [`embedding::LmHead`] | product per chunk | `chunk · hiddenᵀ` over the threads | product of the packed `wteᵀ` | one product on the joined chunks |
 //! | [`draw::DrawTokens`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | same |
@@ -31,6 +31,7 @@
 pub mod activation;
 pub mod attention;
 pub mod backend;
+pub mod cached_attention;
 pub mod draw;
 pub mod embedding;
 pub mod gelu;
@@ -42,6 +43,7 @@ pub mod layer_norm;
 pub mod panel_product;
 pub mod product_helpers;
 pub mod projection;
+pub mod qkv;
 pub mod residual_norm;
 pub mod rms_norm;
 pub mod rotary;

@@ -335,6 +335,11 @@ pub struct StepAttention {
 /// The widest head [`attention`] takes: one workgroup's lanes.
 pub const MAX_HEAD_DIM: usize = attention::MAX_HEAD_DIM;
 
+/// Whether [`attention`] and [`attention_cached`] take heads `head_dim` wide.
+pub fn takes_head(head_dim: usize) -> bool {
+    head_dim <= MAX_HEAD_DIM
+}
+
 /// See [`StepAttention`]; heads at most [`MAX_HEAD_DIM`] wide.
 pub fn attention(step: StepAttention) -> Tensor<3> {
     let StepAttention {
