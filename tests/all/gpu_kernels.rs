@@ -96,84 +96,6 @@ struct Case {
     biased: bool,
 }
 
-/// The case's operands on `device`, as the model passes them: the queries a view of the fused
-/// projection `[batch, seq, 3·heads, head_dim]`, the own keys and values slices of one cache
-/// buffer `[batch, 2·heads, capacity, head_dim]`.
-fn operands(case: &Case, device: &Device) -> StepAttention {
-    let Case {
-        batch,
-        heads,
-        head_dim,
-        seq,
-        past,
-        ref segments,
-        biased,
-    } = *case;
-    let projection = tensor(
-        &values(batch * seq * 3 * heads * head_dim, 3, 2.0),
-        [batch, seq, 3 * heads, head_dim],
-        device,
-    );
-    let query = projection.swap_dims(1, 2).narrow(1, 0, heads);
-    let capacity = past + seq + 2;
-    let cache = tensor(
-        &values(batch * 2 * heads * capacity * head_dim, 4, 2.0),
-        [batch, 2 * heads, capacity, head_dim],
-        device,
-    );
-    let total = past + seq;
-    let own_keys = cache
-        .clone()
-        .slice([0..batch, 0..heads, 0..total, 0..head_dim]);
-    let own_values = cache.slice([0..batch, heads..2 * heads, 0..total, 0..head_dim]);
-    let prefix_len: usize = segments.iter().sum();
-    let prefix = (prefix_len > 0).then(|| {
-        (
-            tensor(
-                &values(heads * prefix_len * head_dim, 5, 2.0),
-                [1, heads, prefix_len, head_dim],
-                device,
-            ),
-            tensor(
-                &values(heads * prefix_len * head_dim, 6, 2.0),
-                [1, heads, prefix_len, head_dim],
-                device,
-            ),
-        )
-    });
-    // Row r continues segment r mod segments and sees only that segment.
-    let prefix_mask = (segments.len() > 1).then(|| {
-        let mut mask = Vec::with_capacity(batch * prefix_len);
-        for row in 0..batch {
-            let own = row % segments.len();
-            for (segment, &len) in segments.iter().enumerate() {
-                mask.extend(std::iter::repeat_n(
-                    if segment == own { 0.0 } else { -1.0e9 },
-                    len,
-                ));
-            }
-        }
-        tensor(&mask, [batch, 1, 1, prefix_len], device)
-    });
-    let bias = biased.then(|| {
-        tensor(
-            &values(3 * heads * head_dim, 7, 1.5),
-            [3 * heads * head_dim],
-            device,
-        )
-    });
-    StepAttention {
-        query,
-        own_keys,
-        own_values,
-        prefix,
-        prefix_mask,
-        bias,
-        past,
-        scale: 1.0 / (head_dim as f32).sqrt(),
-    }
-}
-
 /// softmax(q·kᵀ·scale + masks)·v with burn's operations, heads side by side.
 fn composed(step: StepAttention) -> Tensor<3> {
     let StepAttention {
@@ -286,8 +208,9 @@ fn attention_kernel_matches_the_cpu() {
     ];
     for case in &cases {
         assert!(case.head_dim <= kernels::MAX_HEAD_DIM);
-        let on_gpu = kernels::attention(operands(case, &gpu.device));
-        let on_cpu = composed(operands(case, &cpu));
+        // The step over the cache's views, its own keys and values slices of one buffer.
+        let on_gpu = kernels::attention(cached_operands(case, 1, &gpu.device).1);
+        let on_cpu = composed(cached_operands(case, 1, &cpu).1);
         assert_eq!(on_gpu.dims(), on_cpu.dims());
         let worst = worst_difference(&read(on_gpu), &read(on_cpu));
         assert!(
@@ -305,8 +228,9 @@ fn attention_kernel_matches_the_cpu() {
 }
 
 /// The cached kernel's operands for `case` with `group` query heads per key/value head (`heads`
-/// is the key/value heads), and on the side what it should do: the cache with the step's keys
-/// and values written from `past` on, and the plain step over that cache's views.
+/// is the key/value heads), as the model passes them (the queries and the step's keys and values
+/// views of the fused projection), and on the side what it should do: the cache with the step's
+/// keys and values written from `past` on, and the plain step over that cache's views.
 fn cached_operands(
     case: &Case,
     group: usize,
