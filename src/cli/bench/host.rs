@@ -2,10 +2,9 @@
 //! tiny width (its arithmetic negligible beside the host's work) decodes at batch 1 on wgpu, as
 //! the game's feedback and the speed check do (logits read back every step). Each step's kernels
 //! are counted by name through cubecl's launch observer, and each thread's CPU time from
-//! Linux's `schedstat`, so
-//! that the calling thread (burn's graph: the ops and their launches), cubecl's device service
-//! (which compiles, records and submits the kernels) and the rest (the driver's threads, which
-//! on lavapipe also run the shaders) each have their own figure. Beside it,
+//! Linux's `schedstat`, so that the calling thread (burn's graph: the ops and their launches),
+//! cubecl's device service (which compiles, records and submits the kernels) and the rest (the
+//! driver's threads, which on lavapipe also run the shaders) each have their own figure. Beside it,
 //! transformers decodes the same weights eagerly in the same run (a CPU here; CUDA with
 //! `CLOZELAB_HF_DEVICE=cuda`).
 
