@@ -8,10 +8,12 @@
 // profiled through the DevTools protocol (its busy time: every sample but "(idle)"); the GPU
 // process's CPU time (which validates, encodes and, on SwiftShader, also runs the shaders) is
 // read from /proc. Each figure per step is the difference between a run of S steps and a run of
-// 1 (both after a prefill and an untimed run), over S − 1 steps.
+// 1 (both after a prefill and an untimed run), over S − 1 steps. Each build runs its steps one by
+// one and replayed from one recording (`--modes`: eager, replayed or both), whose recording
+// the difference leaves out.
 //
 // Usage: node scripts/bench_host_browser.mjs [--dists DIR,DIR… [--rounds N]] [--steps S]
-//          [--out FILE.json]
+//          [--modes eager,replayed] [--out FILE.json]
 // Needs a built app (CLOZELAB_DIST, default dist/; a release build for figures), the CLI (to
 // write the model: CLOZELAB_BIN) and Chromium. Here WebGPU is SwiftShader (the CPU): the step's
 // wall time is not a GPU's, but the page's thread does the same work as on any GPU.
@@ -30,10 +32,15 @@ const { values: args } = parseArgs({
     rounds: { type: "string", default: "1" },
     steps: { type: "string", default: "100" },
     heads: { type: "string", default: "1" },
+    modes: { type: "string", default: "eager,replayed" },
     out: { type: "string" },
   },
 });
-const dists = args.dists ? args.dists.split(",").map((d) => resolve(ROOT, d)) : [DIST];
+const modes = args.modes.split(",");
+if (!modes.every((m) => ["eager", "replayed"].includes(m))) throw new Error("--modes: eager, replayed or both");
+const builds = args.dists ? args.dists.split(",").map((d) => resolve(ROOT, d)) : [DIST];
+const dists = builds.flatMap((dist) => modes.map((mode) => ({ dist, replayed: mode === "replayed",
+  label: `${dist} (${mode})` })));
 const rounds = Number(args.rounds);
 const steps = Number(args.steps);
 if (!(rounds >= 1) || !(steps >= 2)) throw new Error("--rounds is at least 1 and --steps at least 2");
@@ -89,7 +96,7 @@ function byCrate(profile) {
   return selfTime(profile, crateOf).slice(0, 8);
 }
 
-async function measure(browser, dist) {
+async function measure(browser, { dist, replayed }) {
   const server = await serveDist(dist);
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -129,16 +136,19 @@ async function measure(browser, dist) {
   const session = await context.newCDPSession(page);
   await session.send("Profiler.enable");
   await session.send("Profiler.setSamplingInterval", { interval: 100 });
-  await ask({ DecodeSteps: { prefill: 16, steps } });
+  await ask({ DecodeSteps: { prefill: 16, steps, replayed } });
   const run = async (n) => {
     const callsBefore = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
     const [gpuBefore, rendererBefore] = [cpuOf("gpu-process"), cpuOf("renderer")];
     await session.send("Profiler.start");
-    const reply = await ask({ DecodeSteps: { prefill: 16, steps: n } });
+    const reply = await ask({ DecodeSteps: { prefill: 16, steps: n, replayed } });
     const { profile } = await session.send("Profiler.stop");
     const [gpuAfter, rendererAfter] = [cpuOf("gpu-process"), cpuOf("renderer")];
     const callsAfter = await page.evaluate(() => ({ ...globalThis.__webgpuCalls }));
     if (!reply.DecodeSteps) throw new Error(`DecodeSteps failed: ${JSON.stringify(reply).slice(0, 300)}`);
+    if (replayed && reply.DecodeSteps.eager_reason) {
+      throw new Error(`the step was not recorded: ${reply.DecodeSteps.eager_reason}`);
+    }
     const calls = callsBetween(callsBefore, callsAfter);
     return { stepMs: reply.DecodeSteps.step_ms, calls, busyMs: busyMs(profile), top: topFunctions(profile),
       crates: byCrate(profile),
@@ -172,7 +182,7 @@ for (let round = 0; round < rounds; round++) {
   for (const [i, dist] of dists.entries()) {
     const r = await measure(browser, dist);
     results[i].push(r);
-    console.error(`round ${round + 1}, ${dist}: ${r.stepMs.toFixed(2)} ms a step, ${r.dispatches.toFixed(1)} dispatches`);
+    console.error(`round ${round + 1}, ${dist.label}: ${r.stepMs.toFixed(2)} ms a step, ${r.dispatches.toFixed(1)} dispatches`);
   }
 }
 await browser.close();
@@ -182,7 +192,7 @@ const summary = dists.map((dist, i) => {
   const rs = results[i];
   const pick = (f) => median(rs.map(f));
   const row = {
-    dist, stepMs: pick((r) => r.stepMs), dispatches: pick((r) => r.dispatches),
+    dist: dist.label, stepMs: pick((r) => r.stepMs), dispatches: pick((r) => r.dispatches),
     pageThreadUsPerDispatch: pick((r) => r.pageThreadUsPerDispatch),
     gpuProcessUsPerDispatch: pick((r) => r.gpuProcessUsPerDispatch),
     rendererUsPerDispatch: pick((r) => r.rendererUsPerDispatch),
@@ -190,7 +200,7 @@ const summary = dists.map((dist, i) => {
     topFunctions: rs[rs.length - 1].topFunctions,
     crates: rs[rs.length - 1].crates,
   };
-  console.log(`${dist}: ${row.stepMs.toFixed(2)} ms a step, ${row.dispatches.toFixed(1)} dispatches a step, ` +
+  console.log(`${dist.label}: ${row.stepMs.toFixed(2)} ms a step, ${row.dispatches.toFixed(1)} dispatches a step, ` +
     `${((row.stepMs * 1e3) / row.dispatches).toFixed(1)} µs of wall time each; CPU µs per dispatch: page's thread ` +
     `${row.pageThreadUsPerDispatch.toFixed(1)}, renderer process ${row.rendererUsPerDispatch.toFixed(1)}, ` +
     `GPU process ${row.gpuProcessUsPerDispatch.toFixed(1)}`);

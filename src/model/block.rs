@@ -16,6 +16,7 @@ use super::ops::activation::{GeluExact, SiluGate};
 use super::ops::backend::Backend;
 use super::ops::cached_attention::AttendCached;
 use super::ops::layer_norm::layer_norm;
+use super::ops::past::Past;
 use super::ops::projection::{Conv1D, Then};
 use super::ops::qkv::{ProjectQkv, Qkv};
 use super::ops::residual_norm::ProjectResidualNorm;
@@ -165,7 +166,7 @@ pub(super) struct CacheStep<'a> {
     /// The step's rotary angles, where the family has rotary embeddings (made once per pass).
     pub angles: Option<&'a RotaryAngles>,
     /// Own tokens already cached per row.
-    pub past: usize,
+    pub past: Past,
     /// Shared prefix keys and values of this block, `[1, kv_heads, prefix_len, head_dim]` each.
     pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
     /// Hides other contexts' segments of a joined prefix, `[batch, 1, 1, prefix_len]`.

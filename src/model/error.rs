@@ -7,6 +7,10 @@ pub const READBACK_FAILED: &str = "reading a tensor back from the device failed"
 /// Errors of running the model on token ids (not of loading it: see `loader`).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ModelError {
+    #[error("this step cannot be recorded and replayed: {0}")]
+    NotReplayable(&'static str),
+    #[error("recording or replaying the decode step failed: {0}")]
+    Recording(String),
     #[error("no tokens to run")]
     EmptyInput,
     #[error("token id {id} is outside the vocabulary of {vocab_size}")]

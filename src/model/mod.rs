@@ -25,6 +25,7 @@ pub mod loader;
 pub mod ops;
 pub mod precision;
 pub mod readback;
+pub mod replayed_steps;
 pub mod testmodel;
 pub mod transformer;
 pub mod weight_layout;

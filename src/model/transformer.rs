@@ -19,8 +19,27 @@ use super::kv_cache::{KvCache, LayerCache, SharedPrefix};
 use super::ops::backend::Backend;
 use super::ops::draw::DrawTokens;
 use super::ops::embedding::TokenEmbedding;
+use super::ops::past::Past;
 use super::ops::projection::Conv1D;
 use super::readback::read_f32_now;
+
+/// Where a step's positions come from.
+pub(super) enum Placement<'a> {
+    /// The cache's counts, on the host: every pass but a replayed step's.
+    Host,
+    /// Device buffers that a step recorded once rewrites before each replay.
+    Device(DevicePositions<'a>),
+}
+
+/// A replayed step's positions in device buffers, and what else it computes once.
+pub(super) struct DevicePositions<'a> {
+    /// Each row's position, `[batch]`.
+    pub positions: &'a Tensor<1, Int>,
+    /// The own keys cached per row, `[1]` (see [`Past::on_device`]).
+    pub past: &'a Tensor<1>,
+    /// The cache's prefix mask, made before the recording (it is uploaded from the host).
+    pub prefix_mask: Option<&'a Tensor<4>>,
+}
 
 /// A causal language model: embeddings, the family's blocks, a final norm and the head (tied to
 /// the token embedding `wte` unless the family has its own).
@@ -243,6 +262,20 @@ impl Transformer {
         tokens: Tensor<2, Int>,
         cache: &mut KvCache,
     ) -> Result<Tensor<3>, ModelError> {
+        let seq = tokens.dims()[1];
+        let hidden = self.forward_placed(tokens, cache, Placement::Host)?;
+        cache.len += seq;
+        Ok(hidden)
+    }
+
+    /// [`Self::forward_cached`] with the step's positions where `placement` says, leaving the
+    /// cache's count of tokens to the caller.
+    pub(super) fn forward_placed(
+        &self,
+        tokens: Tensor<2, Int>,
+        cache: &mut KvCache,
+        placement: Placement,
+    ) -> Result<Tensor<3>, ModelError> {
         let [batch, seq] = tokens.dims();
         if seq == 0 {
             return Err(ModelError::EmptyInput);
@@ -267,14 +300,25 @@ impl Transformer {
                 capacity: cache.capacity,
             });
         }
-        let x =
-            self.wte
-                .forward_plus(self.backend, tokens, self.position_embeddings(&starts, seq))?;
-
-        let prefix_mask = cache
-            .prefix
-            .as_ref()
-            .and_then(|p| p.mask(&cache.row_segments, &self.device()));
+        let (positions, prefix_mask, past) = match placement {
+            Placement::Host => (
+                self.position_embeddings(&starts, seq),
+                cache
+                    .prefix
+                    .as_ref()
+                    .and_then(|p| p.mask(&cache.row_segments, &self.device())),
+                Past::on_host(cache.len),
+            ),
+            Placement::Device(on_device) => {
+                let positions = self.position_embeddings_at(on_device.positions, batch, seq)?;
+                let past = Past {
+                    count: cache.len,
+                    on_device: Some(on_device.past.clone()),
+                };
+                (positions, on_device.prefix_mask.cloned(), past)
+            }
+        };
+        let x = self.wte.forward_plus(self.backend, tokens, positions)?;
         // Every block turns its queries and keys by the same angles.
         let angles = self
             .h
@@ -289,7 +333,7 @@ impl Transformer {
             let step = CacheStep {
                 backend: self.backend,
                 angles: angles.as_ref(),
-                past: cache.len,
+                past: past.clone(),
                 prefix,
                 prefix_mask: prefix_mask.clone(),
             };
@@ -301,7 +345,6 @@ impl Transformer {
             updated.push(layer);
         }
         cache.layers = updated;
-        cache.len += seq;
         Ok(match stream.normed {
             Some(normed) => normed,
             None => self.ln_f.forward(self.backend, stream.x),
@@ -335,6 +378,31 @@ impl Transformer {
                 wpe.slice([start..start + seq, 0..n_embd]).unsqueeze::<3>()
             }
         }
+    }
+
+    /// Position embeddings of one token per row, at the positions a device buffer holds.
+    ///
+    /// # Shapes
+    /// - positions `[batch]` → `[batch, 1, n_embd]`
+    fn position_embeddings_at(
+        &self,
+        positions: &Tensor<1, Int>,
+        batch: usize,
+        seq: usize,
+    ) -> Result<Tensor<3>, ModelError> {
+        let Some(wpe) = &self.wpe else {
+            return Err(ModelError::NotReplayable(
+                "the family turns queries and keys by angles made on the host",
+            ));
+        };
+        if seq != 1 || positions.dims()[0] != batch {
+            return Err(ModelError::NotReplayable(
+                "a replayed step takes one token per row",
+            ));
+        }
+        let wpe = wpe.val();
+        let n_embd = wpe.dims()[1];
+        Ok(wpe.select(0, positions.clone()).reshape([batch, 1, n_embd]))
     }
 
     /// The token embeddings of `tokens` (without positions).

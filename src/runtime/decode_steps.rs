@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::speed::prompt_ids;
 use crate::estimators::progress::Monitor;
 use crate::model::readback::read_f32;
+use crate::model::replayed_steps::{EagerReason, ReplayedSteps};
 use crate::model::{KvCache, ModelError, Transformer};
 
 /// What [`DecodeStepsSetup::new`] refuses.
@@ -21,11 +22,15 @@ pub enum DecodeStepsError {
     NoSteps,
 }
 
-/// A prefill of `prefill` fixed tokens ([`prompt_ids`]), then `steps` decode steps.
+/// A prefill of `prefill` fixed tokens ([`prompt_ids`]), then `steps` decode steps, replayed
+/// from one recording where `replayed` and the backend can
+/// ([`ReplayedSteps`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecodeStepsSetup {
     pub prefill: usize,
     pub steps: usize,
+    #[serde(default)]
+    pub replayed: bool,
 }
 
 impl DecodeStepsSetup {
@@ -42,7 +47,19 @@ impl DecodeStepsSetup {
         if steps == 0 {
             return Err(DecodeStepsError::NoSteps);
         }
-        Ok(Self { prefill, steps })
+        Ok(Self {
+            prefill,
+            steps,
+            replayed: false,
+        })
+    }
+
+    /// The same steps replayed from one recording.
+    pub fn replayed(self) -> Self {
+        Self {
+            replayed: true,
+            ..self
+        }
     }
 }
 
@@ -50,6 +67,9 @@ impl DecodeStepsSetup {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DecodeStepsReport {
     pub step_ms: Vec<f64>,
+    /// Why replayed steps ran one by one, where they were asked for and did.
+    #[serde(default)]
+    pub eager_reason: Option<EagerReason>,
 }
 
 /// Runs `setup` once with `monitor`'s clock: [`prefilled`], then [`time_steps`]. Nothing is
@@ -64,6 +84,9 @@ pub async fn time_decode_steps(
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
     let mut cache = prefilled(model, setup).await?;
+    if setup.replayed {
+        return time_replayed_steps(model, cache, setup.steps, monitor).await;
+    }
     time_steps(model, &mut cache, setup.steps, monitor).await
 }
 
@@ -97,5 +120,40 @@ pub async fn time_steps(
         read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
         step_ms.push((monitor.now_s() - start) * 1e3);
     }
-    Ok(DecodeStepsReport { step_ms })
+    Ok(DecodeStepsReport {
+        step_ms,
+        eager_reason: None,
+    })
+}
+
+/// [`time_steps`] through [`ReplayedSteps`]: the step recorded once (not
+/// timed), then [`time_replays`].
+pub async fn time_replayed_steps(
+    model: &Transformer,
+    cache: KvCache,
+    steps: usize,
+    monitor: &dyn Monitor,
+) -> Result<DecodeStepsReport, ModelError> {
+    let mut replayed = model.replayed_steps(cache).await?;
+    time_replays(&mut replayed, steps, monitor).await
+}
+
+/// `steps` replays of a recorded step, each timed with `monitor`'s clock and its most likely
+/// token read back.
+pub async fn time_replays(
+    replayed: &mut ReplayedSteps<'_>,
+    steps: usize,
+    monitor: &dyn Monitor,
+) -> Result<DecodeStepsReport, ModelError> {
+    let mut step_ms = Vec::with_capacity(steps);
+    for step in 0..steps {
+        let start = monitor.now_s();
+        let logits = replayed.step(&[1000 + step as u32])?;
+        read_f32(logits.argmax(1).float()).await?;
+        step_ms.push((monitor.now_s() - start) * 1e3);
+    }
+    Ok(DecodeStepsReport {
+        step_ms,
+        eager_reason: replayed.eager_reason(),
+    })
 }

@@ -12,6 +12,7 @@ use clozelab::model::ops::backend::Backend;
 use clozelab::model::ops::gelu::GeluNew;
 use clozelab::model::ops::grouped_heads::repeat_heads;
 use clozelab::model::ops::kernels::{self, StepAttention};
+use clozelab::model::ops::past::Past;
 
 use crate::common;
 
@@ -330,7 +331,7 @@ fn cached_operands(
         prefix,
         prefix_mask,
         bias,
-        past,
+        past: Past::on_host(past),
         scale,
     };
     (cached, step, written)
@@ -363,14 +364,24 @@ fn cached_attention_kernel_writes_the_step_and_matches_the_cpu() {
         // The first step: nothing cached yet.
         (case(2, 3, 80, 1, 0, vec![], true), 1),
     ];
-    for (case, group) in &cases {
-        let (on_gpu, _, expected_cache) = cached_operands(case, *group, &gpu.device);
+    // Each case with the count of cached keys as a launch argument, then from a device buffer
+    // (a replayed step's), the argument then wrong on purpose.
+    for ((case, group), from_buffer) in cases.iter().flat_map(|c| [(c, false), (c, true)]) {
+        let (mut on_gpu, _, expected_cache) = cached_operands(case, *group, &gpu.device);
+        if from_buffer {
+            let count = tensor(&[case.past as f32], [1], &gpu.device);
+            on_gpu.past = Past {
+                count: case.past + 1,
+                on_device: Some(count),
+            };
+        }
         let (_, on_cpu, _) = cached_operands(case, *group, &cpu);
         let (output, cache) = kernels::attention_cached(on_gpu);
         let expected = composed(on_cpu);
         assert_eq!(output.dims(), expected.dims());
         let what = format!(
-            "batch {} kv heads {} × {group} head_dim {} seq {} past {} segments {:?}",
+            "batch {} kv heads {} × {group} head_dim {} seq {} past {} segments {:?}, the \
+             count from a buffer: {from_buffer}",
             case.batch, case.heads, case.head_dim, case.seq, case.past, case.segments
         );
         let worst = worst_difference(&read(output), &read(expected));

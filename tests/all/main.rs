@@ -27,6 +27,7 @@ mod package;
 mod panel_product;
 mod participant;
 mod participant_texts;
+mod replayed_steps;
 mod results;
 mod robustness;
 mod runs;

@@ -20,6 +20,7 @@ use super::{median, process_cpu_seconds, write_report};
 use crate::cli::error::CliError;
 use crate::model::ops::backend::{Backend, Op};
 use crate::model::ops::cached_attention::AttendCached;
+use crate::model::ops::past::Past;
 use crate::model::ops::qkv::Qkv;
 use crate::model::readback::read_f32;
 use crate::runtime::backend::device_for;
@@ -115,7 +116,7 @@ impl Inputs {
             group: 1,
             prefix: self.prefix.as_ref(),
             prefix_mask: None,
-            past,
+            past: Past::on_host(past),
             scale,
         });
         *self.cache.borrow_mut() = Some(cache);

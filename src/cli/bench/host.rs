@@ -21,9 +21,12 @@ use super::forward::{Workload, python_baseline};
 use super::{baseline_folder, median, model_on, write_report};
 use crate::cli::error::CliError;
 use crate::estimators::progress::FnMonitor;
+use crate::model::replayed_steps::WARM_PASSES;
 use crate::model::testmodel::{generate_weights, test_config, to_safetensors};
 use crate::runtime::backend::BackendKind;
-use crate::runtime::decode_steps::{DecodeStepsSetup, prefilled, time_decode_steps, time_steps};
+use crate::runtime::decode_steps::{
+    DecodeStepsSetup, prefilled, time_decode_steps, time_replays, time_steps,
+};
 
 /// Counts the kernels launched, by name, as cubecl tells a launch observer: on the calling
 /// thread, before the kernel is submitted, with nothing formatted or logged (its profiling log
@@ -143,22 +146,45 @@ pub struct HostFigures {
 struct Timed {
     /// Each step's wall time, ms.
     step_ms: Vec<f64>,
-    /// Kernels launched over all steps, by name.
-    launched: BTreeMap<&'static str, u64>,
+    /// Kernels dispatched over all steps, by name: those launched, and for replayed steps the
+    /// recorded step's for every replay.
+    launched: BTreeMap<&'static str, f64>,
     /// CPU ns over all steps, by role.
     cpu: Vec<(ThreadRole, u64)>,
 }
 
+/// Launches counted since `before`, by name.
+fn launched_since(
+    kernels: &KernelCounter,
+    before: &BTreeMap<&'static str, u64>,
+) -> BTreeMap<&'static str, f64> {
+    kernels
+        .counts()
+        .into_iter()
+        .map(|(name, n)| {
+            let since = n - before.get(name).copied().unwrap_or(0);
+            (name, since as f64)
+        })
+        .filter(|(_, n)| *n > 0.0)
+        .collect()
+}
+
 /// Decodes `steps` tokens at batch 1 after a 16-token prefill, twice (the first round untimed:
 /// shaders compile and autotune picks kernels on first use); the second round's steps alone
-/// are counted and timed ([`prefilled`], then [`time_steps`]).
+/// are counted and timed ([`prefilled`], then [`time_steps`]; or, `replayed`, the step recorded
+/// and then [`time_replays`], a replay counting the kernels of one of the recording's passes,
+/// which are alike).
 fn measure(
     model: &crate::model::Transformer,
     steps: usize,
+    replayed: bool,
     kernels: &KernelCounter,
 ) -> Result<Timed, CliError> {
-    let setup = DecodeStepsSetup::new(16, steps)
+    let mut setup = DecodeStepsSetup::new(16, steps)
         .map_err(|e| CliError::Bench(format!("bench host: {e}")))?;
+    if replayed {
+        setup = setup.replayed();
+    }
     let started = Instant::now();
     let clock = FnMonitor {
         clock: || started.elapsed().as_secs_f64(),
@@ -166,20 +192,88 @@ fn measure(
     };
     pollster::block_on(time_decode_steps(model, setup, &clock))?;
     let mut cache = pollster::block_on(prefilled(model, setup))?;
+    if !replayed {
+        let (kernels_before, cpu_before) = (kernels.counts(), cpu_by_role());
+        let report = pollster::block_on(time_steps(model, &mut cache, steps, &clock))?;
+        let cpu = used(&cpu_before, &cpu_by_role());
+        return Ok(Timed {
+            step_ms: report.step_ms,
+            launched: launched_since(kernels, &kernels_before),
+            cpu,
+        });
+    }
+    let before_recording = kernels.counts();
+    let mut recorded = pollster::block_on(model.replayed_steps(cache))?;
+    if let Some(reason) = recorded.eager_reason() {
+        return Err(CliError::Bench(format!(
+            "the step was not recorded: {reason:?}"
+        )));
+    }
+    let pass = launched_since(kernels, &before_recording);
     let (kernels_before, cpu_before) = (kernels.counts(), cpu_by_role());
-    let report = pollster::block_on(time_steps(model, &mut cache, steps, &clock))?;
-    let cpu_after = cpu_by_role();
-    let launched = kernels
-        .counts()
-        .into_iter()
-        .map(|(name, n)| (name, n - kernels_before.get(name).copied().unwrap_or(0)))
-        .filter(|(_, n)| *n > 0)
-        .collect();
+    let report = pollster::block_on(time_replays(&mut recorded, steps, &clock))?;
+    let cpu = used(&cpu_before, &cpu_by_role());
+    let mut launched = launched_since(kernels, &kernels_before);
+    for (name, n) in pass {
+        *launched.entry(name).or_default() += n / (WARM_PASSES + 1) as f64 * steps as f64;
+    }
     Ok(Timed {
         step_ms: report.step_ms,
         launched,
-        cpu: used(&cpu_before, &cpu_after),
+        cpu,
     })
+}
+
+/// A round's figures per step and per dispatch.
+fn figures(system: String, timed: Timed, steps: usize) -> Result<HostFigures, CliError> {
+    let Timed {
+        step_ms,
+        launched,
+        cpu,
+    } = timed;
+    let kernels_per_step: BTreeMap<String, f64> = launched
+        .iter()
+        .map(|(name, n)| (kernel_label(name), n / steps as f64))
+        .collect();
+    let launched: f64 = launched.values().sum();
+    if launched == 0.0 {
+        return Err(CliError::Bench(
+            "cubecl's launch observer saw no kernel".into(),
+        ));
+    }
+    let step = median(step_ms);
+    let per_step = launched / steps as f64;
+    Ok(HostFigures {
+        system,
+        step_ms: step,
+        dispatches_per_step: per_step,
+        kernels_per_step,
+        wall_us_per_dispatch: step * 1e3 / per_step,
+        cpu_us_per_dispatch: cpu
+            .into_iter()
+            .map(|(role, ns)| (role, ns as f64 / 1e3 / launched))
+            .collect(),
+    })
+}
+
+/// Prints a round's figures, `ratio` after its step time.
+fn print_figures(figures: &HostFigures, ratio: &str) {
+    println!(
+        "{}: {:.2} ms a step{ratio}, {:.0} dispatches a step, {:.1} µs of wall time each",
+        figures.system, figures.step_ms, figures.dispatches_per_step, figures.wall_us_per_dispatch
+    );
+    let cpu: Vec<String> = figures
+        .cpu_us_per_dispatch
+        .iter()
+        .map(|(role, us)| format!("{} {us:.1}", role.label()))
+        .collect();
+    println!("  CPU µs per dispatch: {}", cpu.join(", "));
+    let kernels: Vec<String> = figures
+        .kernels_per_step
+        .iter()
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    println!("  kernels a step: {}", kernels.join(", "));
 }
 
 pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
@@ -196,35 +290,21 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
     let Some((model, adapter)) = model_on(BackendKind::Wgpu, &config, &weights)? else {
         return Err(CliError::Bench("bench host needs wgpu".into()));
     };
-    eprintln!("decoding {} steps on {adapter}, twice…", args.steps);
-    let Timed {
-        step_ms,
-        launched,
-        cpu,
-    } = measure(&model, args.steps, &kernels)?;
-    let kernels_per_step: BTreeMap<String, f64> = launched
-        .iter()
-        .map(|(name, n)| (kernel_label(name), *n as f64 / args.steps as f64))
-        .collect();
-    let launched: u64 = launched.values().sum();
-    if launched == 0 {
-        return Err(CliError::Bench(
-            "cubecl's launch observer saw no kernel".into(),
-        ));
-    }
-    let step = median(step_ms);
-    let per_step = launched as f64 / args.steps as f64;
-    let figures = HostFigures {
-        system: format!("burn wgpu ({adapter})"),
-        step_ms: step,
-        dispatches_per_step: per_step,
-        kernels_per_step,
-        wall_us_per_dispatch: step * 1e3 / per_step,
-        cpu_us_per_dispatch: cpu
-            .into_iter()
-            .map(|(role, ns)| (role, ns as f64 / 1e3 / launched as f64))
-            .collect(),
-    };
+    eprintln!(
+        "decoding {} steps on {adapter}, twice, then replaying a recorded step as often…",
+        args.steps
+    );
+    let system = format!("burn wgpu ({adapter})");
+    let eager = figures(
+        system.clone(),
+        measure(&model, args.steps, false, &kernels)?,
+        args.steps,
+    )?;
+    let replayed = figures(
+        format!("{system}, replayed"),
+        measure(&model, args.steps, true, &kernels)?,
+        args.steps,
+    )?;
     let mut baseline = None;
     if !args.no_python {
         let dir = baseline_folder("host", &config, &weights)?;
@@ -248,26 +328,18 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
          weights; median of {} steps)",
         args.layers, args.dim, args.heads, args.steps
     );
-    let ratio = baseline
-        .as_ref()
-        .map(|b| format!(" ({:.2}×)", (1e3 / b.decode_batch1_tokens_per_s) / step))
-        .unwrap_or_default();
-    println!(
-        "{}: {:.2} ms a step{ratio}, {:.0} dispatches a step, {:.1} µs of wall time each",
-        figures.system, figures.step_ms, figures.dispatches_per_step, figures.wall_us_per_dispatch
-    );
-    let cpu: Vec<String> = figures
-        .cpu_us_per_dispatch
-        .iter()
-        .map(|(role, us)| format!("{} {us:.1}", role.label()))
-        .collect();
-    println!("  CPU µs per dispatch: {}", cpu.join(", "));
-    let kernels: Vec<String> = figures
-        .kernels_per_step
-        .iter()
-        .map(|(name, n)| format!("{name} {n}"))
-        .collect();
-    println!("  kernels a step: {}", kernels.join(", "));
+    for figures in [&eager, &replayed] {
+        let ratio = baseline
+            .as_ref()
+            .map(|b| {
+                format!(
+                    " ({:.2}×)",
+                    (1e3 / b.decode_batch1_tokens_per_s) / figures.step_ms
+                )
+            })
+            .unwrap_or_default();
+        print_figures(figures, &ratio);
+    }
     if let Some(b) = &baseline {
         println!(
             "{}: {:.2} ms a step (ratio: its step over clozelab's, measured in this run)",
@@ -277,7 +349,8 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
     }
     let json = serde_json::json!({
         "config": {"layers": args.layers, "dim": args.dim, "heads": args.heads, "steps": args.steps},
-        "result": figures,
+        "result": eager,
+        "replayed": replayed,
         "baseline": baseline,
     });
     write_report(&args.out, &json)?;

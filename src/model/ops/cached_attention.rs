@@ -8,6 +8,7 @@ use super::attention::{StepAttention, StepInputs};
 use super::backend::Op;
 use super::grouped_heads::repeat_heads;
 use super::kernels;
+use super::past::Past;
 use super::qkv::Qkv;
 
 /// One attention step over a block's cache, which it extends with the step's keys and values
@@ -25,7 +26,7 @@ pub struct AttendCached<'a> {
     pub group: usize,
     pub prefix: Option<&'a (Tensor<4>, Tensor<4>)>,
     pub prefix_mask: Option<Tensor<4>>,
-    pub past: usize,
+    pub past: Past,
     pub scale: f32,
 }
 
@@ -42,14 +43,15 @@ impl AttendCached<'_> {
             bias,
         } = self.qkv;
         let [batch, both, seq, head_dim] = keys_values.dims();
+        let past = self.past.count;
         let cache = self.cache.slice_assign(
-            [0..batch, 0..both, self.past..self.past + seq, 0..head_dim],
+            [0..batch, 0..both, past..past + seq, 0..head_dim],
             keys_values,
         );
         let own = |heads: std::ops::Range<usize>| {
             let part = cache
                 .clone()
-                .slice([0..batch, heads, 0..self.past + seq, 0..head_dim]);
+                .slice([0..batch, heads, 0..past + seq, 0..head_dim]);
             repeat_heads(part, self.group)
         };
         let kv_heads = both / 2;
@@ -69,7 +71,7 @@ impl AttendCached<'_> {
             prefix: repeated_prefix.as_ref().or(self.prefix),
             prefix_mask: self.prefix_mask,
             bias,
-            past: self.past,
+            past,
             scale: self.scale,
         }));
         (context, cache)

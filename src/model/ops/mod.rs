@@ -41,6 +41,7 @@ pub mod inverse_cdf;
 pub mod kernels;
 pub mod layer_norm;
 pub mod panel_product;
+pub mod past;
 pub mod product_helpers;
 pub mod projection;
 pub mod qkv;

@@ -28,6 +28,9 @@ const MIN_UNITS: usize = 64;
 pub struct AttentionShape {
     /// Own keys cached before this step: query t sees own key j iff j ≤ past + t.
     pub past: usize,
+    /// Whether the kernel reads `past` from its buffer operand instead (a step recorded once and
+    /// replayed, whose launch arguments are fixed at the recording).
+    pub past_from_buffer: bool,
     /// The scores' factor, 1/sqrt(head_dim).
     pub scale: f32,
     /// Whether the prefix keys and values are real (else never read).
@@ -55,11 +58,13 @@ pub(super) struct AttentionOperands {
     pub prefix_values: CubeTensor,
     pub prefix_mask: CubeTensor,
     pub bias: CubeTensor,
+    /// `[1]`: the own keys cached before the step, read where [`AttentionShape::past_from_buffer`].
+    pub past: CubeTensor,
 }
 
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-fn attention_kernel<F: Float>(
+fn attention_kernel<F: Float, P: Numeric>(
     query: &Tensor<F>,
     keys_values: &Tensor<F>,
     cache: &mut Tensor<F>,
@@ -67,8 +72,9 @@ fn attention_kernel<F: Float>(
     prefix_values: &Tensor<F>,
     prefix_mask: &Tensor<F>,
     bias: &Tensor<F>,
+    past_buffer: &Tensor<P>,
     output: &mut Tensor<F>,
-    past: usize,
+    past_argument: usize,
     scale: f32,
     group: usize,
     #[comptime] head_dim: usize,
@@ -77,8 +83,13 @@ fn attention_kernel<F: Float>(
     #[comptime] with_prefix_mask: bool,
     #[comptime] with_bias: bool,
     #[comptime] cached: bool,
-    #[define(F)] _dtype: ElemType,
+    #[comptime] past_from_buffer: bool,
+    #[define(F, P)] _dtypes: [ElemType; 2],
 ) {
+    let mut past = past_argument;
+    if past_from_buffer {
+        past = usize::cast_from(past_buffer[0]);
+    }
     let heads = query.shape(1);
     let seq = query.shape(2);
     let queries = query.shape(0) * heads * seq;
@@ -247,10 +258,10 @@ fn attention_kernel<F: Float>(
 
 /// Launches [`attention_kernel`], one workgroup per (row, head, query). Returns the output and
 /// the own keys and values: the block's cache, written (in place where nothing else holds it,
-/// as burn's own in-place ops do; else a copy), or as given. Nine storage buffers with cubecl's
-/// metadata, as many as before the kernel wrote the cache: SwiftShader's adapter allows ten
-/// a stage (WebGPU's default is eight), which is why a given step's own keys and values come
-/// joined in one tensor.
+/// as burn's own in-place ops do; else a copy), or as given. Ten storage buffers with cubecl's
+/// metadata: SwiftShader's adapter allows ten a stage (WebGPU's default is eight; Chromium
+/// offers adapters eight or ten), which is why a given step's own keys and values come joined in
+/// one tensor.
 pub(super) fn launch_attention(
     operands: AttentionOperands,
     shape: AttentionShape,
@@ -264,6 +275,7 @@ pub(super) fn launch_attention(
         prefix_values,
         prefix_mask,
         bias,
+        past,
     } = operands;
     let dims = query.meta.shape().clone();
     let (batch, heads, seq, head_dim) = (dims[0], dims[1], dims[2], dims[3]);
@@ -282,6 +294,7 @@ pub(super) fn launch_attention(
         // The step's keys are among the own ones: the query stands in, never read.
         None => (query.clone(), own),
     };
+    let past_dtype = dtype_to_storage_type(past.dtype);
     let group = group.max(1);
     let units = head_dim.max(MIN_UNITS);
     let queries = batch * heads * seq;
@@ -297,6 +310,7 @@ pub(super) fn launch_attention(
         untile(prefix_values).into_tensor_arg(),
         untile(prefix_mask).into_tensor_arg(),
         untile(bias).into_tensor_arg(),
+        past.into_tensor_arg(),
         output.clone().into_tensor_arg(),
         shape.past,
         shape.scale,
@@ -307,7 +321,8 @@ pub(super) fn launch_attention(
         shape.with_prefix_mask,
         shape.with_bias,
         cached,
-        dtype_to_storage_type(dtype),
+        shape.past_from_buffer,
+        [dtype_to_storage_type(dtype), past_dtype],
     );
     (output, cache)
 }

@@ -24,6 +24,7 @@ mod embedding_rows;
 mod epilogue;
 mod half_product;
 mod layer_norm;
+mod overwrite;
 mod residual_norm;
 mod workgroup;
 
@@ -32,8 +33,11 @@ use burn::backend::{Backend, Dispatch, backend_extension};
 use burn::tensor::{Int, Tensor};
 use burn_cubecl::CubeBackend;
 
+use super::past::Past;
+
 pub use attention::AttentionShape;
 pub use epilogue::Epilogue;
+pub use overwrite::{OverwriteError, overwrite_floats, overwrite_ints};
 
 /// The kernels, as operations of a burn backend.
 #[backend_extension(Cube, Fusion: cfg(target_arch = "wasm32"))]
@@ -62,7 +66,7 @@ pub trait TransformerKernels: Backend {
 
     /// One attention step that also writes the step's keys and values into the block's cache,
     /// in one kernel that returns the cache too: see [`attention_cached`].
-    #[fusion(meta = |query, _keys_values, cache, _prefix_keys, _prefix_values, _prefix_mask, _bias, _shape, _group| {
+    #[fusion(meta = |query, _keys_values, cache, _prefix_keys, _prefix_values, _prefix_mask, _bias, _past, _shape, _group| {
         (
             burn::backend::fusion::custom::TensorSpec::new(attention_output_shape(&query.shape), query.dtype),
             cache.clone(),
@@ -77,6 +81,7 @@ pub trait TransformerKernels: Backend {
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
         bias: FloatTensor<Self>,
+        past: FloatTensor<Self>,
         shape: AttentionShape,
         group: usize,
     ) -> (FloatTensor<Self>, FloatTensor<Self>);
@@ -385,7 +390,7 @@ pub struct CachedStepAttention {
     pub prefix: Option<(Tensor<4>, Tensor<4>)>,
     pub prefix_mask: Option<Tensor<4>>,
     pub bias: Option<Tensor<1>>,
-    pub past: usize,
+    pub past: Past,
     pub scale: f32,
 }
 
@@ -402,7 +407,12 @@ pub fn attention_cached(step: CachedStepAttention) -> (Tensor<3>, Tensor<4>) {
         past,
         scale,
     } = step;
-    let around = Around::of(&query, prefix, prefix_mask, bias, past, scale);
+    let mut around = Around::of(&query, prefix, prefix_mask, bias, past.count, scale);
+    around.shape.past_from_buffer = past.on_device.is_some();
+    // Without the count on the device the query stands in, never read.
+    let past = past
+        .on_device
+        .map_or_else(|| query.clone().into_dispatch(), Tensor::into_dispatch);
     let (output, cache) = Dispatch::fused_attention_cached(
         query.into_dispatch(),
         keys_values.into_dispatch(),
@@ -411,6 +421,7 @@ pub fn attention_cached(step: CachedStepAttention) -> (Tensor<3>, Tensor<4>) {
         around.prefix_values,
         around.prefix_mask,
         around.bias,
+        past,
         around.shape,
         group,
     );
@@ -455,6 +466,7 @@ impl Around {
             bias,
             shape: AttentionShape {
                 past,
+                past_from_buffer: false,
                 scale,
                 with_prefix,
                 with_prefix_mask,
@@ -485,7 +497,7 @@ impl TransformerKernels for CubeBackend {
     ) -> FloatTensor<Self> {
         attention::launch_attention(
             attention::AttentionOperands {
-                query,
+                query: query.clone(),
                 own,
                 step: None,
                 group: 1,
@@ -493,6 +505,7 @@ impl TransformerKernels for CubeBackend {
                 prefix_values,
                 prefix_mask,
                 bias,
+                past: query.clone(),
             },
             shape,
         )
@@ -507,6 +520,7 @@ impl TransformerKernels for CubeBackend {
         prefix_values: FloatTensor<Self>,
         prefix_mask: FloatTensor<Self>,
         bias: FloatTensor<Self>,
+        past: FloatTensor<Self>,
         shape: AttentionShape,
         group: usize,
     ) -> (FloatTensor<Self>, FloatTensor<Self>) {
@@ -520,6 +534,7 @@ impl TransformerKernels for CubeBackend {
                 prefix_values,
                 prefix_mask,
                 bias,
+                past,
             },
             shape,
         )
