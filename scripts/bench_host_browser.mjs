@@ -23,7 +23,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
-import { serveDist, cliBinary, DIST, ROOT } from "../tests/e2e/harness.mjs";
+import { serveDist, cliBinary, directWorker, DIST, ROOT } from "../tests/e2e/harness.mjs";
 import { countWebGpuCalls, callsBetween, dispatchesOf, describeCalls } from "./webgpu_calls.mjs";
 
 const { values: args } = parseArgs({
@@ -112,23 +112,7 @@ async function measure(browser, { dist, replayed }) {
   }
   await page.goto(`${server.base}/build.json`);
   await page.evaluate(countWebGpuCalls);
-  await page.evaluate(async () => {
-    // The worker's entry point answers its page through `postMessage`, which in a page would
-    // post to the page itself.
-    globalThis.postMessage = () => {};
-    const glue = await import("/worker.js");
-    await glue.default({ module_or_path: "/worker_bg.wasm" });
-    const worker = new glue.DirectWorker();
-    let nextId = 1;
-    globalThis.__ask = (request) => new Promise((done) => {
-      worker.request(JSON.stringify({ id: nextId++, request }), (json) => {
-        const { reply } = JSON.parse(json);
-        const kind = typeof reply === "string" ? reply : Object.keys(reply)[0];
-        if (!["Loading", "Progress"].includes(kind)) done(reply);
-      });
-    });
-  });
-  const ask = (request) => page.evaluate((r) => globalThis.__ask(r), request);
+  const ask = await directWorker(page);
   const backend = await ask({ Init: { force_cpu: false, precision: "F32" } });
   if (backend.Backend?.kind !== "wgpu") throw new Error(`not on WebGPU: ${JSON.stringify(backend)}`);
   const ready = await ask({ LoadUrl: { base: "models/host-bench/" } });

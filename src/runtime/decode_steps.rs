@@ -67,6 +67,9 @@ impl DecodeStepsSetup {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DecodeStepsReport {
     pub step_ms: Vec<f64>,
+    /// Each step's most likely next token, as read back.
+    #[serde(default)]
+    pub tokens: Vec<u32>,
     /// Why replayed steps ran one by one, where they were asked for and did.
     #[serde(default)]
     pub eager_reason: Option<EagerReason>,
@@ -113,15 +116,18 @@ pub async fn time_steps(
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
     let mut step_ms = Vec::with_capacity(steps);
+    let mut tokens = Vec::with_capacity(steps);
     for step in 0..steps {
         let start = monitor.now_s();
         let token = model.token_tensor(&[vec![1000 + step as u32]])?;
         let hidden = model.forward_cached(token, cache)?;
-        read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
+        let most_likely = read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
         step_ms.push((monitor.now_s() - start) * 1e3);
+        tokens.extend(most_likely.iter().map(|&t| t as u32));
     }
     Ok(DecodeStepsReport {
         step_ms,
+        tokens,
         eager_reason: None,
     })
 }
@@ -146,14 +152,17 @@ pub async fn time_replays(
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
     let mut step_ms = Vec::with_capacity(steps);
+    let mut tokens = Vec::with_capacity(steps);
     for step in 0..steps {
         let start = monitor.now_s();
         let logits = replayed.step(&[1000 + step as u32])?;
-        read_f32(logits.argmax(1).float()).await?;
+        let most_likely = read_f32(logits.argmax(1).float()).await?;
         step_ms.push((monitor.now_s() - start) * 1e3);
+        tokens.extend(most_likely.iter().map(|&t| t as u32));
     }
     Ok(DecodeStepsReport {
         step_ms,
+        tokens,
         eager_reason: replayed.eager_reason(),
     })
 }

@@ -175,6 +175,29 @@ export async function launch({ webgpu, serviceWorkers = DEFAULT_SERVICE_WORKERS 
   return { browser, page, logs };
 }
 
+/** The worker's own wasm in `page` (any page of the served build), answering requests sent
+ * straight to it as the page's would be: returns `ask(request)`, which resolves to the request's
+ * last reply (progress and loading replies skipped). */
+export async function directWorker(page) {
+  await page.evaluate(async () => {
+    // The worker's entry point answers its page through `postMessage`, which in a page would
+    // post to the page itself.
+    globalThis.postMessage = () => {};
+    const glue = await import("/worker.js");
+    await glue.default({ module_or_path: "/worker_bg.wasm" });
+    const worker = new glue.DirectWorker();
+    let nextId = 1;
+    globalThis.__ask = (request) => new Promise((done) => {
+      worker.request(JSON.stringify({ id: nextId++, request }), (json) => {
+        const { reply } = JSON.parse(json);
+        const kind = typeof reply === "string" ? reply : Object.keys(reply)[0];
+        if (!["Loading", "Progress"].includes(kind)) done(reply);
+      });
+    });
+  });
+  return (request) => page.evaluate((r) => globalThis.__ask(r), request);
+}
+
 /** The addresses of the page's own document loads, in order, counted by their navigation
  * requests: a service worker's reload can come before the first load's DOMContentLoaded, which
  * would then never fire for it. */
