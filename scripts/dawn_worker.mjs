@@ -10,9 +10,10 @@
 //   [--samples N] [--host-steps N] [--require-gpu] [--compatibility] [--out FILE.json]
 // `--host-steps N` adds the host-cost benchmark in the browser's engine (as
 // scripts/bench_host_browser.mjs in Chromium): N decode steps at batch 1, then 1, after a
-// 16-token prefill; per step (the difference over N − 1 steps) the WebGPU calls, and the CPU
-// time of the thread that records and submits (Node's main thread: the wasm and Dawn's
-// validation and encoding) apart from the process's other threads (the driver's).
+// 16-token prefill, run one by one and then replayed from one recording; per step (the
+// difference over N − 1 steps) the WebGPU calls, and the CPU time of the thread that records and
+// submits (Node's main thread: the wasm and Dawn's validation and encoding) apart from the
+// process's other threads (the driver's).
 // Prints one line per figure and a JSON summary; exits 1 when the list is off by more than the
 // precision's tolerance, a request fails, or (--require-gpu) the worker is not on a GPU.
 import { spawnSync } from 'node:child_process';
@@ -167,28 +168,40 @@ function threadCpuMs() {
 }
 
 const hostSteps = Number(args['host-steps']);
-if (hostSteps >= 2) {
+// Steps run one by one, then replayed from one recording (whose recording the difference of
+// the two runs leaves out); the replays must pick the same tokens.
+for (const replayed of hostSteps >= 2 ? [false, true] : []) {
   const run = async (steps) => {
     const [calls, cpu] = [{ ...globalThis.__webgpuCalls }, threadCpuMs()];
-    const reply = expect(await ask({ DecodeSteps: { prefill: 16, steps } }), 'DecodeSteps');
+    const reply = expect(await ask({ DecodeSteps: { prefill: 16, steps, replayed } }), 'DecodeSteps');
     const [callsAfter, cpuAfter] = [{ ...globalThis.__webgpuCalls }, threadCpuMs()];
-    return { stepMs: reply.step_ms, calls: callsBetween(calls, callsAfter),
-      main: cpuAfter.main - cpu.main, others: cpuAfter.others - cpu.others };
+    return { stepMs: reply.step_ms, tokens: reply.tokens, eagerReason: reply.eager_reason,
+      calls: callsBetween(calls, callsAfter), main: cpuAfter.main - cpu.main, others: cpuAfter.others - cpu.others };
   };
   await run(hostSteps);
   const [many, one] = [await run(hostSteps), await run(1)];
   const calls = callsBetween(one.calls, many.calls, hostSteps - 1);
   const dispatches = dispatchesOf(calls);
-  if (dispatches === 0) console.log('host cost: no WebGPU dispatch (the worker is not on a GPU)');
+  const label = replayed ? 'host cost, replayed' : 'host cost';
+  if (dispatches === 0) console.log(`${label}: no WebGPU dispatch (the worker is not on a GPU)`);
   const perDispatch = (ms) => (ms * 1e3) / (hostSteps - 1) / dispatches;
   const stepMs = [...many.stepMs].sort((a, b) => a - b)[Math.floor(hostSteps / 2)];
-  summary.host = { step_ms: stepMs, dispatches_per_step: dispatches, wall_us_per_dispatch: (stepMs * 1e3) / dispatches,
+  const host = { step_ms: stepMs, dispatches_per_step: dispatches, wall_us_per_dispatch: (stepMs * 1e3) / dispatches,
     main_thread_cpu_us_per_dispatch: perDispatch(many.main - one.main),
-    other_threads_cpu_us_per_dispatch: perDispatch(many.others - one.others), calls_per_step: calls };
-  if (dispatches > 0) console.log(`host cost of a decode step (median of ${hostSteps}): ${stepMs.toFixed(2)} ms, ${dispatches.toFixed(1)} ` +
-    `dispatches, ${summary.host.wall_us_per_dispatch.toFixed(1)} µs of wall time each; CPU µs per dispatch: main ` +
-    `thread ${summary.host.main_thread_cpu_us_per_dispatch.toFixed(1)}, other threads ` +
-    `${summary.host.other_threads_cpu_us_per_dispatch.toFixed(1)}`);
+    other_threads_cpu_us_per_dispatch: perDispatch(many.others - one.others), calls_per_step: calls,
+    tokens: many.tokens, eager_reason: many.eagerReason };
+  if (replayed) {
+    summary.host_replayed = host;
+    if (JSON.stringify(host.tokens) !== JSON.stringify(summary.host.tokens)) {
+      fail(`the replayed steps' tokens are not those of the steps run one by one`);
+    }
+  } else {
+    summary.host = host;
+  }
+  if (dispatches > 0) console.log(`${label} of a decode step (median of ${hostSteps}): ${stepMs.toFixed(2)} ms, ` +
+    `${dispatches.toFixed(1)} dispatches, ${host.wall_us_per_dispatch.toFixed(1)} µs of wall time each; CPU µs per ` +
+    `dispatch: main thread ${host.main_thread_cpu_us_per_dispatch.toFixed(1)}, other threads ` +
+    `${host.other_threads_cpu_us_per_dispatch.toFixed(1)}${host.eager_reason ? ` (run one by one: ${host.eager_reason})` : ''}`);
   if (dispatches > 0) console.log(`WebGPU calls a step: ${describeCalls(calls)}`);
 }
 

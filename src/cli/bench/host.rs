@@ -151,6 +151,8 @@ struct Timed {
     launched: BTreeMap<&'static str, f64>,
     /// CPU ns over all steps, by role.
     cpu: Vec<(ThreadRole, u64)>,
+    /// Each step's most likely token.
+    tokens: Vec<u32>,
 }
 
 /// Launches counted since `before`, by name.
@@ -200,6 +202,7 @@ fn measure(
             step_ms: report.step_ms,
             launched: launched_since(kernels, &kernels_before),
             cpu,
+            tokens: report.tokens,
         });
     }
     let before_recording = kernels.counts();
@@ -221,6 +224,7 @@ fn measure(
         step_ms: report.step_ms,
         launched,
         cpu,
+        tokens: report.tokens,
     })
 }
 
@@ -230,6 +234,7 @@ fn figures(system: String, timed: Timed, steps: usize) -> Result<HostFigures, Cl
         step_ms,
         launched,
         cpu,
+        ..
     } = timed;
     let kernels_per_step: BTreeMap<String, f64> = launched
         .iter()
@@ -295,16 +300,18 @@ pub fn host(args: &BenchHostArgs) -> Result<(), CliError> {
         args.steps
     );
     let system = format!("burn wgpu ({adapter})");
-    let eager = figures(
-        system.clone(),
-        measure(&model, args.steps, false, &kernels)?,
-        args.steps,
-    )?;
-    let replayed = figures(
-        format!("{system}, replayed"),
-        measure(&model, args.steps, true, &kernels)?,
-        args.steps,
-    )?;
+    let one_by_one = measure(&model, args.steps, false, &kernels)?;
+    let replays = measure(&model, args.steps, true, &kernels)?;
+    // The same steps after the same prefill: a replay that read stale inputs or a stale cache
+    // would pick other tokens.
+    if replays.tokens != one_by_one.tokens {
+        return Err(CliError::Bench(format!(
+            "the replayed steps' tokens {:?} are not those of the steps run one by one {:?}",
+            replays.tokens, one_by_one.tokens
+        )));
+    }
+    let eager = figures(system.clone(), one_by_one, args.steps)?;
+    let replayed = figures(format!("{system}, replayed"), replays, args.steps)?;
     let mut baseline = None;
     if !args.no_python {
         let dir = baseline_folder("host", &config, &weights)?;
