@@ -2,7 +2,7 @@
 //! [`gpt_neox_config`], [`llama_config`], read by `model_type` in [`hf_config`]) and the family
 //! that sets them apart ([`family`]), its errors ([`error`]), the model ([`transformer`]: init and the
 //! forward passes) and the blocks every family shares ([`block`]), a shareable KV cache
-//! ([`kv_cache`]), the operations the modules call ([`ops`]: norms, activations, projection,
+//! ([`kv_cache`]), decode steps recorded once and replayed ([`replayed_steps`]), the operations the modules call ([`ops`]: norms, activations, projection,
 //! rotary embeddings, attention, embedding and the sampler's draw, each with a body per backend
 //! and a reference, the GPU bodies in [`ops::kernels`]), async reads from the device
 //! ([`readback`]), the checkpoint loader ([`loader`], with the safetensors file read by

@@ -17,7 +17,6 @@ use burn::tensor::{Int, Tensor, TensorData};
 
 use super::error::ModelError;
 use super::kv_cache::KvCache;
-use super::ops::backend::Backend as OpsBackend;
 use super::ops::kernels;
 use super::readback::read_f32;
 use super::transformer::{DevicePositions, Placement, Transformer};
@@ -93,7 +92,7 @@ impl<'m> ReplayedSteps<'m> {
         if self.recorded.is_some() {
             return None;
         }
-        if self.model.backend != OpsBackend::Gpu {
+        if !self.model.backend.records_steps() {
             Some(EagerReason::CpuBackend)
         } else if self.model.wpe.is_none() {
             Some(EagerReason::HostPositions)
@@ -209,14 +208,26 @@ impl<'m> ReplayedSteps<'m> {
             let hidden = model.forward_placed(tokens.clone(), cache, placement)?;
             model.last_logits(hidden)
         };
+        // From here on every way out closes the capture, whatever state it reached: one left
+        // prepared or open would hold the stream.
+        let close = || Dispatch::graph_stop_capture(dispatch).map_err(recording_failed);
         for _ in 0..WARM_PASSES {
             // Read back, so that the pass runs (and allocates) before the next begins.
-            read_f32(pass(&mut self.cache)?).await?;
+            let warmed = match pass(&mut self.cache) {
+                Ok(logits) => read_f32(logits).await.map(|_| ()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = warmed {
+                close().ok();
+                return Err(e);
+            }
         }
-        Dispatch::graph_start_capture(dispatch).map_err(recording_failed)?;
+        if let Err(e) = Dispatch::graph_start_capture(dispatch) {
+            close().ok();
+            return Err(recording_failed(e));
+        }
         let logits = pass(&mut self.cache);
-        // Closed whatever the pass gave: a window left open would hold the stream.
-        let graph = Dispatch::graph_stop_capture(dispatch).map_err(recording_failed);
+        let graph = close();
         let logits = logits?;
         Ok(Recorded {
             graph: graph?,

@@ -80,6 +80,13 @@ impl Backend {
         }
     }
 
+    /// Whether a step's launches can be recorded once and replayed (cubecl's graph capture): on
+    /// a GPU, where each launch costs the host more than its arithmetic at batch 1. The CPU
+    /// backends run every op at once.
+    pub fn records_steps(self) -> bool {
+        self == Backend::Gpu
+    }
+
     /// Whether this backend on `device` runs products with f16 weights (see [`HalfWeights`]).
     pub fn half_weights(self, device: &Device) -> HalfWeights {
         match self {

@@ -23,7 +23,8 @@
 //!
 //! The other families' ops have one body so far, burn's composition ([`backend::Composed`]):
 //! none has been measured in a model yet. [`grouped_heads`] repeats grouped-query attention's
-//! key/value heads for the attention op, so the cache holds only the fewer. The GPU
+//! key/value heads for the attention op, so the cache holds only the fewer; [`past::Past`] is the
+//! count of keys a step finds cached, which a replayed step's GPU body reads from a buffer. The GPU
 //! bodies are [`kernels`]; `tests/all/op_bodies.rs` holds every body of every op against
 //! its reference body on odd shapes (the GPU's on lavapipe), and `tests/all/gpu_kernels.rs` the
 //! kernels' edges.

@@ -259,9 +259,9 @@ fn attention_kernel<F: Float, P: Numeric>(
 /// Launches [`attention_kernel`], one workgroup per (row, head, query). Returns the output and
 /// the own keys and values: the block's cache, written (in place where nothing else holds it,
 /// as burn's own in-place ops do; else a copy), or as given. Ten storage buffers with cubecl's
-/// metadata: SwiftShader's adapter allows ten a stage (WebGPU's default is eight; Chromium
-/// offers adapters eight or ten), which is why a given step's own keys and values come joined in
-/// one tensor.
+/// metadata: SwiftShader's adapter allows ten a stage, and ten is the most Chromium offers
+/// (gfx-rs/wgpu#9287; WebGPU's default is eight), which is why a given step's own keys and values
+/// come joined in one tensor.
 pub(super) fn launch_attention(
     operands: AttentionOperands,
     shape: AttentionShape,

@@ -10,7 +10,8 @@
 //! otherwise). Beside them, a projection with f16 weights and f32 activations
 //! ([`half_product`]): cubek's matmul, which burn launches for its own products, given operands
 //! of two types (burn's `matmul` takes one type, so f16 weights had the activations cast to f16
-//! and the product back: three kernels).
+//! and the product back: three kernels). And, no kernel, host values written into a tensor's own
+//! buffer ([`overwrite_ints`]): how a step recorded once and replayed gets its inputs.
 //!
 //! Every function here runs on a GPU only (burn-wgpu natively, WebGPU in the browser, with or
 //! without fusion); they are the ops' [`super::backend::Op::gpu`] bodies. Each is a
