@@ -25,6 +25,10 @@ pub struct ForwardFigures {
     pub system: String,
     pub prefill_64_tokens_per_s: f64,
     pub decode_batch1_tokens_per_s: f64,
+    /// Decode at batch 1 with the step recorded once and replayed (model::replayed_steps), where
+    /// the backend and family record steps.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub decode_batch1_replayed_tokens_per_s: Option<f64>,
     pub decode_batch64_tokens_per_s: f64,
     pub decode_batch256_tokens_per_s: f64,
     /// CPU seconds the process used per wall-clock second while decoding at batch 1.
@@ -43,12 +47,22 @@ pub struct Workload {
     pub repeats: usize,
 }
 
-/// Tokens/s for prefill, decode at batch 1 and at each of `w.batches`, and the CPU seconds used
-/// per wall second while decoding at batch 1 (see [`process_cpu_seconds`]).
-fn measure(model: &Transformer, w: Workload) -> Result<([f64; 4], Option<f64>), CliError> {
+/// What [`measure`] gives.
+struct Measured {
+    /// Tokens/s for prefill, decode at batch 1 and at each of `w.batches`.
+    tokens_per_s: [f64; 4],
+    /// The same at batch 1 with replayed steps, where the model records them.
+    replayed_tokens_per_s: Option<f64>,
+    /// CPU seconds used per wall second while decoding at batch 1 (see [`process_cpu_seconds`]).
+    cpu_per_wall: Option<f64>,
+}
+
+/// Prefill, decode at batch 1 (one by one and replayed) and at each of `w.batches`.
+fn measure(model: &Transformer, w: Workload) -> Result<Measured, CliError> {
     let ids = prompt_ids(w.prefill);
     let mut prefill = Vec::new();
     let mut decode1 = Vec::new();
+    let mut replayed = Vec::new();
     let mut decode_batched = [Vec::new(), Vec::new()];
     let mut cpu_per_wall = Vec::new();
     // One untimed round first: shader compilation and autotuning are not throughput.
@@ -69,6 +83,7 @@ fn measure(model: &Transformer, w: Workload) -> Result<([f64; 4], Option<f64>), 
         }
         let t_decode1 = start.elapsed().as_secs_f64();
         let cpu_decode1 = process_cpu_seconds().zip(cpu_start).map(|(end, s)| end - s);
+        let t_replayed = decode_replayed(model, &ids, w.decode_steps_batch1)?;
         let mut t_batched = [0.0; 2];
         for (t, &batch) in t_batched.iter_mut().zip(&w.batches) {
             *t = decode_from_prefix(model, &ids, batch, w.decode_steps_batched)?;
@@ -76,6 +91,7 @@ fn measure(model: &Transformer, w: Workload) -> Result<([f64; 4], Option<f64>), 
         if round > 0 {
             prefill.push(w.prefill as f64 / t_prefill);
             decode1.push(w.decode_steps_batch1 as f64 / t_decode1);
+            replayed.extend(t_replayed.map(|t| w.decode_steps_batch1 as f64 / t));
             cpu_per_wall.extend(cpu_decode1.map(|cpu| cpu / t_decode1));
             for ((figures, t), batch) in decode_batched.iter_mut().zip(t_batched).zip(w.batches) {
                 figures.push((batch * w.decode_steps_batched) as f64 / t);
@@ -83,11 +99,32 @@ fn measure(model: &Transformer, w: Workload) -> Result<([f64; 4], Option<f64>), 
         }
     }
     let [b0, b1] = decode_batched;
-    let cpu_per_wall = (!cpu_per_wall.is_empty()).then(|| median(cpu_per_wall));
-    Ok((
-        [median(prefill), median(decode1), median(b0), median(b1)],
-        cpu_per_wall,
-    ))
+    Ok(Measured {
+        tokens_per_s: [median(prefill), median(decode1), median(b0), median(b1)],
+        replayed_tokens_per_s: (!replayed.is_empty()).then(|| median(replayed)),
+        cpu_per_wall: (!cpu_per_wall.is_empty()).then(|| median(cpu_per_wall)),
+    })
+}
+
+/// Seconds to decode `steps` tokens at batch 1 after `ids` (prefilled, and the step recorded,
+/// untimed) by replaying one recorded step, as the batch-1 decode above; `None` where the model
+/// does not record steps.
+fn decode_replayed(
+    model: &Transformer,
+    ids: &[u32],
+    steps: usize,
+) -> Result<Option<f64>, CliError> {
+    let mut cache = model.new_cache(None, 1, ids.len() + steps);
+    model.forward_cached(model.token_tensor(&[ids.to_vec()])?, &mut cache)?;
+    let mut replayed = pollster::block_on(model.replayed_steps(cache))?;
+    if replayed.eager_reason().is_some() {
+        return Ok(None);
+    }
+    let start = Instant::now();
+    for step in 0..steps {
+        sync(replayed.step(&[1000 + step as u32])?)?;
+    }
+    Ok(Some(start.elapsed().as_secs_f64()))
 }
 
 /// Seconds to decode `steps` tokens in `batch` rows that share the prefix `ids` (prefilled
@@ -167,14 +204,16 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         };
         let mut record = |system: String, model: &Transformer| -> Result<(), CliError> {
             eprintln!("measuring {system}…");
-            let ([p, d1, d64, d256], cpu_per_wall) = measure(model, w)?;
+            let measured = measure(model, w)?;
+            let [p, d1, d64, d256] = measured.tokens_per_s;
             results.push(ForwardFigures {
                 system,
                 prefill_64_tokens_per_s: p,
                 decode_batch1_tokens_per_s: d1,
+                decode_batch1_replayed_tokens_per_s: measured.replayed_tokens_per_s,
                 decode_batch64_tokens_per_s: d64,
                 decode_batch256_tokens_per_s: d256,
-                decode_batch1_cpu_per_wall: cpu_per_wall,
+                decode_batch1_cpu_per_wall: measured.cpu_per_wall,
             });
             Ok(())
         };
@@ -240,6 +279,15 @@ pub fn forward(args: &BenchForwardArgs) -> Result<(), CliError> {
         println!("(ratios: against transformers measured in this run)");
     }
     for f in &results {
+        if let Some(replayed) = f.decode_batch1_replayed_tokens_per_s {
+            println!(
+                "{}: decode b=1 with the step recorded once and replayed: {}",
+                f.system,
+                cell(replayed, b.map(|b| b.decode_batch1_tokens_per_s))
+            );
+        }
+    }
+    for f in &results {
         if let Some(r) = f.decode_batch1_cpu_per_wall {
             println!(
                 "{}: while decoding at batch 1 the process used {r:.2} CPU-seconds per second",
@@ -288,6 +336,7 @@ pub(super) fn python_baseline(dir: &Path, w: Workload) -> Result<ForwardFigures,
         system: v["system"].as_str().unwrap_or("transformers").to_string(),
         prefill_64_tokens_per_s: get("prefill")?,
         decode_batch1_tokens_per_s: get("decode_batch1")?,
+        decode_batch1_replayed_tokens_per_s: None,
         decode_batch64_tokens_per_s: get("decode_batch64")?,
         decode_batch256_tokens_per_s: get("decode_batch256")?,
         decode_batch1_cpu_per_wall: None,
