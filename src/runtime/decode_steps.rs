@@ -5,6 +5,7 @@
 //! tokens, with a readback too small to cost anything itself). On a model whose arithmetic is
 //! negligible, what a step costs is what the host pays to launch its kernels.
 
+use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 use super::speed::prompt_ids;
@@ -115,16 +116,11 @@ pub async fn time_steps(
     steps: usize,
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
-    let mut step_ms = Vec::with_capacity(steps);
-    let mut tokens = Vec::with_capacity(steps);
-    for step in 0..steps {
-        let start = monitor.now_s();
-        let token = model.token_tensor(&[vec![1000 + step as u32]])?;
-        let hidden = model.forward_cached(token, cache)?;
-        let most_likely = read_f32(model.last_logits(hidden)?.argmax(1).float()).await?;
-        step_ms.push((monitor.now_s() - start) * 1e3);
-        tokens.extend(most_likely.iter().map(|&t| t as u32));
-    }
+    let (step_ms, tokens) = timed(steps, monitor, |token| {
+        let hidden = model.forward_cached(model.token_tensor(&[vec![token]])?, cache)?;
+        model.last_logits(hidden)
+    })
+    .await?;
     Ok(DecodeStepsReport {
         step_ms,
         tokens,
@@ -151,18 +147,29 @@ pub async fn time_replays(
     steps: usize,
     monitor: &dyn Monitor,
 ) -> Result<DecodeStepsReport, ModelError> {
-    let mut step_ms = Vec::with_capacity(steps);
-    let mut tokens = Vec::with_capacity(steps);
-    for step in 0..steps {
-        let start = monitor.now_s();
-        let logits = replayed.step(&[1000 + step as u32])?;
-        let most_likely = read_f32(logits.argmax(1).float()).await?;
-        step_ms.push((monitor.now_s() - start) * 1e3);
-        tokens.extend(most_likely.iter().map(|&t| t as u32));
-    }
+    let (step_ms, tokens) = timed(steps, monitor, |token| replayed.step(&[token])).await?;
     Ok(DecodeStepsReport {
         step_ms,
         tokens,
         eager_reason: replayed.eager_reason(),
     })
+}
+
+/// Each of `steps` steps' wall time (ms) and most likely next token: `step` given the step's
+/// token (1000, 1001, …) gives its logits, `[1, vocab]`, whose argmax is read back.
+async fn timed(
+    steps: usize,
+    monitor: &dyn Monitor,
+    mut step: impl FnMut(u32) -> Result<Tensor<2>, ModelError>,
+) -> Result<(Vec<f64>, Vec<u32>), ModelError> {
+    let mut step_ms = Vec::with_capacity(steps);
+    let mut tokens = Vec::with_capacity(steps);
+    for i in 0..steps {
+        let start = monitor.now_s();
+        let logits = step(1000 + i as u32)?;
+        let most_likely = read_f32(logits.argmax(1).float()).await?;
+        step_ms.push((monitor.now_s() - start) * 1e3);
+        tokens.extend(most_likely.iter().map(|&t| t as u32));
+    }
+    Ok((step_ms, tokens))
 }

@@ -181,3 +181,12 @@ pub fn answer(
         run: String::new(),
     }
 }
+
+/// The largest absolute difference between two equally long slices.
+pub fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}

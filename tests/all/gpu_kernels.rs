@@ -41,14 +41,6 @@ pub(crate) fn read<const D: usize>(t: Tensor<D>) -> Vec<f32> {
     t.into_data().try_to_vec::<f32>().expect("f32 data")
 }
 
-fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
 /// The largest difference relative to the CPU's value (absolute below 1).
 fn worst_relative_difference(gpu: &[f32], cpu: &[f32]) -> f32 {
     assert_eq!(gpu.len(), cpu.len());
@@ -77,7 +69,7 @@ fn layer_norm_kernel_matches_the_cpu() {
                 1e-5,
             ))
         };
-        let worst = worst_difference(&run(&gpu.device), &run(&cpu));
+        let worst = common::worst_difference(&run(&gpu.device), &run(&cpu));
         assert!(
             worst < 1e-5,
             "{rows}×{width}: the kernel differs by {worst}"
@@ -213,7 +205,7 @@ fn attention_kernel_matches_the_cpu() {
         let on_gpu = kernels::attention(cached_operands(case, 1, &gpu.device).1);
         let on_cpu = composed(cached_operands(case, 1, &cpu).1);
         assert_eq!(on_gpu.dims(), on_cpu.dims());
-        let worst = worst_difference(&read(on_gpu), &read(on_cpu));
+        let worst = common::worst_difference(&read(on_gpu), &read(on_cpu));
         assert!(
             worst < 1e-5,
             "batch {} heads {} head_dim {} seq {} past {} segments {:?} biased {}: the kernel differs by {worst}",
@@ -384,7 +376,7 @@ fn cached_attention_kernel_writes_the_step_and_matches_the_cpu() {
              count from a buffer: {from_buffer}",
             case.batch, case.heads, case.head_dim, case.seq, case.past, case.segments
         );
-        let worst = worst_difference(&read(output), &read(expected));
+        let worst = common::worst_difference(&read(output), &read(expected));
         assert!(worst < 1e-5, "{what}: the output differs by {worst}");
         assert_eq!(
             read(cache),
@@ -482,7 +474,7 @@ fn embedding_kernel_matches_the_cpu_across_chunks() {
             burn::tensor::module::embedding(whole, id_tensor(&cpu))
                 + tensor(&base, [base_batch, seq, width], &cpu),
         );
-        let worst = worst_difference(&got, &want);
+        let worst = common::worst_difference(&got, &want);
         eprintln!("embedding, base of batch {base_batch}: worst difference {worst:e}");
         assert!(worst < 1e-6, "embedding differs by {worst}");
     }
@@ -503,7 +495,7 @@ fn embedding_kernel_matches_the_cpu_across_chunks() {
         tensor(&table, [vocab, width], &cpu),
         id_tensor(&cpu),
     ));
-    let worst = worst_difference(&got, &want);
+    let worst = common::worst_difference(&got, &want);
     assert!(worst < 1e-6, "the chunked lookup differs by {worst}");
 }
 
@@ -681,8 +673,8 @@ fn half_product_rounds_only_the_weights() {
             half_weight,
         ));
         let scale = host(&|x| x).iter().fold(0f32, |m, v| m.max(v.abs()));
-        let error = worst_difference(&got, &host(&|x| x)) / scale;
-        let with_rounded_activations = worst_difference(&got, &host(&round)) / scale;
+        let error = common::worst_difference(&got, &host(&|x| x)) / scale;
+        let with_rounded_activations = common::worst_difference(&got, &host(&round)) / scale;
         eprintln!(
             "half product {rows}×{width}·{width}×{out}: {error:e} of the scale \
              ({with_rounded_activations:e} from rounded activations)"

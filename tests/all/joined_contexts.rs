@@ -43,14 +43,6 @@ fn alone(model: &Transformer, path: &[u32]) -> Vec<f32> {
     last_logprobs(model, model.forward_cached(tokens, &mut cache).unwrap())
 }
 
-fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0f32, f32::max)
-}
-
 /// Contexts of different lengths joined into one prefix: its roots, a first level whose rows
 /// continue segments out of order, and a second level after `select_rows`, each row against
 /// the same tokens run alone.
@@ -66,7 +58,8 @@ fn joined_prefix_rows_continue_like_separate_runs(compute: &ComputeDevice) {
     assert_eq!(prefix.segments(), &[3, 5, 1]);
     let got = last_logprobs(&model, roots);
     for (i, context) in contexts.iter().enumerate() {
-        let worst = worst_difference(&got[i * vocab..(i + 1) * vocab], &alone(&model, context));
+        let worst =
+            common::worst_difference(&got[i * vocab..(i + 1) * vocab], &alone(&model, context));
         assert!(worst < 1e-4, "root {i}: {worst}");
     }
 
@@ -84,7 +77,8 @@ fn joined_prefix_rows_continue_like_separate_runs(compute: &ComputeDevice) {
     for (row, (&segment, &token)) in segments.iter().zip(&tokens).enumerate() {
         let mut path = contexts[segment].clone();
         path.push(token);
-        let worst = worst_difference(&got[row * vocab..(row + 1) * vocab], &alone(&model, &path));
+        let worst =
+            common::worst_difference(&got[row * vocab..(row + 1) * vocab], &alone(&model, &path));
         assert!(worst < 1e-4, "first level, row {row}: {worst}");
         paths.push(path);
     }
@@ -100,7 +94,8 @@ fn joined_prefix_rows_continue_like_separate_runs(compute: &ComputeDevice) {
     for (row, (&pick, &token)) in picks.iter().zip(&next).enumerate() {
         let mut path = paths[pick].clone();
         path.push(token);
-        let worst = worst_difference(&got[row * vocab..(row + 1) * vocab], &alone(&model, &path));
+        let worst =
+            common::worst_difference(&got[row * vocab..(row + 1) * vocab], &alone(&model, &path));
         assert!(worst < 1e-4, "second level, row {row}: {worst}");
     }
 

@@ -32,14 +32,6 @@ fn twin_caches(model: &Transformer, steps: usize) -> (KvCache, KvCache) {
     (cache(), cache())
 }
 
-fn worst_difference(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0f32, f32::max)
-}
-
 const STEPS: [[u32; 3]; 5] = [
     [21831, 3290, 18045],
     [625, 11, 50256],
@@ -62,7 +54,7 @@ fn replays_match_steps_one_by_one(compute: &ComputeDevice) -> Option<EagerReason
             .unwrap();
         let expected = pollster::block_on(read_f32(model.last_logits(hidden).unwrap())).unwrap();
         let got = pollster::block_on(read_f32(replayed.step(tokens).unwrap())).unwrap();
-        let worst = worst_difference(&got, &expected);
+        let worst = common::worst_difference(&got, &expected);
         assert!(worst < 1e-4, "step {i}: logits differ by {worst}");
     }
     assert_eq!(replayed.len(), STEPS.len());
@@ -75,7 +67,7 @@ fn replays_match_steps_one_by_one(compute: &ComputeDevice) -> Option<EagerReason
             .unwrap();
         pollster::block_on(read_f32(model.last_logits(hidden).unwrap())).unwrap()
     };
-    let worst = worst_difference(&next(&mut after_replays), &next(&mut one_by_one));
+    let worst = common::worst_difference(&next(&mut after_replays), &next(&mut one_by_one));
     assert!(worst < 1e-4, "the step after the replays: {worst}");
     reason
 }
