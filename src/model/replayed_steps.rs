@@ -4,10 +4,12 @@
 //! graph capture (burn's `graph_*` backend functions), a step replays from prebuilt pipelines
 //! and bind groups: what changes from step to step (the tokens, each row's position, the count
 //! of cached keys) lives in device buffers written before each replay
-//! ([`kernels::overwrite_ints`]), so every launch argument the recording saw stays right.
+//! ([`kernels::overwrite_ints`]), so every launch argument the recording saw stays right; the
+//! position embedding or the rotary angles are gathered at those positions from tables made
+//! once.
 //!
-//! Where a step cannot be recorded (a CPU backend; a family whose rotary angles are made on the
-//! host) the steps run as [`Transformer::forward_cached`] does, with the same results.
+//! Where a step cannot be recorded (a CPU backend) the steps run as
+//! [`Transformer::forward_cached`] does, with the same results.
 
 use std::marker::PhantomData;
 use std::rc::Rc;
@@ -18,6 +20,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use super::error::ModelError;
 use super::kv_cache::KvCache;
 use super::ops::kernels;
+use super::ops::rotary::RotaryAngles;
 use super::readback::read_f32;
 use super::transformer::{DevicePositions, Placement, Transformer};
 
@@ -48,6 +51,8 @@ struct Recorded {
     past: Tensor<1>,
     /// Made once: uploading it is a write the recording may not hold.
     _prefix_mask: Option<Tensor<4>>,
+    /// The rotary angles of every position, where the family has them: made once too.
+    _angles: Option<RotaryAngles>,
     /// `[batch, vocab]`: each replay writes the step's logits here.
     logits: Tensor<2>,
 }
@@ -57,9 +62,6 @@ struct Recorded {
 pub enum EagerReason {
     /// The model runs on a CPU backend, where a launch costs nothing to speak of.
     CpuBackend,
-    /// The family gathers no position embedding on the device (its rotary angles come from
-    /// the host).
-    HostPositions,
     /// The cache has no room for a step.
     CacheFull,
 }
@@ -94,8 +96,6 @@ impl<'m> ReplayedSteps<'m> {
         }
         if !self.model.backend.records_steps() {
             Some(EagerReason::CpuBackend)
-        } else if self.model.wpe.is_none() {
-            Some(EagerReason::HostPositions)
         } else if self.cache.len >= self.cache.capacity {
             Some(EagerReason::CacheFull)
         } else {
@@ -196,6 +196,9 @@ impl<'m> ReplayedSteps<'m> {
             .prefix
             .as_ref()
             .and_then(|p| p.mask(&self.cache.row_segments, &device));
+        let angles = model
+            .rotary()
+            .map(|table| table.angles_of_every_position(model.n_positions, &device));
         let recording_failed = |e| ModelError::Recording(format!("{e:?}"));
         let dispatch = device.as_dispatch();
         Dispatch::graph_prepare(dispatch).map_err(recording_failed)?;
@@ -204,6 +207,7 @@ impl<'m> ReplayedSteps<'m> {
                 positions: &positions,
                 past: &past,
                 prefix_mask: prefix_mask.as_ref(),
+                angles: angles.as_ref(),
             });
             let hidden = model.forward_placed(tokens.clone(), cache, placement)?;
             model.last_logits(hidden)
@@ -235,6 +239,7 @@ impl<'m> ReplayedSteps<'m> {
             positions,
             past,
             _prefix_mask: prefix_mask,
+            _angles: angles,
             logits,
         })
     }

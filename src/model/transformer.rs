@@ -21,6 +21,7 @@ use super::ops::draw::DrawTokens;
 use super::ops::embedding::TokenEmbedding;
 use super::ops::past::Past;
 use super::ops::projection::Conv1D;
+use super::ops::rotary::{RotaryAngles, RotaryTable};
 use super::readback::read_f32_now;
 
 /// Where a step's positions come from.
@@ -39,6 +40,9 @@ pub(super) struct DevicePositions<'a> {
     pub past: &'a Tensor<1>,
     /// The cache's prefix mask, made before the recording (it is uploaded from the host).
     pub prefix_mask: Option<&'a Tensor<4>>,
+    /// The family's rotary angles of every position, where it has them
+    /// ([`RotaryTable::angles_of_every_position`]).
+    pub angles: Option<&'a RotaryAngles>,
 }
 
 /// A causal language model: embeddings, the family's blocks, a final norm and the head (tied to
@@ -152,6 +156,11 @@ impl Transformer {
     /// The device the weights live on.
     pub fn device(&self) -> Device {
         self.wte.device()
+    }
+
+    /// The rotary table every block turns its queries and keys by, where the family has one.
+    pub fn rotary(&self) -> Option<&RotaryTable> {
+        self.h.first().and_then(|block| block.attn.rotary.as_ref())
     }
 
     /// Number of transformer blocks.
@@ -300,7 +309,8 @@ impl Transformer {
                 capacity: cache.capacity,
             });
         }
-        let (positions, prefix_mask, past) = match placement {
+        let table = self.rotary();
+        let (positions, prefix_mask, past, angles) = match placement {
             Placement::Host => (
                 self.position_embeddings(&starts, seq),
                 cache
@@ -308,6 +318,8 @@ impl Transformer {
                     .as_ref()
                     .and_then(|p| p.mask(&cache.row_segments, &self.device())),
                 Past::on_host(cache.len),
+                // Every block turns its queries and keys by the same angles.
+                table.map(|table| table.angles(&starts, seq, &self.device())),
             ),
             Placement::Device(on_device) => {
                 let positions = self.position_embeddings_at(on_device.positions, batch, seq)?;
@@ -315,16 +327,19 @@ impl Transformer {
                     count: cache.len,
                     on_device: Some(on_device.past.clone()),
                 };
-                (positions, on_device.prefix_mask.cloned(), past)
+                let angles = match (table, on_device.angles) {
+                    (None, _) => None,
+                    (Some(_), Some(every)) => Some(every.at(on_device.positions)),
+                    (Some(_), None) => {
+                        return Err(ModelError::NotReplayable(
+                            "the family's rotary angles were not made for every position",
+                        ));
+                    }
+                };
+                (positions, on_device.prefix_mask.cloned(), past, angles)
             }
         };
         let x = self.wte.forward_plus(self.backend, tokens, positions)?;
-        // Every block turns its queries and keys by the same angles.
-        let angles = self
-            .h
-            .first()
-            .and_then(|block| block.attn.rotary.as_ref())
-            .map(|table| table.angles(&starts, seq, &self.device()));
         let layers = std::mem::take(&mut cache.layers);
         let mut updated = Vec::with_capacity(layers.len());
         let mut stream = Stream { x, normed: None };
@@ -380,7 +395,8 @@ impl Transformer {
         }
     }
 
-    /// Position embeddings of one token per row, at the positions a device buffer holds.
+    /// Position embeddings of one token per row, at the positions a device buffer holds (zeros
+    /// where the family has none, as [`Self::position_embeddings`]).
     ///
     /// # Shapes
     /// - positions `[batch]` → `[batch, 1, n_embd]`
@@ -390,16 +406,14 @@ impl Transformer {
         batch: usize,
         seq: usize,
     ) -> Result<Tensor<3>, ModelError> {
-        let Some(wpe) = &self.wpe else {
-            return Err(ModelError::NotReplayable(
-                "the family turns queries and keys by angles made on the host",
-            ));
-        };
         if seq != 1 || positions.dims()[0] != batch {
             return Err(ModelError::NotReplayable(
                 "a replayed step takes one token per row",
             ));
         }
+        let Some(wpe) = &self.wpe else {
+            return Ok(Tensor::zeros([1, seq, self.wte.width()], &self.device()));
+        };
         let wpe = wpe.val();
         let n_embd = wpe.dims()[1];
         Ok(wpe.select(0, positions.clone()).reshape([batch, 1, n_embd]))

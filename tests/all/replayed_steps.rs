@@ -1,7 +1,8 @@
 //! Decode steps recorded once and replayed give, step after step, the logits of the same steps
 //! run one by one, and leave the cache as those do: on wgpu (lavapipe) where the step is
-//! recorded, over rows at different positions of a joined prefix, and on the CPU and for a rotary
-//! family, where the steps run one by one and say why.
+//! recorded, over rows at different positions of a joined prefix, for GPT-2 and for the rotary
+//! families (their angles gathered at those positions); and on the CPU, where the steps run one
+//! by one and say why.
 
 use crate::common;
 
@@ -43,8 +44,11 @@ const STEPS: [[u32; 3]; 5] = [
 /// Steps run one by one and replayed, logits compared at every step; then one more step run one
 /// by one from each returned cache, which holds every replayed step's keys only if each replay
 /// wrote them where the next one reads.
-fn replays_match_steps_one_by_one(compute: &ComputeDevice) -> Option<EagerReason> {
-    let model = load(compute, common::test_model_dir());
+fn replays_match_steps_one_by_one(
+    compute: &ComputeDevice,
+    dir: &std::path::Path,
+) -> Option<EagerReason> {
+    let model = load(compute, dir);
     let (mut one_by_one, recorded) = twin_caches(&model, STEPS.len() + 1);
     let mut replayed = pollster::block_on(model.replayed_steps(recorded)).unwrap();
     for (i, tokens) in STEPS.iter().enumerate() {
@@ -75,31 +79,31 @@ fn replays_match_steps_one_by_one(compute: &ComputeDevice) -> Option<EagerReason
 #[test]
 fn replayed_steps_on_wgpu_are_recorded_and_match_steps_run_one_by_one() {
     if let Some(gpu) = common::wgpu_or_skip() {
-        assert_eq!(replays_match_steps_one_by_one(&gpu), None);
+        assert_eq!(
+            replays_match_steps_one_by_one(&gpu, common::test_model_dir()),
+            None
+        );
     }
 }
 
 #[test]
 fn replayed_steps_on_the_cpu_run_one_by_one_and_say_so() {
     assert_eq!(
-        replays_match_steps_one_by_one(&cpu_device()),
+        replays_match_steps_one_by_one(&cpu_device(), common::test_model_dir()),
         Some(EagerReason::CpuBackend)
     );
 }
 
 #[test]
-fn a_rotary_family_runs_its_steps_one_by_one_and_says_so() {
-    let Some(gpu) = common::wgpu_or_skip() else {
-        return;
-    };
-    let model = load(&gpu, common::test_gpt_neox_model_dir());
-    let mut cache = model.new_cache(None, 1, 4);
-    model
-        .forward_cached(model.token_tensor(&[vec![464, 2068]]).unwrap(), &mut cache)
-        .unwrap();
-    let mut steps = pollster::block_on(model.replayed_steps(cache)).unwrap();
-    assert_eq!(steps.eager_reason(), Some(EagerReason::HostPositions));
-    assert_eq!(steps.step(&[7586]).unwrap().dims(), [1, model.vocab_size]);
+fn replayed_steps_of_rotary_families_on_wgpu_match_steps_run_one_by_one() {
+    if let Some(gpu) = common::wgpu_or_skip() {
+        for dir in [
+            common::test_gpt_neox_model_dir(),
+            common::test_llama_model_dir(),
+        ] {
+            assert_eq!(replays_match_steps_one_by_one(&gpu, dir), None);
+        }
+    }
 }
 
 /// A replayed step refuses what a step run one by one refuses, and a refusal leaves the steps

@@ -17,7 +17,7 @@
 //! | [`draw::DrawTokens`] (tokens by inverse CDF) | one kernel | burn's composition ([`inverse_cdf`]) | same | same |
 //! | [`CacheStorage`] | uncleared | zeros | zeros | zeros |
 //! | [`rms_norm::RmsNormOp`] (Llama-style models) | burn's composition | same | same | same |
-//! | [`rotary::Rotary`] (GPT-NeoX, Llama-style) | burn's composition, angles from the host | same | same | same |
+//! | [`rotary::Rotary`] (GPT-NeoX, Llama-style) | burn's composition, angles from the host (a replayed step's gathered on the device from every position's) | same | same | same |
 //! | [`activation::GeluExact`], [`activation::SiluGate`] (GPT-NeoX; Llama-style) | burn's `gelu`; `silu` | same | same | same |
 //! | [`projection::StoreProjection`], [`embedding::StoreEmbedding`] (a weight's layout, at load) | tensors (`wte` in chunks) | same | packed into panels | tensors |
 //!

@@ -3,7 +3,7 @@
 //! `dims` values of each head turned by position-dependent angles, in Hugging Face's
 //! `rotate_half` layout (the two halves of those values are the pairs), the rest passed through.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use super::backend::Composed;
 pub use crate::model::error::RotaryError;
@@ -58,6 +58,19 @@ impl RotaryTable {
         }
     }
 
+    /// The angles of every position below `positions`, `[positions, 1, 1, dims]` each, for a
+    /// step recorded once and replayed, which gathers its rows' angles at positions held in a
+    /// device buffer ([`RotaryAngles::at`]): the same values [`Self::angles`] makes.
+    pub fn angles_of_every_position(&self, positions: usize, device: &Device) -> RotaryAngles {
+        let (cos, sin) = self.cos_sin(&[0], positions);
+        let shape = [positions, 1, 1, self.dims()];
+        let tensor = |values| Tensor::<4>::from_data(TensorData::new(values, shape), device);
+        RotaryAngles {
+            cos: tensor(cos),
+            sin: tensor(sin),
+        }
+    }
+
     /// `cos` and `sin` of every angle for `seq` positions from each of `starts`, each half
     /// repeated as Hugging Face's `cat((freqs, freqs))` does: `[starts.len() · seq · dims]`.
     fn cos_sin(&self, starts: &[usize], seq: usize) -> (Vec<f32>, Vec<f32>) {
@@ -87,6 +100,21 @@ impl RotaryTable {
 pub struct RotaryAngles {
     pub cos: Tensor<4>,
     pub sin: Tensor<4>,
+}
+
+impl RotaryAngles {
+    /// One position's angles per row, gathered from [`RotaryTable::angles_of_every_position`]
+    /// at `positions` (a device buffer).
+    ///
+    /// # Shapes
+    /// - self `[positions, 1, 1, dims]`, positions `[batch]` → `[batch, 1, 1, dims]` each
+    pub fn at(&self, positions: &Tensor<1, Int>) -> RotaryAngles {
+        let pick = |table: &Tensor<4>| table.clone().select(0, positions.clone());
+        RotaryAngles {
+            cos: pick(&self.cos),
+            sin: pick(&self.sin),
+        }
+    }
 }
 
 /// Queries or keys with their positions' rotation: `x · cos + rotate_half(x) · sin` on the first
