@@ -10,7 +10,9 @@
 # CLI's CPU backend); and the worker's own wasm on Dawn, the WebGPU engine Chromium ships, under Node.js
 # (scripts/dawn_worker.mjs: the same speed check and list, f32 and f16), with `bench speed` on native
 # wgpu beside it; and `bench host`, the host's time per dispatch of a decode step of a model too
-# narrow for its arithmetic to count, beside transformers' eager decode on CUDA. STAGES picks
+# narrow for its arithmetic to count, run one by one and replayed from one recording, beside
+# transformers' eager decode on CUDA (`bench forward` and the Dawn stage time replayed steps
+# too). STAGES picks
 # among "check forward host attention words profile dawn browser" (all by default);
 # CHECK_LABELS limits the checks to some binaries; NO_PYTHON=1 leaves transformers out of
 # `bench forward`. Logs and JSON go to $OUT/results.tgz.
