@@ -8,7 +8,7 @@ use crate::common;
 
 use clozelab::estimators::tree::run_prefixes;
 use clozelab::model::replayed_steps::EagerReason;
-use clozelab::model::{KvCache, ModelError, Transformer, load_transformer};
+use clozelab::model::{KvCache, ModelError, Precision, Transformer, load_transformer};
 use clozelab::runtime::backend::{ComputeDevice, cpu_device};
 use clozelab::runtime::distributions::read_f32;
 use clozelab::runtime::modeldir::read_model_dir;
@@ -48,8 +48,11 @@ fn replays_match_steps_one_by_one(
     compute: &ComputeDevice,
     dir: &std::path::Path,
 ) -> Option<EagerReason> {
-    let model = load(compute, dir);
-    let (mut one_by_one, recorded) = twin_caches(&model, STEPS.len() + 1);
+    replays_match_steps_of(&load(compute, dir))
+}
+
+fn replays_match_steps_of(model: &Transformer) -> Option<EagerReason> {
+    let (mut one_by_one, recorded) = twin_caches(model, STEPS.len() + 1);
     let mut replayed = pollster::block_on(model.replayed_steps(recorded)).unwrap();
     for (i, tokens) in STEPS.iter().enumerate() {
         let rows: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
@@ -84,6 +87,23 @@ fn replayed_steps_on_wgpu_are_recorded_and_match_steps_run_one_by_one() {
             None
         );
     }
+}
+
+/// The blocks' projections with f16 weights (their own kernel, cubek's matmul of two types), where
+/// the adapter offers f16.
+#[test]
+fn replayed_steps_with_f16_weights_match_steps_run_one_by_one() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    if !Precision::f16_offered(&gpu.device) {
+        eprintln!("SKIPPED: the adapter offers no f16");
+        return;
+    }
+    let model = load(&gpu, common::test_model_dir())
+        .with_precision(Precision::F16)
+        .unwrap();
+    assert_eq!(replays_match_steps_of(&model), None);
 }
 
 #[test]
