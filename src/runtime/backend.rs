@@ -4,6 +4,7 @@
 use burn::tensor::Device;
 
 use crate::model::Precision;
+pub use crate::model::ops::kernels::STORAGE_BUFFERS_NEEDED;
 
 /// Which backend a device runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -43,6 +44,33 @@ pub enum BackendError {
     /// wgpu found no usable adapter or could not create a device (the message is wgpu's).
     #[error("{api} initialisation failed: {message}")]
     Init { api: &'static str, message: String },
+    /// The adapter binds fewer storage buffers in a shader stage than clozelab's kernels do.
+    #[error(
+        "this GPU adapter binds {offered} storage buffers in a shader stage; clozelab's kernels bind {needed}"
+    )]
+    TooFewStorageBuffers { offered: u32, needed: u32 },
+}
+
+/// Whether an adapter binding `offered` storage buffers in a shader stage runs every kernel of
+/// clozelab's ([`STORAGE_BUFFERS_NEEDED`]). Without this check a kernel binding more fails its
+/// validation, which in a browser is only logged, and its output is left unwritten.
+///
+/// ```
+/// use clozelab::runtime::backend::{BackendError, storage_buffers_suffice};
+/// assert!(storage_buffers_suffice(10).is_ok());
+/// assert!(matches!(
+///     storage_buffers_suffice(8),
+///     Err(BackendError::TooFewStorageBuffers { offered: 8, needed: 10 })
+/// ));
+/// ```
+pub fn storage_buffers_suffice(offered: u32) -> Result<(), BackendError> {
+    if offered < STORAGE_BUFFERS_NEEDED {
+        return Err(BackendError::TooFewStorageBuffers {
+            offered,
+            needed: STORAGE_BUFFERS_NEEDED,
+        });
+    }
+    Ok(())
 }
 
 /// A ready device and what it runs on.
@@ -91,6 +119,7 @@ pub fn wgpu_device() -> Result<ComputeDevice, BackendError> {
                 api: "wgpu",
                 message: e.to_string(),
             })?;
+            storage_buffers_suffice(setup.device.limits().max_storage_buffers_per_shader_stage)?;
             let info = setup.adapter.get_info();
             let adapter = format!("{} ({:?})", info.name, info.backend);
             Ok(ComputeDevice {

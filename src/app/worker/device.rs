@@ -2,7 +2,7 @@
 //! `navigator.gpu` in Chromium), falling back to the CPU backend with the reason.
 
 use crate::app::web::js_error_text;
-use crate::runtime::backend::{BackendError, ComputeDevice, wgpu_device};
+use crate::runtime::backend::{BackendError, ComputeDevice, storage_buffers_suffice, wgpu_device};
 use js_sys::Reflect;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
@@ -87,6 +87,8 @@ pub enum NoWebGpu {
     NoTimestampQuery,
     #[error("requestAdapter failed: {0}")]
     Browser(String),
+    #[error("{0}")]
+    Limits(BackendError),
     #[error(transparent)]
     Init(#[from] BackendError),
 }
@@ -144,9 +146,15 @@ async fn probe_adapter() -> Result<AdapterProbe, NoWebGpu> {
     .flatten()
     .collect::<Vec<_>>()
     .join(" ");
-    let max_storage_binding = get(&adapter, "limits")
-        .and_then(|l| get(&l, "maxStorageBufferBindingSize"))
-        .and_then(|v| v.as_f64());
+    let limit = |name: &str| {
+        get(&adapter, "limits")
+            .and_then(|l| get(&l, name))
+            .and_then(|v| v.as_f64())
+    };
+    if let Some(offered) = limit("maxStorageBuffersPerShaderStage") {
+        storage_buffers_suffice(offered as u32).map_err(NoWebGpu::Limits)?;
+    }
+    let max_storage_binding = limit("maxStorageBufferBindingSize");
     Ok(AdapterProbe {
         description: if description.is_empty() {
             "WebGPU adapter".into()

@@ -40,6 +40,11 @@ pub use attention::AttentionShape;
 pub use epilogue::Epilogue;
 pub use overwrite::{OverwriteError, overwrite_floats, overwrite_ints};
 
+/// The most storage buffers one of these kernels binds in a shader stage: the attention
+/// kernel's nine tensors and cubecl's metadata ([`attention`]). It is the most Chromium offers
+/// (WebGPU promises eight); an adapter offering fewer cannot run them.
+pub const STORAGE_BUFFERS_NEEDED: u32 = 10;
+
 /// The kernels, as operations of a burn backend.
 #[backend_extension(Cube, Fusion: cfg(target_arch = "wasm32"))]
 pub trait TransformerKernels: Backend {
