@@ -8,7 +8,7 @@ use burn_cubecl::tensor::CubeTensor;
 use burn_dispatch::{BackendTensor, DispatchTensor, DispatchTensorKind};
 use cubecl::bytes::Bytes;
 
-/// Why [`overwrite`] refused.
+/// Why [`overwrite_ints`] or [`overwrite_floats`] refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum OverwriteError {
     #[error("{given} values for a buffer of {held}")]
