@@ -4,6 +4,7 @@ use burn::tensor::Tensor;
 use wide::f32x4;
 
 use super::backend::Op;
+use super::kernels::TANH_ARGUMENT_LIMIT;
 
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
 const CUBIC: f64 = 0.044_715;
@@ -49,10 +50,12 @@ impl<const D: usize> Op for GeluNew<D> {
         self.cpu()
     }
 
-    /// The `tanh` form.
+    /// The `tanh` form, its argument clamped to ±[`TANH_ARGUMENT_LIMIT`] (which changes no
+    /// value) because on a GPU this body's `tanh` is WGSL's, NaN past `exp`'s range in some engines.
     fn reference(self) -> Tensor<D> {
         let x = self.0;
         let u = (x.clone() * x.clone() * (SQRT_2_OVER_PI * CUBIC) + SQRT_2_OVER_PI) * x.clone();
+        let u = u.clamp(-TANH_ARGUMENT_LIMIT, TANH_ARGUMENT_LIMIT);
         (u.tanh() + 1.0) * x * 0.5
     }
 }

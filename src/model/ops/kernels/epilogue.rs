@@ -22,6 +22,12 @@ pub enum Epilogue {
 /// √(2/π), GPT-2's `gelu_new` constant.
 const SQRT_2_OVER_PI: f32 = 0.797_884_6;
 
+/// Where `tanh`'s argument is clamped. WGSL lets `tanh` inherit `exp`'s range, and Chromium's
+/// SwiftShader (like other engines, gpuweb#4458) returns NaN past `exp`'s overflow, about 44 for
+/// `tanh`: a GELU input above 10 became NaN there, and every logit after it. `tanh(±10)` is ±1
+/// to the last bit in f32 and f16, so nothing else changes.
+pub const TANH_ARGUMENT_LIMIT: f32 = 10.0;
+
 #[cube(launch)]
 fn epilogue_kernel<F: Float>(
     product: &Tensor<F>,
@@ -40,6 +46,7 @@ fn epilogue_kernel<F: Float>(
     let x = product[i] + bias[i % width];
     if gelu {
         let u = F::new(SQRT_2_OVER_PI) * (x + F::new(0.044_715) * x * x * x);
+        let u = F::clamp(u, F::new(-TANH_ARGUMENT_LIMIT), F::new(TANH_ARGUMENT_LIMIT));
         output[i] = F::new(0.5) * x * (F::new(1.0) + F::tanh(u));
     } else {
         output[i] = x + residual[i];

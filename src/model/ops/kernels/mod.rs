@@ -36,7 +36,7 @@ use burn::tensor::{Int, Tensor};
 use burn_cubecl::CubeBackend;
 
 pub use attention::AttentionShape;
-pub use epilogue::Epilogue;
+pub use epilogue::{Epilogue, TANH_ARGUMENT_LIMIT};
 pub use overwrite::{OverwriteError, overwrite_floats, overwrite_ints};
 pub use step_attention::{
     CachedStepAttention, MAX_HEAD_DIM, StepAttention, attention, attention_cached, takes_head,
