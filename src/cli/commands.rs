@@ -125,6 +125,10 @@ pub struct MakeTestModelArgs {
     /// as SmolLM2 has, or all where 3 does not divide --heads).
     #[arg(long)]
     pub kv_heads: Option<usize>,
+    /// Standard deviation of the random matrices. Larger than the default gives activations as
+    /// far out as a trained model's largest (the tests' check of overflowing kernels).
+    #[arg(long, default_value_t = crate::model::testmodel::TEST_WEIGHT_STD)]
+    pub weight_std: f32,
 }
 
 #[derive(Debug, Args)]

@@ -20,7 +20,7 @@ pub mod test_model;
 pub mod tokens;
 
 pub use error::CliError;
-pub use test_model::write_test_model;
+pub use test_model::{TestWeights, write_test_model};
 
 use clap::Parser;
 use clap::error::ErrorKind;

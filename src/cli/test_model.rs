@@ -8,7 +8,8 @@ use super::error::CliError;
 use super::flags::DEFAULT_TOKENIZER_DIR;
 use super::flags::TestFamily;
 use crate::model::testmodel::{
-    generate_weights, test_config, test_gpt_neox_config, test_llama_config, to_safetensors,
+    TEST_WEIGHT_STD, generate_weights_with_std, test_config, test_gpt_neox_config,
+    test_llama_config, to_safetensors,
 };
 use crate::model::{Family, TransformerConfig};
 use crate::runtime::modeldir::{read_text, vocab_and_merges_paths};
@@ -24,6 +25,7 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
         tokenizer,
         family,
         kv_heads,
+        weight_std,
     } = args;
     let (seed, layers, dim, heads) = (*seed, *layers, *dim, *heads);
     if layers == 0 || dim == 0 || heads == 0 || !dim.is_multiple_of(heads) {
@@ -53,18 +55,42 @@ pub fn make_test_model(args: &MakeTestModelArgs) -> Result<(), CliError> {
             test_llama_config(layers, dim, heads, kv_heads)
         }
     };
+    if !(weight_std.is_finite() && *weight_std > 0.0) {
+        return Err(CliError::usage("--weight-std must be a positive number"));
+    }
     if kv_heads.is_some() && *family != TestFamily::Llama {
         return Err(CliError::usage(
             "--kv-heads is for --family llama (the others have as many key/value heads as heads)",
         ));
     }
-    write_test_model(out, seed, &config, Some(tokenizer))?;
+    let weights = TestWeights {
+        seed,
+        std: *weight_std,
+    };
+    write_test_model(out, weights, &config, Some(tokenizer))?;
     eprintln!(
-        "wrote {} test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}) to {}",
+        "wrote {} test model ({layers} layers, {dim} dims, {heads} heads, seed {seed}, weights' standard deviation {weight_std}) to {}",
         config.family.model_type(),
         out.display()
     );
     Ok(())
+}
+
+/// What a test model's weights are drawn from: the seed and the matrices' standard deviation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TestWeights {
+    pub seed: u64,
+    pub std: f32,
+}
+
+impl TestWeights {
+    /// `seed`'s weights at [`TEST_WEIGHT_STD`], what the tests' models have.
+    pub fn seeded(seed: u64) -> Self {
+        Self {
+            seed,
+            std: TEST_WEIGHT_STD,
+        }
+    }
 }
 
 /// GPT-2's `vocab.json` with `<|endoftext|>` moved to id 0 and every other token one id later.
@@ -89,7 +115,7 @@ fn special_first(vocab_json: &str) -> Result<String, CliError> {
 /// `tokenizer_config.json` naming GPT-2's tokenizer class, as SmolLM2 has).
 pub fn write_test_model(
     out: &Path,
-    seed: u64,
+    weights: TestWeights,
     config: &TransformerConfig,
     tokenizer_dir: Option<&Path>,
 ) -> Result<(), CliError> {
@@ -100,7 +126,8 @@ pub fn write_test_model(
             tokenizer_dir.display()
         ))
     })?;
-    let weights = to_safetensors(&generate_weights(config, seed))?;
+    let TestWeights { seed, std } = weights;
+    let weights = to_safetensors(&generate_weights_with_std(config, seed, std))?;
     std::fs::create_dir_all(out).map_err(CliError::io("create", out))?;
     let write = |name: &str, bytes: &[u8]| {
         std::fs::write(out.join(name), bytes).map_err(CliError::io("write", out.join(name)))
@@ -132,7 +159,7 @@ pub fn write_test_model(
     }
     write(
         "clozelab-test-model.json",
-        serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "random_weights": true})
+        serde_json::json!({"generator": "clozelab make-test-model", "seed": seed, "weight_std": std, "random_weights": true})
             .to_string()
             .as_bytes(),
     )?;

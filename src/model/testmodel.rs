@@ -72,7 +72,18 @@ pub fn generate_weights(
     config: &TransformerConfig,
     seed: u64,
 ) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
-    let half_width = TEST_WEIGHT_STD * 3f32.sqrt();
+    generate_weights_with_std(config, seed, TEST_WEIGHT_STD)
+}
+
+/// [`generate_weights`] with matrices of standard deviation `std` (biases a tenth of it; the
+/// norms' gains unchanged). Larger than [`TEST_WEIGHT_STD`] gives activations as far out as a
+/// trained model's largest, where a kernel's `exp` or `tanh` overflows.
+pub fn generate_weights_with_std(
+    config: &TransformerConfig,
+    seed: u64,
+    std: f32,
+) -> BTreeMap<String, (Vec<f32>, Vec<usize>)> {
+    let half_width = std * 3f32.sqrt();
     expected_tensors(config)
         .into_iter()
         .enumerate()

@@ -44,7 +44,7 @@ pub fn test_model_dir() -> &'static Path {
         );
         let dir = repo_root().join("target").join(format!("test-model-{}", std::process::id()));
         let config = clozelab::model::testmodel::test_config(2, 64, 4);
-        clozelab::cli::write_test_model(&dir, 0, &config, Some(&vocab)).expect("write test model");
+        clozelab::cli::write_test_model(&dir, clozelab::cli::TestWeights::seeded(0), &config, Some(&vocab)).expect("write test model");
         dir
     })
 }
@@ -86,7 +86,13 @@ fn write_test_model_dir(name: &str, config: &clozelab::model::TransformerConfig)
     let dir = repo_root()
         .join("target")
         .join(format!("{name}-{}", std::process::id()));
-    clozelab::cli::write_test_model(&dir, 0, config, Some(&vocab)).expect("write test model");
+    clozelab::cli::write_test_model(
+        &dir,
+        clozelab::cli::TestWeights::seeded(0),
+        config,
+        Some(&vocab),
+    )
+    .expect("write test model");
     dir
 }
 

@@ -59,7 +59,7 @@ fn load(
     let vocab = common::vocab_dir().expect("GPT-2 vocabulary: run `npm ci`");
     clozelab::cli::write_test_model(
         &dir,
-        shape.seed,
+        clozelab::cli::TestWeights::seeded(shape.seed),
         &match shape.family {
             Family::Gpt2 => {
                 clozelab::model::testmodel::test_config(shape.layers, shape.dim, shape.heads)
