@@ -4,6 +4,10 @@
 /// looks for it in a failed request's text to tell a lost GPU from other failures.
 pub const READBACK_FAILED: &str = "reading a tensor back from the device failed";
 
+/// How [`ModelError::NotANumber`]'s message begins: the inference worker looks for it in a
+/// failed request's text to leave a GPU whose arithmetic gave NaN for the CPU.
+pub const NOT_A_NUMBER: &str = "the device computed values that are not numbers (NaN)";
+
 /// Errors of running the model on token ids (not of loading it: see `loader`).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ModelError {
@@ -27,6 +31,11 @@ pub enum ModelError {
     RaggedBatch,
     #[error("reading a tensor back from the device failed: {0}")]
     Readback(String),
+    /// A result read back held NaN. The weights are checked finite at load and every kernel
+    /// keeps its sums in range, so this is the device's arithmetic (a driver's `tanh` past
+    /// `exp`'s range once gave it): nothing it computes can be trusted.
+    #[error("the device computed values that are not numbers (NaN) in {0}")]
+    NotANumber(&'static str),
     #[error(transparent)]
     PanelProduct(#[from] PanelError),
     #[error(transparent)]
@@ -74,6 +83,12 @@ pub enum RotaryError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_a_number_says_so_in_its_first_words() {
+        let text = ModelError::NotANumber("logits").to_string();
+        assert!(text.starts_with(NOT_A_NUMBER), "{text}");
+    }
 
     #[test]
     fn a_readback_failure_says_so_in_its_first_words() {

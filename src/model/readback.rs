@@ -6,14 +6,24 @@ use burn::tensor::Tensor;
 use crate::model::ModelError;
 
 /// Reads a float tensor back to the host (async: the only way that works on WebGPU).
+///
+/// # Errors
+/// [`ModelError::Readback`] where the device cannot hand the data over, and
+/// [`ModelError::NotANumber`] where it holds NaN: no result of the model's is NaN on a sound
+/// device (the weights are checked at load), so a caller never builds on one.
 pub async fn read_f32<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, ModelError> {
     let data = tensor
         .into_data_async()
         .await
         .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
-    data.convert::<f32>()
+    let values = data
+        .convert::<f32>()
         .try_to_vec::<f32>()
-        .map_err(|e| ModelError::Readback(format!("{e:?}")))
+        .map_err(|e| ModelError::Readback(format!("{e:?}")))?;
+    if values.iter().any(|v| v.is_nan()) {
+        return Err(ModelError::NotANumber("a result read back"));
+    }
+    Ok(values)
 }
 
 /// Reads a float tensor to the host without waiting: for the CPU backend, whose data is already

@@ -629,6 +629,49 @@ fn draw_kernel_takes_the_token_after_a_threshold_on_an_edge() {
     assert_eq!(got, want);
 }
 
+/// A row with a NaN logit gives `NOT_A_NUMBER_DRAW` in each of its slots (rather than the last
+/// token, which would pass for `<|endoftext|>`), the row beside it its tokens; the op's GPU body
+/// refuses the draw.
+#[test]
+fn draw_kernel_marks_a_row_whose_logits_are_not_numbers() {
+    let Some(gpu) = common::wgpu_or_skip() else {
+        return;
+    };
+    let vocab = 1000;
+    let mut logits = vec![0.0f32; 2 * vocab];
+    logits[vocab + 17] = f32::NAN;
+    let uniforms = [0.25f32, 0.75, 0.5, 0.9];
+    let on_device = || {
+        (
+            tensor(&logits, [2, vocab], &gpu.device),
+            burn::tensor::Tensor::<1, burn::tensor::Int>::from_data(
+                TensorData::new(vec![0i64, 2, 4], [3]),
+                &gpu.device,
+            ),
+            tensor(&uniforms, [4], &gpu.device),
+        )
+    };
+    let (l, starts, u) = on_device();
+    let got = kernels::draw_tokens(l, starts, u, 1.0)
+        .into_data()
+        .convert::<i64>()
+        .try_to_vec::<i64>()
+        .unwrap();
+    let nan = kernels::NOT_A_NUMBER_DRAW;
+    assert_eq!(got, vec![250, 750, nan, nan]);
+    let (l, _, _) = on_device();
+    let drawn = pollster::block_on(Backend::Gpu.run(clozelab::model::ops::draw::DrawTokens {
+        logits: l,
+        counts: vec![2, 2],
+        uniforms: uniforms.to_vec(),
+        temperature: 1.0,
+    }));
+    assert!(
+        matches!(drawn, Err(clozelab::model::ModelError::NotANumber(_))),
+        "{drawn:?}"
+    );
+}
+
 /// The projection with f16 weights against the host's product of the same f16-rounded weights
 /// with the f32 activations, in f64: one row (the vector kernel where both widths suit it, and
 /// where they do not), a few rows and more rows than a tile. Within 1e-5 of the outputs' scale,

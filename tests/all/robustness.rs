@@ -555,3 +555,22 @@ fn study_results_archives_and_texts() {
         )
     });
 }
+
+/// A result read back that holds NaN is refused (the worker then leaves the GPU); infinities,
+/// which a log-probability may be, pass.
+#[test]
+fn a_nan_read_back_is_refused_and_numbers_are_not() {
+    use clozelab::model::ModelError;
+    use clozelab::model::readback::read_f32;
+    let device = burn::tensor::Device::flex();
+    let read = |values: [f32; 3]| {
+        pollster::block_on(read_f32(burn::tensor::Tensor::<1>::from_floats(
+            values, &device,
+        )))
+    };
+    assert_eq!(read([1.0, f32::NEG_INFINITY, -2.5]).unwrap()[2], -2.5);
+    assert!(matches!(
+        read([1.0, f32::NAN, 0.0]),
+        Err(ModelError::NotANumber(_))
+    ));
+}

@@ -87,13 +87,17 @@ async fn draw_by_kernel(
         Tensor::<1, Int>::from_data(TensorData::new(starts, [counts.len() + 1]), &device);
     let slots = uniforms.len();
     let uniforms = Tensor::<1>::from_data(TensorData::new(uniforms, [slots]), &device);
-    read_i64(kernels::draw_tokens(
+    let ids = read_i64(kernels::draw_tokens(
         logits,
         slot_starts,
         uniforms,
         temperature,
     ))
-    .await
+    .await?;
+    if ids.contains(&kernels::NOT_A_NUMBER_DRAW) {
+        return Err(ModelError::NotANumber("the logits a token was drawn from"));
+    }
+    Ok(ids)
 }
 
 async fn composed(

@@ -24,6 +24,8 @@ use super::workgroup::workgroup_max;
 
 /// Threads per row.
 const UNITS: usize = 256;
+/// What a draw from a row whose weights are not numbers reads back as.
+pub const NOT_A_NUMBER_DRAW: i64 = -1;
 /// Consecutive tokens each thread sums: a tile is `UNITS · PER_UNIT` tokens, so GPT-2's
 /// vocabulary takes 4 tiles per pass, each with one thread's chain of [`UNITS`] additions
 /// (sequential by design, the rest of the workgroup waiting): 16 tokens a thread made it 13.
@@ -144,11 +146,17 @@ fn draw_kernel<F: Float, I: Int>(
     // A threshold is kept below the total (u < 1 can still round u · total up to it), so that it
     // falls in exactly one tile, and on a token of positive weight.
     let below_total = total * F::new(0.999_999_9);
-    // Every threshold below the total lands in a tile below; only weights that are not numbers
-    // (NaN logits) leave a draw here, on the last token.
+    // Every threshold below the total lands in a tile below. Weights that are not numbers (NaN
+    // logits) make the total NaN and leave every threshold unplaced: their draws are
+    // `NOT_A_NUMBER_DRAW`, which the host refuses, rather than a token.
+    let total_is_a_number = total > F::new(0.0) && total < F::new(3.0e38);
     let mut s = first_slot + unit;
     while s < end_slot {
-        output[s] = I::cast_from(length - 1);
+        output[s] = if total_is_a_number {
+            I::cast_from(length - 1)
+        } else {
+            I::new(NOT_A_NUMBER_DRAW)
+        };
         s += units;
     }
 

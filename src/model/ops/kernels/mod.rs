@@ -36,6 +36,7 @@ use burn::tensor::{Int, Tensor};
 use burn_cubecl::CubeBackend;
 
 pub use attention::AttentionShape;
+pub use draw::NOT_A_NUMBER_DRAW;
 pub use epilogue::{Epilogue, TANH_ARGUMENT_LIMIT};
 pub use overwrite::{OverwriteError, overwrite_floats, overwrite_ints};
 pub use step_attention::{
@@ -277,7 +278,8 @@ pub fn token_embedding(chunks: &[Tensor<2>], ids: Tensor<2, Int>, base: Tensor<3
 /// Draws tokens from each row's `softmax(logits / temperature)` by inverse CDF, in one kernel
 /// (one workgroup per row): slot s of row r (`slot_starts[r] ≤ s < slot_starts[r + 1]`) gets
 /// the first token whose running sum of weights exceeds `uniforms[s]` times the row's total. A
-/// token whose weight underflows to 0 is never drawn.
+/// token whose weight underflows to 0 is never drawn; a row whose weights are not numbers gives
+/// [`NOT_A_NUMBER_DRAW`] in each of its slots.
 ///
 /// # Shapes
 /// - logits `[rows, vocab]`, slot_starts `[rows + 1]` (non-decreasing, from 0), uniforms
