@@ -100,9 +100,7 @@ impl RuntimeContext {
             backend.set(BackendState::Ready {
                 kind: crate::runtime::backend::BackendKind::Cpu,
                 adapter: "CPU (burn-flex)".into(),
-                fallback_reason: Some(format!(
-                    "the WebGPU device was lost ({reason}); the model was loaded again on the CPU"
-                )),
+                fallback_reason: Some(format!("{reason}; the model was loaded again on the CPU")),
                 precision: Precision::F32,
                 f16_offered: false,
             });

@@ -167,7 +167,9 @@ test("f16 asked for: used where the adapter offers shader-f16, else f32 with the
   }
 });
 
-test("the WebGPU device lost mid-session: the app moves to the CPU, loads the model again and answers as the CLI", { timeout: 2 * TIMEOUT }, async () => {
+// A GPU fault after a first answer: the next request meets it, the worker moves to the CPU,
+// loads the model again there, and the answer is the CLI's; the backend line says why.
+async function checkGpuFault(fault, reason, name) {
   const { browser, page, logs } = await launch({ webgpu: true });
   try {
     await page.goto(`${served.base}/next-token?model=models/test/`);
@@ -178,26 +180,42 @@ test("the WebGPU device lost mid-session: the app moves to the CPU, loads the mo
     const first = "The quick brown";
     await page.getByTestId("context").fill(first);
     await page.locator(`[data-testid=token-list][data-context="${first}"]`).waitFor({ timeout: TIMEOUT });
-    // The GPU goes away (as after a driver reset): the device burn-wgpu holds is destroyed.
     const [worker] = page.workers();
-    assert.ok(await worker.evaluate(() => { const gpu = globalThis.__clozelabGpu; gpu?.device.destroy(); return Boolean(gpu); }), "the worker holds a WebGPU device");
+    assert.ok(await worker.evaluate(fault), "the worker holds a WebGPU device");
     await page.getByTestId("context").fill(CONTEXT);
     const list = page.locator(`[data-testid=token-list][data-context="${CONTEXT}"]`);
     await list.waitFor({ timeout: TIMEOUT });
     await page.locator("[data-backend=cpu]").waitFor({ timeout: TIMEOUT });
-    assert.match(await page.getByTestId("backend-status").innerText(), /lost/);
+    assert.match(await page.getByTestId("backend-status").innerText(), reason);
     const shown = await list.locator("li").evaluateAll((items) => items.map((li) => ({ id: Number(li.dataset.id), logprob: Number(li.dataset.logprob) })));
     const reference = cliNextToken(MODEL_DIR, CONTEXT, TOP).tokens;
     assert.deepEqual(shown.map((t) => t.id), reference.map((t) => t.id));
     shown.forEach((t, i) => assert.ok(Math.abs(t.logprob - reference[i].logprob) <= TOLERANCE, `rank ${i}`));
     const crashes = logs.filter((l) => /panicked|unreachable/i.test(l));
     assert.deepEqual(crashes, [], logs.join("\n"));
-    await screenshot(page, "next-token-device-lost.png");
+    await screenshot(page, `next-token-${name}.png`);
   } catch (e) {
-    await screenshot(page, "FAILED-next-token-device-lost.png").catch(() => {});
+    await screenshot(page, `FAILED-next-token-${name}.png`).catch(() => {});
     console.error(logs.join("\n"));
     throw e;
   } finally {
     await browser.close();
   }
-});
+}
+
+test("the WebGPU device lost mid-session: the app moves to the CPU, loads the model again and answers as the CLI", { timeout: 2 * TIMEOUT }, () =>
+  // The GPU goes away (as after a driver reset): the device burn-wgpu holds is destroyed.
+  checkGpuFault(() => { const gpu = globalThis.__clozelabGpu; gpu?.device.destroy(); return Boolean(gpu); }, /WebGPU device was lost/, "device-lost"));
+
+test("a GPU that computes NaN: the app moves to the CPU, says why and answers as the CLI", { timeout: 2 * TIMEOUT }, () =>
+  // Every buffer read back from the GPU holds NaN from now on, as a driver whose built-in
+  // overflowed would give (WGSL's tanh past exp's range did in Chromium's engine).
+  checkGpuFault(() => {
+    const map = GPUBuffer.prototype.getMappedRange;
+    GPUBuffer.prototype.getMappedRange = function (...args) {
+      const range = map.apply(this, args);
+      if (this.usage & GPUBufferUsage.MAP_READ) new Float32Array(range).fill(NaN);
+      return range;
+    };
+    return Boolean(globalThis.__clozelabGpu);
+  }, /not numbers \(NaN\)/, "not-a-number"));

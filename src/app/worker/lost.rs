@@ -1,7 +1,8 @@
 //! A WebGPU device lost mid-session (a driver reset, the GPU reclaimed under memory pressure,
-//! a laptop switching GPUs): the worker moves to the CPU for good, loads the model (and the
-//! two-token game's second model) again there — from the browser's cache, where it was
-//! downloaded — and the request that met the loss runs again, so the session goes on.
+//! a laptop switching GPUs), or one whose arithmetic gave NaN (a driver's built-in past its
+//! range): the worker moves to the CPU for good, loads the model (and the two-token game's
+//! second model) again there — from the browser's cache, where it was downloaded — and the
+//! request that met the fault runs again, so the session goes on with numbers it can trust.
 
 use std::rc::Rc;
 
@@ -18,7 +19,7 @@ const READBACK_LOSS_GRACE_MS: u32 = 15_000;
 const OTHER_LOSS_GRACE_MS: u32 = 1_000;
 
 /// How long to wait for a device loss after `reply`: `None` for a request that succeeded.
-pub(super) fn loss_grace_ms(reply: &Reply) -> Option<u32> {
+fn loss_grace_ms(reply: &Reply) -> Option<u32> {
     match reply {
         Reply::Failed(text) if text.contains(crate::model::READBACK_FAILED) => {
             Some(READBACK_LOSS_GRACE_MS)
@@ -28,28 +29,40 @@ pub(super) fn loss_grace_ms(reply: &Reply) -> Option<u32> {
     }
 }
 
+/// Why the worker leaves the GPU after `reply`, in words for the backend line; `None` while
+/// the GPU is fine. A request that failed waits up to [`loss_grace_ms`] for the device's `lost`
+/// promise; one that read back NaN leaves at once (the device is there, its numbers are not).
+async fn gpu_fault(reply: &Reply) -> Option<String> {
+    if let Reply::Failed(text) = reply
+        && text.contains(crate::model::NOT_A_NUMBER)
+    {
+        return Some(
+            "the GPU computed values that are not numbers (NaN), so its results cannot be trusted"
+                .into(),
+        );
+    }
+    let lost = match loss_grace_ms(reply) {
+        Some(ms) => lost_gpu_within(ms).await,
+        None => lost_gpu(),
+    }?;
+    Some(format!("the WebGPU device was lost ({lost})"))
+}
+
 /// `None` while the GPU is fine (or was never used); else moves everything to the CPU and says
-/// whether the model could follow. After a failed request it waits up to `grace_ms` (see
-/// [`loss_grace_ms`]) for the device's `lost` promise.
+/// whether the model could follow ([`gpu_fault`] says when).
 pub(super) async fn fall_back_to_cpu(
     state: &Shared,
     responder: &Responder,
-    grace_ms: Option<u32>,
+    reply: &Reply,
 ) -> Option<Result<(), WorkerError>> {
     if !on_gpu(state) {
         return None;
     }
-    let reason = match grace_ms {
-        Some(ms) => lost_gpu_within(ms).await,
-        None => lost_gpu(),
-    }?;
+    let reason = gpu_fault(reply).await?;
     let cpu = super::cpu_threads::browser_cpu_device();
     let (had_model, model_url, opponent_url) = {
         let mut s = state.borrow_mut();
-        s.device = Some((
-            cpu.clone(),
-            Some(format!("the WebGPU device was lost ({reason})")),
-        ));
+        s.device = Some((cpu.clone(), Some(reason.clone())));
         let had_model = s.engine.take().is_some();
         s.scorer = None;
         s.opponent = None;
