@@ -4,9 +4,10 @@
 /// looks for it in a failed request's text to tell a lost GPU from other failures.
 pub const READBACK_FAILED: &str = "reading a tensor back from the device failed";
 
-/// How [`ModelError::NotANumber`]'s message begins: the inference worker looks for it in a
-/// failed request's text to leave a GPU whose arithmetic gave NaN for the CPU.
-pub const NOT_A_NUMBER: &str = "the device computed values that are not numbers (NaN)";
+/// How the messages of the errors that show a device's results wrong begin
+/// ([`ModelError::NotANumber`], [`ModelError::DrawOutOfRange`]): the inference worker looks for
+/// it in a failed request's text to leave such a GPU for the CPU.
+pub const UNTRUSTED_RESULTS: &str = "the device's results cannot be trusted";
 
 /// Errors of running the model on token ids (not of loading it: see `loader`).
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -34,8 +35,15 @@ pub enum ModelError {
     /// A result read back held NaN. The weights are checked finite at load and every kernel
     /// keeps its sums in range, so this is the device's arithmetic (a driver's `tanh` past
     /// `exp`'s range once gave it): nothing it computes can be trusted.
-    #[error("the device computed values that are not numbers (NaN) in {0}")]
+    #[error(
+        "the device's results cannot be trusted: it computed values that are not numbers (NaN) in {0}"
+    )]
     NotANumber(&'static str),
+    /// A token drawn outside the vocabulary (beyond the one past its end that rounding may give).
+    #[error(
+        "the device's results cannot be trusted: it drew token {id} from a vocabulary of {vocab}"
+    )]
+    DrawOutOfRange { id: i64, vocab: usize },
     #[error(transparent)]
     PanelProduct(#[from] PanelError),
     #[error(transparent)]
@@ -85,9 +93,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn not_a_number_says_so_in_its_first_words() {
-        let text = ModelError::NotANumber("logits").to_string();
-        assert!(text.starts_with(NOT_A_NUMBER), "{text}");
+    fn wrong_results_say_so_in_their_first_words() {
+        for error in [
+            ModelError::NotANumber("logits"),
+            ModelError::DrawOutOfRange { id: -7, vocab: 10 },
+        ] {
+            let text = error.to_string();
+            assert!(text.starts_with(UNTRUSTED_RESULTS), "{text}");
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub mod transformer;
 pub mod weight_layout;
 
 pub use config::{ConfigError, TransformerConfig};
-pub use error::{ModelError, NOT_A_NUMBER, READBACK_FAILED};
+pub use error::{ModelError, READBACK_FAILED, UNTRUSTED_RESULTS};
 pub use family::Family;
 pub use kv_cache::{KvCache, SharedPrefix};
 pub use loader::{LoadError, load_transformer};

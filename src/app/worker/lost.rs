@@ -1,6 +1,6 @@
 //! A WebGPU device lost mid-session (a driver reset, the GPU reclaimed under memory pressure,
-//! a laptop switching GPUs), or one whose arithmetic gave NaN (a driver's built-in past its
-//! range): the worker moves to the CPU for good, loads the model (and the two-token game's
+//! a laptop switching GPUs), or one whose results are wrong (NaN from a driver's built-in past
+//! its range, a token drawn outside the vocabulary): the worker moves to the CPU for good, loads the model (and the two-token game's
 //! second model) again there — from the browser's cache, where it was downloaded — and the
 //! request that met the fault runs again, so the session goes on with numbers it can trust.
 
@@ -31,15 +31,15 @@ fn loss_grace_ms(reply: &Reply) -> Option<u32> {
 
 /// Why the worker leaves the GPU after `reply`, in words for the backend line; `None` while
 /// the GPU is fine. A request that failed waits up to [`loss_grace_ms`] for the device's `lost`
-/// promise; one that read back NaN leaves at once (the device is there, its numbers are not).
+/// promise; one whose results were wrong (NaN, a draw outside the vocabulary) leaves at once
+/// (the device is there, its numbers are not).
 async fn gpu_fault(reply: &Reply) -> Option<String> {
     if let Reply::Failed(text) = reply
-        && text.contains(crate::model::NOT_A_NUMBER)
+        && let Some(at) = text.find(crate::model::UNTRUSTED_RESULTS)
     {
-        return Some(
-            "the GPU computed values that are not numbers (NaN), so its results cannot be trusted"
-                .into(),
-        );
+        // "the device's results cannot be trusted: it computed …", said of the GPU.
+        let what = &text[at + crate::model::UNTRUSTED_RESULTS.len()..];
+        return Some(format!("the GPU's results cannot be trusted{what}"));
     }
     let lost = match loss_grace_ms(reply) {
         Some(ms) => lost_gpu_within(ms).await,

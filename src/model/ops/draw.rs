@@ -43,11 +43,15 @@ impl Op for DrawTokens {
     type Output = DrawnIds;
 
     fn gpu(self) -> DrawnIds {
-        Box::pin(draw_by_kernel(
-            self.logits,
-            self.counts,
-            self.uniforms,
-            self.temperature as f32,
+        let vocab = self.logits.dims()[1];
+        Box::pin(checked(
+            draw_by_kernel(
+                self.logits,
+                self.counts,
+                self.uniforms,
+                self.temperature as f32,
+            ),
+            vocab,
         ))
     }
 
@@ -62,12 +66,28 @@ impl Op for DrawTokens {
     /// burn's composition: the softmax, the blocked cumulative sums, the two-pass search, the
     /// slots in groups.
     fn reference(self) -> DrawnIds {
-        Box::pin(composed(
-            self.logits,
-            self.counts,
-            self.uniforms,
-            self.temperature,
+        let vocab = self.logits.dims()[1];
+        Box::pin(checked(
+            composed(self.logits, self.counts, self.uniforms, self.temperature),
+            vocab,
         ))
+    }
+}
+
+/// `draws`' ids, refused where the device marked NaN weights ([`kernels::NOT_A_NUMBER_DRAW`]) or
+/// gave an id no draw can have (outside `0..=vocab`: `vocab` itself is rounding's, which the
+/// caller takes as the last token): such a device's results cannot be trusted.
+async fn checked(
+    draws: impl Future<Output = Result<Vec<i64>, ModelError>>,
+    vocab: usize,
+) -> Result<Vec<i64>, ModelError> {
+    let ids = draws.await?;
+    if ids.contains(&kernels::NOT_A_NUMBER_DRAW) {
+        return Err(ModelError::NotANumber("the logits a token was drawn from"));
+    }
+    match ids.iter().find(|&&id| !(0..=vocab as i64).contains(&id)) {
+        Some(&id) => Err(ModelError::DrawOutOfRange { id, vocab }),
+        None => Ok(ids),
     }
 }
 
@@ -87,17 +107,13 @@ async fn draw_by_kernel(
         Tensor::<1, Int>::from_data(TensorData::new(starts, [counts.len() + 1]), &device);
     let slots = uniforms.len();
     let uniforms = Tensor::<1>::from_data(TensorData::new(uniforms, [slots]), &device);
-    let ids = read_i64(kernels::draw_tokens(
+    read_i64(kernels::draw_tokens(
         logits,
         slot_starts,
         uniforms,
         temperature,
     ))
-    .await?;
-    if ids.contains(&kernels::NOT_A_NUMBER_DRAW) {
-        return Err(ModelError::NotANumber("the logits a token was drawn from"));
-    }
-    Ok(ids)
+    .await
 }
 
 async fn composed(
@@ -132,4 +148,34 @@ async fn composed(
         ids.extend(read_i64(search.count_at_or_below(index, thresholds)).await?);
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(ids: Vec<i64>) -> Result<Vec<i64>, ModelError> {
+        pollster::block_on(checked(async { Ok(ids) }, 10))
+    }
+
+    #[test]
+    fn draws_inside_the_vocabulary_pass_and_others_are_refused() {
+        // 10 is one past the end: rounding's, which the caller takes as the last token.
+        assert_eq!(check(vec![0, 9, 10]), Ok(vec![0, 9, 10]));
+        assert_eq!(
+            check(vec![3, kernels::NOT_A_NUMBER_DRAW]),
+            Err(ModelError::NotANumber("the logits a token was drawn from"))
+        );
+        assert_eq!(
+            check(vec![3, 2_143_289_344]),
+            Err(ModelError::DrawOutOfRange {
+                id: 2_143_289_344,
+                vocab: 10
+            })
+        );
+        assert!(matches!(
+            check(vec![-2]),
+            Err(ModelError::DrawOutOfRange { .. })
+        ));
+    }
 }
