@@ -198,6 +198,18 @@ export async function directWorker(page) {
   return (request) => page.evaluate((r) => globalThis.__ask(r), request);
 }
 
+/** `directWorker` on `served`'s build, on WebGPU in f32, with the model at `model` (a path
+ * under the build) loaded: returns `ask`, having checked that the worker took WebGPU and the model. */
+export async function webGpuWorkerWithModel(page, served, model) {
+  await page.goto(`${served.base}/build.json`);
+  const ask = await directWorker(page);
+  const backend = await ask({ Init: { force_cpu: false, precision: "F32" } });
+  assert.equal(backend.Backend?.kind, "wgpu", JSON.stringify(backend));
+  const ready = await ask({ LoadUrl: { base: model } });
+  assert.ok(ready.ModelReady, JSON.stringify(ready).slice(0, 300));
+  return ask;
+}
+
 /** The addresses of the page's own document loads, in order, counted by their navigation
  * requests: a service worker's reload can come before the first load's DOMContentLoaded, which
  * would then never fire for it. */

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { DIST, serveDist, launch, directWorker, cliNextToken, cliWordProb, cliBinary } from "./harness.mjs";
+import { DIST, serveDist, launch, webGpuWorkerWithModel, cliNextToken, cliWordProb, cliBinary } from "./harness.mjs";
 
 // Each architecture's activation (GPT-2's tanh GELU, GPT-NeoX's erf GELU, Llama's SiLU gate)
 // and norm (layer norm, RMS norm) with its own model.
@@ -48,12 +48,7 @@ async function check(model) {
   const modelDir = join(DIST, model);
   const { browser, page, logs } = await launch({ webgpu: true });
   try {
-    await page.goto(`${served.base}/build.json`);
-    const ask = await directWorker(page);
-    const backend = await ask({ Init: { force_cpu: false, precision: "F32" } });
-    assert.equal(backend.Backend?.kind, "wgpu", JSON.stringify(backend));
-    const ready = await ask({ LoadUrl: { base: model } });
-    assert.ok(ready.ModelReady, JSON.stringify(ready).slice(0, 300));
+    const ask = await webGpuWorkerWithModel(page, served, model);
     for (const context of CONTEXTS) {
       const reply = await ask({ NextTokens: { context, k: TOP } });
       const shown = reply.NextTokens;

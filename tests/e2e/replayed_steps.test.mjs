@@ -4,7 +4,7 @@
 // before it and the cache the replays before it wrote.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { directWorker, launch, serveDist } from "./harness.mjs";
+import { launch, serveDist, webGpuWorkerWithModel } from "./harness.mjs";
 
 const TIMEOUT = 240_000;
 
@@ -12,12 +12,7 @@ test("decode steps replayed from one recording give the steps' own tokens on Web
   const served = await serveDist();
   const { browser, page, logs } = await launch({ webgpu: true });
   try {
-    await page.goto(`${served.base}/build.json`);
-    const ask = await directWorker(page);
-    const backend = await ask({ Init: { force_cpu: false, precision: "F32" } });
-    assert.equal(backend.Backend?.kind, "wgpu", JSON.stringify(backend));
-    const ready = await ask({ LoadUrl: { base: "models/test/" } });
-    assert.ok(ready.ModelReady, JSON.stringify(ready).slice(0, 300));
+    const ask = await webGpuWorkerWithModel(page, served, "models/test/");
     const steps = async (replayed) => {
       const reply = await ask({ DecodeSteps: { prefill: 16, steps: 12, replayed } });
       assert.ok(reply.DecodeSteps, JSON.stringify(reply).slice(0, 300));
