@@ -272,9 +272,9 @@ async fn draw_next(
         for &count in chunk {
             let mut row: BTreeMap<u32, usize> = BTreeMap::new();
             for &id in &ids[slot..slot + count] {
-                // Rounding can put a threshold at the very top: take the last token then.
-                *row.entry((id.max(0) as usize).min(vocab - 1) as u32)
-                    .or_default() += 1;
+                // Rounding can put a threshold at the very top: take the last token then (the
+                // draw refuses ids outside `0..=vocab`).
+                *row.entry((id as usize).min(vocab - 1) as u32).or_default() += 1;
             }
             slot += count;
             draws.push(row.into_iter().collect());

@@ -335,9 +335,9 @@ pub enum Reply {
     Probes(Box<crate::runtime::productions::ProbeReport>),
     Speed(crate::runtime::speed::SpeedReport),
     DecodeSteps(crate::runtime::decode_steps::DecodeStepsReport),
-    /// The WebGPU device was lost (driver reset, GPU memory pressure…) or computed NaN: the
-    /// worker now runs on the CPU, with the model loaded again there, and the request goes on.
-    /// Not final.
+    /// The WebGPU device was lost (driver reset, GPU memory pressure…) or gave results that
+    /// cannot be right (NaN, a draw outside the vocabulary): the worker now runs on the CPU, with
+    /// the model loaded again there, and the request goes on. Not final.
     SwitchedToCpu {
         /// What happened to the GPU, in words for the backend line.
         reason: String,

@@ -15,8 +15,9 @@ pub(super) async fn handle(state: &Shared, request: Request, responder: &Respond
     }
     let again = request.clone();
     let reply = run(state, request, responder).await;
-    // The GPU went away during (or before) this request, or gave NaN: on the CPU, with the
-    // model loaded again, the request runs once more; the page hears of the switch first.
+    // The GPU went away during (or before) this request, or gave wrong results: on the CPU,
+    // with the model loaded again, the request runs once more; the page hears of the switch
+    // first.
     match super::lost::fall_back_to_cpu(state, responder, &reply).await {
         None => reply,
         Some(Ok(())) => run(state, again, responder).await,

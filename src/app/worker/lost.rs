@@ -1,8 +1,9 @@
 //! A WebGPU device lost mid-session (a driver reset, the GPU reclaimed under memory pressure,
 //! a laptop switching GPUs), or one whose results are wrong (NaN from a driver's built-in past
-//! its range, a token drawn outside the vocabulary): the worker moves to the CPU for good, loads the model (and the two-token game's
-//! second model) again there — from the browser's cache, where it was downloaded — and the
-//! request that met the fault runs again, so the session goes on with numbers it can trust.
+//! its range, a token drawn outside the vocabulary): the worker moves to the CPU for good, loads
+//! the model (and the two-token game's second model) again there — from the browser's cache,
+//! where it was downloaded — and the request that met the fault runs again, so the session goes
+//! on with numbers it can trust.
 
 use std::rc::Rc;
 
