@@ -81,7 +81,7 @@ test_log=$(mktemp)
   tests_started=$SECONDS
   # The subshell's status is the tests': a failed test must fail the command.
   status=0
-  { cargo test --locked --all-targets && cargo test --locked --doc; } || status=$?
+  { bash scripts/run_native_tests.sh && cargo test --locked --doc; } || status=$?
   echo "== cargo test (beside the wasm32 build): $((SECONDS - tests_started)) s"
   exit "$status"
 ) >"$test_log" 2>&1 &
