@@ -20,8 +20,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 printf '[profiling.logger]\nlevel = "minimal"\nfile = "%s/kernels.log"\nappend = false\n' "$work" >cubecl.toml
-# Each command runs twice and the second run is counted: autotune times candidate kernels on a
-# shape's first use (on disk afterwards), and those trial launches are not the program's own.
+# Each command runs twice and the second run is counted (the first warms what a first use
+# pays). Autotune's trial launches are not the program's own, and nothing keeps its decisions
+# between runs: count on a build without it (`cargo build --release --no-default-features`).
 count() {
   for _ in warm counted; do
     rm -f kernels.log

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the native test binaries that `cargo test --all-targets` would run (the library's unit
-# tests and tests/all), each test's time printed beside its result and the slowest listed in
-# test-artifacts/timings/native-tests.txt: where a fresh machine's test time goes.
+# Runs the native test binaries that the test command's `cargo test --all-targets
+# --no-default-features` would run (the library's unit tests and tests/all), each test's time
+# printed beside its result and the slowest listed in test-artifacts/timings/native-tests.txt:
+# where a fresh machine's test time goes.
 #
 # libtest prints per-test times only under `-Z unstable-options --report-time`, which a stable
 # test binary accepts with RUSTC_BOOTSTRAP=1 in its own environment. The binaries are run
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 timings=test-artifacts/timings/native-tests.txt
 mkdir -p "$(dirname "$timings")"
-mapfile -t bins < <(cargo test --locked --all-targets --no-run --message-format=json 2>/dev/null \
+mapfile -t bins < <(cargo test --locked --all-targets --no-default-features --no-run --message-format=json 2>/dev/null \
   | python3 -c '
 import json, sys
 for line in sys.stdin:

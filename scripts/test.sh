@@ -63,7 +63,10 @@ mkdir -p "$timings_dir"
 keep_timings() { cp "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" "$timings_dir/$1.html"; }
 
 phase "native build + clippy (all targets)"
-cargo test --locked -q --no-run --all-targets --timings 2>&1
+# Without default features, that is without autotune: on lavapipe, timing matmul's candidates
+# was most of each wgpu test's time, paid again by every test process (Cargo.toml says more).
+# The same features as the wasm32 build below, so that the two share their host crates.
+cargo test --locked -q --no-run --all-targets --no-default-features --timings 2>&1
 keep_timings native
 
 phase "docs: every link and command in README.md and docs/"
@@ -85,7 +88,7 @@ test_log=$(mktemp)
   tests_started=$SECONDS
   # The subshell's status is the tests': a failed test must fail the command.
   status=0
-  { bash scripts/run_native_tests.sh && cargo test --locked --doc; } || status=$?
+  { bash scripts/run_native_tests.sh && cargo test --locked --doc --no-default-features; } || status=$?
   echo "== cargo test (beside the wasm32 build): $((SECONDS - tests_started)) s"
   exit "$status"
 ) >"$test_log" 2>&1 &
@@ -95,7 +98,7 @@ wasm_started=$SECONDS
 # Both wasm binaries in one cargo run (the library once, then the two in parallel); Trunk's own
 # cargo runs, with the same flags, then find them built and only bind and copy.
 wasm_status=0
-cargo build --locked -q --target wasm32-unknown-unknown --bin clozelab --bin worker --timings 2>&1 || wasm_status=$?
+cargo build --locked -q --target wasm32-unknown-unknown --no-default-features --bin clozelab --bin worker --timings 2>&1 || wasm_status=$?
 if [ "$wasm_status" -eq 0 ]; then
   keep_timings wasm32
   trunk_log=$(mktemp)

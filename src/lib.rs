@@ -25,6 +25,12 @@
 //! `data`, `text` and `rng`, and `runtime` (for the exclusion rules its protocol carries),
 //! `app` and `cli` use `game`. [`rng`] is the one seeded generator everything random uses.
 
+// Autotune would time candidate kernels on a participant's GPU in the middle of a study.
+#[cfg(all(target_arch = "wasm32", feature = "autotune"))]
+compile_error!(
+    "the `autotune` feature is native only: build the browser's wasm with --no-default-features (index.html does)"
+);
+
 pub mod analysis;
 pub mod data;
 pub mod estimators;
