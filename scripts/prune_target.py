@@ -34,9 +34,9 @@ UNIT_FILE = re.compile(r"^(?:lib)?(?P<name>[A-Za-z0-9_]+)-(?P<hash>[0-9a-f]{16})
 # environment, clippy's workspace wrapper included, or cargo would redo them), asked again for
 # their JSON artifact lists. Trunk builds each wasm binary as the last two do.
 BUILDS = [
-    ["cargo", "test", "--locked", "--no-run", "--all-targets"],
-    ["cargo", "build", "--locked", "--target", "wasm32-unknown-unknown", "--bin", "clozelab"],
-    ["cargo", "build", "--locked", "--target", "wasm32-unknown-unknown", "--bin", "worker"],
+    ["cargo", "test", "--locked", "--no-run", "--all-targets", "--no-default-features"],
+    ["cargo", "build", "--locked", "--target", "wasm32-unknown-unknown", "--no-default-features", "--bin", "clozelab"],
+    ["cargo", "build", "--locked", "--target", "wasm32-unknown-unknown", "--no-default-features", "--bin", "worker"],
 ]
 
 
