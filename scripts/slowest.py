@@ -25,7 +25,7 @@ def units(html: Path) -> list[tuple[float, str]]:
     for unit in json.loads(match.group(1)):
         target = unit.get("target", "").strip() or "lib"
         mode = unit.get("mode", "")
-        label = f"{unit['name']} {unit['version']}{target}" + (" (build script)" if mode == "run-custom-build" else "")
+        label = f"{unit['name']} {unit['version']} {target}" + (" (build script)" if mode == "run-custom-build" else "")
         rows.append((float(unit["duration"]), label))
     return sorted(rows, reverse=True)
 
@@ -47,19 +47,15 @@ def main() -> int:
     parser.add_argument("dir", nargs="?", default="test-artifacts/timings", type=Path)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args()
-    found = False
-    for html in sorted(args.dir.glob("*.html")):
-        found = True
-        rows = units(html)
-        print(f"slowest crates, {html.stem} build ({len(rows)} units, {sum(s for s, _ in rows):.0f} s of compile time in all):")
+    sections = [(f"slowest crates, {html.stem} build", "units", "of compile time ", units(html))
+                for html in sorted(args.dir.glob("*.html"))]
+    sections += [(f"slowest tests, {listing.stem}", "tests", "", tests(listing))
+                 for listing in sorted(args.dir.glob("*-tests.txt"))]
+    for title, noun, what, rows in sections:
+        print(f"{title} ({len(rows)} {noun}, {sum(s for s, _ in rows):.0f} s {what}in all):")
         for seconds, label in rows[: args.top]:
             print(f"  {seconds:8.1f} s  {label}")
-    for listing in sorted(args.dir.glob("*-tests.txt")):
-        found = True
-        rows = tests(listing)
-        print(f"slowest tests, {listing.stem} ({len(rows)} tests, {sum(s for s, _ in rows):.0f} s in all):")
-        for seconds, name in rows[: args.top]:
-            print(f"  {seconds:8.1f} s  {name}")
+    found = bool(sections)
     if not found:
         print(f"slowest.py: nothing in {args.dir}", file=sys.stderr)
         return 1
