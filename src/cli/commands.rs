@@ -27,7 +27,9 @@ use crate::estimators::sampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET};
     version,
     arg_required_else_help = true,
     after_help = "A model folder holds config.json, model.safetensors and tokenizer.json (or \
-                  vocab.json + merges.txt, or encoder.json + vocab.bpe)."
+                  vocab.json + merges.txt, or encoder.json + vocab.bpe). --model also takes a \
+                  GGUF file (llama, gpt2 or gptneox; F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, \
+                  Q5_K or Q6_K tensors)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -57,6 +59,9 @@ pub enum Command {
     SitePackage(PackageArgs),
     /// Production-variability probes (Giulianelli et al. 2023) per decoding strategy.
     Probes(ProbesArgs),
+    /// Writes the model as a GGUF file with its matrices in a smaller type, and prints what
+    /// that costs: next-token TVD and |Δ surprisal| against the original over a text.
+    Quantize(QuantizeArgs),
     /// How biased the two-token game's perplexity estimate is, by simulation.
     PerplexitySim(PerplexitySimArgs),
     /// Table 1 of Ilia & Aziz (2024) on the Provo norms and the paper's samples.
@@ -129,6 +134,38 @@ pub struct MakeTestModelArgs {
     /// far out as a trained model's largest (the tests' check of overflowing kernels).
     #[arg(long, default_value_t = crate::model::testmodel::TEST_WEIGHT_STD)]
     pub weight_std: f32,
+}
+
+/// The type `quantize` stores a model's matrices in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuantizeTo {
+    /// 8-bit blocks of 32 with an f16 scale (8.5 bits a weight).
+    #[value(name = "q8_0")]
+    Q8_0,
+    /// Half precision (16 bits a weight).
+    F16,
+}
+
+#[derive(Debug, Args)]
+pub struct QuantizeArgs {
+    /// The model: a folder (config.json, model.safetensors, tokenizer) or a GGUF file.
+    #[arg(long, value_name = "DIR|FILE.gguf")]
+    pub model: PathBuf,
+    /// Where the two models are compared: cpu or wgpu.
+    #[arg(long, default_value = "cpu")]
+    pub backend: crate::runtime::backend::BackendKind,
+    /// The matrices' type.
+    #[arg(long, value_enum)]
+    pub to: QuantizeTo,
+    /// The GGUF file to write.
+    #[arg(long, value_name = "FILE.gguf")]
+    pub out: PathBuf,
+    /// The text the two models are compared on (default: the app's built-in passages).
+    #[arg(long)]
+    pub text: Option<String>,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

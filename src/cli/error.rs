@@ -59,6 +59,8 @@ pub enum CliError {
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
     #[error(transparent)]
+    GgufExport(#[from] crate::runtime::gguf_export::GgufExportError),
+    #[error(transparent)]
     Sampler(#[from] SamplerError),
     #[error(transparent)]
     Speed(#[from] crate::runtime::speed::SpeedError),

@@ -21,8 +21,8 @@ pub const DEFAULT_LEXICON: &str = "node_modules/pos/lexicon.js";
 /// A model folder and the backend to run it on.
 #[derive(Debug, Args)]
 pub struct ModelFlags {
-    /// The model folder (config.json, model.safetensors, tokenizer).
-    #[arg(long, value_name = "DIR")]
+    /// The model: a folder (config.json, model.safetensors, tokenizer) or a GGUF file.
+    #[arg(long, value_name = "DIR|FILE.gguf")]
     pub model: PathBuf,
     /// Where GPT-2 runs: cpu or wgpu.
     #[arg(long, default_value = "cpu")]

@@ -13,6 +13,7 @@ pub mod norming;
 pub mod norming_args;
 pub mod package;
 pub mod probes;
+pub mod quantize;
 pub mod results;
 pub mod single_context;
 pub mod table1;
@@ -81,6 +82,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::JatosPackage(args) => package::jatos_package(&args),
         Command::SitePackage(args) => package::site_package(&args),
         Command::Probes(args) => probes::probes(&args),
+        Command::Quantize(args) => quantize::quantize(&args),
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),
         Command::Table1(args) => table1::table1(&args),
         Command::Figures(args) => figures::figures(&args),

@@ -1,4 +1,5 @@
-//! A Hugging Face `model.safetensors` read into checked f32 tensors by key, and the modules the
+//! A Hugging Face `model.safetensors` (or a GGUF file, read as the checkpoint it came from)
+//! read into checked f32 tensors by key, and the modules the
 //! loaders make of them: what every family's loader shares ([`super::loader`] for GPT-2,
 //! `gpt_neox_loader` for GPT-NeoX). Bytes come from anywhere (file, fetch, Cache Storage), so
 //! nothing here touches the file system.
@@ -39,6 +40,8 @@ pub enum LoadError {
     UnsupportedDtype { name: String, dtype: String },
     #[error("tensor `{0}` holds a NaN or infinite value")]
     NonFinite(String),
+    #[error("the GGUF file: {0}")]
+    Gguf(#[from] super::gguf::GgufError),
     #[error(transparent)]
     Panels(#[from] PanelError),
     #[error(transparent)]
@@ -76,9 +79,6 @@ fn to_f32(name: &str, dtype: Dtype, bytes: &[u8]) -> Result<Vec<f32>, LoadError>
             });
         }
     };
-    if values.iter().any(|v| !v.is_finite()) {
-        return Err(LoadError::NonFinite(name.to_string()));
-    }
     Ok(values)
 }
 
@@ -97,28 +97,61 @@ pub(super) struct CheckpointRules {
     pub ignored_but_checked: Option<(&'static str, Vec<usize>)>,
 }
 
+/// A stored tensor before it is decoded: its name as stored, its shape and how to read it as
+/// f32 (only tensors the rules keep are decoded).
+struct Stored<'a> {
+    name: String,
+    shape: Vec<usize>,
+    values: Box<dyn FnOnce() -> Result<Vec<f32>, LoadError> + 'a>,
+}
+
 impl Checkpoint {
+    /// A safetensors file, or a GGUF file (by its magic) read as the checkpoint it was
+    /// converted from ([`super::gguf::hf`]).
     pub(super) fn parse(rules: CheckpointRules, bytes: &[u8]) -> Result<Self, LoadError> {
+        if bytes.starts_with(super::gguf::MAGIC) {
+            let file = super::gguf::GgufFile::parse(bytes)?;
+            let tensors = super::gguf::hf::tensors(&file, bytes)?;
+            let stored = tensors.into_iter().map(|(name, shape, values)| Stored {
+                values: Box::new(move || Ok(values)),
+                name,
+                shape,
+            });
+            return Self::collect(rules, stored);
+        }
+        let file = SafeTensors::deserialize(bytes).map_err(map_safetensors_error)?;
+        let stored = file.iter().map(|(name, view)| Stored {
+            name: name.to_string(),
+            shape: view.shape().to_vec(),
+            values: Box::new(move || to_f32(name, view.dtype(), view.data())),
+        });
+        Self::collect(rules, stored)
+    }
+
+    fn collect<'a>(
+        rules: CheckpointRules,
+        stored: impl Iterator<Item = Stored<'a>>,
+    ) -> Result<Self, LoadError> {
         let CheckpointRules {
             prefix,
             expected,
             ignorable,
             ignored_but_checked,
         } = rules;
-        let file = SafeTensors::deserialize(bytes).map_err(map_safetensors_error)?;
         let expected: BTreeMap<String, Vec<usize>> = expected.into_iter().collect();
         let mut seen = BTreeSet::new();
         let mut tensors = BTreeMap::new();
-        for (stored_name, view) in file.iter() {
+        for tensor in stored {
+            let stored_name = tensor.name.as_str();
             let name = stored_name.strip_prefix(prefix).unwrap_or(stored_name);
             if let Some((checked, shape)) = &ignored_but_checked
                 && name == *checked
-                && view.shape() != shape.as_slice()
+                && tensor.shape != *shape
             {
                 return Err(LoadError::ShapeMismatch {
                     name: stored_name.to_string(),
                     expected: shape.clone(),
-                    found: view.shape().to_vec(),
+                    found: tensor.shape,
                 });
             }
             if ignorable(name) {
@@ -127,24 +160,35 @@ impl Checkpoint {
             let Some(shape) = expected.get(name) else {
                 return Err(LoadError::UnexpectedTensor(stored_name.to_string()));
             };
-            if view.shape() != shape.as_slice() {
+            if tensor.shape != *shape {
                 return Err(LoadError::ShapeMismatch {
                     name: stored_name.to_string(),
                     expected: shape.clone(),
-                    found: view.shape().to_vec(),
+                    found: tensor.shape,
                 });
             }
             if !seen.insert(name.to_string()) {
                 // Both `x` and `transformer.x` present: ambiguous, refuse rather than guess.
                 return Err(LoadError::UnexpectedTensor(stored_name.to_string()));
             }
-            let values = to_f32(stored_name, view.dtype(), view.data())?;
+            let values = (tensor.values)()?;
+            if values.iter().any(|v| !v.is_finite()) {
+                return Err(LoadError::NonFinite(stored_name.to_string()));
+            }
             tensors.insert(name.to_string(), (values, shape.clone()));
         }
         if let Some(missing) = expected.keys().find(|k| !tensors.contains_key(*k)) {
             return Err(LoadError::MissingTensor(missing.clone()));
         }
         Ok(Checkpoint { tensors })
+    }
+
+    /// Every tensor, by name: (name, shape, values).
+    pub(super) fn into_tensors(self) -> Vec<super::gguf::hf::NamedTensor> {
+        self.tensors
+            .into_iter()
+            .map(|(name, (values, shape))| (name, shape, values))
+            .collect()
     }
 
     pub(super) fn take<const D: usize>(

@@ -124,6 +124,15 @@ pub fn load_with_config(
     }
 }
 
+/// The checkpoint's tensors for `config`, checked as loading checks them and decoded to f32,
+/// under their names without the base model's prefix (what a GGUF file is written from).
+pub fn checkpoint_tensors(
+    config: &TransformerConfig,
+    bytes: &[u8],
+) -> Result<Vec<super::gguf::hf::NamedTensor>, LoadError> {
+    Ok(Checkpoint::parse(rules(config), bytes)?.into_tensors())
+}
+
 /// GPT-2's modules from its checkpoint's tensors.
 fn gpt2(
     ckpt: &mut Checkpoint,

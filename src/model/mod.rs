@@ -6,7 +6,7 @@
 //! rotary embeddings, attention, embedding and the sampler's draw, each with a body per backend
 //! and a reference, the GPU bodies in [`ops::kernels`]), async reads from the device
 //! ([`readback`]), the checkpoint loader ([`loader`], with the safetensors file read by
-//! [`checkpoint`]), the deterministic random test model ([`testmodel`]: real vocabulary, random
+//! [`checkpoint`], and llama.cpp's GGUF files by [`gguf`]), the deterministic random test model ([`testmodel`]: real vocabulary, random
 //! weights), the weights' number format ([`precision`]: f32, or f16 on GPUs with `shader-f16`)
 //! and the model re-stored in another precision or packed ([`weight_layout`]).
 
@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod error;
 pub mod family;
+pub mod gguf;
 pub mod gpt_neox_config;
 mod gpt_neox_loader;
 pub mod hf_config;

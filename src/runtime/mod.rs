@@ -1,4 +1,5 @@
 //! Running a model: the compute device ([`backend`]), a loaded model + tokenizer ([`engine`]), a
+//! GGUF file read as a model's parts ([`gguf_model`]) and written ([`gguf_export`]), a
 //! model folder read from a host whatever its tokenizer's layout ([`model_folder`]) and where
 //! it is, from a URL or a Hugging Face id and revision ([`model_source`]),
 //! next-token distributions and log-probabilities ([`distributions`]), the production probes'
@@ -13,10 +14,13 @@ pub mod backend;
 pub mod decode_steps;
 pub mod distributions;
 pub mod engine;
+pub mod gguf_export;
+pub mod gguf_model;
 pub mod model_folder;
 pub mod model_source;
 pub mod productions;
 pub mod protocol;
+pub mod quantization_cost;
 /// Test support: sample values of every variant of the protocol's enums.
 #[cfg(test)]
 pub(crate) mod sample_values;

@@ -1,4 +1,4 @@
-//! Reading a Hugging Face model folder from disk (native only; the browser gets the same bytes
+//! Reading a Hugging Face model folder, or a GGUF file, from disk (native only; the browser gets the same bytes
 //! through fetch or a file picker).
 
 use std::path::{Path, PathBuf};
@@ -22,6 +22,11 @@ pub enum ModelDirError {
     Tokenizer {
         path: PathBuf,
         source: TokenizerError,
+    },
+    #[error("{path}: {source}")]
+    Gguf {
+        path: PathBuf,
+        source: crate::runtime::gguf_model::GgufModelError,
     },
 }
 
@@ -76,11 +81,42 @@ pub fn read_tokenizer(dir: &Path) -> Result<BpeTokenizer, ModelDirError> {
     )
 }
 
-/// Reads `config.json`, `model.safetensors` and the tokenizer of a model folder.
+/// Reads `config.json`, `model.safetensors` and the tokenizer of a model folder, or, where
+/// `dir` is a file, the GGUF file it is (weights, architecture and tokenizer in one).
 pub fn read_model_dir(dir: &Path) -> Result<ModelFiles, ModelDirError> {
+    if dir.is_file() {
+        return read_gguf(dir);
+    }
     Ok(ModelFiles {
         config_json: read_text(&dir.join("config.json"))?,
         weights: read_bytes(&dir.join("model.safetensors"))?,
         tokenizer: read_tokenizer(dir)?,
+    })
+}
+
+/// Reads a GGUF file as a model's files.
+pub fn read_gguf(path: &Path) -> Result<ModelFiles, ModelDirError> {
+    let gguf = |source| ModelDirError::Gguf {
+        path: path.to_path_buf(),
+        source,
+    };
+    let parts = crate::runtime::gguf_model::model_parts(read_bytes(path)?).map_err(gguf)?;
+    let tokenizer = match &parts.tokenizer {
+        crate::runtime::engine::TokenizerFiles::TokenizerJson(json) => {
+            BpeTokenizer::from_tokenizer_json(json)
+        }
+        crate::runtime::engine::TokenizerFiles::VocabAndMerges {
+            vocab_json,
+            merges_txt,
+        } => BpeTokenizer::from_vocab_and_merges(vocab_json, merges_txt),
+    }
+    .map_err(|source| ModelDirError::Tokenizer {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(ModelFiles {
+        config_json: parts.config_json,
+        weights: parts.weights,
+        tokenizer,
     })
 }

@@ -253,6 +253,14 @@ impl BpeTokenizer {
             .map(|b| String::from_utf8_lossy(b).into_owned())
             .unwrap_or_default()
     }
+
+    /// The tokenizer as a Hugging Face `tokenizer.json` (what a GGUF file's vocabulary is
+    /// written from).
+    pub fn to_tokenizer_json(&self) -> Result<String, TokenizerError> {
+        self.inner
+            .to_string(false)
+            .map_err(|e| TokenizerError::TokenizerJson(e.to_string()))
+    }
 }
 
 /// A display label for raw token bytes: text with [`visible_whitespace`], and any bytes that

@@ -11,6 +11,7 @@ mod data;
 mod estimators;
 mod figures;
 mod game;
+mod gguf;
 mod gpt_neox_golden;
 mod gpu_kernels;
 mod half_precision;
