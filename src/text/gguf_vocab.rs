@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::tokenizer::TokenizerError;
+use super::tokenizer::{TokenizerError, byte_level_bpe_json};
 
 /// llama.cpp's token types (`llama_token_type`) that Hugging Face lists as added special
 /// tokens: control tokens (3) and user-defined ones (4).
@@ -95,22 +95,7 @@ pub fn tokenizer_json(
             })
         })
         .collect();
-    let json = serde_json::json!({
-        "version": "1.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": added,
-        "normalizer": null,
-        "pre_tokenizer": pre_tokenizer(pre)?,
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
-        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-        "model": {
-            "type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
-            "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false,
-            "vocab": vocab, "merges": merges
-        }
-    });
-    serde_json::to_vec(&json).map_err(|e| TokenizerError::Vocab(e.to_string()))
+    byte_level_bpe_json(added, pre_tokenizer(pre)?, serde_json::json!(vocab), merges)
 }
 
 /// A byte-level BPE vocabulary as a GGUF file lists it.

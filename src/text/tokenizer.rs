@@ -134,16 +134,31 @@ pub fn tokenizer_json(vocab_json: &str, merges_txt: &str) -> Result<Vec<u8>, Tok
         .get(END_OF_TEXT)
         .copied()
         .unwrap_or(vocab.len() as u32);
+    let added = vec![serde_json::json!({
+        "id": eot_id, "content": END_OF_TEXT, "single_word": false, "lstrip": false,
+        "rstrip": false, "normalized": true, "special": true
+    })];
+    let pre_tokenizer = serde_json::json!({
+        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true
+    });
+    byte_level_bpe_json(added, pre_tokenizer, serde_json::json!(vocab), &merges)
+}
+
+/// The `tokenizer.json` of a byte-level BPE: GPT-2's post-processor, decoder and model
+/// settings around the given added tokens, pre-tokenizer, vocabulary and merges.
+pub(super) fn byte_level_bpe_json(
+    added_tokens: Vec<serde_json::Value>,
+    pre_tokenizer: serde_json::Value,
+    vocab: serde_json::Value,
+    merges: &[impl serde::Serialize],
+) -> Result<Vec<u8>, TokenizerError> {
     let json = serde_json::json!({
         "version": "1.0",
         "truncation": null,
         "padding": null,
-        "added_tokens": [{
-            "id": eot_id, "content": END_OF_TEXT, "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": true, "special": true
-        }],
+        "added_tokens": added_tokens,
         "normalizer": null,
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
         "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
         "model": {

@@ -343,6 +343,18 @@ fn restore(
 /// assert_eq!(unpermute_rows(&[0.0, 2.0, 1.0, 3.0], 1, 4, 1), vec![0.0, 1.0, 2.0, 3.0]);
 /// ```
 pub fn unpermute_rows(values: &[f32], heads: usize, head_rows: usize, cols: usize) -> Vec<f32> {
+    reorder_rows(values, heads, head_rows, cols, false)
+}
+
+/// Moves each head's rows between transformers' order and llama.cpp's (`to_stored`: into
+/// llama.cpp's).
+fn reorder_rows(
+    values: &[f32],
+    heads: usize,
+    head_rows: usize,
+    cols: usize,
+    to_stored: bool,
+) -> Vec<f32> {
     let half = head_rows / 2;
     let mut out = vec![0f32; values.len()];
     for h in 0..heads {
@@ -350,7 +362,12 @@ pub fn unpermute_rows(values: &[f32], heads: usize, head_rows: usize, cols: usiz
             for i in 0..half {
                 let hf = (h * head_rows + which * half + i) * cols;
                 let stored = (h * head_rows + 2 * i + which) * cols;
-                out[hf..hf + cols].copy_from_slice(&values[stored..stored + cols]);
+                let (from, to) = if to_stored {
+                    (hf, stored)
+                } else {
+                    (stored, hf)
+                };
+                out[to..to + cols].copy_from_slice(&values[from..from + cols]);
             }
         }
     }
@@ -367,16 +384,5 @@ pub fn unpermute_rows(values: &[f32], heads: usize, head_rows: usize, cols: usiz
 /// assert_eq!(unpermute_rows(&stored, 2, 6, 1), rows);
 /// ```
 pub fn permute_rows(values: &[f32], heads: usize, head_rows: usize, cols: usize) -> Vec<f32> {
-    let half = head_rows / 2;
-    let mut out = vec![0f32; values.len()];
-    for h in 0..heads {
-        for which in 0..2 {
-            for i in 0..half {
-                let hf = (h * head_rows + which * half + i) * cols;
-                let stored = (h * head_rows + 2 * i + which) * cols;
-                out[stored..stored + cols].copy_from_slice(&values[hf..hf + cols]);
-            }
-        }
-    }
-    out
+    reorder_rows(values, heads, head_rows, cols, true)
 }
