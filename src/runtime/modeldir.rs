@@ -96,27 +96,24 @@ pub fn read_model_dir(dir: &Path) -> Result<ModelFiles, ModelDirError> {
 
 /// Reads a GGUF file as a model's files.
 pub fn read_gguf(path: &Path) -> Result<ModelFiles, ModelDirError> {
+    use crate::runtime::gguf_model::{GgufModelError, tokenizer_json};
     let gguf = |source| ModelDirError::Gguf {
         path: path.to_path_buf(),
         source,
     };
-    let parts = crate::runtime::gguf_model::model_parts(read_bytes(path)?).map_err(gguf)?;
-    let tokenizer = match &parts.tokenizer {
-        crate::runtime::engine::TokenizerFiles::TokenizerJson(json) => {
-            BpeTokenizer::from_tokenizer_json(json)
-        }
-        crate::runtime::engine::TokenizerFiles::VocabAndMerges {
-            vocab_json,
-            merges_txt,
-        } => BpeTokenizer::from_vocab_and_merges(vocab_json, merges_txt),
-    }
-    .map_err(|source| ModelDirError::Tokenizer {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let weights = read_bytes(path)?;
+    let file =
+        crate::model::gguf::GgufFile::parse(&weights).map_err(|e| gguf(GgufModelError::File(e)))?;
+    let config_json =
+        crate::model::gguf::hf::config_json(&file).map_err(|e| gguf(GgufModelError::File(e)))?;
+    let tokenizer = BpeTokenizer::from_tokenizer_json(&tokenizer_json(&file).map_err(gguf)?)
+        .map_err(|source| ModelDirError::Tokenizer {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(ModelFiles {
-        config_json: parts.config_json,
-        weights: parts.weights,
+        config_json,
+        weights,
         tokenizer,
     })
 }
