@@ -16,6 +16,8 @@
 //!   the long format, the Provo JSON Lines), and what a web host's answer for a file is;
 //! - [`game`]: a study's design, playing a run (state machines, storage and sending, JATOS),
 //!   results read back into the tables for the paper, and the packages a study goes out in;
+//! - `server` (native): `clozelab serve`, a study's own server (its site, and its answers in
+//!   SQLite);
 //! - `app` (wasm32): the Leptos pages and the inference worker; `cli` (native): the command
 //!   line and its benchmarks.
 //!
@@ -38,6 +40,8 @@ pub mod game;
 pub mod model;
 pub mod rng;
 pub mod runtime;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod server;
 pub mod text;
 
 #[cfg(target_arch = "wasm32")]

@@ -8,13 +8,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use super::bench::args::{
-    BenchAttentionArgs, BenchForwardArgs, BenchHostArgs, BenchSpeedArgs, BenchWordsArgs,
+    BenchAttentionArgs, BenchForwardArgs, BenchHostArgs, BenchServeArgs, BenchSpeedArgs,
+    BenchWordsArgs,
 };
 use super::flags::{
     ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, ModelSystemFlags,
     Table1Flags, TestFamily, Truth,
 };
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
+pub use super::package::PackageArgs;
+use super::serve::{ExportArgs, ServeArgs};
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;
 use crate::estimators::sampler::{DEFAULT_SAMPLES, DEFAULT_TOKEN_BUDGET};
@@ -57,6 +60,10 @@ pub enum Command {
     JatosPackage(PackageArgs),
     /// A static-site ZIP of the built app and a study config, with a README for the host.
     SitePackage(PackageArgs),
+    /// Hosts a Website package and keeps the answers sent to its submit_url in SQLite.
+    Serve(ServeArgs),
+    /// The answers `clozelab serve` keeps, as the results ZIP the Analysis page reads.
+    Export(ExportArgs),
     /// Production-variability probes (Giulianelli et al. 2023) per decoding strategy.
     Probes(ProbesArgs),
     /// Writes the model as a GGUF file with its matrices in a smaller type, and prints what
@@ -100,6 +107,9 @@ pub enum BenchCommand {
     /// Host time per GPU dispatch: a decode step of a tiny-width model, its kernels counted
     /// and each thread's CPU time apart.
     Host(BenchHostArgs),
+    /// Answers/s and latency of `clozelab serve` under simulated participants, against the
+    /// same requests answered without storing.
+    Serve(BenchServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -289,24 +299,6 @@ pub struct Top1Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct PackageArgs {
-    /// The study config.
-    #[arg(long, value_name = "FILE")]
-    pub study: PathBuf,
-    /// The built app: the optimised build (`bash scripts/release.sh` writes it to dist-release/;
-    /// `bash scripts/app.sh --release` to dist/).
-    #[arg(long, value_name = "DIR", default_value = "dist")]
-    pub dist: PathBuf,
-    /// The archive to write (.jzip for JATOS, .zip for a static site).
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
-    /// Package a development build (or one without a build record) all the same: for trying
-    /// the package out, never for participants.
-    #[arg(long)]
-    pub allow_development_build: bool,
 }
 
 #[derive(Debug, Args)]

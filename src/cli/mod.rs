@@ -15,6 +15,7 @@ pub mod package;
 pub mod probes;
 pub mod quantize;
 pub mod results;
+pub mod serve;
 pub mod single_context;
 pub mod table1;
 pub mod test_model;
@@ -81,6 +82,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Top1(args) => tokens::top1(&args),
         Command::JatosPackage(args) => package::jatos_package(&args),
         Command::SitePackage(args) => package::site_package(&args),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Export(args) => serve::export(&args),
         Command::Probes(args) => probes::probes(&args),
         Command::Quantize(args) => quantize::quantize(&args),
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),
@@ -96,6 +99,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench(BenchCommand::Attention(args)) => bench::attention_bench(&args),
         Command::Bench(BenchCommand::Speed(args)) => bench::speed(&args),
         Command::Bench(BenchCommand::Host(args)) => bench::host(&args),
+        Command::Bench(BenchCommand::Serve(args)) => bench::serve_bench(&args),
     }
 }
 

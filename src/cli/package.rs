@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::commands::PackageArgs;
+use clap::Args;
+
 use super::error::CliError;
 use crate::game::design::study::StudyConfig;
 use crate::game::packages::build_record::{BUILD_RECORD, optimised_build};
@@ -12,6 +13,24 @@ use crate::game::packages::package::{
     APP_FILES_LIST, AppFile, PackageError, jatos_study_archive, package_file_names,
     parse_file_list, static_site_archive,
 };
+
+#[derive(Debug, Args)]
+pub struct PackageArgs {
+    /// The study config.
+    #[arg(long, value_name = "FILE")]
+    pub study: PathBuf,
+    /// The built app: the optimised build (`bash scripts/release.sh` writes it to dist-release/;
+    /// `bash scripts/app.sh --release` to dist/).
+    #[arg(long, value_name = "DIR", default_value = "dist")]
+    pub dist: PathBuf,
+    /// The archive to write (.jzip for JATOS, .zip for a static site).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Package a development build (or one without a build record) all the same: for trying
+    /// the package out, never for participants.
+    #[arg(long)]
+    pub allow_development_build: bool,
+}
 
 pub fn jatos_package(args: &PackageArgs) -> Result<(), CliError> {
     let (config, archive, files) = build(args, jatos_study_archive)?;

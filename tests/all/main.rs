@@ -32,6 +32,8 @@ mod replayed_steps;
 mod results;
 mod robustness;
 mod runs;
+mod serve;
+mod serve_faults;
 mod simulated_study;
 mod speed;
 mod study_config;

@@ -17,7 +17,7 @@ fn built_app() -> Vec<AppFile> {
     let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(loader));
     let html = format!(
         "<html><head><meta http-equiv=\"Content-Security-Policy\" content=\"script-src 'self' \
-         'sha256-{hash}'\" /><link rel=\"modulepreload\" href=\"/clozelab-1a.js\">\
+         'sha256-{hash}'; connect-src 'self' https://huggingface.co\" /><link rel=\"modulepreload\" href=\"/clozelab-1a.js\">\
          <script type=\"module\">{loader}</script></head></html>"
     );
     let file = |name: &str, bytes: &[u8]| AppFile {
@@ -106,7 +106,8 @@ fn a_token_study_takes_only_its_own_model_folder_along() {
             "clozelab_t/models/gpt2/vocab.json",
         ]
     );
-    let site = unzip(&static_site_archive(study, &built_app()).unwrap());
+    let lab = study.replace(r#""T","#, r#""T", "answers_in_browser": true,"#);
+    let site = unzip(&static_site_archive(&lab, &built_app()).unwrap());
     assert!(names(&site).contains(&"models/gpt2/model.safetensors"));
     assert!(!names(&site).iter().any(|n| n.starts_with("models/test")));
     assert!(text(&site, "README-host.txt").contains("models/gpt2/"));
@@ -177,6 +178,50 @@ fn a_bad_config_or_an_unbuilt_app_is_refused_with_its_reason() {
 }
 
 #[test]
+fn a_website_that_would_send_its_answers_nowhere_is_refused_with_the_fix() {
+    let prolific =
+        r#"{"title": "P", "redirect_url": "https://app.prolific.com/submissions/complete?cc=C1"}"#;
+    let refused = static_site_archive(prolific, &built_app()).unwrap_err();
+    let reason = refused.to_string();
+    assert!(matches!(refused, PackageError::Destination(_)), "{reason}");
+    assert!(
+        reason.contains("nowhere") && reason.contains("clozelab serve"),
+        "{reason}"
+    );
+    // Saying the answers stay in the browser does not save a study that redirects.
+    let said = prolific.replace('{', r#"{"answers_in_browser": true, "#);
+    assert!(static_site_archive(&said, &built_app()).is_err());
+    let unstated = static_site_archive(r#"{"title": "Lab"}"#, &built_app()).unwrap_err();
+    assert!(
+        unstated.to_string().contains("answers_in_browser"),
+        "{unstated}"
+    );
+    // JATOS keeps every answer: its archive needs neither.
+    assert!(jatos_study_archive(prolific, &built_app()).is_ok());
+    let lab = unzip(
+        &static_site_archive(
+            r#"{"title": "Lab", "answers_in_browser": true}"#,
+            &built_app(),
+        )
+        .unwrap(),
+    );
+    assert!(
+        text(&lab, "README-host.txt").contains("keeps its answers in the participant's browser")
+    );
+    // Both at once contradict each other.
+    let both = r#"{"answers_in_browser": true, "submit_url": "/submit"}"#;
+    assert!(clozelab::game::design::study::StudyConfig::from_json(both).is_err());
+    // A study server elsewhere: its origin, and only it, joins the page's policy.
+    let elsewhere = r#"{"title": "E", "submit_url": "https://lab.example.org/cloze/submit"}"#;
+    let site = unzip(&static_site_archive(elsewhere, &built_app()).unwrap());
+    let page = text(&site, "index.html");
+    assert!(
+        page.contains("connect-src 'self' https://lab.example.org "),
+        "{page}"
+    );
+}
+
+#[test]
 fn the_file_list_takes_only_paths_inside_the_app() {
     assert_eq!(
         parse_file_list(r#"["index.html", "models/gpt2/config.json"]"#).unwrap(),
@@ -233,14 +278,22 @@ fn the_command_line_packages_the_files_the_build_listed_as_the_page_does() {
     )
     .unwrap();
     // Put beside the app after the build: the config itself and a page of the researcher's.
-    std::fs::write(dist.join("study.json"), r#"{"title": "Beside"}"#).unwrap();
+    std::fs::write(
+        dist.join("study.json"),
+        r#"{"title": "Beside", "answers_in_browser": true}"#,
+    )
+    .unwrap();
     std::fs::write(dist.join("thanks.html"), "<p>thanks</p>").unwrap();
     let out = dist.join("site.zip");
 
     let made = cli_site_package(&dist, &out);
     assert!(made.status.success(), "{made:?}");
     let from_cli = std::fs::read(&out).unwrap();
-    let in_page = static_site_archive(r#"{"title": "Beside"}"#, &built_app()).unwrap();
+    let in_page = static_site_archive(
+        r#"{"title": "Beside", "answers_in_browser": true}"#,
+        &built_app(),
+    )
+    .unwrap();
     assert!(
         from_cli == in_page,
         "the CLI's package equals the page's: {:?}",
@@ -258,6 +311,18 @@ fn the_command_line_packages_the_files_the_build_listed_as_the_page_does() {
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("app-files.json"), "{stderr}");
+
+    // A study that would send its answers nowhere is refused with the reason.
+    std::fs::remove_file(dist.join("app-files.json")).unwrap();
+    std::fs::write(
+        dist.join("study.json"),
+        r#"{"redirect_url": "https://app.prolific.com/c"}"#,
+    )
+    .unwrap();
+    let refused = cli_site_package(&dist, &out);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("answers nowhere"), "{stderr}");
     std::fs::remove_dir_all(&dist).unwrap();
 }
 
@@ -271,7 +336,11 @@ fn the_command_line_refuses_a_development_build_unless_told_and_the_package_name
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, &file.bytes).unwrap();
     }
-    std::fs::write(dist.join("study.json"), r#"{"title": "Builds"}"#).unwrap();
+    std::fs::write(
+        dist.join("study.json"),
+        r#"{"title": "Builds", "answers_in_browser": true}"#,
+    )
+    .unwrap();
     std::fs::remove_file(dist.join("app-files.json")).unwrap();
     let out = dist.join("site.zip");
     let readme = || {

@@ -73,10 +73,11 @@ fn config_validation() {
         .is_ok()
     );
     for bad in [
-        "https://evil.example/x",
+        "javascript:alert(1)",
         "//evil.example/x",
         "submit",
         "/a\\b",
+        "https://lab.example.org/a b",
     ] {
         let json = serde_json::json!({"submit_url": bad}).to_string();
         assert!(
@@ -85,6 +86,8 @@ fn config_validation() {
         );
     }
     assert!(StudyConfig::from_json(r#"{"submit_url": "/api/submit"}"#).is_ok());
+    // A study server elsewhere (the package's policy then names its origin).
+    assert!(StudyConfig::from_json(r#"{"submit_url": "https://lab.example.org/submit"}"#).is_ok());
 }
 
 #[test]

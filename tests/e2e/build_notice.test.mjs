@@ -19,7 +19,7 @@ const inZip = (zip, name) => execFileSync("python3", ["-c", "import sys, zipfile
 test("the Study page and the package commands say which build they would package", { timeout: 4 * TIMEOUT }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "clozelab-build-"));
   const study = join(dir, "study.json");
-  await writeFile(study, JSON.stringify({ title: "Build check", passages: ["storm"] }));
+  await writeFile(study, JSON.stringify({ title: "Build check", passages: ["storm"], answers_in_browser: true }));
   const record = JSON.parse(await readFile(join(DIST, "build.json"), "utf8"));
   assert.equal(record.profile, "debug", "the test command's build records itself as a development build");
   assert.ok(Object.keys(record.wasm).length === 2 && Object.values(record.wasm).every((bytes) => bytes > 1e6), JSON.stringify(record));

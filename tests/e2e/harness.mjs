@@ -97,6 +97,26 @@ export async function serveDist(root = DIST, { pageForMissing = false, isolated 
   return { server, submissions, submit, base: `http://127.0.0.1:${server.address().port}` };
 }
 
+/** `clozelab serve` hosting a Website package (`site`: its ZIP or folder) with its answers in
+ * the SQLite file `data`, on a free loopback port; resolves once it listens, with its address
+ * and the export token it printed (a new database's). */
+export async function startClozelabServe(site, data, args = []) {
+  const { spawn } = await import("node:child_process");
+  const child = spawn(cliBinary(), ["serve", "--site", site, "--data", data, "--addr", "127.0.0.1:0", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  await new Promise((resolve, reject) => {
+    child.on("exit", (code) => reject(new Error(`clozelab serve exited (${code}): ${out}`)));
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("Ctrl-C stops the server")) resolve();
+    });
+  });
+  const base = `http://${out.match(/listening on (\S+)/)[1]}`;
+  const token = out.match(/export token[^\n]*: ([0-9a-f]+)/)?.[1];
+  const stop = () => new Promise((resolve) => { child.removeAllListeners("exit"); child.on("exit", resolve); child.kill("SIGTERM"); });
+  return { base, token, out, child, stop };
+}
+
 /** A small seeded generator (mulberry32), so a fault-injection run can be repeated. */
 export function rng(seed) {
   let a = seed >>> 0;

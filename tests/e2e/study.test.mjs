@@ -7,15 +7,15 @@
 // the attention check, one withdraws; JATOS's results archive then read
 // by the Analysis page, its Table 1 equal to the CLI's, with and without those who failed the
 // check) and the website unpacked on a static host (participants completing, declining and
-// withdrawing).
+// withdrawing) hosted by `clozelab serve`, whose export the Analysis page reads back.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, readFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
-import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage, cliBinary, documentLoads } from "./harness.mjs";
+import { DIST, ROOT, cliTable, parseTable1, serveDist, screenshot, withPage, cliBinary, documentLoads, startClozelabServe } from "./harness.mjs";
 import { startJatos } from "./jatos_fake.mjs";
 
 // The run's final bundle: JATOS's result data holds one bundle per line, the last the whole run.
@@ -27,6 +27,24 @@ const TIMEOUT = 120_000;
 const WORDS = ["two", "three", "four", "five"];
 const CHECK = "Um zu zeigen, dass Sie aufmerksam lesen, tippen Sie hier das Wort lila.";
 const bin = cliBinary();
+
+/** A CSV file's rows as objects by its header (quoted fields with commas, quotes and line breaks). */
+function parseCsv(text) {
+  const rows = [[]];
+  let field = "", quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") { rows.at(-1).push(field); field = ""; }
+    else if (c === "\n") { rows.at(-1).push(field.replace(/\r$/, "")); field = ""; rows.push([]); }
+    else field += c;
+  }
+  if (field || rows.at(-1).length) rows.at(-1).push(field);
+  const [header, ...body] = rows.filter((r) => r.length > 1);
+  return body.map((r) => Object.fromEntries(header.map((h, i) => [h.replace(/^\ufeff/, ""), r[i]])));
+}
 
 async function download(page, testid, dir) {
   const [file] = await Promise.all([page.waitForEvent("download", { timeout: TIMEOUT }), page.getByTestId(testid).click()]);
@@ -315,12 +333,18 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       const attentive = await pageTable("attentive");
       assert.deepEqual(attentive, await cliTable(analysed, "1", ["--exclude-failed-attention"]), "and without PS3, too");
     });
-    // The website on a static host: unpacked as it is, the participants' link from its README.
+    // The website on its own server, one command: `clozelab serve` hosts the ZIP as it is and
+    // keeps the answers in SQLite; the participants' link from its README. One participant
+    // reloads mid-way and completes, one declines, one withdraws; the export then goes to the
+    // Analysis page, whose trials.csv and runs.csv hold what the participants did.
     const site = join(dir, "site");
     execFileSync("python3", ["-m", "zipfile", "-e", files.site, site]);
     const readme = await readFile(join(site, "README-host.txt"), "utf8");
+    assert.match(readme, /clozelab serve --site THIS\.zip --data answers\.sqlite/);
     const link = readme.match(/https:\/\/your\.host(\/\?study=study\.json&[^\s]+)/)[1].replace("{{%PROLIFIC_PID%}}", "PW1");
-    const host = await serveDist(site);
+    const data = join(dir, "answers.sqlite");
+    const host = await startClozelabServe(files.site, data);
+    let exported;
     try {
       // A study without a model has no use for the CPU's threads: its package leaves the
       // isolation service worker out, so even where service workers may run, the page loads once.
@@ -329,34 +353,66 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await withPage("study-page-site", { serviceWorkers: "allow" }, async (page) => {
         const loads = documentLoads(page);
         await page.goto(`${host.base}${link}`);
-        await playToTheEnd(page, { shot: "study-site-participant" });
-        assert.equal(loads.filter((url) => url.startsWith(host.base)).length, 1, loads.join(", "));
+        await playToTheEnd(page, { reloadAfter: 2, shot: "study-site-participant" });
+        assert.equal(loads.filter((url) => url.startsWith(host.base)).length, 2, `the reload, and only it: ${loads.join(", ")}`);
         await page.waitForURL(PROLIFIC, { timeout: TIMEOUT });
-        assert.deepEqual(host.submissions.filter((b) => b.responses?.length === 4).map((b) => b.manifest.participant), ["PW1"]);
       });
       // Declining stores and sends nothing; withdrawing deletes the answers here and tells the server.
       await withPage("study-page-site-decline", {}, async (page) => {
         await page.goto(`${host.base}${link.replace("PW1", "PW2")}`);
         await page.getByTestId("consent-decline").click();
         await page.waitForURL(DECLINED, { timeout: TIMEOUT });
-        assert.ok(!host.submissions.some((b) => JSON.stringify(b).includes("PW2")), "nothing of PW2 was sent");
       });
       await withPage("study-page-site-withdraw", {}, async (page) => {
         await page.goto(`${host.base}${link.replace("PW1", "PW3")}`);
         await playToTheEnd(page, { withdrawAfter: 1 });
         await page.waitForURL(DECLINED, { timeout: TIMEOUT });
-        const notice = host.submissions.find((b) => b.withdrawal);
-        assert.equal(notice?.withdrawal.participant, "PW3");
-        // The run's own notice: the link's SESSION_ID is Prolific's unfilled placeholder, so
-        // the page made the run.
-        assert.match(notice.withdrawal.run, /^local-[0-9a-f]{16}$/);
-        assert.equal(notice.key, `PW3/Lesestudie/${notice.withdrawal.run}/withdrawn`);
         await page.goto(`${host.base}/`);
         assert.deepEqual(await storedKeys(page, "PW3"), [], "the browser kept nothing of PW3");
       });
+      // The export over HTTP needs the token the server printed once; the CLI's is the same file.
+      assert.equal((await fetch(`${host.base}/clozelab/export`)).status, 401);
+      const response = await fetch(`${host.base}/clozelab/export`, { headers: { authorization: `Bearer ${host.token}` } });
+      assert.equal(response.status, 200);
+      exported = join(dir, "results.zip");
+      await writeFile(exported, Buffer.from(await response.arrayBuffer()));
+      const cliExport = join(dir, "results-cli.zip");
+      execFileSync(bin, ["export", "--data", data, "--out", cliExport], { stdio: ["ignore", "ignore", "pipe"] });
+      assert.ok((await readFile(cliExport)).equals(await readFile(exported)), "the CLI exports what the server gives");
     } finally {
-      host.server.close();
+      await host.stop();
     }
+    const stored = execFileSync("python3", ["-c", `import zipfile, sys, json
+z = zipfile.ZipFile(sys.argv[1])
+print(json.dumps([json.loads(z.read(n)) for n in z.namelist()]))`, exported], { encoding: "utf8" });
+    const bodies = JSON.parse(stored);
+    const notice = bodies.find((b) => b.withdrawal);
+    assert.equal(notice?.withdrawal.participant, "PW3");
+    // The run's own notice: the link's SESSION_ID is Prolific's unfilled placeholder, so the
+    // page made the run.
+    assert.match(notice.withdrawal.run, /^local-[0-9a-f]{16}$/);
+    assert.ok(!bodies.some((b) => b.manifest?.participant === "PW3"), "the server deleted what PW3 had sent");
+    assert.ok(!JSON.stringify(bodies).includes("PW2"), "nothing of PW2 was sent");
+    await withPage("study-page-site-results", {}, async (page) => {
+      await page.goto(`${served.base}/analysis`);
+      await page.getByTestId("analysis-files").setInputFiles([exported]);
+      await page.waitForFunction(() => document.querySelectorAll("[data-testid=analysis-file-list] li").length > 0, null, { timeout: TIMEOUT });
+      await page.getByTestId("analysis-resamples").fill("1");
+      await page.getByTestId("analyse").click();
+      const row = (id) => page.locator(`[data-testid=participant-runs] tr[data-participant=${id}]`);
+      await row("PW1").waitFor({ timeout: TIMEOUT });
+      assert.equal(await row("PW1").getAttribute("data-state"), "complete");
+      assert.equal(await row("PW3").getAttribute("data-state"), "withdrawn");
+      const table = async (testid) => parseCsv(await readFile(await download(page, testid, dir), "utf8"));
+      const rows = await table("download-trials");
+      assert.deepEqual(rows.filter((r) => r.participant === "PW1").map((r) => r.response), WORDS, "each of PW1's answers once, the reload's too");
+      assert.ok(!rows.some((r) => r.participant === "PW3"), "nothing of PW3 in trials.csv");
+      const runs = await table("download-runs");
+      const state = (who) => runs.find((r) => r.participant === who)?.run_state;
+      assert.equal(state("PW1"), "complete");
+      assert.equal(state("PW3"), "withdrawn");
+      await screenshot(page, "study-site-results.png");
+    });
     console.log(`Study page, step by step:\n  ${took.join("\n  ")}`);
   } finally {
     served.server.close();

@@ -125,3 +125,20 @@ pub struct BenchSpeedArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[derive(Debug, Args)]
+pub struct BenchServeArgs {
+    /// Simulated participants sending at once.
+    #[arg(long, default_value_t = 500)]
+    pub participants: usize,
+    /// Answers each participant sends, one request each.
+    #[arg(long, default_value_t = 20)]
+    pub answers: usize,
+    /// The paced run's longest pause before each answer, in ms (uniform up to it: with the
+    /// defaults 500 participants offer about 1,000 answers/s); the saturated run pauses never.
+    #[arg(long, default_value_t = 700)]
+    pub think_ms: u64,
+    /// Where to write the figures as JSON.
+    #[arg(long, value_name = "FILE", default_value = "target/bench-serve.json")]
+    pub out: PathBuf,
+}

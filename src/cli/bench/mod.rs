@@ -3,7 +3,8 @@
 //! `CLOZELAB_HF_DEVICE=cuda`) on the same weights in the same run; [`attention_bench`] (the
 //! model's attention op beside burn's own `attention`); [`speed`] (the Model page's speed check,
 //! natively, beside the browser's figures); [`host`] (what the host pays per GPU dispatch, a
-//! decode step of a tiny-width model beside transformers'). Benchmarks print ratios
+//! decode step of a tiny-width model beside transformers'); [`serve_bench`] (answers/s of
+//! `clozelab serve` against the same requests answered without a database). Benchmarks print ratios
 //! against that baseline; they are never timed tests.
 
 use std::path::{Path, PathBuf};
@@ -14,12 +15,14 @@ pub mod args;
 mod attention;
 mod forward;
 mod host;
+mod serve;
 mod speed;
 mod words;
 
 pub use attention::attention_bench;
 pub use forward::forward;
 pub use host::host;
+pub use serve::serve_bench;
 pub use speed::speed;
 pub use words::words;
 

@@ -1,5 +1,5 @@
 //! The study and its design: passages ([`passages`]), study configs ([`study`]; what their links
-//! say: [`study_link`]) and the plans they make ([`plan`]), counterbalanced lists ([`lists`],
+//! say: [`study_link`]; their addresses: [`study_urls`]) and the plans they make ([`plan`]), counterbalanced lists ([`lists`],
 //! rotated from an item set by [`latin_square`]; a precision target that picks among them,
 //! [`adaptive_norming`]), the questions asked around the passages
 //! ([`questions`]), attention checks ([`attention`]), the texts participants read in the study's
@@ -18,3 +18,4 @@ pub mod run_scope;
 pub mod study;
 pub mod study_draft;
 pub mod study_link;
+pub mod study_urls;

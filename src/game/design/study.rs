@@ -36,7 +36,10 @@ pub enum StudyError {
     RedirectUrl(String),
     #[error("decline_url must be an http(s) address, got {0:?}")]
     DeclineUrl(String),
-    #[error("submit_url must be a path on the app's own server (e.g. /submit), got {0:?}")]
+    #[error(
+        "submit_url must be a path on the app's own server (e.g. /submit) or an https:// address \
+         of a study server, got {0:?}"
+    )]
     SubmitUrl(String),
     #[error("the participant id is empty or longer than {MAX_ID_LEN} characters")]
     ParticipantId,
@@ -44,6 +47,10 @@ pub enum StudyError {
     TokenGameCounts,
     #[error("model must be a folder on the app's own server (e.g. models/gpt2/), got {0:?}")]
     ModelUrl(String),
+    #[error(
+        "answers_in_browser says the answers stay in the browser, but submit_url sends them: keep one"
+    )]
+    AnswersTwoWays,
     #[error("send_each_response needs a submit_url to send them to")]
     SendEachWithoutSubmit,
     #[error("each list needs a name of its own, got {0}")]
@@ -68,29 +75,6 @@ pub enum StudyError {
     LatinSquare(#[from] super::latin_square::LatinSquareError),
     #[error("screened_out_url must be an http(s) address, got {0:?}")]
     ScreenedOutUrl(String),
-}
-
-/// An http(s) address with a host, without control characters or spaces (where a participant
-/// may be sent).
-fn is_web_address(url: &str) -> bool {
-    let lower = url.trim().to_ascii_lowercase();
-    let Some(rest) = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))
-    else {
-        return false;
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit('@').next().unwrap_or_default();
-    let host = host.split(':').next().unwrap_or_default();
-    !host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '-' | '[' | ']'))
-        && !url
-            .trim()
-            .chars()
-            .any(|c| c.is_control() || c.is_whitespace())
 }
 
 /// Passage order.
@@ -172,11 +156,18 @@ pub struct StudyConfig {
     /// no-consent URL). Without it they are told that nothing was kept, and may close the page.
     #[serde(default)]
     pub decline_url: Option<String>,
-    /// Where to POST the participant's JSON export on completion (a path on the app's own server:
-    /// the Content-Security-Policy allows no other host). Optional: without it nothing leaves
-    /// the participant's browser unless they download it.
+    /// Where to POST the participant's JSON export on completion: a path on the app's own
+    /// server, or an `https://` address of a study server elsewhere (a package's
+    /// Content-Security-Policy then names its origin). Without it nothing leaves the
+    /// participant's browser unless they download it, which a package must say with
+    /// `answers_in_browser` (see `game::packages::destination`).
     #[serde(default)]
     pub submit_url: Option<String>,
+    /// The study keeps its answers in the participant's browser on purpose (a lab computer, where
+    /// "Your data" downloads them): stated, so that a package never sends answers nowhere by
+    /// mistake.
+    #[serde(default)]
+    pub answers_in_browser: bool,
     /// Also POST each answer to `submit_url` as soon as it is saved (a bundle of one response,
     /// keyed by participant/passage/position), so a participant who leaves early still leaves
     /// what they answered. Needs `submit_url`.
@@ -287,13 +278,6 @@ impl StudyConfig {
             &config.questions_after,
             config.screened_out_url.is_some(),
         )?;
-        if let Some(url) = config
-            .screened_out_url
-            .as_ref()
-            .filter(|u| !is_web_address(u))
-        {
-            return Err(StudyError::ScreenedOutUrl(url.clone()));
-        }
         if let Some(id) = &config.study_id {
             crate::game::design::run_scope::check_study_id(id)?;
         }
@@ -303,19 +287,23 @@ impl StudyConfig {
         if config.positions_per_passage == Some(0) || config.rounds_per_position == Some(0) {
             return Err(StudyError::TokenGameCounts);
         }
-        if let Some(url) = config.redirect_url.as_ref().filter(|u| !is_web_address(u)) {
-            return Err(StudyError::RedirectUrl(url.clone()));
-        }
-        if let Some(url) = config.decline_url.as_ref().filter(|u| !is_web_address(u)) {
-            return Err(StudyError::DeclineUrl(url.clone()));
-        }
-        if let Some(path) = &config.submit_url
-            && (!path.starts_with('/')
-                || path.starts_with("//")
-                || path.chars().any(|c| c.is_control() || c == '\\'))
-        {
-            return Err(StudyError::SubmitUrl(path.clone()));
-        }
+        let addresses = super::study_urls::Addresses {
+            screened_out_url: config.screened_out_url.as_deref(),
+            redirect_url: config.redirect_url.as_deref(),
+            decline_url: config.decline_url.as_deref(),
+            submit_url: config.submit_url.as_deref(),
+            answers_in_browser: config.answers_in_browser,
+        };
+        super::study_urls::check_urls(&addresses).map_err(|problem| {
+            use super::study_urls::UrlProblem;
+            match problem {
+                UrlProblem::ScreenedOut(url) => StudyError::ScreenedOutUrl(url),
+                UrlProblem::Redirect(url) => StudyError::RedirectUrl(url),
+                UrlProblem::Decline(url) => StudyError::DeclineUrl(url),
+                UrlProblem::Submit(url) => StudyError::SubmitUrl(url),
+                UrlProblem::TwoWays => StudyError::AnswersTwoWays,
+            }
+        })?;
         if config.send_each_response && config.submit_url.is_none() {
             return Err(StudyError::SendEachWithoutSubmit);
         }
@@ -324,7 +312,7 @@ impl StudyConfig {
                 config.lists.len(),
                 config.game == GameKind::NextWord,
                 |key| config.is_list_context(key),
-                is_web_address,
+                super::study_urls::is_web_address,
             )?;
         }
         if let Some(folder) = &config.model
@@ -363,6 +351,7 @@ impl StudyConfig {
             redirect_url: None,
             decline_url: None,
             submit_url: None,
+            answers_in_browser: false,
             send_each_response: false,
             participant_param: None,
             game: GameKind::NextWord,

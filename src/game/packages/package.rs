@@ -7,10 +7,12 @@
 use std::io::Write;
 
 use super::build_record::{BUILD_RECORD, BuildRecord};
+use super::destination::{AnswersGo, DestinationError, answers_destination};
 use super::jatos_archive::study_description;
 use super::jatos_archive::{JatosArchiveError, assets_dir_name, relative_index_html};
 use crate::game::design::adaptive_norming::STATE_FILE;
 use crate::game::design::study::{GameKind, StudyConfig, StudyError};
+use crate::game::design::study_urls::submit_origin;
 
 /// The file the build writes beside `index.html`: a JSON array of every built file's path
 /// (relative, `/`-separated), so that the page can fetch its own files.
@@ -46,6 +48,8 @@ pub enum PackageError {
     FileList(String),
     #[error("cannot write the ZIP: {0}")]
     Zip(String),
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
 }
 
 /// The model folder a study's participants load (next-token games), relative to the app, as
@@ -237,8 +241,12 @@ pub fn jatos_study_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
 /// A static site of the study: the app, `study.json`, the model folder a token game needs and
 /// `README-host.txt` (see [`host_readme`]), all at the ZIP's root, to be served at the root of
 /// a web host.
+///
+/// A study whose answers would go nowhere is refused (see [`answers_destination`]): outside
+/// JATOS only its `submit_url` collects them.
 pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8>, PackageError> {
     let (config, names) = checked(study_json, files)?;
+    answers_destination(&config)?;
     let mut zip = ZipOut::new();
     for file in in_order(files, &names) {
         if file.name == "index.html" {
@@ -263,7 +271,8 @@ pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
 }
 
 /// The app's page as `config`'s package serves it: without the isolation script where the
-/// study runs no model (its files are left out too, see [`package_file_names`]).
+/// study runs no model (its files are left out too, see [`package_file_names`]), and with a
+/// `submit_url` on another server's origin allowed by its Content-Security-Policy.
 ///
 /// ```
 /// use clozelab::game::{packages::package::page_for, design::study::StudyConfig};
@@ -272,12 +281,25 @@ pub fn static_site_archive(study_json: &str, files: &[AppFile]) -> Result<Vec<u8
 /// assert_eq!(page_for(&words, page), "<head><title>t</title></head>");
 /// let tokens = StudyConfig::from_json(r#"{"game": "two_token"}"#).unwrap();
 /// assert_eq!(page_for(&tokens, page), page);
+/// let elsewhere = StudyConfig::from_json(r#"{"submit_url": "https://lab.example.org/submit"}"#).unwrap();
+/// assert_eq!(
+///     page_for(&elsewhere, "connect-src 'self' https://huggingface.co;"),
+///     "connect-src 'self' https://lab.example.org https://huggingface.co;"
+/// );
 /// ```
 pub fn page_for(config: &StudyConfig, html: &str) -> String {
-    if needed_model(config).is_some() {
+    let html = if needed_model(config).is_some() {
         html.to_string()
     } else {
         html.replace(ISOLATION_TAG, "")
+    };
+    match config.submit_url.as_deref().and_then(submit_origin) {
+        Some(origin) => html.replacen(
+            "connect-src 'self'",
+            &format!("connect-src 'self' {origin}"),
+            1,
+        ),
+        None => html,
     }
 }
 
@@ -320,10 +342,15 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
         }
     };
     text.insert_str(text.find('\n').map_or(0, |i| i + 2), &build_line);
-    match &config.submit_url {
-        Some(path) => text.push_str(&format!(
-            "5. Results: the app POSTs each participant's JSON bundle to {path} on this same host\n   \
-                {}. Your server must:\n   \
+    match answers_destination(config) {
+        Ok(AnswersGo::Server(url)) => text.push_str(&format!(
+            "5. Results: the app POSTs each participant's JSON bundle to {url}\n   \
+                {}.\n   \
+                The simplest host does all of the above and keeps them: clozelab's own server,\n     \
+                  clozelab serve --site THIS.zip --data answers.sqlite --addr 0.0.0.0:8080\n   \
+                (behind your HTTPS proxy, or with --tls-cert/--tls-key), and later\n     \
+                  clozelab export --data answers.sqlite --out results.zip\n   \
+                A server of your own must:\n   \
                 - accept a POST with a JSON body (application/json) and store it;\n   \
                 - accept repeats: each POST has an Idempotency-Key header, each response in the\n     \
                   bundle an idempotency_key; store a key once and answer a repeat with 2xx;\n   \
@@ -333,9 +360,10 @@ pub fn host_readme(config: &StudyConfig, build: Option<&BuildRecord>) -> String 
                 Give the stored bundles (the files, or a ZIP of them) to clozelab's Analysis page.\n",
             if config.send_each_response { "when they finish, and each answer as it is saved" } else { "when they finish" }
         )),
-        None => text.push_str(
-            "5. Results: this study has no submit_url, so nothing leaves the participant's browser;\n   \
-                participants download their data in \"Your data\" and send it to you.\n",
+        _ => text.push_str(
+            "5. Results: this study keeps its answers in the participant's browser\n   \
+                (answers_in_browser): nothing is sent anywhere; download them on each computer\n   \
+                in \"Your data\".\n",
         ),
     }
     if let Some(model) = needed_model(config) {

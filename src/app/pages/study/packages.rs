@@ -11,6 +11,7 @@ use crate::app::web::files::{download_bytes, download_text};
 use crate::app::web::jatos_client::app_root;
 use crate::data::served_file::FileKind;
 use crate::game::design::study::StudyConfig;
+use crate::game::packages::destination::{AnswersGo, answers_destination};
 use crate::game::packages::jatos_archive::assets_dir_name;
 use crate::game::packages::package::{
     APP_FILES_LIST, AppFile, jatos_study_archive, package_file_names, parse_file_list,
@@ -49,6 +50,13 @@ pub(super) fn StudyPackages(checked: Memo<Result<String, String>>) -> impl IntoV
         }
     });
     let invalid = move || checked.with(Result::is_err) || build.pending().get();
+    // Where the website's answers go, or why it cannot be made (it would lose them).
+    let destination = Memo::new(move |_| {
+        let json = checked.get().ok()?;
+        let config = StudyConfig::from_json(&json).ok()?;
+        Some(answers_destination(&config).map_err(|e| e.to_string()))
+    });
+    let site_refused = move || invalid() || destination.with(|d| matches!(d, Some(Err(_))));
     let save_config = move |_| {
         if let Ok(json) = checked.get_untracked()
             && let Err(e) = download_text("study.json", "application/json", &json)
@@ -79,7 +87,7 @@ pub(super) fn StudyPackages(checked: Memo<Result<String, String>>) -> impl IntoV
                     <button
                         type="button"
                         data-testid="study-download-site"
-                        disabled=invalid
+                        disabled=site_refused
                         on:click=move |_| {
                             build.dispatch(Package::StaticSite);
                         }
@@ -89,6 +97,18 @@ pub(super) fn StudyPackages(checked: Memo<Result<String, String>>) -> impl IntoV
                     " For any web host: the app, the config, the model a token game needs, and \
                      README-host.txt (headers, the route fallback, the participants' link, what \
                      your submit path must do)."
+                    <p data-testid="study-answers-go" class="answers-go">
+                        {move || match destination.get() {
+                            Some(Ok(AnswersGo::Server(url))) => format!(
+                                "Answers are POSTed to {url}: host the website with `clozelab serve`, which keeps them."
+                            ),
+                            Some(Ok(AnswersGo::Browser)) => "Answers stay in each participant's browser \
+                                 (answers_in_browser): download them on each computer in \"Your data\"."
+                                .to_string(),
+                            Some(Err(reason)) => format!("No website: {reason}."),
+                            None => String::new(),
+                        }}
+                    </p>
                 </li>
                 <li>
                     <button
@@ -118,6 +138,9 @@ async fn make(
     progress: RwSignal<Option<String>>,
 ) -> Result<(String, Vec<u8>), String> {
     let config = StudyConfig::from_json(json).map_err(|e| e.to_string())?;
+    if package == Package::StaticSite {
+        answers_destination(&config).map_err(|e| e.to_string())?;
+    }
     let root = app_root();
     let list = fetch_text_uncached(&format!("{root}{APP_FILES_LIST}"), FileKind::Json)
         .await
