@@ -35,6 +35,7 @@ pub fn site(dir: &Path, study: &str) -> PathBuf {
     )
     .unwrap();
     std::fs::write(site.join("study.json"), study).unwrap();
+    std::fs::write(site.join("worker_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
     std::fs::write(
         site.join("app-0123456789abcdef.js"),
         "export {};\n".repeat(400),
@@ -474,8 +475,15 @@ fn the_site_is_served_with_the_packages_headers_ranges_and_compression() {
         "a range is sent as it is"
     );
     assert_eq!(part.body, &model[1000..2000]);
-    let wasm_type = exchange(addr, "HEAD /study.json HTTP/1.1", b"");
-    assert_eq!(wasm_type.header("content-type"), Some("application/json"));
+    let config = exchange(addr, "HEAD /study.json HTTP/1.1", b"");
+    assert_eq!(config.header("content-type"), Some("application/json"));
+    let wasm = exchange(addr, "HEAD /worker_bg.wasm HTTP/1.1", b"");
+    assert_eq!(wasm.header("content-type"), Some("application/wasm"));
+    assert_eq!(
+        wasm.header("cache-control"),
+        Some("no-cache"),
+        "no hash in its name"
+    );
 }
 
 #[test]

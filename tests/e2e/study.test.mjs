@@ -120,7 +120,7 @@ function storedKeys(page, text) {
   }), text);
 }
 
-test("Study page: a study built and packaged in the page runs in JATOS and on a static host", { timeout: 6 * TIMEOUT }, async () => {
+test("Study page: a study built and packaged in the page runs in JATOS and on `clozelab serve`", { timeout: 6 * TIMEOUT }, async () => {
   const dir = await mkdtemp(join(tmpdir(), "clozelab-study-page-"));
   const served = await serveDist();
   const jatos = await startJatos();
@@ -162,14 +162,30 @@ test("Study page: a study built and packaged in the page runs in JATOS and on a 
       await page.getByTestId("study-per-participant").fill("");
       await page.getByTestId("study-consent").fill("Ich stimme zu.");
       await page.getByTestId("study-completion-code").fill("C0DES");
+      // No server and no redirect: a website only where the study says its answers stay in the browser.
+      await page.getByTestId("study-valid").waitFor();
+      assert.ok(await page.getByTestId("study-download-site").isDisabled());
+      assert.match(await page.getByTestId("study-answers-go").innerText(), /answers_in_browser/);
+      await page.getByTestId("study-answers-in-browser").check();
+      await page.getByTestId("study-answers-go").filter({ hasText: "Answers stay in each participant's browser" }).waitFor();
+      assert.ok(!(await page.getByTestId("study-download-site").isDisabled()));
+      await page.getByTestId("study-answers-in-browser").uncheck();
       await page.getByTestId("study-redirect").fill("javascript:alert(1)");
       assert.match(await page.getByTestId("study-error").innerText(), /redirect_url must be an http\(s\) address/);
       await page.getByTestId("study-redirect").fill(PROLIFIC);
       await page.getByTestId("study-decline").fill(DECLINED);
+      // A valid study that sends participants to Prolific but its answers nowhere: no website,
+      // with the reason and the fix; JATOS keeps the answers itself.
+      await page.getByTestId("study-valid").waitFor();
+      assert.ok(await page.getByTestId("study-download-site").isDisabled(), "no website that would lose its answers");
+      assert.ok(!(await page.getByTestId("study-download-jatos").isDisabled()), "the JATOS archive is fine");
+      assert.match(await page.getByTestId("study-answers-go").innerText(), /^No website: .*sends their answers\s+nowhere.*clozelab serve/s);
       await page.getByTestId("study-send-each").check();
       assert.match(await page.getByTestId("study-error").innerText(), /send_each_response needs a submit_url/);
       await page.getByTestId("study-submit-url").fill("/submit");
       await page.getByTestId("study-valid").waitFor();
+      assert.match(await page.getByTestId("study-answers-go").innerText(), /Answers are POSTed to \/submit: host the website with `clozelab serve`/);
+      assert.ok(!(await page.getByTestId("study-download-site").isDisabled()));
       const { study_id: studyId, ...config } = JSON.parse(await page.getByTestId("study-json").textContent());
       // A new study gets its own id, which keeps its answers apart from any other study's.
       assert.match(studyId, /^study-[0-9a-f]{16}$/);

@@ -78,6 +78,29 @@ pub(super) fn OptionalTextField(
     }
 }
 
+/// A yes/no setting of the config, as a checkbox with its label after it.
+#[component]
+pub(super) fn CheckField(
+    label: &'static str,
+    id: &'static str,
+    get: fn(&StudyConfig) -> bool,
+    field_mut: fn(&mut StudyConfig) -> &mut bool,
+) -> impl IntoView {
+    let draft = use_study_draft();
+    view! {
+        <label class="inline">
+            <input
+                type="checkbox"
+                data-testid=id
+                prop:checked=move || draft.config.with(get)
+                on:change=move |ev| draft.config.update(|c| *field_mut(c) = event_target_checked(&ev))
+            />
+            " "
+            {label}
+        </label>
+    }
+}
+
 /// An optional whole number: empty means the default; text that is not a number is named
 /// beside the field and leaves the config as it was.
 #[component]

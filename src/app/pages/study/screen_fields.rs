@@ -1,14 +1,13 @@
 //! What participants read and where they go: consent, instructions, the completion code and
-//! redirect, the participant id's URL parameter, and where results are sent.
+//! redirect, the participant id's URL parameter, and where results are sent (or that they stay
+//! in the browser).
 
 use leptos::prelude::*;
 
-use super::fields::{OptionalTextField, TextField};
-use super::use_study_draft;
+use super::fields::{CheckField, OptionalTextField, TextField};
 
 #[component]
 pub(super) fn ScreenFields() -> impl IntoView {
-    let draft = use_study_draft();
     view! {
         <fieldset>
             <legend>"Participants"</legend>
@@ -54,23 +53,24 @@ pub(super) fn ScreenFields() -> impl IntoView {
                 field_mut=|c| &mut c.participant_param
             />
             <OptionalTextField
-                label="Send results to (a path on the study's own server; not used in JATOS)"
+                label="Send results to (a path on the study's own server, e.g. clozelab serve's, or its https:// address; not used in JATOS)"
                 id="study-submit-url"
                 placeholder="/submit"
                 field=|c| &c.submit_url
                 field_mut=|c| &mut c.submit_url
             />
-            <label class="inline">
-                <input
-                    type="checkbox"
-                    data-testid="study-send-each"
-                    prop:checked=move || draft.config.with(|c| c.send_each_response)
-                    on:change=move |ev| {
-                        draft.config.update(|c| c.send_each_response = event_target_checked(&ev))
-                    }
-                />
-                " Also send each answer as it is saved"
-            </label>
+            <CheckField
+                label="Also send each answer as it is saved"
+                id="study-send-each"
+                get=|c| c.send_each_response
+                field_mut=|c| &mut c.send_each_response
+            />
+            <CheckField
+                label="No server: answers stay in each participant's browser (a lab computer, where you download them)"
+                id="study-answers-in-browser"
+                get=|c| c.answers_in_browser
+                field_mut=|c| &mut c.answers_in_browser
+            />
         </fieldset>
     }
 }
