@@ -22,6 +22,9 @@ ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || apt_missing+=(mesa-
 [ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v Rscript >/dev/null && apt_missing+=(r-base-core)
 # Trunk's post-build hook (scripts/csp_hash.py) puts the loader's hash into the page's CSP.
 command -v python3 >/dev/null || apt_missing+=(python3)
+# The tests of `clozelab serve` over HTTPS make their certificate with openssl and fetch with curl.
+[ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v openssl >/dev/null && apt_missing+=(openssl)
+[ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v curl >/dev/null && apt_missing+=(curl)
 apt_install() {
   sudo_if_needed apt-get update -qq
   DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "${apt_missing[@]}"

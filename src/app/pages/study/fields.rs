@@ -93,7 +93,9 @@ pub(super) fn CheckField(
                 type="checkbox"
                 data-testid=id
                 prop:checked=move || draft.config.with(get)
-                on:change=move |ev| draft.config.update(|c| *field_mut(c) = event_target_checked(&ev))
+                on:change=move |ev| {
+                    draft.config.update(|c| *field_mut(c) = event_target_checked(&ev))
+                }
             />
             " "
             {label}

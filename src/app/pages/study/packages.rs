@@ -99,12 +99,16 @@ pub(super) fn StudyPackages(checked: Memo<Result<String, String>>) -> impl IntoV
                      your submit path must do)."
                     <p data-testid="study-answers-go" class="answers-go">
                         {move || match destination.get() {
-                            Some(Ok(AnswersGo::Server(url))) => format!(
-                                "Answers are POSTed to {url}: host the website with `clozelab serve`, which keeps them."
-                            ),
-                            Some(Ok(AnswersGo::Browser)) => "Answers stay in each participant's browser \
+                            Some(Ok(AnswersGo::Server(url))) => {
+                                format!(
+                                    "Answers are POSTed to {url}: host the website with `clozelab serve`, which keeps them.",
+                                )
+                            }
+                            Some(Ok(AnswersGo::Browser)) => {
+                                "Answers stay in each participant's browser \
                                  (answers_in_browser): download them on each computer in \"Your data\"."
-                                .to_string(),
+                                    .to_string()
+                            }
                             Some(Err(reason)) => format!("No website: {reason}."),
                             None => String::new(),
                         }}
