@@ -47,7 +47,7 @@ pub fn quantize(args: &QuantizeArgs) -> Result<(), CliError> {
     for text in &texts {
         let mut row = files
             .tokenizer
-            .encode_context_from(text, ContextStart::EndOfText)?;
+            .encode_context_from(text, ContextStart::BeginOfText)?;
         row.truncate(config.n_positions);
         ids.push(row);
     }

@@ -1,6 +1,7 @@
 //! Word surprisal of a text, the two ways the literature computes it, and the entropy of the
 //! model's next word, for every whitespace-delimited word: the predictors of reading-time
-//! analyses. Every quantity reads the text after `<|endoftext|>` ([`ContextStart::EndOfText`]),
+//! analyses. Every quantity reads the text after the tokenizer's begin-of-text token
+//! ([`ContextStart::BeginOfText`]: GPT-2's `<|endoftext|>`, SmolLM2-Instruct's `<|im_start|>`),
 //! as surprisal studies and minicons (`bos_token=True`) do.
 //!
 //! - **Canonical, with the beginning-of-word correction** (Pimentel & Meister 2024; Oh &
@@ -39,7 +40,7 @@ pub enum SurprisalError {
     #[error("the text has no words")]
     NoWords,
     #[error(
-        "the text is {tokens} tokens after <|endoftext|>, more than the model reads at once ({max}): score it in parts"
+        "the text is {tokens} tokens after its begin-of-text token, more than the model reads at once ({max}): score it in parts"
     )]
     TooLong { tokens: usize, max: usize },
     #[error(transparent)]
@@ -100,12 +101,13 @@ pub fn beginning_of_word_ids(tokenizer: &BpeTokenizer) -> Vec<u32> {
         .collect()
 }
 
-/// The ids minicons scores for `words` (after `<|endoftext|>`) and each word's span in them.
+/// The ids minicons scores for `words` (after the begin-of-text token) and each word's span in
+/// them.
 fn word_spans(
     tokenizer: &BpeTokenizer,
     words: &[&str],
 ) -> Result<(Vec<u32>, Vec<std::ops::Range<usize>>), SurprisalError> {
-    let mut ids = vec![tokenizer.end_of_text_id()];
+    let mut ids = vec![tokenizer.begin_of_text_id()];
     let mut spans = Vec::with_capacity(words.len());
     for (j, word) in words.iter().enumerate() {
         let piece = if j == 0 {
@@ -220,7 +222,7 @@ pub async fn all_segmentations_surprisal(
         .score_from(
             model,
             tokenizer,
-            (&context, ContextStart::EndOfText),
+            (&context, ContextStart::BeginOfText),
             &[cloze_word.to_string()],
             1.0,
             monitor,
@@ -272,7 +274,7 @@ pub async fn text_surprisals(
     }
     if let Some(config) = &options.entropy_samples {
         let contexts: Vec<String> = (0..words.len()).map(|j| words[..j].join(" ")).collect();
-        let config = config.clone().with_context_start(ContextStart::EndOfText);
+        let config = config.clone().with_context_start(ContextStart::BeginOfText);
         let samples =
             sample_words_for_contexts(model, tokenizer, &contexts, &config, monitor).await?;
         for (row, samples) in out.iter_mut().zip(samples) {

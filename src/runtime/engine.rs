@@ -54,6 +54,24 @@ pub struct Engine {
     pub random_test_model: bool,
 }
 
+/// `tokenizer` reading texts after the model's `bos_token_id` (its `config.json`'s; GPT-2's and
+/// Pythia's name `<|endoftext|>`, SmolLM2-Instruct's `<|im_start|>`), as minicons reads them
+/// after the tokenizer's `bos_token`; unchanged where the config names none.
+pub fn with_models_start(
+    tokenizer: BpeTokenizer,
+    config_json: &str,
+) -> Result<BpeTokenizer, TokenizerError> {
+    let config: serde_json::Value =
+        serde_json::from_str(config_json).unwrap_or(serde_json::Value::Null);
+    match config
+        .get("bos_token_id")
+        .and_then(serde_json::Value::as_u64)
+    {
+        Some(id) => tokenizer.with_begin_of_text(u32::try_from(id).unwrap_or(u32::MAX)),
+        None => Ok(tokenizer),
+    }
+}
+
 /// Whether a safetensors file carries the test-model marker (false for anything unreadable).
 pub fn is_random_test_model(weights: &[u8]) -> bool {
     safetensors::SafeTensors::read_metadata(weights)
@@ -91,6 +109,7 @@ impl Engine {
         device: &Device,
     ) -> Result<Self, EngineError> {
         let (config, model) = load_transformer(config_json, weights, device)?;
+        let tokenizer = with_models_start(tokenizer, config_json)?;
         if tokenizer.vocab_size() > config.vocab_size {
             return Err(EngineError::VocabularyMismatch {
                 tokenizer: tokenizer.vocab_size(),

@@ -127,7 +127,10 @@ pub fn gguf_bytes(
             "tokenizer.ggml.merges",
             Value::Array(vocab.merges.into_iter().map(Value::Str).collect()),
         )
-        .metadata("tokenizer.ggml.bos_token_id", Value::Uint(eot))
+        .metadata(
+            "tokenizer.ggml.bos_token_id",
+            Value::Uint(u64::from(tokenizer.begin_of_text_id())),
+        )
         .metadata("tokenizer.ggml.eos_token_id", Value::Uint(eot));
     let heads = (config.n_head, config.family.kv_heads(config.n_head));
     let tensors = checkpoint_tensors(&config, safetensors)?;

@@ -84,14 +84,22 @@ pub fn read_tokenizer(dir: &Path) -> Result<BpeTokenizer, ModelDirError> {
 /// Reads `config.json`, `model.safetensors` and the tokenizer of a model folder, or, where
 /// `dir` is a file, the GGUF file it is (weights, architecture and tokenizer in one).
 pub fn read_model_dir(dir: &Path) -> Result<ModelFiles, ModelDirError> {
-    if dir.is_file() {
-        return read_gguf(dir);
-    }
-    Ok(ModelFiles {
-        config_json: read_text(&dir.join("config.json"))?,
-        weights: read_bytes(&dir.join("model.safetensors"))?,
-        tokenizer: read_tokenizer(dir)?,
-    })
+    let files = if dir.is_file() {
+        read_gguf(dir)?
+    } else {
+        ModelFiles {
+            config_json: read_text(&dir.join("config.json"))?,
+            weights: read_bytes(&dir.join("model.safetensors"))?,
+            tokenizer: read_tokenizer(dir)?,
+        }
+    };
+    // The start token the engine would give it (see `engine::with_models_start`).
+    let tokenizer = crate::runtime::engine::with_models_start(files.tokenizer, &files.config_json)
+        .map_err(|source| ModelDirError::Tokenizer {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    Ok(ModelFiles { tokenizer, ..files })
 }
 
 /// Reads a GGUF file as a model's files.

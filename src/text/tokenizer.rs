@@ -35,6 +35,8 @@ pub enum TokenizerError {
     Decode(String),
     #[error("token id {0} is not in the vocabulary")]
     UnknownId(u32),
+    #[error("the model's bos_token_id {0} is not in the tokenizer's vocabulary")]
+    BeginOfText(u32),
 }
 
 /// A byte-level BPE tokenizer (GPT-2's, Pythia's, SmolLM2's) with helpers for per-token byte
@@ -46,6 +48,10 @@ pub struct BpeTokenizer {
     token_bytes: Vec<Vec<u8>>,
     /// The id of [`END_OF_TEXT`] in this vocabulary.
     end_of_text: u32,
+    /// The token a text is read after ([`ContextStart::BeginOfText`]): the tokenizer's own
+    /// `bos_token` (GPT-2's and Pythia's `<|endoftext|>`, SmolLM2-Instruct's `<|im_start|>`),
+    /// [`END_OF_TEXT`] unless told otherwise.
+    begin_of_text: u32,
 }
 
 impl std::fmt::Debug for BpeTokenizer {
@@ -61,9 +67,10 @@ pub enum ContextStart {
     /// the published GPT-2 samples condition the model.
     #[default]
     Bare,
-    /// `<|endoftext|>` first, always: how surprisal studies read a text (minicons'
-    /// `bos_token=True`), so that every word, the first included, has the same kind of context.
-    EndOfText,
+    /// The tokenizer's begin-of-text token first, always ([`BpeTokenizer::begin_of_text_id`]):
+    /// how surprisal studies read a text (minicons' `bos_token=True`, which prepends the
+    /// tokenizer's `bos_token`), so that every word, the first included, has a context.
+    BeginOfText,
 }
 
 /// GPT-2's reversible map from bytes to printable characters (`bytes_to_unicode` in OpenAI's
@@ -194,7 +201,36 @@ impl BpeTokenizer {
             inner,
             token_bytes,
             end_of_text,
+            begin_of_text: end_of_text,
         })
+    }
+
+    /// The same tokenizer reading texts after the token `id`: the model's `bos_token_id` (its
+    /// `config.json`'s, or a GGUF file's `tokenizer.ggml.bos_token_id`), which is the
+    /// `bos_token` of the tokenizer it was released with.
+    ///
+    /// ```
+    /// # let tokens = ["<|endoftext|>", "<|im_start|>", "a"];
+    /// # let json = clozelab::text::gguf_vocab::tokenizer_json(
+    /// #     "gpt2", &tokens, Some(&[3, 3, 1]), &[], "smollm").unwrap();
+    /// use clozelab::text::tokenizer::{BpeTokenizer, ContextStart};
+    /// let plain = BpeTokenizer::from_tokenizer_json(&json).unwrap();
+    /// assert_eq!(plain.begin_of_text_id(), plain.end_of_text_id());
+    /// let chat = plain.with_begin_of_text(1).unwrap();
+    /// assert_eq!(chat.encode_context_from("a", ContextStart::BeginOfText).unwrap(), [1, 2]);
+    /// assert!(chat.with_begin_of_text(99).is_err());
+    /// ```
+    pub fn with_begin_of_text(mut self, id: u32) -> Result<Self, TokenizerError> {
+        if id as usize >= self.token_bytes.len() {
+            return Err(TokenizerError::BeginOfText(id));
+        }
+        self.begin_of_text = id;
+        Ok(self)
+    }
+
+    /// The id of the token a text is read after (see [`ContextStart::BeginOfText`]).
+    pub fn begin_of_text_id(&self) -> u32 {
+        self.begin_of_text
     }
 
     /// The id of `<|endoftext|>`: 50256 in GPT-2's vocabulary, 0 in Pythia's and SmolLM2's.
@@ -230,7 +266,7 @@ impl BpeTokenizer {
         start: ContextStart,
     ) -> Result<Vec<u32>, TokenizerError> {
         let mut ids = match start {
-            ContextStart::EndOfText => vec![self.end_of_text],
+            ContextStart::BeginOfText => vec![self.begin_of_text],
             ContextStart::Bare if context.is_empty() => return Ok(vec![self.end_of_text]),
             ContextStart::Bare => Vec::new(),
         };

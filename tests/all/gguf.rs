@@ -25,7 +25,7 @@ const TOLERANCE: f32 = 1e-3;
 
 /// The cached GGUF (scripts/fetch_smollm2.sh): `CLOZELAB_SMOLLM2_GGUF`, which the test command
 /// sets and then demands; elsewhere the cache's default path, or the test is skipped.
-fn smollm2_path() -> Option<PathBuf> {
+pub fn smollm2_path() -> Option<PathBuf> {
     let set = std::env::var_os("CLOZELAB_SMOLLM2_GGUF").map(PathBuf::from);
     let path = set.clone().unwrap_or_else(|| {
         let cache = std::env::var_os("XDG_CACHE_HOME")
@@ -512,7 +512,7 @@ fn quantize_writes_a_q8_0_gpt2_that_reloads_with_the_cost_it_reports() {
     let (_, quantized) = load_transformer(&written.config_json, &written.weights, &device).unwrap();
     let ids = files
         .tokenizer
-        .encode_context_from(text, clozelab::text::tokenizer::ContextStart::EndOfText)
+        .encode_context_from(text, clozelab::text::tokenizer::ContextStart::BeginOfText)
         .unwrap();
     let cost = pollster::block_on(clozelab::runtime::quantization_cost::quantization_cost(
         &original,

@@ -1,6 +1,8 @@
 //! Word surprisal with the beginning-of-word correction against minicons
 //! (tests/fixtures/surprisal_minicons.json, written by scripts/reference_surprisal.py from two
-//! GPT-2 test models and a GPT-NeoX one), and the per-word predictors of `clozelab surprisal`.
+//! GPT-2 test models, a GPT-NeoX and a Llama one; surprisal_minicons_smollm2.json, by
+//! scripts/reference_surprisal_smollm2.py from the real SmolLM2-135M-Instruct, which reads texts
+//! after its own `<|im_start|>`), and the per-word predictors of `clozelab surprisal`.
 
 use crate::common;
 
@@ -138,6 +140,55 @@ enum Family {
     GptNeox,
     #[serde(rename = "llama")]
     Llama,
+}
+
+#[derive(Deserialize)]
+struct RealFixture {
+    bos_token: String,
+    cases: Vec<RealCase>,
+}
+
+#[derive(Deserialize)]
+struct RealCase {
+    text: String,
+    words: Vec<(String, f64)>,
+}
+
+#[test]
+fn smollm2s_words_equal_minicons_read_after_its_own_begin_of_text_token() {
+    let Some(path) = crate::gguf::smollm2_path() else {
+        return;
+    };
+    let text = std::fs::read_to_string(
+        common::repo_root().join("tests/fixtures/surprisal_minicons_smollm2.json"),
+    )
+    .unwrap();
+    let fixture: RealFixture = serde_json::from_str(&text).unwrap();
+    let files = read_model_dir(&path).unwrap();
+    let tokenizer = files.tokenizer;
+    let start = tokenizer.decode(&[tokenizer.begin_of_text_id()]).unwrap();
+    assert_eq!(
+        start, fixture.bos_token,
+        "the file's bos_token_id is minicons' bos_token"
+    );
+    assert_ne!(tokenizer.begin_of_text_id(), tokenizer.end_of_text_id());
+    let (_, model) =
+        load_transformer(&files.config_json, &files.weights, &cpu_device().device).unwrap();
+    let mut compared = 0;
+    for case in &fixture.cases {
+        let words: Vec<&str> = case.text.split_whitespace().collect();
+        let ours = pollster::block_on(canonical_surprisals(&model, &tokenizer, &words)).unwrap();
+        assert_eq!(ours.len(), case.words.len(), "{:?}", case.text);
+        for ((word, theirs), ours) in case.words.iter().zip(&ours) {
+            assert!(
+                (ours - theirs).abs() < BITS_TOLERANCE,
+                "{word:?} in {:?}: clozelab {ours} bits, minicons {theirs}",
+                case.text
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 40, "only {compared} words compared");
 }
 
 #[test]

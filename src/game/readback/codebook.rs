@@ -207,7 +207,7 @@ pub const TRIAL_COLUMNS: [(&str, &str, &str); 25] = [
     (
         "surprisal_bits",
         "number",
-        "Surprisal of target_word after the context, bits: the canonical tokenisation with the beginning-of-word correction (Pimentel & Meister 2024; equal to minicons' bow_correction=True), the text read after <|endoftext|>.",
+        "Surprisal of target_word after the context, bits: the canonical tokenisation with the beginning-of-word correction (Pimentel & Meister 2024; equal to minicons' bow_correction=True), the text read after the tokenizer's begin-of-text token (GPT-2's and Pythia's <|endoftext|>, SmolLM2-Instruct's <|im_start|>).",
     ),
     (
         "surprisal_all_segmentations_bits",

@@ -118,6 +118,11 @@ pub fn config_json(file: &GgufFile) -> Result<String, GgufError> {
             })
         }
     };
+    let mut value = value;
+    // The token texts are read after, as transformers' GGUF reader puts it into the config.
+    if let Some(bos) = file.usize_or("tokenizer.ggml.bos_token_id", None)? {
+        value["bos_token_id"] = serde_json::json!(bos);
+    }
     Ok(serde_json::to_string(&value).unwrap_or_default())
 }
 
