@@ -30,15 +30,20 @@ PROMPTS = {
 TOP = 20
 
 
+def load_gguf(path):
+    """transformers' tokenizer and model of a GGUF file, the model dequantized to float64."""
+    folder, name = os.path.split(os.path.abspath(path))
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    return tokenizer, model.double().eval()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gguf", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    folder, name = os.path.split(os.path.abspath(args.gguf))
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    model = model.double().eval()
+    tokenizer, model = load_gguf(args.gguf)
     cases = {}
     for key, text in PROMPTS.items():
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]

@@ -50,6 +50,19 @@ TEXTS = [
 ]
 
 
+def minicons_words(lm, text):
+    """Each word of `text` with its surprisal in bits, by the call the fixtures record."""
+    scored = lm.word_score_tokenized(
+        text,
+        tokenize_function=str.split,
+        bow_correction=True,
+        bos_token=True,
+        surprisal=True,
+        base_two=True,
+    )[0]
+    return [[w, float(s)] for w, s in scored]
+
+
 def cli_binary():
     for candidate in [os.environ.get("CLOZELAB_BIN"), os.path.expanduser("~/.cache/clozelab/target/debug/clozelab"), ROOT / "target/debug/clozelab"]:
         if candidate and Path(candidate).is_file():
@@ -73,15 +86,7 @@ def main():
             )
             lm = scorer.IncrementalLMScorer(str(folder), device="cpu")
             for text in TEXTS:
-                scored = lm.word_score_tokenized(
-                    text,
-                    tokenize_function=str.split,
-                    bow_correction=True,
-                    bos_token=True,
-                    surprisal=True,
-                    base_two=True,
-                )[0]
-                cases.append({"model": spec, "text": text, "words": [[w, float(s)] for w, s in scored]})
+                cases.append({"model": spec, "text": text, "words": minicons_words(lm, text)})
     out = {
         "generator": "scripts/reference_surprisal.py",
         "minicons": minicons.__version__ if hasattr(minicons, "__version__") else "unknown",

@@ -24,11 +24,10 @@ import os
 from pathlib import Path
 
 import minicons
-import torch
 from minicons import scorer
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from reference_surprisal import TEXTS
+from reference_smollm2 import load_gguf
+from reference_surprisal import TEXTS, minicons_words
 
 
 def main():
@@ -36,24 +35,12 @@ def main():
     parser.add_argument("--gguf", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    folder, name = os.path.split(os.path.abspath(args.gguf))
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float64)
+    tokenizer, model = load_gguf(args.gguf)
     lm = scorer.IncrementalLMScorer(model, device="cpu", tokenizer=tokenizer)
-    cases = []
-    for text in TEXTS:
-        scored = lm.word_score_tokenized(
-            text,
-            tokenize_function=str.split,
-            bow_correction=True,
-            bos_token=True,
-            surprisal=True,
-            base_two=True,
-        )[0]
-        cases.append({"text": text, "words": [[w, float(s)] for w, s in scored]})
+    cases = [{"text": text, "words": minicons_words(lm, text)} for text in TEXTS]
     head = {
         "generator": "scripts/reference_surprisal_smollm2.py",
-        "model": name,
+        "model": os.path.basename(args.gguf),
         "sha256": hashlib.sha256(Path(args.gguf).read_bytes()).hexdigest(),
         "bos_token": tokenizer.bos_token,
         "dtype": "float64",
