@@ -586,3 +586,38 @@ fn https_with_the_given_certificate() {
         "no plain HTTP on the TLS port"
     );
 }
+
+#[test]
+fn a_database_of_another_study_or_a_folder_that_is_no_package_is_refused_saying_why() {
+    let dir = scratch("other");
+    drop(serve(&dir, STUDY, |_| {}));
+    let other = STUDY.replace("storm-1", "storm-2");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let config = |site: PathBuf| ServeConfig {
+        site,
+        data: dir.join("answers.sqlite"),
+        addr: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        study_origin: None,
+        new_export_token: false,
+        max_data_bytes: None,
+        header_timeout: Duration::from_secs(10),
+    };
+    let refused = runtime
+        .block_on(start(&config(site(&dir, &other)), String::new, [0; 24]))
+        .err()
+        .expect("a database of another study is refused");
+    assert!(refused.to_string().contains("\"storm-1\""), "{refused}");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let refused = runtime
+        .block_on(start(&config(empty), String::new, [0; 24]))
+        .err()
+        .expect("a folder without the package's files is refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("not a clozelab Website package"),
+        "{refused}"
+    );
+}
