@@ -53,9 +53,10 @@ pub struct Server {
     _runtime: tokio::runtime::Runtime,
 }
 
-fn serve(dir: &Path, study: &str, tune: impl FnOnce(&mut ServeConfig)) -> Server {
-    let mut config = ServeConfig {
-        site: site(dir, study),
+/// The server's settings for `site` with the database in `dir`, on a free loopback port.
+fn config_for(dir: &Path, site: PathBuf) -> ServeConfig {
+    ServeConfig {
+        site,
         data: dir.join("answers.sqlite"),
         addr: "127.0.0.1:0".parse().unwrap(),
         tls: None,
@@ -63,7 +64,11 @@ fn serve(dir: &Path, study: &str, tune: impl FnOnce(&mut ServeConfig)) -> Server
         new_export_token: false,
         max_data_bytes: None,
         header_timeout: Duration::from_secs(10),
-    };
+    }
+}
+
+fn serve(dir: &Path, study: &str, tune: impl FnOnce(&mut ServeConfig)) -> Server {
+    let mut config = config_for(dir, site(dir, study));
     tune(&mut config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -593,31 +598,17 @@ fn a_database_of_another_study_or_a_folder_that_is_no_package_is_refused_saying_
     drop(serve(&dir, STUDY, |_| {}));
     let other = STUDY.replace("storm-1", "storm-2");
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let config = |site: PathBuf| ServeConfig {
-        site,
-        data: dir.join("answers.sqlite"),
-        addr: "127.0.0.1:0".parse().unwrap(),
-        tls: None,
-        study_origin: None,
-        new_export_token: false,
-        max_data_bytes: None,
-        header_timeout: Duration::from_secs(10),
+    let refusal = |site: PathBuf| {
+        let refused = runtime.block_on(start(&config_for(&dir, site), String::new, [0; 24]));
+        refused.err().expect("refused").to_string()
     };
-    let refused = runtime
-        .block_on(start(&config(site(&dir, &other)), String::new, [0; 24]))
-        .err()
-        .expect("a database of another study is refused");
-    assert!(refused.to_string().contains("\"storm-1\""), "{refused}");
+    let another = refusal(site(&dir, &other));
+    assert!(another.contains("\"storm-1\""), "{another}");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    let refused = runtime
-        .block_on(start(&config(empty), String::new, [0; 24]))
-        .err()
-        .expect("a folder without the package's files is refused");
+    let refused = refusal(empty);
     assert!(
-        refused
-            .to_string()
-            .contains("not a clozelab Website package"),
+        refused.contains("not a clozelab Website package"),
         "{refused}"
     );
 }
