@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::game::design::study::StudyConfig;
-use crate::game::run::outbox::with_response_keys;
+use crate::game::run::outbox::add_response_keys;
 use crate::game::run::withdrawal::WithdrawalNotice;
 
 /// The largest body accepted: a whole study's bundle is tens of kilobytes; 4 MiB leaves room for
@@ -131,7 +131,7 @@ pub fn read_submission(
     if value.get("withdrawal").is_some() {
         return withdrawal(study, key, text, &value);
     }
-    bundle(study, key, text, &value)
+    bundle(study, key, text, value)
 }
 
 fn withdrawal(
@@ -178,7 +178,12 @@ fn check_ids(participant: &str, run: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
-fn bundle(study: &StudyConfig, key: String, text: &str, value: &Value) -> Result<Intake, Refusal> {
+fn bundle(
+    study: &StudyConfig,
+    key: String,
+    text: &str,
+    mut value: Value,
+) -> Result<Intake, Refusal> {
     let manifest = value.get("manifest").ok_or_else(|| {
         Refusal::new(
             400,
@@ -190,29 +195,26 @@ fn bundle(study: &StudyConfig, key: String, text: &str, value: &Value) -> Result
             .get(name)
             .and_then(Value::as_str)
             .unwrap_or_default()
+            .to_string()
     };
     let (participant, run, study_id) = (field("participant"), field("run"), field("study_id"));
-    if study_id != study.study_id() {
+    let expected = study.study_id();
+    if study_id != expected {
         return Err(Refusal::new(
             422,
-            format!(
-                "this server collects the study {:?}, not {study_id:?}",
-                study.study_id()
-            ),
+            format!("this server collects the study {expected:?}, not {study_id:?}"),
         ));
     }
-    check_ids(participant, run)?;
-    let keyed = with_response_keys(text).ok_or_else(|| {
+    check_ids(&participant, &run)?;
+    add_response_keys(&mut value).ok_or_else(|| {
         Refusal::new(
             400,
             "the bundle's answers need participant, passage and position",
         )
     })?;
-    let keyed: Value =
-        serde_json::from_str(&keyed).map_err(|e| Refusal::new(400, e.to_string()))?;
-    let list = keyed
+    let list = value
         .get("responses")
-        .or_else(|| keyed.get("records"))
+        .or_else(|| value.get("records"))
         .and_then(Value::as_array)
         .ok_or_else(|| Refusal::new(400, "the bundle has no responses or records"))?;
     let mut answers = Vec::with_capacity(list.len());
@@ -241,8 +243,8 @@ fn bundle(study: &StudyConfig, key: String, text: &str, value: &Value) -> Result
     Ok(Intake {
         key,
         kind: IntakeKind::Answers,
-        participant: participant.to_string(),
-        run: run.to_string(),
+        participant,
+        run,
         body: text.to_string(),
         answers,
     })

@@ -553,17 +553,10 @@ fn quantized_blocks_decode_as_llama_cpps_own_reader_decodes_them() {
     let blocks: Blocks = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(blocks.cases.len(), 6);
     for case in blocks.cases {
-        let t = [
-            GgmlType::Q8_0,
-            GgmlType::Q4_0,
-            GgmlType::Q4_1,
-            GgmlType::Q4K,
-            GgmlType::Q5K,
-            GgmlType::Q6K,
-        ]
-        .into_iter()
-        .find(|t| t.name() == case.kind)
-        .unwrap();
+        let t = GgmlType::ALL
+            .into_iter()
+            .find(|t| t.name() == case.kind)
+            .unwrap();
         let bytes: Vec<u8> = (0..case.bytes.len() / 2)
             .map(|i| u8::from_str_radix(&case.bytes[2 * i..2 * i + 2], 16).unwrap())
             .collect();

@@ -127,6 +127,13 @@ pub struct Pending {
 /// the text is not a bundle of such records.
 pub fn with_response_keys(bundle_json: &str) -> Option<String> {
     let mut value: serde_json::Value = serde_json::from_str(bundle_json).ok()?;
+    add_response_keys(&mut value)?;
+    serde_json::to_string(&value).ok()
+}
+
+/// [`with_response_keys`] on a bundle already parsed: each of its records given its
+/// `idempotency_key`; `None` (the value partly keyed) when it is not a bundle of such records.
+pub fn add_response_keys(value: &mut serde_json::Value) -> Option<()> {
     let run = value
         .pointer("/manifest/run")
         .and_then(|v| v.as_str())
@@ -149,7 +156,7 @@ pub fn with_response_keys(bundle_json: &str) -> Option<String> {
         }
         record.insert("idempotency_key".into(), serde_json::Value::String(key));
     }
-    serde_json::to_string(&value).ok()
+    Some(())
 }
 
 /// A submission of `bundle` (an export bundle's JSON, each response then given its own key)

@@ -64,6 +64,19 @@ pub const READ_TYPES: &str = "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q4_K, Q5_K, Q6_K
 const QK_K: usize = 256;
 
 impl GgmlType {
+    /// Every type clozelab reads, plain ones first.
+    pub const ALL: [GgmlType; 9] = [
+        GgmlType::F32,
+        GgmlType::F16,
+        GgmlType::BF16,
+        GgmlType::Q8_0,
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q4K,
+        GgmlType::Q5K,
+        GgmlType::Q6K,
+    ];
+
     /// The type with GGML id `id`, or the name of a type clozelab does not read (`Err`; "type
     /// N" for an id GGML does not define either).
     pub fn from_id(id: u32) -> Result<Self, String> {
@@ -284,17 +297,7 @@ mod tests {
 
     #[test]
     fn ids_round_trip_and_others_are_named() {
-        for t in [
-            GgmlType::F32,
-            GgmlType::F16,
-            GgmlType::BF16,
-            GgmlType::Q8_0,
-            GgmlType::Q4_0,
-            GgmlType::Q4_1,
-            GgmlType::Q4K,
-            GgmlType::Q5K,
-            GgmlType::Q6K,
-        ] {
+        for t in GgmlType::ALL {
             assert_eq!(GgmlType::from_id(t.id()), Ok(t));
         }
         assert_eq!(GgmlType::from_id(11), Err("Q3_K".to_string()));
