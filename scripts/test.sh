@@ -23,8 +23,13 @@ phase() {
   return 0
 }
 
-phase "setup"
-CLOZELAB_DEV_TOOLS=1 bash scripts/setup.sh
+phase "setup beside the native build + clippy (all targets)"
+# The setup (apt, npm, and three tools compiled by `cargo install`) runs beside the native
+# build, which needs none of it: alone, each left a core idle for minutes. Its own target
+# directory (cargo install's temporary one), so that neither waits on the other's lock.
+setup_log=$(mktemp)
+(env -u CARGO_TARGET_DIR CLOZELAB_DEV_TOOLS=1 bash scripts/setup.sh) >"$setup_log" 2>&1 &
+setup_pid=$!
 
 source scripts/cargo_env.sh
 # An empty target directory: every dependency is built in this run, as on a fresh machine
@@ -55,9 +60,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 export RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 
-phase "cargo fmt --check, leptosfmt --check, the layer check"
 cargo fmt --check
-leptosfmt --check -q src/app >/dev/null || { leptosfmt --check src/app | grep -v '^✅'; exit 1; }
 python3 scripts/check_layers.py && python3 scripts/check_layers_test.py
 
 # Each build writes cargo's timing report (which crate took how long, how many ran at once) to
@@ -66,58 +69,35 @@ timings_dir=test-artifacts/timings
 mkdir -p "$timings_dir"
 keep_timings() { cp "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" "$timings_dir/$1.html"; }
 
-phase "native build + clippy (all targets)"
 # Without default features, that is without autotune: on lavapipe, timing matmul's candidates
 # was most of each wgpu test's time, paid again by every test process (Cargo.toml says more).
 # The same features as the wasm32 build below, so that the two share their host crates.
 cargo test --locked -q --no-run --all-targets --no-default-features --timings 2>&1
 keep_timings native
+echo "== native build done at $((SECONDS - phase_start)) s; waiting for the setup"
+setup_status=0
+wait "$setup_pid" || setup_status=$?
+cat "$setup_log"; rm -f "$setup_log"
+[ "$setup_status" -eq 0 ] || { echo "test.sh: the setup failed (above)" >&2; exit 1; }
+leptosfmt --check -q src/app >/dev/null || { leptosfmt --check src/app | grep -v '^✅'; exit 1; }
 
 phase "docs: every link and command in README.md and docs/"
 python3 scripts/check_docs.py --bin "$CARGO_TARGET_DIR/debug/clozelab"
 python3 scripts/check_docs_test.py --bin "$CARGO_TARGET_DIR/debug/clozelab"
 
-phase "cargo test, and beside it the wasm32 build + clippy (trunk: the app and the worker)"
+phase "wasm32 build + clippy (trunk: the app and the worker)"
 # The clozelab binary cargo test built above (a `cargo build` could differ in features).
 export CLOZELAB_BIN="$CARGO_TARGET_DIR/debug/clozelab"
 "$CLOZELAB_BIN" make-test-model --out public/models/test 2>/dev/null
 "$CLOZELAB_BIN" make-test-model --family gpt-neox --dim 64 --heads 2 --out public/models/test-gpt-neox 2>/dev/null
 "$CLOZELAB_BIN" make-test-model --family llama --dim 96 --heads 6 --kv-heads 2 --out public/models/test-llama 2>/dev/null
-# The native tests run while the wasm32 build compiles: alone, each left part of the two cores
-# idle (the tests' slowest few at the end, the build's single-threaded front end and links).
-# Cargo locks the build directory only while it checks and builds, not while tests run, so
-# the wasm32 build starts once the tests are running; their output is shown when both are done.
-test_log=$(mktemp)
-(
-  tests_started=$SECONDS
-  # The subshell's status is the tests': a failed test must fail the command.
-  status=0
-  { bash scripts/run_native_tests.sh && cargo test --locked --doc --no-default-features; } || status=$?
-  echo "== cargo test (beside the wasm32 build): $((SECONDS - tests_started)) s"
-  exit "$status"
-) >"$test_log" 2>&1 &
-tests_pid=$!
-until grep -q '^ *Running ' "$test_log" || ! kill -0 "$tests_pid" 2>/dev/null; do sleep 0.2; done
-wasm_started=$SECONDS
 # Both wasm binaries in one cargo run (the library once, then the two in parallel); Trunk's own
 # cargo runs, with the same flags, then find them built and only bind and copy.
-wasm_status=0
-cargo build --locked -q --target wasm32-unknown-unknown --no-default-features --bin clozelab --bin worker --timings 2>&1 || wasm_status=$?
-if [ "$wasm_status" -eq 0 ]; then
-  keep_timings wasm32
-  trunk_log=$(mktemp)
-  trunk build --locked >"$trunk_log" 2>&1 || { wasm_status=$?; cat "$trunk_log"; }
-  tail -n 3 "$trunk_log"; rm -f "$trunk_log"
-fi
-echo "== wasm32 build (beside cargo test): $((SECONDS - wasm_started)) s"
-tests_status=0
-wait "$tests_pid" || tests_status=$?
-cat "$test_log"; rm -f "$test_log"
-[ "$tests_status" -eq 0 ] && [ "$wasm_status" -eq 0 ] || exit 1
-
-phase "prune the shared cargo target directory"
-python3 scripts/prune_target.py unused
-du -sh "$CARGO_TARGET_DIR" | awk '{ print "target directory: " $1 }'
+cargo build --locked -q --target wasm32-unknown-unknown --no-default-features --bin clozelab --bin worker --timings 2>&1
+keep_timings wasm32
+trunk_log=$(mktemp)
+trunk build --locked >"$trunk_log" 2>&1 || { cat "$trunk_log"; exit 1; }
+tail -n 3 "$trunk_log"; rm -f "$trunk_log"
 
 phase "browser end-to-end"
 # Three test files at a time, each with its own Chromium and servers: the tests mostly wait
@@ -128,12 +108,35 @@ files=("${longest[@]}")
 for file in tests/e2e/*.test.mjs; do
   [[ " ${longest[*]} " == *" $file "* ]] || files+=("$file")
 done
+# The native tests run beside them, in the cores the browser tests leave idle (they used a
+# third of two cores); their output is shown when both are done. Cargo locks the build
+# directory only while it checks and builds, so the two never wait on each other.
+test_log=$(mktemp)
+(
+  tests_started=$SECONDS
+  # The subshell's status is the tests': a failed test must fail the command.
+  status=0
+  { bash scripts/run_native_tests.sh && cargo test --locked --doc --no-default-features; } || status=$?
+  echo "== cargo test (beside the browser tests): $((SECONDS - tests_started)) s"
+  exit "$status"
+) >"$test_log" 2>&1 &
+tests_pid=$!
 browser_log=$(mktemp)
-node --test --test-reporter=spec --test-concurrency=3 "${files[@]}" 2>&1 | tee "$browser_log"
+browser_status=0
+node --test --test-reporter=spec --test-concurrency=3 "${files[@]}" 2>&1 | tee "$browser_log" || browser_status=$?
+tests_status=0
+wait "$tests_pid" || tests_status=$?
+cat "$test_log"; rm -f "$test_log"
 # Each test's time ("✔ NAME (1234.5ms)"), slowest first, for scripts/slowest.py.
 sed -nE 's/^ *✔ (.*) \(([0-9.]+)ms\)$/\2 \1/p' "$browser_log" | awk '{ $1 = sprintf("%.1f", $1 / 1000); print }' \
   | sort -rn >"$timings_dir/browser-tests.txt"
 rm -f "$browser_log"
+[ "$tests_status" -eq 0 ] || { echo "test.sh: native tests failed (above)" >&2; exit 1; }
+[ "$browser_status" -eq 0 ] || { echo "test.sh: browser tests failed (above)" >&2; exit 1; }
+
+phase "prune the shared cargo target directory"
+python3 scripts/prune_target.py unused
+du -sh "$CARGO_TARGET_DIR" | awk '{ print "target directory: " $1 }'
 
 phase ""
 read_cpu
