@@ -134,18 +134,12 @@ pub fn surprisal(args: &SurprisalArgs) -> Result<(), CliError> {
         })?,
         (None, None) => return Err(CliError::Usage("give --text or --file".into())),
     };
-    let entropy_samples = (args.samples > 0)
-        .then(|| {
-            SamplerConfig::new(args.samples, args.seed)
-                .and_then(|c| c.with_contexts_per_pass(contexts_to_join(args.samples)))
-        })
-        .transpose()?;
     let (engine, _) = load_engine(&args.model)?;
-    let options = SurprisalOptions {
-        all_segmentations: true,
-        entropy_samples: entropy_samples
-            .map(|c| c.with_batch_buckets(args.model.backend == BackendKind::Wgpu)),
-    };
+    let options = SurprisalOptions::every_predictor(
+        args.samples,
+        args.seed,
+        args.model.backend == BackendKind::Wgpu,
+    )?;
     let words = pollster::block_on(text_surprisals(
         &engine.model,
         &engine.tokenizer,

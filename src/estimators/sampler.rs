@@ -129,6 +129,12 @@ impl SamplerConfig {
         Ok(self)
     }
 
+    /// The same draws from another seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
     /// What the model reads before each context (default: the context alone).
     pub fn with_context_start(mut self, start: ContextStart) -> Self {
         self.context_start = start;

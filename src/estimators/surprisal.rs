@@ -20,12 +20,20 @@
 //! - **Entropy** of the next word (normalised, as people's answers are compared) before each
 //!   word, from the word sampler: Miller–Madow corrected, with its standard error
 //!   ([`EntropyEstimate`]).
+//!
+//! A text longer than the model reads at once is read in overlapping windows of whole words
+//! ([`crate::estimators::windows`]): each word's predictors then come from the window that
+//! scores it, with up to half a window of the words before it as context (its row says how
+//! many). A text that fits is one window, exactly one pass.
 
 use burn::tensor::activation::log_softmax;
 
 use crate::analysis::metrics::EntropyEstimate;
 use crate::estimators::progress::Monitor;
-use crate::estimators::sampler::{SamplerConfig, SamplerError, sample_words_for_contexts};
+use crate::estimators::sampler::{
+    SamplerConfig, SamplerError, contexts_to_join, sample_words_for_contexts,
+};
+use crate::estimators::windows::{WindowError, plan_windows};
 use crate::estimators::wordprob::{WordProbError, WordScorer};
 use crate::model::readback::read_f32;
 use crate::model::{ModelError, Transformer};
@@ -51,6 +59,8 @@ pub enum SurprisalError {
     WordProb(WordProbError),
     #[error(transparent)]
     Sampler(SamplerError),
+    #[error(transparent)]
+    Window(#[from] WindowError),
     #[error("cancelled")]
     Cancelled,
 }
@@ -87,6 +97,11 @@ pub struct WordSurprisal {
     /// Entropy of the next word before this one, bits; `None` when not sampled.
     pub entropy_bits: Option<f64>,
     pub entropy_standard_error_bits: Option<f64>,
+    /// The word's own tokens as the canonical surprisal reads them.
+    pub token_ids: Vec<u32>,
+    /// How many of the words before it the model read: all of them unless the text is longer
+    /// than the model reads at once.
+    pub context_words: usize,
 }
 
 /// Token ids that begin with a space: minicons' beginning-of-word set for GPT-2 (tokens whose
@@ -109,17 +124,21 @@ fn word_spans(
 ) -> Result<(Vec<u32>, Vec<std::ops::Range<usize>>), SurprisalError> {
     let mut ids = vec![tokenizer.begin_of_text_id()];
     let mut spans = Vec::with_capacity(words.len());
-    for (j, word) in words.iter().enumerate() {
-        let piece = if j == 0 {
-            word.to_string()
-        } else {
-            format!(" {word}")
-        };
+    for j in 0..words.len() {
         let start = ids.len();
-        ids.extend(tokenizer.encode(&piece)?);
+        ids.extend(tokenizer.encode(&word_piece(words, j))?);
         spans.push(start..ids.len());
     }
     Ok((ids, spans))
+}
+
+/// Word `j` as it is encoded: with the space before it, but for a text's first word.
+fn word_piece(words: &[&str], j: usize) -> String {
+    if j == 0 {
+        words[0].to_string()
+    } else {
+        format!(" {}", words[j])
+    }
 }
 
 fn log_sum_exp(values: impl Iterator<Item = f64>) -> f64 {
@@ -141,6 +160,19 @@ pub async fn canonical_surprisals(
     tokenizer: &BpeTokenizer,
     words: &[&str],
 ) -> Result<Vec<f64>, SurprisalError> {
+    Ok(canonical_with_tokens(model, tokenizer, words)
+        .await?
+        .into_iter()
+        .map(|(bits, _)| bits)
+        .collect())
+}
+
+/// [`canonical_surprisals`] with each word's token ids.
+async fn canonical_with_tokens(
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
+    words: &[&str],
+) -> Result<Vec<(f64, Vec<u32>)>, SurprisalError> {
     if words.is_empty() {
         return Err(SurprisalError::NoWords);
     }
@@ -197,7 +229,7 @@ pub async fn canonical_surprisals(
         .iter()
         .map(|span| {
             let ln: f64 = (span.start - 1..span.end - 1).map(token_score).sum();
-            -ln / std::f64::consts::LN_2
+            (-ln / std::f64::consts::LN_2, ids[span.clone()].to_vec())
         })
         .collect())
 }
@@ -243,7 +275,34 @@ pub struct SurprisalOptions {
     pub entropy_samples: Option<SamplerConfig>,
 }
 
-/// Every predictor of every word of `text` (split at whitespace).
+impl SurprisalOptions {
+    /// Every predictor: each word's every-segmentation probability and, with `samples` > 0,
+    /// its entropy from `samples` continuations drawn from `seed` (word j: `seed` + j), contexts
+    /// joined as the sampler joins them, padded to shared lengths when `batch_buckets` (a GPU).
+    pub fn every_predictor(
+        samples: usize,
+        seed: u64,
+        batch_buckets: bool,
+    ) -> Result<Self, SamplerError> {
+        let entropy_samples = (samples > 0)
+            .then(|| {
+                SamplerConfig::new(samples, seed).and_then(|c| {
+                    c.with_contexts_per_pass(contexts_to_join(samples))
+                        .map(|c| c.with_batch_buckets(batch_buckets))
+                })
+            })
+            .transpose()?;
+        Ok(SurprisalOptions {
+            all_segmentations: true,
+            entropy_samples,
+        })
+    }
+}
+
+/// Every predictor of every word of `text` (split at whitespace), the text read in windows
+/// where it is longer than the model reads at once (room kept for the sampler's continuation
+/// when entropy is sampled). Word `j`'s entropy uses the sampler's seed + `j`, whatever window
+/// it falls in.
 pub async fn text_surprisals(
     model: &Transformer,
     tokenizer: &BpeTokenizer,
@@ -252,39 +311,72 @@ pub async fn text_surprisals(
     monitor: &mut dyn Monitor,
 ) -> Result<Vec<WordSurprisal>, SurprisalError> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    let canonical = canonical_surprisals(model, tokenizer, &words).await?;
-    let mut out: Vec<WordSurprisal> = words
-        .iter()
-        .zip(canonical)
-        .map(|(word, surprisal_bits)| WordSurprisal {
-            word: word.to_string(),
-            surprisal_bits,
-            surprisal_all_segmentations_bits: None,
-            entropy_bits: None,
-            entropy_standard_error_bits: None,
-        })
-        .collect();
-    if options.all_segmentations {
-        let mut scorer = WordScorer::new(tokenizer);
-        for (j, row) in out.iter_mut().enumerate() {
-            row.surprisal_all_segmentations_bits =
-                all_segmentations_surprisal(&mut scorer, model, tokenizer, &words, j, monitor)
-                    .await?;
-        }
+    if words.is_empty() {
+        return Err(SurprisalError::NoWords);
     }
-    if let Some(config) = &options.entropy_samples {
-        let contexts: Vec<String> = (0..words.len()).map(|j| words[..j].join(" ")).collect();
-        let config = config.clone().with_context_start(ContextStart::BeginOfText);
-        let samples =
-            sample_words_for_contexts(model, tokenizer, &contexts, &config, monitor).await?;
-        for (row, samples) in out.iter_mut().zip(samples) {
-            if let Ok(entropy) =
-                EntropyEstimate::from_counts(samples.words.values().map(|&c| c as f64))
-            {
-                row.entropy_bits = Some(entropy.bits);
-                row.entropy_standard_error_bits = Some(entropy.standard_error_bits);
+    // A window's first word is encoded without its space: plan with the longer of the two.
+    let mut word_tokens = Vec::with_capacity(words.len());
+    for (j, word) in words.iter().enumerate() {
+        let spaced = tokenizer.encode(&word_piece(&words, j))?.len();
+        word_tokens.push(spaced.max(tokenizer.encode(word)?.len()));
+    }
+    let room = options
+        .entropy_samples
+        .as_ref()
+        .map_or(0, SamplerConfig::token_budget);
+    // The begin-of-text token and the sampler's room come before the words.
+    let capacity = model.n_positions.saturating_sub(1 + room);
+    let mut out = Vec::with_capacity(words.len());
+    let mut scorer = WordScorer::new(tokenizer);
+    for window in plan_windows(&word_tokens, capacity)? {
+        let read = &words[window.start..window.scored.end];
+        let first = window.scored.start - window.start;
+        let canonical = canonical_with_tokens(model, tokenizer, read).await?;
+        let mut rows: Vec<WordSurprisal> = canonical
+            .into_iter()
+            .enumerate()
+            .skip(first)
+            .map(|(i, (surprisal_bits, token_ids))| WordSurprisal {
+                word: read[i].to_string(),
+                surprisal_bits,
+                surprisal_all_segmentations_bits: None,
+                entropy_bits: None,
+                entropy_standard_error_bits: None,
+                token_ids,
+                context_words: i,
+            })
+            .collect();
+        if options.all_segmentations {
+            for (i, row) in rows.iter_mut().enumerate() {
+                row.surprisal_all_segmentations_bits = all_segmentations_surprisal(
+                    &mut scorer,
+                    model,
+                    tokenizer,
+                    read,
+                    first + i,
+                    monitor,
+                )
+                .await?;
             }
         }
+        if let Some(config) = &options.entropy_samples {
+            let contexts: Vec<String> = (first..read.len()).map(|i| read[..i].join(" ")).collect();
+            let config = config
+                .clone()
+                .with_seed(config.seed().wrapping_add(window.scored.start as u64))
+                .with_context_start(ContextStart::BeginOfText);
+            let samples =
+                sample_words_for_contexts(model, tokenizer, &contexts, &config, monitor).await?;
+            for (row, samples) in rows.iter_mut().zip(samples) {
+                if let Ok(entropy) =
+                    EntropyEstimate::from_counts(samples.words.values().map(|&c| c as f64))
+                {
+                    row.entropy_bits = Some(entropy.bits);
+                    row.entropy_standard_error_bits = Some(entropy.standard_error_bits);
+                }
+            }
+        }
+        out.extend(rows);
     }
     Ok(out)
 }

@@ -241,18 +241,103 @@ fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
         pollster::block_on(canonical_surprisals(&model, &tokenizer, &[])),
         Err(SurprisalError::NoWords)
     ));
+    // Longer than the model reads at once: every word scored, in windows, canonical surprisal
+    // still refusing the one pass it cannot make.
     let long = "word ".repeat(model.n_positions + 5);
-    let err = pollster::block_on(text_surprisals(
+    let rows = pollster::block_on(text_surprisals(
         &model,
         &tokenizer,
         &long,
         &SurprisalOptions::default(),
         &mut Unmonitored,
     ))
-    .unwrap_err();
+    .unwrap();
+    assert_eq!(rows.len(), model.n_positions + 5);
+    assert!(rows.iter().all(|r| r.surprisal_bits.is_finite()));
+    assert_eq!(rows[10].context_words, 10);
+    let last = rows.last().unwrap();
+    // The last word read after a window's context, not after the whole text.
+    assert!(last.context_words > 0 && last.context_words < model.n_positions);
+    assert!(last.context_words < rows.len() - 1);
+    let words: Vec<&str> = long.split_whitespace().collect();
+    let err = pollster::block_on(canonical_surprisals(&model, &tokenizer, &words)).unwrap_err();
     assert!(
         err.to_string().contains("more than the model reads"),
         "{err}"
+    );
+}
+
+/// A long text read in windows, on the real SmolLM2 made to read 64 tokens at once: the first
+/// window's words are the one pass's exactly, and the later ones, with half a window of
+/// context, stay near the one pass's — far nearer than the same words read without context,
+/// which a window placed wrongly would be.
+#[test]
+fn a_text_longer_than_the_model_reads_is_scored_in_windows_near_one_pass() {
+    let Some(path) = crate::gguf::smollm2_path() else {
+        return;
+    };
+    let files = read_model_dir(&path).unwrap();
+    let tokenizer = files.tokenizer;
+    let (_, model) =
+        load_transformer(&files.config_json, &files.weights, &cpu_device().device).unwrap();
+    let text = "The old lighthouse keeper climbed the winding stairs every evening to light the \
+        great lamp. Ships passing the rocky coast depended on its beam to find their way home. \
+        One stormy night the lamp failed, and the keeper had to carry a lantern to the top of \
+        the tower while the wind howled around him. By morning the storm had passed, and the \
+        fishermen thanked him for keeping the light burning through the darkest hours. Years \
+        later, when the lighthouse was replaced by an automatic beacon, the village gathered to \
+        thank the keeper, who smiled and said that he had only done what anyone would have done \
+        for the sailors who trusted the light.";
+    let one_pass = pollster::block_on(text_surprisals(
+        &model,
+        &tokenizer,
+        text,
+        &SurprisalOptions::default(),
+        &mut Unmonitored,
+    ))
+    .unwrap();
+    for (j, row) in one_pass.iter().enumerate() {
+        assert_eq!(row.context_words, j, "one pass reads every word before");
+    }
+    let mut short = model.clone();
+    short.n_positions = 64;
+    let windowed = pollster::block_on(text_surprisals(
+        &short,
+        &tokenizer,
+        text,
+        &SurprisalOptions::default(),
+        &mut Unmonitored,
+    ))
+    .unwrap();
+    assert_eq!(windowed.len(), one_pass.len());
+    let (mut near, mut cut, mut later) = (0.0, 0.0, 0);
+    for (j, (w, o)) in windowed.iter().zip(&one_pass).enumerate() {
+        assert_eq!(w.word, o.word);
+        if w.context_words == j {
+            assert!(
+                (w.surprisal_bits - o.surprisal_bits).abs() < 1e-9,
+                "{j} {:?}",
+                w.word
+            );
+            continue;
+        }
+        assert!(
+            w.context_words >= 8,
+            "{j}: only {} words of context",
+            w.context_words
+        );
+        // The same word read with no context at all.
+        let alone =
+            pollster::block_on(canonical_surprisals(&model, &tokenizer, &[&w.word])).unwrap()[0];
+        near += (w.surprisal_bits - o.surprisal_bits).abs();
+        cut += (alone - o.surprisal_bits).abs();
+        later += 1;
+    }
+    assert!(later > 20, "only {later} words after the first window");
+    let (near, cut) = (near / later as f64, cut / later as f64);
+    assert!(
+        near < 1.0 && near < cut / 3.0,
+        "windows {near} bits off one pass, no context {cut}"
     );
 }
 
