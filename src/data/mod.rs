@@ -1,18 +1,24 @@
 //! Importing and exporting cloze data, one file per format: delimited text ([`delimited`]),
 //! the Provo norms as released on OSF ([`osf_norms`]), the project's long format, one row per
-//! response ([`long_format`]), the Provo files of ../shared/provo ([`provo`]), participants' states in a study's results
-//! ([`participant_run`]), what a web host's answer for a file is ([`served_file`]), the browser's timestamps ([`rfc3339`]), and typed rows
-//! of any of them through serde ([`rows`]). Errors name file, line and column, and skipped rows
-//! are counted with their reason — nothing is dropped silently.
+//! response ([`long_format`]), the Provo files of ../shared/provo ([`provo`]), participants'
+//! states in a study's results ([`participant_run`]), what a web host's answer for a file is
+//! ([`served_file`]), the browser's timestamps ([`rfc3339`]), typed rows of any of them through
+//! serde ([`rows`]); a corpus of texts ([`corpus`]), the predictors table and manifest a batch
+//! job writes and merges ([`predictor_table`]), and a job's parts ([`shard`]). Errors name file,
+//! line and column, and skipped rows are counted with their reason — nothing is dropped
+//! silently.
 
+pub mod corpus;
 pub mod delimited;
 pub mod long_format;
 pub mod osf_norms;
 pub mod participant_run;
+pub mod predictor_table;
 pub mod provo;
 pub mod rfc3339;
 pub mod rows;
 pub mod served_file;
+pub mod shard;
 
 pub use delimited::{
     Delimiter, parse_delimited, quote_field, spreadsheet_safe_cell, spreadsheet_safe_csv,
