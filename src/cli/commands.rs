@@ -17,6 +17,7 @@ use super::flags::{
 };
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
 pub use super::package::PackageArgs;
+use super::predictors::{MergeArgs, PredictorsArgs};
 use super::serve::{ExportArgs, ServeArgs};
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;
@@ -52,6 +53,11 @@ pub enum Command {
     /// Per-word surprisal of a text (canonical with the beginning-of-word correction, and over
     /// every segmentation) and the entropy of the next word: reading-time predictors.
     Surprisal(SurprisalArgs),
+    /// Every word's surprisal and entropy over a corpus, for every model: one tidy table and
+    /// its manifest; one part of the job with --shard K/N or as a Slurm array task.
+    Predictors(PredictorsArgs),
+    /// A sharded job's parts into the table and manifest one process writes, byte for byte.
+    Merge(MergeArgs),
     /// Human perplexity from two-token game answers (importance sampling).
     Perplexity(PerplexityArgs),
     /// Top-1 accuracy of top-1 game answers beside the model's.

@@ -12,6 +12,7 @@ pub mod model_systems;
 pub mod norming;
 pub mod norming_args;
 pub mod package;
+pub mod predictors;
 pub mod probes;
 pub mod quantize;
 pub mod results;
@@ -84,6 +85,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::SitePackage(args) => package::site_package(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::Export(args) => serve::export(&args),
+        Command::Predictors(args) => predictors::predictors(&args),
+        Command::Merge(args) => predictors::merge(&args),
         Command::Probes(args) => probes::probes(&args),
         Command::Quantize(args) => quantize::quantize(&args),
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),
@@ -115,7 +118,16 @@ pub(crate) fn load_engine_from(
     backend: BackendKind,
     precision: Precision,
 ) -> Result<(Engine, String), CliError> {
-    let files = read_model_dir(dir)?;
+    engine_from_files(dir, read_model_dir(dir)?, backend, precision)
+}
+
+/// [`load_engine_from`] of a model's files already read from `dir`.
+pub(crate) fn engine_from_files(
+    dir: &std::path::Path,
+    files: crate::runtime::modeldir::ModelFiles,
+    backend: BackendKind,
+    precision: Precision,
+) -> Result<(Engine, String), CliError> {
     let compute = device_for(backend)?;
     let engine = Engine::with_tokenizer(
         &files.config_json,
