@@ -15,9 +15,11 @@ use super::flags::{
     ClassFlags, DEFAULT_LEXICON, DEFAULT_TOKENIZER_DIR, DataFlags, ModelFlags, ModelSystemFlags,
     Table1Flags, TestFamily, Truth,
 };
+use super::job_parts::MergeArgs;
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs};
 pub use super::package::PackageArgs;
-use super::predictors::{MergeArgs, PredictorsArgs};
+use super::predictors::PredictorsArgs;
+use super::samples::SamplesArgs;
 use super::serve::{ExportArgs, ServeArgs};
 use crate::data::provo::ContextKey;
 use crate::estimators::decoding::DecodingStrategy;
@@ -56,6 +58,8 @@ pub enum Command {
     /// Every word's surprisal and entropy over a corpus, for every model: one tidy table and
     /// its manifest; one part of the job with --shard K/N or as a Slurm array task.
     Predictors(PredictorsArgs),
+    /// A model's word samples for every context, as a sample file table1 --file reads; shardable.
+    Samples(SamplesArgs),
     /// A sharded job's parts into the table and manifest one process writes, byte for byte.
     Merge(MergeArgs),
     /// Human perplexity from two-token game answers (importance sampling).

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod error;
 pub mod figures;
 pub mod flags;
+pub mod job_parts;
 pub mod model_systems;
 pub mod norming;
 pub mod norming_args;
@@ -16,6 +17,7 @@ pub mod predictors;
 pub mod probes;
 pub mod quantize;
 pub mod results;
+pub mod samples;
 pub mod serve;
 pub mod single_context;
 pub mod table1;
@@ -86,7 +88,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Serve(args) => serve::serve(&args),
         Command::Export(args) => serve::export(&args),
         Command::Predictors(args) => predictors::predictors(&args),
-        Command::Merge(args) => predictors::merge(&args),
+        Command::Samples(args) => samples::samples(&args),
+        Command::Merge(args) => job_parts::merge(&args),
         Command::Probes(args) => probes::probes(&args),
         Command::Quantize(args) => quantize::quantize(&args),
         Command::PerplexitySim(args) => tokens::perplexity_sim(&args),

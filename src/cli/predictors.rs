@@ -1,6 +1,5 @@
-//! `clozelab predictors` (every word's surprisal and entropy over a corpus, for every model,
-//! one part of the job with `--shard K/N` or as a Slurm array task) and `clozelab merge` (a
-//! sharded job's parts into the table one process writes).
+//! `clozelab predictors`: every word's surprisal and entropy over a corpus, for every model,
+//! one part of the job with `--shard K/N` or as a Slurm array task ([`super::job_parts`]).
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +7,12 @@ use clap::Args;
 
 use super::engine_from_files;
 use super::error::CliError;
+use super::job_parts::{ShardFlags, write_part};
 use crate::data::corpus::{CorpusItem, corpus_from_texts, read_corpus_table};
-use crate::data::predictor_table::{
-    CorpusSource, JobDescription, ModelSource, PartFiles, PredictorManifest, PredictorOptions,
-    merge_parts, predictor_table_csv, sha256_hex,
+use crate::data::job_manifest::{
+    CorpusSource, JobDescription, JobManifest, ModelSource, sha256_hex,
 };
-use crate::data::shard::Shard;
+use crate::data::predictor_table::{PredictorOptions, predictor_table_csv};
 use crate::model::Precision;
 use crate::runtime::backend::BackendKind;
 use crate::runtime::corpus_predictors::{NamedModel, PredictorSettings, model_predictors};
@@ -46,26 +45,10 @@ pub struct PredictorsArgs {
     /// The job's seed; each item's comes from it and the item's id.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// This part of the job, K of N (from 1); under a Slurm job array the task's own part by
-    /// default (SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT).
-    #[arg(long, value_name = "K/N", conflicts_with = "shards")]
-    pub shard: Option<String>,
-    /// The job's number of parts under a Slurm array of 1-N: this task's part is its
-    /// SLURM_ARRAY_TASK_ID, also when it is resubmitted alone (--array=K).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub shards: Option<u64>,
+    #[command(flatten)]
+    pub shard: ShardFlags,
     /// The folder to write predictors.csv and manifest.json to (a part of N > 1 writes to
     /// DIR/shard-K-of-N/).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
-}
-
-#[derive(Debug, Args)]
-pub struct MergeArgs {
-    /// The parts' folders (each with predictors.csv and manifest.json).
-    #[arg(value_name = "PART", required = true)]
-    pub parts: Vec<PathBuf>,
-    /// The folder to write the merged predictors.csv and manifest.json to.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -115,49 +98,9 @@ fn read_corpus(path: &Path) -> Result<(Vec<CorpusItem>, CorpusSource), CliError>
     Ok((items, source))
 }
 
-/// The part of the job this process runs: `--shard`, else the Slurm array task (of
-/// `--shards`), else all.
-fn this_shard(flag: Option<&str>, shards: Option<u64>) -> Result<Shard, CliError> {
-    let usage = |e: crate::data::shard::ShardError| CliError::usage(e.to_string());
-    match flag {
-        Some(text) => Shard::parse(text).map_err(usage),
-        None => Ok(
-            Shard::from_slurm(|name| std::env::var(name).ok(), shards.map(|n| n as usize))
-                .map_err(usage)?
-                .unwrap_or(Shard::WHOLE),
-        ),
-    }
-}
-
-/// Writes `contents` to `path` through a temporary file beside it, so that a killed run
-/// leaves the old file or the new one, never half of one.
-fn write_atomically(path: &Path, contents: &str) -> Result<(), CliError> {
-    let tmp = path.with_extension("partial");
-    let io = |action| {
-        move |source| CliError::Io {
-            action,
-            path: path.to_path_buf(),
-            source,
-        }
-    };
-    std::fs::write(&tmp, contents).map_err(io("write"))?;
-    std::fs::rename(&tmp, path).map_err(io("write"))
-}
-
-/// The table first, then the manifest that vouches for it.
-fn write_result(dir: &Path, table: &str, manifest: &PredictorManifest) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-        action: "create",
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    write_atomically(&dir.join("predictors.csv"), table)?;
-    write_atomically(&dir.join("manifest.json"), &manifest.to_json())
-}
-
 pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
     let (items, corpus) = read_corpus(&args.corpus)?;
-    let shard = this_shard(args.shard.as_deref(), args.shards)?;
+    let shard = args.shard.shard()?;
     let models = args
         .models
         .iter()
@@ -244,57 +187,27 @@ pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
         }
     }
     let table = predictor_table_csv(&rows);
+    let options = PredictorOptions {
+        samples: args.samples,
+        seed: args.seed,
+        all_segmentations: !args.canonical_only,
+        backend: args.backend.name().to_string(),
+        precision: args.precision.name().to_string(),
+    };
     let job = JobDescription {
+        command: "predictors".to_string(),
+        table: "predictors.csv".to_string(),
+        header_lines: 1,
         clozelab_version: env!("CARGO_PKG_VERSION").to_string(),
         corpus,
         models: sources,
-        options: PredictorOptions {
-            samples: args.samples,
-            seed: args.seed,
-            all_segmentations: !args.canonical_only,
-            backend: args.backend.name().to_string(),
-            precision: args.precision.name().to_string(),
-        },
+        options: serde_json::to_value(options).expect("plain fields"),
     };
-    let manifest = PredictorManifest::describe(job, shard, range, &table);
-    let dir = if shard.count > 1 {
-        args.out
-            .join(format!("shard-{}-of-{}", shard.index, shard.count))
-    } else {
-        args.out.clone()
-    };
-    write_result(&dir, &table, &manifest)?;
+    let manifest = JobManifest::describe(job, shard, range, &table);
+    let path = write_part(&args.out, &table, &manifest)?;
     println!(
         "wrote {}: {} rows (shard {shard})",
-        dir.join("predictors.csv").display(),
-        manifest.rows
-    );
-    Ok(())
-}
-
-pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
-    let mut parts = Vec::with_capacity(args.parts.len());
-    for dir in &args.parts {
-        let name = dir.display().to_string();
-        let read = |file: &str| {
-            std::fs::read_to_string(dir.join(file)).map_err(|e| {
-                CliError::usage(format!(
-                    "{name}: no readable {file} ({e}): the shard did not finish; run it again"
-                ))
-            })
-        };
-        parts.push(PartFiles {
-            manifest: read("manifest.json")?,
-            table: read("predictors.csv")?,
-            name,
-        });
-    }
-    let (table, manifest) = merge_parts(&parts).map_err(|e| CliError::usage(e.to_string()))?;
-    write_result(&args.out, &table, &manifest)?;
-    println!(
-        "merged {} parts into {}: {} rows",
-        parts.len(),
-        args.out.join("predictors.csv").display(),
+        path.display(),
         manifest.rows
     );
     Ok(())

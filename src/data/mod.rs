@@ -3,13 +3,15 @@
 //! response ([`long_format`]), the Provo files of ../shared/provo ([`provo`]), participants'
 //! states in a study's results ([`participant_run`]), what a web host's answer for a file is
 //! ([`served_file`]), the browser's timestamps ([`rfc3339`]), typed rows of any of them through
-//! serde ([`rows`]); a corpus of texts ([`corpus`]), the predictors table and manifest a batch
-//! job writes and merges ([`predictor_table`]), and a job's parts ([`shard`]). Errors name file,
+//! serde ([`rows`]); a corpus of texts ([`corpus`]), the predictors table ([`predictor_table`]),
+//! a batch job's parts ([`shard`]) and the manifest each part carries and the merge checks
+//! ([`job_manifest`]). Errors name file,
 //! line and column, and skipped rows are counted with their reason — nothing is dropped
 //! silently.
 
 pub mod corpus;
 pub mod delimited;
+pub mod job_manifest;
 pub mod long_format;
 pub mod osf_norms;
 pub mod participant_run;

@@ -6,12 +6,14 @@
 //! runs ([`productions`], shared by the CLI and the worker), the speed check of the loaded model
 //! on its device ([`speed`]), decode steps timed one by one for the host-cost benchmark
 //! ([`decode_steps`]), the surprisal of every context's target word
-//! ([`target_predictors`]), every word's predictors over a corpus ([`corpus_predictors`]) and
-//! the typed messages between the
+//! ([`target_predictors`]), every word's predictors over a corpus ([`corpus_predictors`]), a
+//! model's word samples for every context of the norms ([`context_samples`]) and the typed
+//! messages between the
 //! page and the inference worker ([`protocol`]). Natively, [`modeldir`] reads a model folder
 //! from disk and [`hub_cache`] finds a Hugging Face id's revision in the local cache.
 
 pub mod backend;
+pub mod context_samples;
 pub mod corpus_predictors;
 pub mod decode_steps;
 pub mod distributions;

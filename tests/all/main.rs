@@ -28,6 +28,7 @@ mod package;
 mod panel_product;
 mod participant;
 mod participant_texts;
+mod predictors;
 mod replayed_steps;
 mod results;
 mod robustness;
