@@ -6,9 +6,14 @@
 //! prior in the config.
 
 use super::error::CliError;
+use super::job_parts::write_part;
 use super::norming_args::{NormingPriorArgs, NormingSimArgs, NormingStateArgs, NormingUnit};
 use crate::analysis::norming::precision::PrecisionTarget;
-use crate::analysis::norming::simulation::{Simulation, Unit, summarise};
+use crate::analysis::norming::seed_runs::{SeedLine, parse_seed_runs, seed_runs_jsonl};
+use crate::analysis::norming::simulation::{
+    PolicySummary, Simulation, SimulationError, Unit, summarise, summarise_runs,
+};
+use crate::data::job_manifest::{CorpusSource, JobDescription, JobManifest, sha256_hex};
 use crate::game::design::adaptive_norming::STATE_FILE;
 use crate::game::design::study::StudyConfig;
 use crate::game::readback::norming_progress::state_file;
@@ -16,36 +21,148 @@ use crate::game::readback::results_merge::StudyResults;
 use crate::game::run::norming_state::{NormingPlan, ResponseCounts};
 
 pub fn norming_sim(args: &NormingSimArgs) -> Result<(), CliError> {
+    if let Some(dir) = &args.runs {
+        return summarise_merged(dir, args.json);
+    }
+    let provo = args
+        .provo
+        .as_ref()
+        .expect("clap asks for --provo without --runs");
     let target = PrecisionTarget::new(args.width, args.unseen, args.share)
         .map_err(|e| CliError::usage(e.to_string()))?;
     let norms =
-        crate::data::provo::read_norms(&args.provo).map_err(|e| CliError::usage(e.to_string()))?;
+        crate::data::provo::read_norms(provo).map_err(|e| CliError::usage(e.to_string()))?;
     let unit = match args.unit {
         NormingUnit::Passage => Unit::Passage,
         NormingUnit::Context => Unit::Context,
     };
+    let unit_name = format!("{unit:?}").to_lowercase();
     let simulation = Simulation::new(&norms, unit, target, args.cap)
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let rows = summarise(&simulation, args.seeds).map_err(|e| CliError::usage(e.to_string()))?;
-    if args.json {
-        let json = serde_json::json!({
+    let shard = args.shard.shard()?;
+    let Some(out) = &args.out else {
+        if shard.count > 1 {
+            return Err(CliError::usage(format!(
+                "shard {shard} of the seeds is written, not printed: give --out DIR"
+            )));
+        }
+        let rows =
+            summarise(&simulation, args.seeds).map_err(|e| CliError::usage(e.to_string()))?;
+        let about = SimulationAbout {
+            target: target.describe(),
+            unit: unit_name,
+            contexts: simulation.contexts(),
+            units: simulation.units(),
+            seeds: args.seeds,
+        };
+        print_summary(&about, &rows, args.json);
+        return Ok(());
+    };
+    // Each seed is one item of the job: a part runs its seeds as one process runs them.
+    let seeds = usize::try_from(args.seeds).map_err(|_| CliError::usage("too many seeds"))?;
+    let range = shard.items(&vec![1; seeds]);
+    let lines = range
+        .clone()
+        .map(|seed| {
+            let seed = seed as u64;
+            simulation.run(seed).map(|run| SeedLine { seed, run })
+        })
+        .collect::<Result<Vec<_>, SimulationError>>()
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let table = seed_runs_jsonl(&lines);
+    let norms_file = provo.join("provo_cloze.jsonl");
+    let bytes = std::fs::read(&norms_file).map_err(CliError::io("read", &norms_file))?;
+    let job = JobDescription {
+        command: "norming-sim".to_string(),
+        table: "norming_runs.jsonl".to_string(),
+        header_lines: 0,
+        clozelab_version: env!("CARGO_PKG_VERSION").to_string(),
+        corpus: CorpusSource {
+            name: norms_file.display().to_string(),
+            sha256: sha256_hex(&bytes),
+            items: seeds,
+        },
+        models: Vec::new(),
+        options: serde_json::json!({
             "target": target.describe(),
-            "unit": format!("{unit:?}").to_lowercase(),
+            "width": args.width,
+            "unseen": args.unseen,
+            "share": args.share,
+            "unit": unit_name,
+            "cap": args.cap,
             "contexts": simulation.contexts(),
             "units": simulation.units(),
-            "seeds": args.seeds,
+        }),
+    };
+    let manifest = JobManifest::describe(job, shard, range, &table);
+    let path = write_part(out, &table, &manifest)?;
+    println!(
+        "wrote {}: {} seeds (shard {shard})",
+        path.display(),
+        manifest.rows
+    );
+    Ok(())
+}
+
+/// What a summary is of.
+struct SimulationAbout {
+    target: String,
+    unit: String,
+    contexts: usize,
+    units: usize,
+    seeds: u64,
+}
+
+/// The summary of a merged job's runs, as the one process that ran every seed prints it.
+fn summarise_merged(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
+    let name = dir.display().to_string();
+    let read = |file: &str| {
+        let path = dir.join(file);
+        std::fs::read_to_string(&path).map_err(CliError::io("read", path))
+    };
+    let manifest = JobManifest::from_json(&name, &read("manifest.json")?)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    if manifest.command != "norming-sim" || manifest.shard.count != 1 {
+        return Err(CliError::usage(format!(
+            "{name} holds {} {} ({}), not a whole norming-sim job: merge its parts first",
+            manifest.command, manifest.table, manifest.shard
+        )));
+    }
+    let text = read(&manifest.table)?;
+    manifest
+        .check_table(&name, &text)
+        .map_err(|e| CliError::usage(e.to_string()))?;
+    let lines = parse_seed_runs(&manifest.table, &text)?;
+    let runs: Vec<_> = lines.iter().map(|l| l.run).collect();
+    let rows = summarise_runs(&runs).map_err(|e| CliError::usage(e.to_string()))?;
+    let option = |key: &str| manifest.options.get(key).cloned().unwrap_or_default();
+    let about = SimulationAbout {
+        target: option("target").as_str().unwrap_or_default().to_string(),
+        unit: option("unit").as_str().unwrap_or_default().to_string(),
+        contexts: option("contexts").as_u64().unwrap_or_default() as usize,
+        units: option("units").as_u64().unwrap_or_default() as usize,
+        seeds: runs.len() as u64,
+    };
+    print_summary(&about, &rows, json);
+    Ok(())
+}
+
+fn print_summary(about: &SimulationAbout, rows: &[PolicySummary], json: bool) {
+    if json {
+        let json = serde_json::json!({
+            "target": about.target,
+            "unit": about.unit,
+            "contexts": about.contexts,
+            "units": about.units,
+            "seeds": about.seeds,
             "policies": rows,
         });
         println!("{json}");
-        return Ok(());
+        return;
     }
     println!(
         "target: {}; {} contexts in {} {}s; {} seeds",
-        target.describe(),
-        simulation.contexts(),
-        simulation.units(),
-        format!("{unit:?}").to_lowercase(),
-        args.seeds
+        about.target, about.contexts, about.units, about.unit, about.seeds
     );
     println!(
         "{:<40} {:>10} {:>8} {:>9} {:>10} {:>11}",
@@ -62,7 +179,6 @@ pub fn norming_sim(args: &NormingSimArgs) -> Result<(), CliError> {
             r.claim_held
         );
     }
-    Ok(())
 }
 
 /// Reads and checks a study config.

@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::flags::ModelFlags;
+use super::job_parts::ShardFlags;
 
 #[derive(Debug, Args)]
 pub struct NormingSimArgs {
     /// The Provo folder (provo_cloze.jsonl: each context's responses are the truth drawn from).
-    #[arg(long, value_name = "DIR")]
-    pub provo: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "runs")]
+    pub provo: Option<PathBuf>,
     /// Bound on the width of the target word's 95% interval.
     #[arg(long, value_name = "W")]
     pub width: Option<f64>,
@@ -30,6 +31,15 @@ pub struct NormingSimArgs {
     /// Most readings any unit may get.
     #[arg(long, default_value_t = 1000)]
     pub cap: u32,
+    #[command(flatten)]
+    pub shard: ShardFlags,
+    /// Write the seeds' runs (norming_runs.jsonl and its manifest) to this folder instead of
+    /// printing their summary: a part of N > 1 to DIR/shard-K-of-N/, for `clozelab merge`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Summarise a merged job's runs (the folder `clozelab merge` wrote) instead of simulating.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["provo", "out"])]
+    pub runs: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

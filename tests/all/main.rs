@@ -35,6 +35,7 @@ mod robustness;
 mod runs;
 mod serve;
 mod serve_faults;
+mod sharded_jobs;
 mod simulated_study;
 mod speed;
 mod study_config;

@@ -110,7 +110,7 @@ impl Streams {
 }
 
 /// One policy's outcome for one seed.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PolicyRun {
     /// Readings used (participants × units each read).
     pub readings: u64,
@@ -123,7 +123,7 @@ pub struct PolicyRun {
 }
 
 /// The three policies for one seed.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SeedRun {
     pub fixed: PolicyRun,
     pub model_planned: PolicyRun,
@@ -394,12 +394,18 @@ pub fn summarise(
     simulation: &Simulation,
     seeds: u64,
 ) -> Result<Vec<PolicySummary>, SimulationError> {
-    if seeds == 0 {
-        return Err(SimulationError::NoSeeds);
-    }
     let runs = (0..seeds)
         .map(|seed| simulation.run(seed))
         .collect::<Result<Vec<_>, _>>()?;
+    summarise_runs(&runs)
+}
+
+/// Each policy over the seeds' runs (in any order of seeds the same figures, up to the
+/// rounding of the sums, which take them in the order given); no runs is an error.
+pub fn summarise_runs(runs: &[SeedRun]) -> Result<Vec<PolicySummary>, SimulationError> {
+    if runs.is_empty() {
+        return Err(SimulationError::NoSeeds);
+    }
     let pick: [(&'static str, PolicyOf); 3] = [
         ("fixed N per unit (smallest that works)", |r| r.fixed),
         ("planned from the model", |r| r.model_planned),
