@@ -25,6 +25,8 @@ command -v python3 >/dev/null || apt_missing+=(python3)
 # The tests of `clozelab serve` over HTTPS make their certificate with openssl and fetch with curl.
 [ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v openssl >/dev/null && apt_missing+=(openssl)
 [ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v curl >/dev/null && apt_missing+=(curl)
+# The test of sharded batch jobs runs them on a real single-node Slurm (scripts/slurm_cluster.sh).
+[ "${CLOZELAB_DEV_TOOLS:-}" = 1 ] && ! command -v slurmctld >/dev/null && apt_missing+=(slurmctld slurmd slurm-client munge)
 apt_install() {
   sudo_if_needed apt-get update -qq
   DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "${apt_missing[@]}"

