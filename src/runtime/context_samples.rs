@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use crate::data::provo::{ContextKey, FAILED_SAMPLE, ProvoContext, Samples};
 use crate::estimators::progress::{Monitor, Progress};
 use crate::estimators::sampler::{
-    SamplerConfig, SamplerError, contexts_to_join, sample_words_together,
+    SamplerConfig, SamplerError, WordSamples, contexts_to_join, sample_words_together,
 };
 use crate::model::Transformer;
 use crate::rng::stable_hash;
@@ -63,22 +63,24 @@ pub async fn sample_contexts(
                 sample_words_together(model, tokenizer, &joined, &config, monitor, &mut progress)
                     .await?;
             for (context, words) in group.iter().zip(words) {
-                out.insert(
-                    context.key(),
-                    Samples {
-                        words: words
-                            .words
-                            .into_iter()
-                            .map(|(w, n)| (w, n as f64))
-                            .collect(),
-                        failed: words.failed as u64,
-                    },
-                );
+                out.insert(context.key(), samples_of(words));
             }
         }
         report(p);
     }
     Ok(out)
+}
+
+/// The sampler's words of one context as a system's samples (counts as the analyses take them).
+pub fn samples_of(words: WordSamples) -> Samples {
+    Samples {
+        words: words
+            .words
+            .into_iter()
+            .map(|(w, n)| (w, n as f64))
+            .collect(),
+        failed: words.failed as u64,
+    }
 }
 
 /// The samples as the paper's GPT-2 sample files hold them, one JSON line per context in

@@ -42,6 +42,14 @@ fn norms() -> PathBuf {
     common::repo_root().join("tests/fixtures/analysis/norms.jsonl")
 }
 
+/// A Provo folder in `dir` whose norms are the fixture's.
+fn provo_dir(dir: &Path) -> PathBuf {
+    let provo = dir.join("provo");
+    std::fs::create_dir_all(&provo).unwrap();
+    std::fs::copy(norms(), provo.join("provo_cloze.jsonl")).unwrap();
+    provo
+}
+
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -150,9 +158,7 @@ fn a_models_samples_in_three_parts_merge_into_one_processs_and_are_table_1s_samp
 #[test]
 fn norming_seeds_in_three_parts_merge_into_one_processs_and_its_summary() {
     let dir = scratch("norming");
-    let provo = dir.join("provo");
-    std::fs::create_dir_all(&provo).unwrap();
-    std::fs::copy(norms(), provo.join("provo_cloze.jsonl")).unwrap();
+    let provo = provo_dir(&dir);
     let flags = [
         "--provo",
         s(&provo),
@@ -200,9 +206,7 @@ fn norming_seeds_in_three_parts_merge_into_one_processs_and_its_summary() {
 #[test]
 fn merge_refuses_parts_of_two_commands() {
     let dir = scratch("two-commands");
-    let provo = dir.join("provo");
-    std::fs::create_dir_all(&provo).unwrap();
-    std::fs::copy(norms(), provo.join("provo_cloze.jsonl")).unwrap();
+    let provo = provo_dir(&dir);
     let norming = dir.join("norming");
     ok(clozelab(&[
         "norming-sim",

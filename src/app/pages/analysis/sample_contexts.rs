@@ -124,14 +124,7 @@ pub(super) async fn sample_all(
             }
         };
         for ((key, _, cache_key), words) in group.iter().zip(all) {
-            let samples = Samples {
-                words: words
-                    .words
-                    .into_iter()
-                    .map(|(w, n)| (w, n as f64))
-                    .collect(),
-                failed: words.failed as u64,
-            };
+            let samples = crate::runtime::context_samples::samples_of(words);
             if let (Some(store), Ok(json)) = (&store, serde_json::to_string(&samples)) {
                 // A failed write only costs a recomputation after a reload.
                 let _ = store.cache_put(cache_key, &json).await;
