@@ -311,7 +311,10 @@ fn merges_of_anything_but_one_jobs_whole_set_are_refused_saying_why() {
         &["--shard", "3/3", "--out", other_corpus.to_str().unwrap()],
         &[],
     ));
-    says(&[&p1, &p2, &other_corpus.join("shard-3-of-3")], "inputs differ");
+    says(
+        &[&p1, &p2, &other_corpus.join("shard-3-of-3")],
+        "inputs differ",
+    );
 }
 
 #[test]
