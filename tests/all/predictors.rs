@@ -44,13 +44,16 @@ p5\tIn the beginning, the committee met twice a week to discuss the plans for th
 p6\tWhy?\n\
 p7\tThe children ran to the river, laughing and shouting as the sun set behind the hills.\n";
 
+/// Continuations per word for its entropy: enough to give every word a value.
+pub(crate) const SAMPLES: &str = "8";
+
 pub(crate) struct Job {
     root: PathBuf,
     pub(crate) corpus: PathBuf,
 }
 
 impl Job {
-    /// `clozelab predictors` of this corpus under both test models, 20 samples, seed 5 unless
+    /// `clozelab predictors` of this corpus under both test models, [`SAMPLES`] samples, seed 5 unless
     /// `extra` names another.
     fn args(&self, extra: &[&str]) -> Vec<String> {
         let mut args = vec![
@@ -61,7 +64,7 @@ impl Job {
         for model in [common::test_model_dir(), common::test_llama_model_dir()] {
             args.extend(["--model".to_string(), model.display().to_string()]);
         }
-        args.extend(["--samples", "20"].map(String::from));
+        args.extend(["--samples", SAMPLES].map(String::from));
         if !extra.contains(&"--seed") {
             args.extend(["--seed", "5"].map(String::from));
         }
@@ -212,7 +215,7 @@ fn every_row_equals_clozelab_surprisal_of_its_text_with_the_items_seed() {
                 "--text",
                 text,
                 "--samples",
-                "20",
+                SAMPLES,
                 "--seed",
                 seed,
                 "--json",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::predictors::{job, model_flags};
+use crate::predictors::{SAMPLES, job, model_flags};
 
 struct Cluster {
     dir: PathBuf,
@@ -127,7 +127,7 @@ fn a_job_array_and_its_dependent_merge_on_slurm_equal_one_process_after_a_failed
              if [ \"$SLURM_ARRAY_TASK_ID\" = 2 ] && [ ! -e {d}/failed-once ]; then\n\
              touch {d}/failed-once; echo 'planted failure' >&2; exit 1\n\
              fi\n\
-             exec {bin} predictors --corpus {} {} --samples 20 --seed 5 --shards 3 --out {d}/parts\n",
+             exec {bin} predictors --corpus {} {} --samples {SAMPLES} --seed 5 --shards 3 --out {d}/parts\n",
             job.corpus.display(),
             model_flags()
         ),
