@@ -73,7 +73,7 @@ fn write_result(dir: &Path, table: &str, manifest: &JobManifest) -> Result<(), C
         path: dir.to_path_buf(),
         source,
     })?;
-    write_atomically(&dir.join(&manifest.table), table)?;
+    write_atomically(&dir.join(&manifest.job.table), table)?;
     write_atomically(&dir.join("manifest.json"), &manifest.to_json())
 }
 
@@ -87,7 +87,7 @@ pub fn write_part(out: &Path, table: &str, manifest: &JobManifest) -> Result<Pat
         out.to_path_buf()
     };
     write_result(&dir, table, manifest)?;
-    Ok(dir.join(&manifest.table))
+    Ok(dir.join(&manifest.job.table))
 }
 
 pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
@@ -104,6 +104,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
         let manifest = read("manifest.json")?;
         let table_file = JobManifest::from_json(&name, &manifest)
             .map_err(|e| CliError::usage(e.to_string()))?
+            .job
             .table;
         parts.push(PartFiles {
             table: read(&table_file)?,
@@ -116,7 +117,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), CliError> {
     println!(
         "merged {} parts of {} into {}: {} rows",
         parts.len(),
-        manifest.command,
+        manifest.job.command,
         path.display(),
         manifest.rows
     );

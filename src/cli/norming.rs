@@ -122,20 +122,20 @@ fn summarise_merged(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
     };
     let manifest = JobManifest::from_json(&name, &read("manifest.json")?)
         .map_err(|e| CliError::usage(e.to_string()))?;
-    if manifest.command != "norming-sim" || manifest.shard.count != 1 {
+    if manifest.job.command != "norming-sim" || manifest.shard.count != 1 {
         return Err(CliError::usage(format!(
             "{name} holds {} {} ({}), not a whole norming-sim job: merge its parts first",
-            manifest.command, manifest.table, manifest.shard
+            manifest.job.command, manifest.job.table, manifest.shard
         )));
     }
-    let text = read(&manifest.table)?;
+    let text = read(&manifest.job.table)?;
     manifest
         .check_table(&name, &text)
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let lines = parse_seed_runs(&manifest.table, &text)?;
+    let lines = parse_seed_runs(&manifest.job.table, &text)?;
     let runs: Vec<_> = lines.iter().map(|l| l.run).collect();
     let rows = summarise_runs(&runs).map_err(|e| CliError::usage(e.to_string()))?;
-    let option = |key: &str| manifest.options.get(key).cloned().unwrap_or_default();
+    let option = |key: &str| manifest.job.options.get(key).cloned().unwrap_or_default();
     let about = SimulationAbout {
         target: option("target").as_str().unwrap_or_default().to_string(),
         unit: option("unit").as_str().unwrap_or_default().to_string(),

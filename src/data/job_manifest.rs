@@ -35,7 +35,7 @@ pub struct ModelSource {
 }
 
 /// What makes parts one job's: the same command, inputs, models, options and version.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobDescription {
     /// The command that wrote the table (`predictors`, `samples`, `norming-sim`).
     pub command: String,
@@ -53,13 +53,9 @@ pub struct JobDescription {
 /// A part's (or a whole job's) manifest.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobManifest {
-    pub command: String,
-    pub table: String,
-    pub header_lines: usize,
-    pub clozelab_version: String,
-    pub corpus: CorpusSource,
-    pub models: Vec<ModelSource>,
-    pub options: serde_json::Value,
+    /// The job this is (a part) of.
+    #[serde(flatten)]
+    pub job: JobDescription,
     /// Which part: 1/1 for one process's run and for a merge.
     pub shard: Shard,
     /// The items (indices, in the inputs' order) this part holds.
@@ -75,13 +71,7 @@ impl JobManifest {
         JobManifest {
             rows: table.lines().count().saturating_sub(job.header_lines),
             table_sha256: sha256_hex(table.as_bytes()),
-            command: job.command,
-            table: job.table,
-            header_lines: job.header_lines,
-            clozelab_version: job.clozelab_version,
-            corpus: job.corpus,
-            models: job.models,
-            options: job.options,
+            job,
             shard,
             items,
         }
@@ -108,24 +98,26 @@ impl JobManifest {
                 reason: format!("its shard {index}/{count} is no part K/N with 1 ≤ K ≤ N"),
             });
         }
-        if manifest.items.start > manifest.items.end || manifest.items.end > manifest.corpus.items {
+        if manifest.items.start > manifest.items.end
+            || manifest.items.end > manifest.job.corpus.items
+        {
             return Err(MergeError::Manifest {
                 part: part.to_string(),
                 reason: format!(
                     "its items {:?} are not within the inputs' {}",
-                    manifest.items, manifest.corpus.items
+                    manifest.items, manifest.job.corpus.items
                 ),
             });
         }
-        if manifest.table.is_empty()
-            || manifest.table.contains(['/', '\\'])
-            || manifest.table.starts_with('.')
+        if manifest.job.table.is_empty()
+            || manifest.job.table.contains(['/', '\\'])
+            || manifest.job.table.starts_with('.')
         {
             return Err(MergeError::Manifest {
                 part: part.to_string(),
                 reason: format!(
                     "its table {:?} is not a file name beside it",
-                    manifest.table
+                    manifest.job.table
                 ),
             });
         }
@@ -135,7 +127,7 @@ impl JobManifest {
     /// Whether `table` is the one this manifest vouches for (its rows and SHA-256); `part`
     /// names it in the error.
     pub fn check_table(&self, part: &str, table: &str) -> Result<(), MergeError> {
-        let rows = table.lines().count().saturating_sub(self.header_lines);
+        let rows = table.lines().count().saturating_sub(self.job.header_lines);
         let found = sha256_hex(table.as_bytes());
         if found != self.table_sha256 || rows != self.rows {
             return Err(MergeError::Table {
@@ -147,18 +139,6 @@ impl JobManifest {
             });
         }
         Ok(())
-    }
-
-    fn job(&self) -> JobDescription {
-        JobDescription {
-            command: self.command.clone(),
-            table: self.table.clone(),
-            header_lines: self.header_lines,
-            clozelab_version: self.clozelab_version.clone(),
-            corpus: self.corpus.clone(),
-            models: self.models.clone(),
-            options: self.options.clone(),
-        }
     }
 }
 
@@ -232,10 +212,10 @@ pub fn merge_parts(parts: &[PartFiles]) -> Result<(String, JobManifest), MergeEr
     let Some((first, first_manifest)) = read.first() else {
         return Err(MergeError::NoParts);
     };
-    let job = first_manifest.job();
+    let job = first_manifest.job.clone();
     let count = first_manifest.shard.count;
     for (part, manifest) in &read[1..] {
-        let other = manifest.job();
+        let other = &manifest.job;
         let what = if other.command != job.command || other.table != job.table {
             Some("commands")
         } else if other.corpus != job.corpus {
