@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::model_source::{hub_id, is_id_part};
+
 /// A model to load and how the table names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResolvedModel {
@@ -63,18 +65,8 @@ pub fn resolve_in(spec: &str, cache: Option<&Path>) -> Result<ResolvedModel, Hub
     let not_found = || HubCacheError::NotFound {
         spec: spec.to_string(),
     };
-    let (id, revision) = spec.split_once('@').unwrap_or((spec, "main"));
-    let plain = |s: &str| {
-        !s.is_empty()
-            && s != "."
-            && s != ".."
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-    };
-    let (org, name) = id.split_once('/').ok_or_else(not_found)?;
-    if !plain(org) || !plain(name) || !revision.split('/').all(plain) {
-        return Err(not_found());
-    }
+    let (org, name, revision) = hub_id(spec).ok_or_else(not_found)?;
+    let id = format!("{org}/{name}");
     let not_cached = || HubCacheError::NotCached {
         id: id.to_string(),
         revision: revision.to_string(),
@@ -92,12 +84,12 @@ pub fn resolve_in(spec: &str, cache: Option<&Path>) -> Result<ResolvedModel, Hub
         Err(_) => return Err(not_cached()),
     };
     let snapshot = repo.join("snapshots").join(&commit);
-    if !plain(&commit) || !snapshot.is_dir() {
+    if !is_id_part(&commit) || !snapshot.is_dir() {
         return Err(not_cached());
     }
     Ok(ResolvedModel {
         path: snapshot,
-        name: id.to_string(),
+        name: id,
         revision: revision.to_string(),
     })
 }

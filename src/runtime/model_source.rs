@@ -22,12 +22,29 @@ pub enum ModelSourceError {
 }
 
 /// A hub id's part: letters, digits, `-`, `_`, `.`, not starting with `.` (no `..`).
-fn is_id_part(part: &str) -> bool {
+pub fn is_id_part(part: &str) -> bool {
     !part.is_empty()
         && !part.starts_with('.')
         && part
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A hub model id as typed, `owner/name[@revision]` (revision `main` when not given), split
+/// into its parts; `None` unless every part is [`is_id_part`]. A revision may be a branch with
+/// `/` in it (`refs/pr/1`), each of its parts checked.
+///
+/// ```
+/// use clozelab::runtime::model_source::hub_id;
+/// assert_eq!(hub_id("EleutherAI/pythia-70m@step1000"), Some(("EleutherAI", "pythia-70m", "step1000")));
+/// assert_eq!(hub_id("a/b"), Some(("a", "b", "main")));
+/// assert!(hub_id("a/../b").is_none() && hub_id("gpt2").is_none() && hub_id("a/b@..").is_none());
+/// ```
+pub fn hub_id(input: &str) -> Option<(&str, &str, &str)> {
+    let (id, revision) = input.split_once('@').unwrap_or((input, "main"));
+    let (owner, name) = id.split_once('/')?;
+    (is_id_part(owner) && is_id_part(name) && revision.split('/').all(is_id_part))
+        .then_some((owner, name, revision))
 }
 
 /// The folder URL (ending in `/`) of `input`, a model id resolved on `hub`.
@@ -60,12 +77,11 @@ pub fn folder_url(input: &str, hub: &str) -> Result<String, ModelSourceError> {
             false => format!("{input}/"),
         });
     }
-    let (id, revision) = input.split_once('@').unwrap_or((input, "main"));
     let unreadable = || ModelSourceError::Unreadable(input.to_string());
-    let (owner, name) = id.split_once('/').ok_or_else(unreadable)?;
-    if ![owner, name, revision].into_iter().all(is_id_part) {
-        return Err(unreadable());
-    }
+    // A resolve URL takes one revision segment: a branch with `/` in it is not read from here.
+    let (owner, name, revision) = hub_id(input)
+        .filter(|(_, _, revision)| !revision.contains('/'))
+        .ok_or_else(unreadable)?;
     let hub = hub.trim_end_matches('/');
     Ok(format!("{hub}/{owner}/{name}/resolve/{revision}/"))
 }
