@@ -7,9 +7,15 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::engine_from_files;
 use super::error::CliError;
-use crate::data::job_manifest::{JobManifest, PartFiles, merge_parts};
+use crate::data::job_manifest::{JobManifest, ModelSource, PartFiles, merge_parts, sha256_hex};
 use crate::data::shard::{Shard, ShardError};
+use crate::model::Precision;
+use crate::runtime::backend::BackendKind;
+use crate::runtime::engine::Engine;
+use crate::runtime::hub_cache::ResolvedModel;
+use crate::runtime::modeldir::ModelFiles;
 
 /// The flags that pick a part of a batch job.
 #[derive(Debug, Args)]
@@ -37,6 +43,39 @@ impl ShardFlags {
             )
             .map_err(usage)?
             .unwrap_or(Shard::WHOLE)),
+        }
+    }
+}
+
+/// `model`'s files loaded on `backend`, with the adapter's name and what the job's manifest
+/// says of the model (its name, revision and weights' SHA-256).
+pub fn load_for_job(
+    model: &ResolvedModel,
+    files: ModelFiles,
+    backend: BackendKind,
+    precision: Precision,
+) -> Result<(Engine, String, ModelSource), CliError> {
+    let source = ModelSource {
+        name: model.name.clone(),
+        revision: model.revision.clone(),
+        weights_sha256: sha256_hex(&files.weights),
+    };
+    let (engine, adapter) = engine_from_files(&model.path, files, backend, precision)?;
+    Ok((engine, adapter, source))
+}
+
+/// A batch job's progress for its log, about twenty lines over `total` items: told each
+/// finished item's index, it prints `{label}: k of {total} {items}, s` at every twentieth.
+pub fn progress_log(label: String, total: usize, items: &'static str) -> impl FnMut(usize) {
+    let started = std::time::Instant::now();
+    let step = total.div_ceil(20).max(1);
+    move |i: usize| {
+        if (i + 1).is_multiple_of(step) || i + 1 == total {
+            eprintln!(
+                "{label}: {} of {total} {items}, {:.1} s",
+                i + 1,
+                started.elapsed().as_secs_f64()
+            );
         }
     }
 }

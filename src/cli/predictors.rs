@@ -5,13 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::engine_from_files;
 use super::error::CliError;
-use super::job_parts::{ShardFlags, write_part};
+use super::job_parts::{ShardFlags, load_for_job, progress_log, write_part};
 use crate::data::corpus::{CorpusItem, corpus_from_texts, read_corpus_table};
-use crate::data::job_manifest::{
-    CorpusSource, JobDescription, JobManifest, ModelSource, sha256_hex,
-};
+use crate::data::job_manifest::{CorpusSource, JobDescription, JobManifest, sha256_hex};
 use crate::data::predictor_table::{PredictorOptions, predictor_table_csv};
 use crate::model::Precision;
 use crate::runtime::backend::BackendKind;
@@ -137,8 +134,7 @@ pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
             Some(files) => files,
             None => read_model_dir(&m.path)?,
         };
-        let weights_sha256 = sha256_hex(&files.weights);
-        let (engine, adapter) = engine_from_files(&m.path, files, args.backend, args.precision)?;
+        let (engine, adapter, source) = load_for_job(m, files, args.backend, args.precision)?;
         eprintln!(
             "predictors: {} on {adapter}: items {}..{} of {} (shard {shard})",
             m.name,
@@ -152,20 +148,7 @@ pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
             name: &m.name,
             revision: &m.revision,
         };
-        // About twenty progress lines per model, for a batch job's log.
-        let started = std::time::Instant::now();
-        let step = part.len().div_ceil(20).max(1);
-        let mut report = |i: usize| {
-            if (i + 1).is_multiple_of(step) || i + 1 == part.len() {
-                eprintln!(
-                    "predictors: {}: {} of {} items, {:.1} s",
-                    m.name,
-                    i + 1,
-                    part.len(),
-                    started.elapsed().as_secs_f64()
-                );
-            }
-        };
+        let mut report = progress_log(format!("predictors: {}", m.name), part.len(), "items");
         per_model.push(pollster::block_on(model_predictors(
             &named,
             part,
@@ -173,11 +156,7 @@ pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
             &mut crate::estimators::progress::Unmonitored,
             &mut report,
         ))?);
-        sources.push(ModelSource {
-            name: m.name.clone(),
-            revision: m.revision.clone(),
-            weights_sha256,
-        });
+        sources.push(source);
     }
     // Item by item, each item's models in the order given: parts then join in shard order.
     let mut rows = Vec::new();

@@ -7,12 +7,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::engine_from_files;
 use super::error::CliError;
-use super::job_parts::{ShardFlags, write_part};
-use crate::data::job_manifest::{
-    CorpusSource, JobDescription, JobManifest, ModelSource, sha256_hex,
-};
+use super::job_parts::{ShardFlags, load_for_job, progress_log, write_part};
+use crate::data::job_manifest::{CorpusSource, JobDescription, JobManifest, sha256_hex};
 use crate::data::provo::{ProvoContext, parse_jsonl};
 use crate::estimators::progress::Unmonitored;
 use crate::model::Precision;
@@ -88,8 +85,7 @@ pub fn samples(args: &SamplesArgs) -> Result<(), CliError> {
     let shard = args.shard.shard()?;
     let model = resolve_model(&args.model).map_err(|e| CliError::usage(e.to_string()))?;
     let files = read_model_dir(&model.path)?;
-    let weights_sha256 = sha256_hex(&files.weights);
-    let (engine, adapter) = engine_from_files(&model.path, files, args.backend, args.precision)?;
+    let (engine, adapter, source) = load_for_job(&model, files, args.backend, args.precision)?;
     let passages = passages(&contexts);
     let mut weights = Vec::with_capacity(passages.len());
     for passage in &passages {
@@ -112,18 +108,7 @@ pub fn samples(args: &SamplesArgs) -> Result<(), CliError> {
         passages.len(),
         part.len()
     );
-    let started = std::time::Instant::now();
-    let count = range.len();
-    let step = count.div_ceil(20).max(1);
-    let mut report = |p: usize| {
-        if (p + 1).is_multiple_of(step) || p + 1 == count {
-            eprintln!(
-                "samples: {} of {count} passages, {:.1} s",
-                p + 1,
-                started.elapsed().as_secs_f64()
-            );
-        }
-    };
+    let mut report = progress_log("samples".to_string(), range.len(), "passages");
     let sampled = pollster::block_on(sample_contexts(
         &engine.model,
         &engine.tokenizer,
@@ -144,11 +129,7 @@ pub fn samples(args: &SamplesArgs) -> Result<(), CliError> {
             sha256: sha256_hex(&bytes),
             items: passages.len(),
         },
-        models: vec![ModelSource {
-            name: model.name.clone(),
-            revision: model.revision.clone(),
-            weights_sha256,
-        }],
+        models: vec![source],
         options: serde_json::json!({
             "samples": args.samples,
             "seed": args.seed,
