@@ -285,3 +285,52 @@ pub fn merge_parts(parts: &[PartFiles]) -> Result<(String, JobManifest), MergeEr
     let merged = JobManifest::describe(job, Shard::WHOLE, 0..items, &table);
     Ok((table, merged))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(table: &str) -> JobManifest {
+        let job = JobDescription {
+            command: "predictors".into(),
+            table: "predictors.csv".into(),
+            header_lines: 1,
+            clozelab_version: "0".into(),
+            corpus: CorpusSource {
+                name: "c.tsv".into(),
+                sha256: sha256_hex(b"c"),
+                items: 4,
+            },
+            models: Vec::new(),
+            options: serde_json::json!({"seed": 1}),
+        };
+        JobManifest::describe(job, Shard { index: 2, count: 2 }, 2..4, table)
+    }
+
+    #[test]
+    fn a_manifest_that_cannot_be_a_part_is_refused_before_any_file_is_read() {
+        let good = manifest("h\nrow\n");
+        let read = JobManifest::from_json("p", &good.to_json()).unwrap();
+        assert_eq!(read, good);
+        assert!(read.check_table("p", "h\nrow\n").is_ok());
+        assert!(matches!(
+            read.check_table("p", "h\nrow\nmore\n"),
+            Err(MergeError::Table { rows: 2, .. })
+        ));
+        let refused = |edit: &dyn Fn(&mut serde_json::Value), says: &str| {
+            let mut json: serde_json::Value = serde_json::from_str(&good.to_json()).unwrap();
+            edit(&mut json);
+            let err = JobManifest::from_json("p", &json.to_string()).unwrap_err();
+            assert!(err.to_string().contains(says), "{says}: {err}");
+        };
+        refused(&|j| j["shard"]["index"] = 0.into(), "no part K/N");
+        refused(&|j| j["shard"]["index"] = 3.into(), "no part K/N");
+        refused(&|j| j["items"]["end"] = 5.into(), "not within");
+        refused(
+            &|j| j["table"] = "../../etc/passwd".into(),
+            "not a file name",
+        );
+        refused(&|j| j["table"] = ".hidden".into(), "not a file name");
+        refused(&|j| j["rows"] = "many".into(), "cannot be read");
+    }
+}
