@@ -64,16 +64,18 @@ pub fn load_for_job(
     Ok((engine, adapter, source))
 }
 
-/// A batch job's progress for its log, about twenty lines over `total` items: told each
-/// finished item's index, it prints `{label}: k of {total} {items}, s` at every twentieth.
+/// A batch job's progress for its log, about twenty lines over `total` items: told of each
+/// finished item (its index, in any order), it prints `{label}: k of {total} {items}, s` at
+/// every twentieth item finished, the last line when all are.
 pub fn progress_log(label: String, total: usize, items: &'static str) -> impl FnMut(usize) {
     let started = std::time::Instant::now();
     let step = total.div_ceil(20).max(1);
-    move |i: usize| {
-        if (i + 1).is_multiple_of(step) || i + 1 == total {
+    let mut done = 0usize;
+    move |_index: usize| {
+        done += 1;
+        if done.is_multiple_of(step) || done == total {
             eprintln!(
-                "{label}: {} of {total} {items}, {:.1} s",
-                i + 1,
+                "{label}: {done} of {total} {items}, {:.1} s",
                 started.elapsed().as_secs_f64()
             );
         }

@@ -12,7 +12,9 @@ use crate::data::job_manifest::{CorpusSource, JobDescription, JobManifest, sha25
 use crate::data::predictor_table::{PredictorOptions, predictor_table_csv};
 use crate::model::Precision;
 use crate::runtime::backend::BackendKind;
-use crate::runtime::corpus_predictors::{NamedModel, PredictorSettings, model_predictors};
+use crate::runtime::corpus_predictors::{
+    NamedModel, PredictorSettings, model_predictors, model_predictors_on_threads,
+};
 use crate::runtime::hub_cache::resolve_model;
 use crate::runtime::modeldir::read_model_dir;
 
@@ -148,14 +150,23 @@ pub fn predictors(args: &PredictorsArgs) -> Result<(), CliError> {
             name: &m.name,
             revision: &m.revision,
         };
-        let mut report = progress_log(format!("predictors: {}", m.name), part.len(), "items");
-        per_model.push(pollster::block_on(model_predictors(
-            &named,
-            part,
-            settings,
-            &mut crate::estimators::progress::Unmonitored,
-            &mut report,
-        ))?);
+        let report = std::sync::Mutex::new(progress_log(
+            format!("predictors: {}", m.name),
+            part.len(),
+            "items",
+        ));
+        let on_item = |index: usize| report.lock().unwrap_or_else(|e| e.into_inner())(index);
+        per_model.push(match args.backend {
+            // Several items at once on the CPU's threads; one GPU queue takes them one by one.
+            BackendKind::Cpu => model_predictors_on_threads(&named, part, settings, &on_item)?,
+            BackendKind::Wgpu => pollster::block_on(model_predictors(
+                &named,
+                part,
+                settings,
+                &mut crate::estimators::progress::Unmonitored,
+                &mut |index| on_item(index),
+            ))?,
+        });
         sources.push(source);
     }
     // Item by item, each item's models in the order given: parts then join in shard order.

@@ -62,6 +62,37 @@ impl PredictorSettings {
     }
 }
 
+/// Every word's row of one item.
+pub async fn item_predictors(
+    named: &NamedModel<'_>,
+    item: &CorpusItem,
+    settings: PredictorSettings,
+    monitor: &mut dyn Monitor,
+) -> Result<Vec<PredictorRow>, SurprisalError> {
+    let options = settings.options(&item.item)?;
+    let seed = options.entropy_samples.as_ref().map(|config| config.seed());
+    let words =
+        text_surprisals(named.model, named.tokenizer, &item.text, &options, monitor).await?;
+    Ok(words
+        .into_iter()
+        .enumerate()
+        .map(|(word_index, w)| PredictorRow {
+            item: item.item.clone(),
+            word_index,
+            word: w.word,
+            model: named.name.to_string(),
+            revision: named.revision.to_string(),
+            surprisal_bits: w.surprisal_bits,
+            surprisal_all_segmentations_bits: w.surprisal_all_segmentations_bits,
+            entropy_bits: w.entropy_bits,
+            entropy_standard_error_bits: w.entropy_standard_error_bits,
+            token_ids: w.token_ids,
+            context_words: w.context_words,
+            seed,
+        })
+        .collect())
+}
+
 /// Every word's row of each item, item by item; `on_item` is told each finished item's index.
 pub async fn model_predictors(
     named: &NamedModel<'_>,
@@ -72,31 +103,37 @@ pub async fn model_predictors(
 ) -> Result<Vec<Vec<PredictorRow>>, SurprisalError> {
     let mut out = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        let options = settings.options(&item.item)?;
-        let seed = options.entropy_samples.as_ref().map(|config| config.seed());
-        let words =
-            text_surprisals(named.model, named.tokenizer, &item.text, &options, monitor).await?;
-        out.push(
-            words
-                .into_iter()
-                .enumerate()
-                .map(|(word_index, w)| PredictorRow {
-                    item: item.item.clone(),
-                    word_index,
-                    word: w.word,
-                    model: named.name.to_string(),
-                    revision: named.revision.to_string(),
-                    surprisal_bits: w.surprisal_bits,
-                    surprisal_all_segmentations_bits: w.surprisal_all_segmentations_bits,
-                    entropy_bits: w.entropy_bits,
-                    entropy_standard_error_bits: w.entropy_standard_error_bits,
-                    token_ids: w.token_ids,
-                    context_words: w.context_words,
-                    seed,
-                })
-                .collect(),
-        );
+        out.push(item_predictors(named, item, settings, monitor).await?);
         on_item(index);
     }
     Ok(out)
+}
+
+/// [`model_predictors`] with the items spread over the CPU's threads, several at once: one
+/// item's operations leave a core idle for much of a pass (its element-wise steps, its small
+/// products), and items are independent. Each item is computed exactly as alone — its seed is
+/// its own and the CPU backend's products give the same bits on any number of threads — so the
+/// rows equal the sequential driver's, in the items' order.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn model_predictors_on_threads(
+    named: &NamedModel<'_>,
+    items: &[CorpusItem],
+    settings: PredictorSettings,
+    on_item: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<Vec<PredictorRow>>, SurprisalError> {
+    use rayon::prelude::*;
+    items
+        .par_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let rows = pollster::block_on(item_predictors(
+                named,
+                item,
+                settings,
+                &mut crate::estimators::progress::Unmonitored,
+            ))?;
+            on_item(index);
+            Ok(rows)
+        })
+        .collect()
 }

@@ -104,7 +104,12 @@ pub(crate) fn job() -> &'static Job {
         let corpus = root.join("corpus.tsv");
         std::fs::write(&corpus, CORPUS).unwrap();
         let job = Job { root, corpus };
-        ok(&job.predictors(&["--out", job.dir("whole").to_str().unwrap()], &[]));
+        // The whole job with its items on three threads at once, the parts on one thread (the
+        // test command's): the merge's byte identity covers the threaded driver too.
+        ok(&job.predictors(
+            &["--out", job.dir("whole").to_str().unwrap()],
+            &[("RAYON_NUM_THREADS", "3")],
+        ));
         for k in 1..=3 {
             let shard = format!("{k}/3");
             let out = job.dir("sharded");
