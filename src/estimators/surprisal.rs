@@ -236,7 +236,10 @@ async fn canonical_with_tokens(
 
 /// −log₂ P(the next word is `words[j]`'s cloze word | `<|endoftext|>` and the words before it),
 /// over every segmentation; `None` when the word starts with punctuation or holds no letter or
-/// digit, or its probability underflows.
+/// digit, or its probability underflows. Where the word's segmentations (its bytes and a few
+/// tokens after it) would not fit after all those words in what the model reads at once, the
+/// context loses its first words, one at a time, until they do (the last words of a window, or
+/// of a text near the model's length, have less room after them than the canonical tokens need).
 pub async fn all_segmentations_surprisal(
     scorer: &mut WordScorer,
     model: &Transformer,
@@ -249,21 +252,31 @@ pub async fn all_segmentations_surprisal(
     let Some(cloze_word) = first_word(word).filter(|w| word.starts_with(w)) else {
         return Ok(None);
     };
-    let context = words[..j].join(" ");
-    let scored = scorer
-        .score_from(
-            model,
-            tokenizer,
-            (&context, ContextStart::BeginOfText),
-            &[cloze_word.to_string()],
-            1.0,
-            monitor,
-        )
-        .await?;
-    Ok(scored
-        .first()
-        .and_then(|p| p.logprob)
-        .map(|ln| -ln / std::f64::consts::LN_2))
+    let mut first = 0;
+    loop {
+        let context = words[first..j].join(" ");
+        let scored = scorer
+            .score_from(
+                model,
+                tokenizer,
+                (&context, ContextStart::BeginOfText),
+                &[cloze_word.to_string()],
+                1.0,
+                monitor,
+            )
+            .await;
+        match scored {
+            Err(WordProbError::Model(ModelError::ContextTooLong { .. })) if first < j => {
+                first += 1;
+            }
+            scored => {
+                return Ok(scored?
+                    .first()
+                    .and_then(|p| p.logprob)
+                    .map(|ln| -ln / std::f64::consts::LN_2));
+            }
+        }
+    }
 }
 
 /// How much of [`text_surprisals`] to compute beyond the canonical surprisal.

@@ -1,7 +1,8 @@
 //! A model's surprisal of every context's target word: each passage runs once (canonical
-//! surprisal with the beginning-of-word correction over all its words), then each target's
-//! every-segmentation probability; what `clozelab results --model` and the Analysis page add to
-//! the trial table.
+//! surprisal with the beginning-of-word correction over all its words, in overlapping windows
+//! where it is longer than the model reads at once, as `clozelab surprisal` reads it), then
+//! each target's every-segmentation probability after the words its canonical surprisal read;
+//! what `clozelab results --model` and the Analysis page add to the trial table.
 
 use std::collections::BTreeMap;
 
@@ -9,14 +10,15 @@ use crate::analysis::predictors::{PassageWords, TargetPredictors};
 use crate::data::provo::ContextKey;
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::surprisal::{
-    SurprisalError, all_segmentations_surprisal, canonical_surprisals,
+    SurprisalError, SurprisalOptions, all_segmentations_surprisal, text_surprisals,
 };
 use crate::estimators::wordprob::WordScorer;
 use crate::model::Transformer;
 use crate::text::tokenizer::BpeTokenizer;
 
-/// Every context's predictors, and one note per passage that could not be scored (too long
-/// for the model) — those contexts are left without predictors rather than failing the rest.
+/// Every context's predictors, and one note per passage that could not be scored (a word
+/// longer than the model reads at once) — those contexts are left without predictors rather
+/// than failing the rest.
 /// Progress counts contexts; `Err(Cancelled)`-like stops come back as the model's errors.
 pub async fn target_predictors(
     model: &Transformer,
@@ -36,26 +38,56 @@ pub async fn target_predictors(
     let start = monitor.now_s();
     for passage in passages {
         let words: Vec<&str> = passage.words.iter().map(String::as_str).collect();
-        let canonical = match canonical_surprisals(model, tokenizer, &words).await {
-            Ok(canonical) => canonical,
-            Err(e @ SurprisalError::TooLong { .. }) => {
+        let text = words.join(" ");
+        let canonical = match text_surprisals(
+            model,
+            tokenizer,
+            &text,
+            &SurprisalOptions::default(),
+            monitor,
+        )
+        .await
+        {
+            // A word holding whitespace would shift every later word: scored apart, never.
+            Ok(rows) if rows.len() == words.len() => Ok(rows),
+            Ok(rows) => Err(format!(
+                "its {} words read as {} at whitespace",
+                words.len(),
+                rows.len()
+            )),
+            Err(e @ (SurprisalError::TooLong { .. } | SurprisalError::Window(_))) => {
+                Err(e.to_string())
+            }
+            Err(e) => return Err(e),
+        };
+        let canonical = match canonical {
+            Ok(rows) => rows,
+            Err(why) => {
                 let first = passage.contexts.first().map(|(k, _)| k.to_string());
                 notes.push(format!(
-                    "no surprisal for the passage of context {}: {e}",
+                    "no surprisal for the passage of context {}: {why}",
                     first.unwrap_or_default()
                 ));
                 continue;
             }
-            Err(e) => return Err(e),
         };
         for &(key, at) in &passage.contexts {
-            let all_segmentations =
-                all_segmentations_surprisal(&mut scorer, model, tokenizer, &words, at, monitor)
-                    .await?;
+            // The words the canonical surprisal read before the target (all of them unless the
+            // passage was read in windows).
+            let read = canonical[at].context_words;
+            let all_segmentations = all_segmentations_surprisal(
+                &mut scorer,
+                model,
+                tokenizer,
+                &words[at - read..],
+                read,
+                monitor,
+            )
+            .await?;
             out.insert(
                 key,
                 TargetPredictors {
-                    surprisal_bits: canonical[at],
+                    surprisal_bits: canonical[at].surprisal_bits,
                     surprisal_all_segmentations_bits: all_segmentations,
                 },
             );

@@ -381,3 +381,85 @@ fn a_stop_seen_by_any_estimator_is_the_surprisal_runs_stop() {
         );
     }
 }
+
+/// A passage longer than the model reads at once gets every target's predictors (none left
+/// out): each target's canonical surprisal is the windowed `text_surprisals` row of its word,
+/// and its every-segmentation surprisal is read after that row's own context words (fewer where
+/// the word's segmentations would not fit after them). A passage that fits is unchanged: one
+/// pass, every word before the target read.
+#[test]
+fn target_predictors_of_a_passage_longer_than_the_model_reads_come_from_its_windows() {
+    use clozelab::analysis::predictors::PassageWords;
+    use clozelab::data::provo::ContextKey;
+    use clozelab::estimators::surprisal::all_segmentations_surprisal;
+    use clozelab::estimators::wordprob::WordScorer;
+    use clozelab::runtime::target_predictors::target_predictors;
+    let (model, tokenizer) = load(Shape {
+        family: Family::Gpt2,
+        seed: 3,
+        layers: 2,
+        dim: 32,
+        heads: 2,
+        kv_heads: None,
+    });
+    let text = "The old keeper climbed the winding stairs every evening to light the great lamp, \
+        and ships passing the rocky coast found their way home by its beam until one stormy \
+        night the lamp failed and he carried a lantern to the top of the tower while the wind \
+        howled around him for hours.";
+    let words: Vec<String> = text.split_whitespace().map(String::from).collect();
+    let targets = [1, 10, 25, 40, words.len() - 1];
+    let passage = PassageWords {
+        words: words.clone(),
+        contexts: targets
+            .iter()
+            .map(|&at| (ContextKey::new(1, at as u32 + 1), at))
+            .collect(),
+    };
+    let word_refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    for n_positions in [model.n_positions, 24] {
+        let mut short = model.clone();
+        short.n_positions = n_positions;
+        let (by_context, notes) = pollster::block_on(target_predictors(
+            &short,
+            &tokenizer,
+            std::slice::from_ref(&passage),
+            &mut Unmonitored,
+        ))
+        .unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(by_context.len(), targets.len());
+        let rows = pollster::block_on(text_surprisals(
+            &short,
+            &tokenizer,
+            text,
+            &SurprisalOptions::default(),
+            &mut Unmonitored,
+        ))
+        .unwrap();
+        let mut windowed = 0;
+        for &at in &targets {
+            let got = &by_context[&ContextKey::new(1, at as u32 + 1)];
+            assert_eq!(got.surprisal_bits, rows[at].surprisal_bits, "word {at}");
+            let read = rows[at].context_words;
+            windowed += usize::from(read < at);
+            let want = pollster::block_on(all_segmentations_surprisal(
+                &mut WordScorer::new(&tokenizer),
+                &short,
+                &tokenizer,
+                &word_refs[at - read..],
+                read,
+                &mut Unmonitored,
+            ))
+            .unwrap();
+            assert_eq!(got.surprisal_all_segmentations_bits, want, "word {at}");
+            assert!(
+                want.is_some(),
+                "word {at} has no every-segmentation surprisal"
+            );
+        }
+        match n_positions == model.n_positions {
+            true => assert_eq!(windowed, 0, "the whole passage fits one pass"),
+            false => assert!(windowed >= 3, "only {windowed} targets read in a window"),
+        }
+    }
+}
