@@ -312,10 +312,8 @@ impl SurprisalOptions {
     }
 }
 
-/// Every predictor of every word of `text` (split at whitespace), the text read in windows
-/// where it is longer than the model reads at once (room kept for the sampler's continuation
-/// when entropy is sampled). Word `j`'s entropy uses the sampler's seed + `j`, whatever window
-/// it falls in.
+/// Every predictor of every word of `text` (split at whitespace): [`word_surprisals`] of its
+/// words.
 pub async fn text_surprisals(
     model: &Transformer,
     tokenizer: &BpeTokenizer,
@@ -324,13 +322,27 @@ pub async fn text_surprisals(
     monitor: &mut dyn Monitor,
 ) -> Result<Vec<WordSurprisal>, SurprisalError> {
     let words: Vec<&str> = text.split_whitespace().collect();
+    word_surprisals(model, tokenizer, &words, options, monitor).await
+}
+
+/// Every predictor of every one of `words`, read after one another with a space between, in
+/// windows where they are longer than the model reads at once (room kept for the sampler's
+/// continuation when entropy is sampled). Word `j`'s entropy uses the sampler's seed + `j`,
+/// whatever window it falls in.
+pub async fn word_surprisals(
+    model: &Transformer,
+    tokenizer: &BpeTokenizer,
+    words: &[&str],
+    options: &SurprisalOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Vec<WordSurprisal>, SurprisalError> {
     if words.is_empty() {
         return Err(SurprisalError::NoWords);
     }
     // A window's first word is encoded without its space: plan with the longer of the two.
     let mut word_tokens = Vec::with_capacity(words.len());
     for (j, word) in words.iter().enumerate() {
-        let spaced = tokenizer.encode(&word_piece(&words, j))?.len();
+        let spaced = tokenizer.encode(&word_piece(words, j))?.len();
         word_tokens.push(spaced.max(tokenizer.encode(word)?.len()));
     }
     let room = options

@@ -10,7 +10,7 @@ use crate::analysis::predictors::{PassageWords, TargetPredictors};
 use crate::data::provo::ContextKey;
 use crate::estimators::progress::{Monitor, Progress, checkpoint};
 use crate::estimators::surprisal::{
-    SurprisalError, SurprisalOptions, all_segmentations_surprisal, text_surprisals,
+    SurprisalError, SurprisalOptions, all_segmentations_surprisal, word_surprisals,
 };
 use crate::estimators::wordprob::WordScorer;
 use crate::model::Transformer;
@@ -38,38 +38,25 @@ pub async fn target_predictors(
     let start = monitor.now_s();
     for passage in passages {
         let words: Vec<&str> = passage.words.iter().map(String::as_str).collect();
-        let text = words.join(" ");
-        let canonical = match text_surprisals(
+        let canonical = match word_surprisals(
             model,
             tokenizer,
-            &text,
+            &words,
             &SurprisalOptions::default(),
             monitor,
         )
         .await
         {
-            // A word holding whitespace would shift every later word: scored apart, never.
-            Ok(rows) if rows.len() == words.len() => Ok(rows),
-            Ok(rows) => Err(format!(
-                "its {} words read as {} at whitespace",
-                words.len(),
-                rows.len()
-            )),
-            Err(e @ (SurprisalError::TooLong { .. } | SurprisalError::Window(_))) => {
-                Err(e.to_string())
-            }
-            Err(e) => return Err(e),
-        };
-        let canonical = match canonical {
             Ok(rows) => rows,
-            Err(why) => {
+            Err(e @ (SurprisalError::TooLong { .. } | SurprisalError::Window(_))) => {
                 let first = passage.contexts.first().map(|(k, _)| k.to_string());
                 notes.push(format!(
-                    "no surprisal for the passage of context {}: {why}",
+                    "no surprisal for the passage of context {}: {e}",
                     first.unwrap_or_default()
                 ));
                 continue;
             }
+            Err(e) => return Err(e),
         };
         for &(key, at) in &passage.contexts {
             // The words the canonical surprisal read before the target (all of them unless the

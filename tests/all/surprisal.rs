@@ -88,6 +88,22 @@ fn load(
     (model, files.tokenizer)
 }
 
+/// `text_surprisals` with the canonical surprisal only (every word's row, no other column).
+fn canonical_rows(
+    model: &clozelab::model::Transformer,
+    tokenizer: &clozelab::text::tokenizer::BpeTokenizer,
+    text: &str,
+) -> Vec<clozelab::estimators::surprisal::WordSurprisal> {
+    pollster::block_on(text_surprisals(
+        model,
+        tokenizer,
+        text,
+        &SurprisalOptions::default(),
+        &mut Unmonitored,
+    ))
+    .unwrap()
+}
+
 #[test]
 fn canonical_surprisal_equals_minicons_with_the_beginning_of_word_correction() {
     let text =
@@ -244,14 +260,7 @@ fn every_word_gets_its_predictors_and_bad_text_a_clear_error() {
     // Longer than the model reads at once: every word scored, in windows, canonical surprisal
     // still refusing the one pass it cannot make.
     let long = "word ".repeat(model.n_positions + 5);
-    let rows = pollster::block_on(text_surprisals(
-        &model,
-        &tokenizer,
-        &long,
-        &SurprisalOptions::default(),
-        &mut Unmonitored,
-    ))
-    .unwrap();
+    let rows = canonical_rows(&model, &tokenizer, &long);
     assert_eq!(rows.len(), model.n_positions + 5);
     assert!(rows.iter().all(|r| r.surprisal_bits.is_finite()));
     assert_eq!(rows[10].context_words, 10);
@@ -288,27 +297,13 @@ fn a_text_longer_than_the_model_reads_is_scored_in_windows_near_one_pass() {
         later, when the lighthouse was replaced by an automatic beacon, the village gathered to \
         thank the keeper, who smiled and said that he had only done what anyone would have done \
         for the sailors who trusted the light.";
-    let one_pass = pollster::block_on(text_surprisals(
-        &model,
-        &tokenizer,
-        text,
-        &SurprisalOptions::default(),
-        &mut Unmonitored,
-    ))
-    .unwrap();
+    let one_pass = canonical_rows(&model, &tokenizer, text);
     for (j, row) in one_pass.iter().enumerate() {
         assert_eq!(row.context_words, j, "one pass reads every word before");
     }
     let mut short = model.clone();
     short.n_positions = 64;
-    let windowed = pollster::block_on(text_surprisals(
-        &short,
-        &tokenizer,
-        text,
-        &SurprisalOptions::default(),
-        &mut Unmonitored,
-    ))
-    .unwrap();
+    let windowed = canonical_rows(&short, &tokenizer, text);
     assert_eq!(windowed.len(), one_pass.len());
     let (mut near, mut cut, mut later) = (0.0, 0.0, 0);
     for (j, (w, o)) in windowed.iter().zip(&one_pass).enumerate() {
@@ -428,14 +423,7 @@ fn target_predictors_of_a_passage_longer_than_the_model_reads_come_from_its_wind
         .unwrap();
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(by_context.len(), targets.len());
-        let rows = pollster::block_on(text_surprisals(
-            &short,
-            &tokenizer,
-            text,
-            &SurprisalOptions::default(),
-            &mut Unmonitored,
-        ))
-        .unwrap();
+        let rows = canonical_rows(&short, &tokenizer, text);
         let mut windowed = 0;
         for &at in &targets {
             let got = &by_context[&ContextKey::new(1, at as u32 + 1)];
